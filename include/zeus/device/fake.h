@@ -1,0 +1,157 @@
+// Deterministic fakes of Gpu, Cpu and Clock, for tests, benchmarks and the
+// simulator. They behave like the real backends (units, ZEUS_DRY_RUN,
+// kNotSupported when a feature is switched off) and add knobs to drive them.
+//
+// Thread-safety: all methods may be called concurrently.
+
+#ifndef ZEUS_DEVICE_FAKE_H_
+#define ZEUS_DEVICE_FAKE_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "zeus/device/clock.h"
+#include "zeus/device/cpu.h"
+#include "zeus/device/gpu.h"
+
+namespace zeus {
+
+// A clock that moves only when told. SleepFor advances it (no real sleep).
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(std::chrono::nanoseconds start = std::chrono::seconds(1000))
+      : now_ns_(start.count()) {}
+
+  std::chrono::nanoseconds Now() override { return std::chrono::nanoseconds(now_ns_.load()); }
+  double WallTimeS() override { return 1.7e9 + static_cast<double>(now_ns_.load()) / 1e9; }
+  void SleepFor(std::chrono::nanoseconds d) override { Advance(d); }
+
+  void Advance(std::chrono::nanoseconds d) { now_ns_ += d.count(); }
+  void AdvanceSeconds(double s) {
+    Advance(std::chrono::nanoseconds(static_cast<int64_t>(s * 1e9)));
+  }
+
+ private:
+  std::atomic<int64_t> now_ns_;
+};
+
+struct FakeGpuOptions {
+  int index = 0;
+  std::string name = "Fake GPU";
+  std::string architecture = "Hopper";
+  std::string uuid = "GPU-00000000-0000-0000-0000-000000000000";
+  PowerLimitConstraints constraints{100'000, 300'000};
+  // Default: the maximum limit.
+  uint32_t default_power_limit_mw = 300'000;
+  // Initial management limit. Default: the default limit.
+  uint32_t power_limit_mw = 300'000;
+  // False makes TotalEnergyMj() return kNotSupported (pre-Volta behaviour).
+  bool has_energy_counter = true;
+  // The counter only moves at multiples of this period (NVML: ~100 ms).
+  // Zero = a continuous counter.
+  std::chrono::nanoseconds energy_update_period{0};
+  // Real (wall-clock) time each TotalEnergyMj() call blocks, to model NVML's
+  // slow counter read. Zero = instant.
+  std::chrono::nanoseconds energy_read_latency{0};
+  // Board power in W as a function of the clock's time (s, as Clock::Now())
+  // and the current limit (mW). Default: a constant 100 W.
+  std::function<double(double time_s, uint32_t power_limit_mw)> power_w;
+};
+
+// The methods a test may make fail with InjectError.
+enum class FakeGpuOp {
+  kName,
+  kArchitecture,
+  kUuid,
+  kConstraints,
+  kDefaultPowerLimit,
+  kPowerLimit,
+  kEnforcedPowerLimit,
+  kSetPowerLimit,
+  kPersistenceMode,
+  kSetPersistenceMode,
+  kTotalEnergy,
+  kPower,
+};
+
+class FakeGpu final : public Gpu {
+ public:
+  // `clock` must outlive this object.
+  FakeGpu(Clock* clock, FakeGpuOptions options);
+
+  int index() const override { return options_.index; }
+  StatusOr<std::string> Name() override;
+  StatusOr<std::string> Architecture() override;
+  StatusOr<std::string> Uuid() override;
+  StatusOr<PowerLimitConstraints> PowerLimitConstraintsMw() override;
+  StatusOr<uint32_t> DefaultPowerLimitMw() override;
+  StatusOr<uint32_t> PowerLimitMw() override;
+  StatusOr<uint32_t> EnforcedPowerLimitMw() override;
+  Status SetPowerLimitMw(uint32_t power_limit_mw) override;
+  StatusOr<bool> PersistenceMode() override;
+  Status SetPersistenceMode(bool enabled) override;
+  StatusOr<uint64_t> TotalEnergyMj() override;
+  StatusOr<uint32_t> PowerMw() override;
+
+  // Makes `op` return `status` from now on (until ClearErrors). `status`
+  // must not be OK.
+  void InjectError(FakeGpuOp op, Status status);
+  void ClearErrors();
+
+  // Every limit successfully set (not in dry-run), in order.
+  std::vector<uint32_t> power_limit_history() const;
+  // The exact energy (J) the power curve has consumed since construction,
+  // integrated up to the clock's current time.
+  double TrueEnergyJ();
+  // Number of TotalEnergyMj() calls so far.
+  int64_t energy_reads() const { return energy_reads_.load(); }
+
+ private:
+  Status InjectedError(FakeGpuOp op) const;  // REQUIRES: mu_ held.
+  double PowerWAt(double time_s) const;      // REQUIRES: mu_ held.
+  void IntegrateToNow();                     // REQUIRES: mu_ held.
+
+  Clock* const clock_;
+  const FakeGpuOptions options_;
+  mutable std::mutex mu_;
+  uint32_t power_limit_mw_;
+  bool persistence_mode_ = false;
+  double integrated_until_s_;
+  double energy_j_ = 0.0;
+  std::vector<uint32_t> history_;
+  std::map<FakeGpuOp, Status> errors_;
+  std::atomic<int64_t> energy_reads_{0};
+};
+
+// A CPU socket whose RAPL counters the test sets.
+class FakeCpu final : public Cpu {
+ public:
+  explicit FakeCpu(int index, bool has_dram = true) : index_(index), has_dram_(has_dram) {}
+
+  int index() const override { return index_; }
+  StatusOr<uint64_t> PackageEnergyUj() override;
+  StatusOr<uint64_t> DramEnergyUj() override;
+  bool HasDram() const override { return has_dram_; }
+
+  void AddEnergyUj(uint64_t package_uj, uint64_t dram_uj);
+  // Makes both counters return `status` (OK clears).
+  void SetError(Status status);
+
+ private:
+  const int index_;
+  const bool has_dram_;
+  mutable std::mutex mu_;
+  uint64_t package_uj_ = 0;
+  uint64_t dram_uj_ = 0;
+  Status error_;
+};
+
+}  // namespace zeus
+
+#endif  // ZEUS_DEVICE_FAKE_H_

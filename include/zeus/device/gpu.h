@@ -1,0 +1,71 @@
+// The GPU abstraction. Monitors and optimizers receive Gpu*, never a concrete
+// backend, so everything above the device layer is testable without a GPU.
+//
+// Thread-safety: every method of every implementation may be called
+// concurrently from several threads (NVML itself is thread-safe; fakes lock).
+
+#ifndef ZEUS_DEVICE_GPU_H_
+#define ZEUS_DEVICE_GPU_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zeus/status.h"
+
+namespace zeus {
+
+struct PowerLimitConstraints {
+  uint32_t min_mw = 0;
+  uint32_t max_mw = 0;
+};
+
+class Gpu {
+ public:
+  Gpu() = default;
+  Gpu(const Gpu&) = delete;
+  Gpu& operator=(const Gpu&) = delete;
+  virtual ~Gpu() = default;
+
+  // This process's index of the GPU (after CUDA_VISIBLE_DEVICES mapping).
+  virtual int index() const = 0;
+
+  // Product name, e.g. "NVIDIA H100 80GB HBM3".
+  virtual StatusOr<std::string> Name() = 0;
+  // Architecture name, e.g. "Volta", "Ampere", "Hopper"; "Unknown" when the
+  // driver reports a code we do not know.
+  virtual StatusOr<std::string> Architecture() = 0;
+  // "GPU-<uuid>" as NVML reports it.
+  virtual StatusOr<std::string> Uuid() = 0;
+
+  // NVML: the range accepted by SetPowerLimitMw, in mW.
+  virtual StatusOr<PowerLimitConstraints> PowerLimitConstraintsMw() = 0;
+  // NVML: the limit the board ships with, in mW.
+  virtual StatusOr<uint32_t> DefaultPowerLimitMw() = 0;
+  // NVML: the management limit currently set, in mW.
+  virtual StatusOr<uint32_t> PowerLimitMw() = 0;
+  // NVML: the limit actually enforced (min of all limiters), in mW.
+  virtual StatusOr<uint32_t> EnforcedPowerLimitMw() = 0;
+
+  // Sets the power limit of this GPU. Lost when the driver unloads.
+  // REQUIRES: min_mw <= power_limit_mw <= max_mw from PowerLimitConstraintsMw().
+  // Returns kPermissionDenied without CAP_SYS_ADMIN; with ZEUS_DRY_RUN set,
+  // logs the change and leaves the device untouched.
+  virtual Status SetPowerLimitMw(uint32_t power_limit_mw) = 0;
+
+  virtual StatusOr<bool> PersistenceMode() = 0;
+  // Same permission and ZEUS_DRY_RUN contract as SetPowerLimitMw.
+  virtual Status SetPersistenceMode(bool enabled) = 0;
+
+  // NVML: energy in mJ consumed since the driver was loaded; Volta and newer.
+  // kNotSupported on older GPUs (callers integrate PowerMw() instead). The
+  // counter moves only about every 100 ms, and one read may take milliseconds.
+  virtual StatusOr<uint64_t> TotalEnergyMj() = 0;
+  // NVML: instant board power in mW. Cheap (sub-microsecond on H100).
+  virtual StatusOr<uint32_t> PowerMw() = 0;
+};
+
+}  // namespace zeus
+
+#endif  // ZEUS_DEVICE_GPU_H_

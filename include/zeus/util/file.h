@@ -1,0 +1,23 @@
+// Whole-file helpers.
+
+#ifndef ZEUS_UTIL_FILE_H_
+#define ZEUS_UTIL_FILE_H_
+
+#include <string>
+#include <string_view>
+
+#include "zeus/status.h"
+
+namespace zeus {
+
+// Reads a whole file into a string. kNotFound when it does not exist,
+// kPermissionDenied when unreadable for permissions, kIoError otherwise.
+StatusOr<std::string> ReadFileToString(const std::string& path);
+
+// Writes `contents` to `path` atomically (temp file in the same directory,
+// then rename), so a reader never sees a half-written file.
+Status WriteFileAtomically(const std::string& path, std::string_view contents);
+
+}  // namespace zeus
+
+#endif  // ZEUS_UTIL_FILE_H_

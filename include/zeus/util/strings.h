@@ -1,0 +1,32 @@
+// Small string helpers. Parsers return a Status naming the offending text.
+
+#ifndef ZEUS_UTIL_STRINGS_H_
+#define ZEUS_UTIL_STRINGS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zeus/status.h"
+
+namespace zeus {
+
+std::string_view Trim(std::string_view s);
+std::string ToLower(std::string_view s);
+bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
+// Splits on every `sep`; "a,,b" gives {"a", "", "b"}, "" gives {""}.
+std::vector<std::string> Split(std::string_view s, char sep);
+std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+
+// Whole-string parsers (surrounding blanks allowed). The error is
+// kInvalidArgument: "expected <kind>, got '<text>'".
+StatusOr<int64_t> ParseInt64(std::string_view text);
+StatusOr<uint64_t> ParseUint64(std::string_view text);
+// Accepts "nan" and "inf" as strtod does.
+StatusOr<double> ParseDouble(std::string_view text);
+
+}  // namespace zeus
+
+#endif  // ZEUS_UTIL_STRINGS_H_

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of Zeus from Debian's packages.
+# Run as root on Debian 12 (bookworm). Idempotent.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git ca-certificates
+  clang-format-14
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
+  libsqlite3-dev libpq-dev postgresql
+  libcurl4-openssl-dev
+  python3 python3-dev pybind11-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} > 0)); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Configures, builds (warnings as errors) and runs every test through ctest.
+# Usage: scripts/test.sh [build-dir]   (default: build-test)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${1:-build-test}"
+jobs="$(nproc)"
+
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZEUS_WERROR=ON \
+  -DZEUS_BUILD_TESTS=ON -DZEUS_BUILD_BENCHMARKS=ON
+cmake --build "$build_dir" -j "$jobs"
+ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 600

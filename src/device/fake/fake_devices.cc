@@ -1,0 +1,209 @@
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "zeus/device/fake.h"
+#include "zeus/util/env.h"
+#include "zeus/util/units.h"
+
+namespace zeus {
+
+FakeGpu::FakeGpu(Clock* clock, FakeGpuOptions options)
+    : clock_(clock),
+      options_(std::move(options)),
+      power_limit_mw_(options_.power_limit_mw),
+      integrated_until_s_(ToSeconds(clock->Now())) {}
+
+Status FakeGpu::InjectedError(FakeGpuOp op) const {
+  auto it = errors_.find(op);
+  return it == errors_.end() ? Status::Ok() : it->second;
+}
+
+double FakeGpu::PowerWAt(double time_s) const {
+  if (!options_.power_w) return 100.0;
+  return options_.power_w(time_s, power_limit_mw_);
+}
+
+void FakeGpu::IntegrateToNow() {
+  double now_s = ToSeconds(clock_->Now());
+  double span_s = now_s - integrated_until_s_;
+  if (span_s <= 0) return;
+  // Composite Simpson's rule with an even number of ~0.5 ms steps.
+  int64_t steps = std::clamp<int64_t>(static_cast<int64_t>(span_s / 5e-4), 2, 2'000'000);
+  if (steps % 2 == 1) ++steps;
+  double h = span_s / static_cast<double>(steps);
+  double sum = PowerWAt(integrated_until_s_) + PowerWAt(now_s);
+  for (int64_t i = 1; i < steps; ++i) {
+    sum += (i % 2 == 1 ? 4.0 : 2.0) * PowerWAt(integrated_until_s_ + static_cast<double>(i) * h);
+  }
+  energy_j_ += sum * h / 3.0;
+  integrated_until_s_ = now_s;
+}
+
+StatusOr<std::string> FakeGpu::Name() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kName));
+  return options_.name;
+}
+
+StatusOr<std::string> FakeGpu::Architecture() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kArchitecture));
+  return options_.architecture;
+}
+
+StatusOr<std::string> FakeGpu::Uuid() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kUuid));
+  return options_.uuid;
+}
+
+StatusOr<PowerLimitConstraints> FakeGpu::PowerLimitConstraintsMw() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kConstraints));
+  return options_.constraints;
+}
+
+StatusOr<uint32_t> FakeGpu::DefaultPowerLimitMw() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kDefaultPowerLimit));
+  return options_.default_power_limit_mw;
+}
+
+StatusOr<uint32_t> FakeGpu::PowerLimitMw() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kPowerLimit));
+  return power_limit_mw_;
+}
+
+StatusOr<uint32_t> FakeGpu::EnforcedPowerLimitMw() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kEnforcedPowerLimit));
+  return power_limit_mw_;
+}
+
+Status FakeGpu::SetPowerLimitMw(uint32_t power_limit_mw) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kSetPowerLimit));
+  if (power_limit_mw < options_.constraints.min_mw ||
+      power_limit_mw > options_.constraints.max_mw) {
+    return InvalidArgumentError("fake GPU " + std::to_string(options_.index) + ": power limit " +
+                                std::to_string(power_limit_mw) + " mW outside [" +
+                                std::to_string(options_.constraints.min_mw) + ", " +
+                                std::to_string(options_.constraints.max_mw) + "] mW");
+  }
+  if (IsDryRun()) {
+    spdlog::info("[dry run] fake GPU {}: would set power limit to {} mW", options_.index,
+                 power_limit_mw);
+    return Status::Ok();
+  }
+  IntegrateToNow();
+  power_limit_mw_ = power_limit_mw;
+  history_.push_back(power_limit_mw);
+  return Status::Ok();
+}
+
+StatusOr<bool> FakeGpu::PersistenceMode() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kPersistenceMode));
+  return persistence_mode_;
+}
+
+Status FakeGpu::SetPersistenceMode(bool enabled) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kSetPersistenceMode));
+  if (IsDryRun()) {
+    spdlog::info("[dry run] fake GPU {}: would set persistence mode {}", options_.index,
+                 enabled ? "on" : "off");
+    return Status::Ok();
+  }
+  persistence_mode_ = enabled;
+  return Status::Ok();
+}
+
+StatusOr<uint64_t> FakeGpu::TotalEnergyMj() {
+  ++energy_reads_;
+  if (options_.energy_read_latency.count() > 0) {
+    std::this_thread::sleep_for(options_.energy_read_latency);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kTotalEnergy));
+  if (!options_.has_energy_counter) {
+    return NotSupportedError("fake GPU " + std::to_string(options_.index) +
+                             ": total energy counter not supported");
+  }
+  if (options_.energy_update_period.count() <= 0) {
+    IntegrateToNow();
+    return static_cast<uint64_t>(energy_j_ * 1e3);
+  }
+  // Report the energy at the last counter update, as NVML does.
+  int64_t period_ns = options_.energy_update_period.count();
+  int64_t now_ns = clock_->Now().count();
+  double update_s = NsToS(now_ns - now_ns % period_ns);
+  IntegrateToNow();
+  double energy_j = energy_j_;
+  // Subtract what was consumed since the last update (trapezoid is enough
+  // for the sub-period piece).
+  double now_s = NsToS(now_ns);
+  if (now_s > update_s) {
+    energy_j -= 0.5 * (PowerWAt(update_s) + PowerWAt(now_s)) * (now_s - update_s);
+  }
+  return static_cast<uint64_t>(std::max(0.0, energy_j) * 1e3);
+}
+
+StatusOr<uint32_t> FakeGpu::PowerMw() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kPower));
+  return static_cast<uint32_t>(std::lround(PowerWAt(ToSeconds(clock_->Now())) * 1e3));
+}
+
+void FakeGpu::InjectError(FakeGpuOp op, Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  errors_[op] = std::move(status);
+}
+
+void FakeGpu::ClearErrors() {
+  std::lock_guard<std::mutex> lock(mu_);
+  errors_.clear();
+}
+
+std::vector<uint32_t> FakeGpu::power_limit_history() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return history_;
+}
+
+double FakeGpu::TrueEnergyJ() {
+  std::lock_guard<std::mutex> lock(mu_);
+  IntegrateToNow();
+  return energy_j_;
+}
+
+StatusOr<uint64_t> FakeCpu::PackageEnergyUj() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(error_);
+  return package_uj_;
+}
+
+StatusOr<uint64_t> FakeCpu::DramEnergyUj() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(error_);
+  if (!has_dram_) {
+    return NotSupportedError("fake CPU " + std::to_string(index_) + ": no DRAM zone");
+  }
+  return dram_uj_;
+}
+
+void FakeCpu::AddEnergyUj(uint64_t package_uj, uint64_t dram_uj) {
+  std::lock_guard<std::mutex> lock(mu_);
+  package_uj_ += package_uj;
+  dram_uj_ += dram_uj;
+}
+
+void FakeCpu::SetError(Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  error_ = std::move(status);
+}
+
+}  // namespace zeus

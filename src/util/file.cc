@@ -1,0 +1,41 @@
+#include "zeus/util/file.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace zeus {
+
+StatusOr<std::string> ReadFileToString(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    int err = errno;
+    std::string message = path + ": " + std::strerror(err);
+    if (err == ENOENT) return NotFoundError(message);
+    if (err == EACCES || err == EPERM) return PermissionDeniedError(message);
+    return IoError(message);
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return IoError(path + ": read failed");
+  return buffer.str();
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return IoError(tmp + ": cannot open for writing: " + std::strerror(errno));
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.flush();
+    if (!out) return IoError(tmp + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return IoError(path + ": rename from " + tmp + " failed: " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace zeus

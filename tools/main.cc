@@ -1,0 +1,23 @@
+// The `zeus` command-line tool.
+
+#include <cstdio>
+#include <exception>
+
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Zeus: measure and cut the GPU energy of deep-learning training."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "zeus 0.1.0");
+  int exit_code = 0;
+  zeus::cli::RegisterShowEnvCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zeus: %s\n", e.what());
+    return 1;
+  }
+  return exit_code;
+}
