@@ -1,0 +1,180 @@
+// The batch-size optimizer of one recurring job: pruning exploration, then
+// Gaussian Thompson sampling, with early stopping and concurrent submissions.
+//
+// One implementation shared by the simulator (src/sim) and the batch-size
+// server (src/server). Each time the job recurs, the caller asks NextTrial()
+// for the batch size to use, runs it, and reports the trial's final outcome by
+// trial number with ReportResult() (or ReportFailure() when the run was
+// abandoned). Several trials may be in flight at once and their results may
+// arrive in any order:
+//   - while an exploration trial is in flight, further trials are
+//     `kConcurrent` and use the best batch size known so far (the cheapest
+//     one that reached the target; the default before any did);
+//   - only the result of the exploration trial advances the pruning walk, so
+//     out-of-order results cannot derail the exploration order;
+//   - every reported result (reached or not) is an observation for the
+//     bandit, including those gathered during exploration.
+// An abandoned exploration trial is handed out again (same batch size, new
+// trial number) by the next NextTrial(). When pruning leaves no batch size
+// that reached the target, the bandit's only arm is best_batch_size().
+//
+// The complete state, random generator included, round-trips through JSON
+// exactly, so a process restarted from ToJson() continues the same sequence.
+//
+// Thread-safety: not thread-safe. The server serialises a job's requests
+// (row lock in its database); the simulator is single-threaded.
+
+#ifndef ZEUS_OPTIMIZER_BATCH_SIZE_BATCH_SIZE_OPTIMIZER_H_
+#define ZEUS_OPTIMIZER_BATCH_SIZE_BATCH_SIZE_OPTIMIZER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/optimizer/batch_size/gaussian_ts.h"
+#include "zeus/optimizer/batch_size/pruning_explorer.h"
+#include "zeus/optimizer/batch_size/rng.h"
+#include "zeus/status.h"
+
+namespace zeus {
+
+// Zeus's energy-time cost: eta * energy_j + (1 - eta) * max_power_w * time_s.
+// `max_power_w` is the maximum power limit in W times the number of GPUs whose
+// energy is summed. REQUIRES: 0 <= eta <= 1.
+double ZeusCost(double energy_j, double time_s, double eta, double max_power_w);
+
+// Per-job settings. Plain struct; Validate() before use.
+struct BatchSizeOptimizerConfig {
+  // Candidate batch sizes: positive, sorted ascending, unique. Default: none
+  // (required).
+  std::vector<int> batch_sizes;
+  // Where exploration starts; one of `batch_sizes`. Default: 0 (required).
+  int default_batch_size = 0;
+  // Rounds of pruning exploration (0 = every batch size is an arm at once).
+  // Default: 2.
+  int num_pruning_rounds = 2;
+  // Most recent observations per arm the bandit keeps (0 = all). Default: 0.
+  int window_size = 0;
+  // Prior mean of each arm's expected reward (-cost). Default: 0.
+  double prior_mean = 0.0;
+  // Prior precision of each arm's expected reward (>= 0). Default: 0.
+  double prior_precision = 0.0;
+  // Arms with fewer observations than this are explored (in a random order)
+  // before Thompson sampling starts. Default: 2.
+  int num_explorations = 2;
+  // Seed of the job's random generator. Default: 123456 (the original's).
+  uint64_t seed = 123456;
+  // Early stopping: a run should stop before its cost passes beta x the lowest
+  // cost of a run that reached the target. nullopt = no early stopping.
+  // Must be > 0 and finite when set. Default: 2.0.
+  std::optional<double> beta = 2.0;
+
+  // kInvalidArgument naming the offending field and value.
+  Status Validate() const;
+
+  nlohmann::json ToJson() const;
+  // Missing fields take their defaults; wrong types and unknown fields are
+  // kInvalidArgument. Validates the result.
+  static StatusOr<BatchSizeOptimizerConfig> FromJson(const nlohmann::json& json);
+
+  friend bool operator==(const BatchSizeOptimizerConfig& a, const BatchSizeOptimizerConfig& b);
+};
+
+enum class TrialKind {
+  // A step of the pruning walk.
+  kExploration,
+  // Launched while an exploration step was in flight: best known batch size.
+  kConcurrent,
+  // Chosen by Thompson sampling after exploration.
+  kBandit,
+};
+
+// "exploration", "concurrent" or "bandit".
+std::string_view TrialKindName(TrialKind kind);
+// kInvalidArgument for any other name.
+StatusOr<TrialKind> ParseTrialKind(std::string_view name);
+
+struct Trial {
+  // 1, 2, ... per job, in the order trials were handed out.
+  int64_t trial_number = 0;
+  int batch_size = 0;
+  TrialKind kind = TrialKind::kExploration;
+
+  friend bool operator==(const Trial& a, const Trial& b) {
+    return a.trial_number == b.trial_number && a.batch_size == b.batch_size && a.kind == b.kind;
+  }
+};
+
+class BatchSizeOptimizer {
+ public:
+  // kInvalidArgument when `config` fails Validate().
+  static StatusOr<BatchSizeOptimizer> Create(BatchSizeOptimizerConfig config);
+
+  const BatchSizeOptimizerConfig& config() const { return config_; }
+
+  // Hands out the next trial and records it as in flight.
+  Trial NextTrial();
+
+  // The final outcome of in-flight trial `trial_number`: its cost (ZeusCost of
+  // the whole run, early-stopped runs included) and whether it reached the
+  // target. kNotFound for a trial never handed out or no longer in flight;
+  // kInvalidArgument for a negative or non-finite cost.
+  Status ReportResult(int64_t trial_number, double cost, bool reached_target);
+
+  // Trial `trial_number` was abandoned (client died): no observation. An
+  // abandoned exploration step is handed out again. kNotFound as above.
+  Status ReportFailure(int64_t trial_number);
+
+  // True while the pruning walk is not over.
+  bool exploring() const;
+  // The lowest cost of a run that reached the target; nullopt before any did.
+  std::optional<double> min_cost() const { return min_cost_; }
+  // beta x min_cost(): a run whose cost would pass this should stop early.
+  // nullopt without early stopping or before any run reached the target.
+  std::optional<double> EarlyStopThreshold() const;
+  // The cheapest batch size that reached the target so far, else the default.
+  int best_batch_size() const { return best_batch_size_; }
+
+  // Trials handed out and not yet reported, by trial number.
+  const std::map<int64_t, Trial>& in_flight() const { return in_flight_; }
+  // The bandit's arms (survivors of pruning) once exploration is over; during
+  // exploration, every batch size with its observations so far.
+  std::vector<ArmState> ArmStates() const;
+
+  // Complete state: config, exploration progress, observations, in-flight
+  // trials, min cost, next trial number and the generator state.
+  nlohmann::json ToJson() const;
+  // Restores ToJson()'s output exactly. kInvalidArgument naming the field for
+  // malformed or inconsistent state.
+  static StatusOr<BatchSizeOptimizer> FromJson(const nlohmann::json& json);
+
+ private:
+  explicit BatchSizeOptimizer(BatchSizeOptimizerConfig config);
+  // Builds the bandit from the survivors once the walk is done.
+  void StartBandit();
+  // Adds one observation to the per-batch-size history (and the bandit).
+  void Observe(int batch_size, double cost);
+  GaussianTsConfig BanditConfig() const;
+
+  BatchSizeOptimizerConfig config_;
+  Rng rng_;
+  PruningExplorer explorer_;
+  // Trial number of the exploration step in flight, if any.
+  std::optional<int64_t> exploration_trial_;
+  // All costs observed per batch size (windowed to config_.window_size).
+  std::map<int, std::vector<double>> costs_;
+  // Present once exploration is over.
+  std::optional<GaussianTs> bandit_;
+  std::map<int64_t, Trial> in_flight_;
+  int64_t next_trial_number_ = 1;
+  std::optional<double> min_cost_;
+  int best_batch_size_ = 0;
+};
+
+}  // namespace zeus
+
+#endif  // ZEUS_OPTIMIZER_BATCH_SIZE_BATCH_SIZE_OPTIMIZER_H_

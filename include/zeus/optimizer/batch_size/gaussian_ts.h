@@ -1,0 +1,95 @@
+// Gaussian Thompson sampling over a job's batch sizes (the bandit of Zeus).
+//
+// Reward = -cost. Each arm keeps its (windowed) observations; after every
+// observation the arm's reward precision is re-estimated as 1 / population
+// variance of those observations (variance 0 -> infinite precision: a sample
+// is the mean) and the arm's belief is refitted from the prior. Predict()
+// first explores arms with fewer than `num_explorations` observations, in a
+// random order; otherwise it draws one normal sample per arm from its belief
+// and returns the arm with the largest sampled reward.
+//
+// Thread-safety: not thread-safe.
+
+#ifndef ZEUS_OPTIMIZER_BATCH_SIZE_GAUSSIAN_TS_H_
+#define ZEUS_OPTIMIZER_BATCH_SIZE_GAUSSIAN_TS_H_
+
+#include <deque>
+#include <map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/optimizer/batch_size/rng.h"
+#include "zeus/status.h"
+
+namespace zeus {
+
+// One arm's belief, for observability. `precision` may be +infinity (all
+// observations equal) or equal the prior precision (no observations).
+struct ArmState {
+  int batch_size = 0;
+  // Observations inside the window (all of them when the window is 0).
+  int num_observations = 0;
+  // Posterior mean of the expected reward (-cost).
+  double mean = 0.0;
+  // Posterior precision of the expected reward.
+  double precision = 0.0;
+  // Reward precision estimated from the observations (1 / variance).
+  double reward_precision = 0.0;
+};
+
+struct GaussianTsConfig {
+  // Prior mean of every arm's expected reward. Default: 0.
+  double prior_mean = 0.0;
+  // Prior precision of every arm's expected reward. Default: 0 (flat).
+  double prior_precision = 0.0;
+  // Arms with fewer observations than this are explored before sampling.
+  // Default: 2.
+  int num_explorations = 2;
+  // How many most recent observations of each arm are kept (0 = all).
+  // Default: 0.
+  int window_size = 0;
+};
+
+class GaussianTs {
+ public:
+  // REQUIRES: `arms` non-empty and unique (checked by the caller's config
+  // validation); window_size >= 0, num_explorations >= 0, prior_precision >= 0.
+  GaussianTs(std::vector<int> arms, const GaussianTsConfig& config);
+
+  const std::vector<int>& arms() const { return arms_; }
+  bool HasArm(int batch_size) const { return observations_.count(batch_size) > 0; }
+
+  // Records reward `reward` for `batch_size` and refits that arm.
+  // kInvalidArgument for an unknown arm or a non-finite reward.
+  Status Observe(int batch_size, double reward);
+
+  // The next arm to try, drawing from `rng`.
+  int Predict(Rng& rng) const;
+
+  ArmState Arm(int batch_size) const;
+  std::vector<ArmState> ArmStates() const;
+
+  // The arms and their windowed observations; beliefs are recomputed on load,
+  // so a round trip is exact.
+  nlohmann::json ToJson() const;
+  // REQUIRES: the same config as the serialised bandit.
+  static StatusOr<GaussianTs> FromJson(const nlohmann::json& json, const GaussianTsConfig& config);
+
+ private:
+  struct Belief {
+    double mean = 0.0;
+    double precision = 0.0;
+    double reward_precision = 0.0;
+  };
+  void Refit(int batch_size);
+
+  std::vector<int> arms_;
+  GaussianTsConfig config_;
+  std::map<int, std::deque<double>> observations_;
+  std::map<int, Belief> beliefs_;
+};
+
+}  // namespace zeus
+
+#endif  // ZEUS_OPTIMIZER_BATCH_SIZE_GAUSSIAN_TS_H_

@@ -1,0 +1,76 @@
+// Zeus's pruning exploration of a job's batch sizes.
+//
+// Each round walks from the round's default batch size down to the smaller
+// candidates, then up from it to the larger ones, and ends a direction at the
+// first run that does not reach the target. A round's survivors are the sizes
+// that reached it; the next round covers only those, starting from the one
+// with the lowest cost in the previous round. After `num_rounds` rounds the
+// survivors become the bandit's arms.
+//
+// The explorer is a pure state machine: Current() names the batch size to
+// try next, Report() gives the outcome of that batch size and advances.
+//
+// Thread-safety: not thread-safe.
+
+#ifndef ZEUS_OPTIMIZER_BATCH_SIZE_PRUNING_EXPLORER_H_
+#define ZEUS_OPTIMIZER_BATCH_SIZE_PRUNING_EXPLORER_H_
+
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/status.h"
+
+namespace zeus {
+
+class PruningExplorer {
+ public:
+  // REQUIRES: `batch_sizes` sorted and unique, `default_batch_size` one of
+  // them, num_rounds >= 0 (checked by the caller's config validation).
+  PruningExplorer(std::vector<int> batch_sizes, int default_batch_size, int num_rounds);
+
+  // True once every round is over.
+  bool done() const { return done_; }
+  // The batch size to try next. REQUIRES: !done().
+  int Current() const;
+  // The outcome of running Current(); advances the walk. kFailedPrecondition
+  // when done().
+  Status Report(double cost, bool reached_target);
+
+  // The surviving batch sizes, sorted. REQUIRES: done(). Empty when every
+  // size was pruned.
+  const std::vector<int>& survivors() const { return candidates_; }
+  // The round being walked, 0-based.
+  int round() const { return round_; }
+
+  nlohmann::json ToJson() const;
+  static StatusOr<PruningExplorer> FromJson(const nlohmann::json& json);
+
+ private:
+  PruningExplorer() = default;
+  // Sets up round round_ over candidates_ from default_; may finish.
+  void StartRound();
+  // Moves to the next position, or direction, or round.
+  void Advance(bool direction_over);
+
+  int num_rounds_ = 0;
+  int round_ = 0;
+  bool done_ = false;
+  // Candidates of the current round (sorted).
+  std::vector<int> candidates_;
+  // Where the current round starts; the cheapest success of the round so far.
+  int default_ = 0;
+  // Walk order of the current round: down from default, then up.
+  std::vector<int> down_;
+  std::vector<int> up_;
+  bool going_up_ = false;
+  size_t position_ = 0;
+  // Sizes of this round that reached the target, and the best cost among them.
+  std::vector<int> good_;
+  std::optional<double> best_cost_;
+};
+
+}  // namespace zeus
+
+#endif  // ZEUS_OPTIMIZER_BATCH_SIZE_PRUNING_EXPLORER_H_
