@@ -1,0 +1,171 @@
+// Energy measurement windows over GPUs and CPU sockets.
+//
+// A window opens with Begin(name) and closes with End(name), which returns
+// the time and energy spent in between; windows are keyed by name and may nest
+// and overlap freely. Cancel(name) drops an open window.
+//
+// NVML facts this leans on: the GPU energy counter (mJ, Volta and newer)
+// moves only about every 100 ms, one read costs ~3 ms (p99 ~17 ms on H100)
+// while an instant-power read costs ~0.3 us. Hence two modes:
+//  - kExact: every boundary reads every GPU's counter, all GPUs concurrently
+//    on a persistent pool of reader threads (one per GPU), so a boundary costs
+//    about one read, not one per GPU.
+//  - kLowOverhead: a background reader keeps the latest counter value of
+//    each GPU; a boundary never waits on a counter read. It estimates the
+//    counter at the boundary as the latest counter anchor plus the integral
+//    of sampled instant power since that anchor (see PERFORMANCE.md for the
+//    error against exact reads as a function of window length).
+//
+// GPUs without an energy counter (TotalEnergyMj() is kNotSupported) are
+// measured by trapezoid integration of instant-power samples (logged once at
+// Create). CPU package and DRAM energy come from Cpu (RAPL) on the caller's
+// thread.
+//
+// Thread-safety: all methods may be called concurrently from any thread;
+// boundaries (Begin/End) from different threads are serialised.
+
+#ifndef ZEUS_MONITOR_ENERGY_MONITOR_H_
+#define ZEUS_MONITOR_ENERGY_MONITOR_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zeus/device/clock.h"
+#include "zeus/device/cpu.h"
+#include "zeus/device/gpu.h"
+#include "zeus/status.h"
+
+namespace zeus {
+
+// How a GPU's energy in a Measurement was obtained.
+enum class GpuEnergySource {
+  // Difference of the NVML energy counter (exact mode).
+  kCounter,
+  // Low-overhead mode: counter anchor plus integrated instant power.
+  kCounterPlusPower,
+  // Trapezoid integration of instant-power samples (no energy counter).
+  kPowerIntegration,
+  // The window was shorter than the counter's update period and the energy
+  // was approximated as mean(instant power at both boundaries) * elapsed
+  // (only with EnergyMonitorOptions::approximate_short_windows).
+  kInstantPowerApproximation,
+};
+
+// The result of one window. Vectors are indexed like the `gpus` and `cpus`
+// given to EnergyMonitor::Create (position, not Gpu::index()).
+struct Measurement {
+  // Window name as given to Begin.
+  std::string name;
+  // Clock::Now() at Begin, in seconds (monotonic, arbitrary origin).
+  double start_time_s = 0.0;
+  // End time minus begin time, in seconds.
+  double time_s = 0.0;
+  // Energy per GPU, in J.
+  std::vector<double> gpu_energy_j;
+  // How each GPU's energy was obtained.
+  std::vector<GpuEnergySource> gpu_energy_source;
+  // True for GPUs measured by counter whose window was shorter than the
+  // counter's update period: the value may be 0 J or one update's worth
+  // regardless of what was consumed. Not set when approximated (see
+  // gpu_energy_source).
+  std::vector<bool> gpu_below_counter_resolution;
+  // CPU package energy per socket, in J.
+  std::vector<double> cpu_energy_j;
+  // DRAM energy per socket, in J; 0 for sockets without a DRAM zone.
+  std::vector<double> dram_energy_j;
+
+  // Sum of gpu_energy_j.
+  double TotalGpuEnergyJ() const;
+  // True when any GPU's value is below counter resolution.
+  bool AnyBelowCounterResolution() const;
+};
+
+enum class EnergyMonitorMode { kExact, kLowOverhead };
+
+struct EnergyMonitorOptions {
+  // Called on the caller's thread right before each boundary timestamp (e.g.
+  // torch.cuda.synchronize, so queued GPU work is attributed to the window).
+  // Default: none.
+  std::function<void()> sync;
+  // Default: kExact.
+  EnergyMonitorMode mode = EnergyMonitorMode::kExact;
+  // When not empty, every successful End appends a row
+  // "start_time,window_name,elapsed_time,gpu0_energy,..." (s, s, J) to this
+  // file, writing the header first when the file is new or empty.
+  // Default: no log.
+  std::string csv_path;
+  // The period at which the GPU energy counter moves. Windows shorter than
+  // this are flagged (gpu_below_counter_resolution). Default: 100 ms (NVML).
+  std::chrono::nanoseconds counter_update_period = std::chrono::milliseconds(100);
+  // Replace the counter difference of windows shorter than
+  // counter_update_period by mean(instant power at both ends) * elapsed.
+  // Default: off (flag only).
+  bool approximate_short_windows = false;
+  // Period of the background power sampler (one thread for all GPUs), used
+  // for GPUs without an energy counter and in kLowOverhead mode. Zero: no
+  // background thread; power is sampled only at boundaries and by SampleNow()
+  // (deterministic tests). Default: 10 ms.
+  std::chrono::nanoseconds power_sample_period = std::chrono::milliseconds(10);
+  // kLowOverhead only: period at which the background readers poll the GPU
+  // energy counters. Zero: no background readers; counters are read only by
+  // SampleNow() (deterministic tests). Default: 20 ms.
+  std::chrono::nanoseconds counter_poll_period = std::chrono::milliseconds(20);
+};
+
+class EnergyMonitor {
+ public:
+  // Creates a monitor over `gpus` and `cpus` (either may be empty, not both).
+  // Reads each GPU's counter once to learn whether it has one. `gpus`,
+  // `cpus` and `clock` must outlive the monitor. Returns kInvalidArgument for
+  // nothing to measure or null pointers, and the device error (with the GPU's
+  // position as context) for a GPU whose counter read fails with anything
+  // but kNotSupported.
+  static StatusOr<std::unique_ptr<EnergyMonitor>> Create(std::vector<Gpu*> gpus,
+                                                         std::vector<Cpu*> cpus, Clock* clock,
+                                                         EnergyMonitorOptions options);
+
+  EnergyMonitor(const EnergyMonitor&) = delete;
+  EnergyMonitor& operator=(const EnergyMonitor&) = delete;
+  // Stops and joins every background thread.
+  virtual ~EnergyMonitor() = default;
+
+  // Opens window `name`. kAlreadyExists when a window of that name is open;
+  // kInvalidArgument for an empty name; a device read error (with context)
+  // leaves no window open.
+  virtual Status Begin(std::string_view name) = 0;
+  // Closes window `name` and returns its measurement. kNotFound when no such
+  // window is open. A device read error (e.g. a GPU lost mid-window) is
+  // returned with the window and GPU as context; the window is closed and
+  // other windows stay usable.
+  virtual StatusOr<Measurement> End(std::string_view name) = 0;
+  // Drops open window `name` without measuring. kNotFound when not open.
+  virtual Status Cancel(std::string_view name) = 0;
+
+  // True when window `name` is open.
+  virtual bool IsOpen(std::string_view name) const = 0;
+  // True per GPU position when that GPU has no energy counter and is measured
+  // by power integration.
+  virtual std::vector<bool> GpusIntegratingPower() const = 0;
+
+  // Samples instant power of every GPU now and, in kLowOverhead mode, reads
+  // every energy counter now, on the calling thread. The background threads
+  // do this periodically; tests with FakeClock and zero periods call it.
+  virtual Status SampleNow() = 0;
+
+ protected:
+  EnergyMonitor() = default;
+};
+
+// "start_time,window_name,elapsed_time,gpu0_energy,...": the CSV log header
+// for `num_gpus` GPUs (the format of the Zeus power-limit profiles).
+std::string EnergyCsvHeader(size_t num_gpus);
+// One CSV log row for `m` (no trailing newline).
+std::string EnergyCsvRow(const Measurement& m);
+
+}  // namespace zeus
+
+#endif  // ZEUS_MONITOR_ENERGY_MONITOR_H_
