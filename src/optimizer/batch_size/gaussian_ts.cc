@@ -1,0 +1,159 @@
+#include "zeus/optimizer/batch_size/gaussian_ts.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace zeus {
+
+GaussianTs::GaussianTs(std::vector<int> arms, const GaussianTsConfig& config)
+    : arms_(std::move(arms)), config_(config) {
+  for (int arm : arms_) {
+    observations_[arm];
+    Refit(arm);
+  }
+}
+
+Status GaussianTs::Observe(int batch_size, double reward) {
+  auto it = observations_.find(batch_size);
+  if (it == observations_.end()) {
+    return InvalidArgumentError("GaussianTs: batch size " + std::to_string(batch_size) +
+                                " is not an arm");
+  }
+  if (!std::isfinite(reward)) {
+    return InvalidArgumentError("GaussianTs: reward for batch size " + std::to_string(batch_size) +
+                                " is not finite");
+  }
+  it->second.push_back(reward);
+  if (config_.window_size > 0 && it->second.size() > static_cast<size_t>(config_.window_size)) {
+    it->second.pop_front();
+  }
+  Refit(batch_size);
+  return Status::Ok();
+}
+
+void GaussianTs::Refit(int batch_size) {
+  const std::deque<double>& rewards = observations_.at(batch_size);
+  Belief& belief = beliefs_[batch_size];
+  belief.mean = config_.prior_mean;
+  belief.precision = config_.prior_precision;
+  belief.reward_precision = 0.0;
+  if (rewards.empty()) return;
+
+  const double n = static_cast<double>(rewards.size());
+  double sum = 0.0;
+  for (double r : rewards) sum += r;
+  const double mean = sum / n;
+  double squares = 0.0;
+  for (double r : rewards) squares += (r - mean) * (r - mean);
+  const double variance = squares / n;
+
+  if (variance == 0.0) {
+    // Infinite reward precision: the belief collapses onto the sample mean.
+    belief.reward_precision = std::numeric_limits<double>::infinity();
+    belief.precision = std::numeric_limits<double>::infinity();
+    belief.mean = mean;
+    return;
+  }
+  belief.reward_precision = 1.0 / variance;
+  belief.precision = config_.prior_precision + n * belief.reward_precision;
+  belief.mean = (config_.prior_precision * config_.prior_mean + belief.reward_precision * sum) /
+                belief.precision;
+}
+
+int GaussianTs::Predict(Rng& rng) const {
+  // Explore under-observed arms first, in a random order.
+  for (size_t index : rng.Permutation(arms_.size())) {
+    const int arm = arms_[index];
+    // A flat belief (no observations, no prior precision) cannot be sampled.
+    if (observations_.at(arm).size() < static_cast<size_t>(config_.num_explorations) ||
+        beliefs_.at(arm).precision == 0.0) {
+      return arm;
+    }
+  }
+  int best_arm = arms_.front();
+  double best_sample = -std::numeric_limits<double>::infinity();
+  for (int arm : arms_) {
+    const Belief& belief = beliefs_.at(arm);
+    const double stddev = std::isinf(belief.precision) ? 0.0 : 1.0 / std::sqrt(belief.precision);
+    const double sample = rng.Normal(belief.mean, stddev);
+    if (sample > best_sample) {
+      best_sample = sample;
+      best_arm = arm;
+    }
+  }
+  return best_arm;
+}
+
+ArmState GaussianTs::Arm(int batch_size) const {
+  ArmState state;
+  state.batch_size = batch_size;
+  auto it = observations_.find(batch_size);
+  if (it == observations_.end()) return state;
+  const Belief& belief = beliefs_.at(batch_size);
+  state.num_observations = static_cast<int>(it->second.size());
+  state.mean = belief.mean;
+  state.precision = belief.precision;
+  state.reward_precision = belief.reward_precision;
+  return state;
+}
+
+std::vector<ArmState> GaussianTs::ArmStates() const {
+  std::vector<ArmState> states;
+  states.reserve(arms_.size());
+  for (int arm : arms_) states.push_back(Arm(arm));
+  return states;
+}
+
+nlohmann::json GaussianTs::ToJson() const {
+  nlohmann::json arms = nlohmann::json::array();
+  for (int arm : arms_) {
+    const std::deque<double>& rewards = observations_.at(arm);
+    arms.push_back(
+        {{"batch_size", arm}, {"rewards", std::vector<double>(rewards.begin(), rewards.end())}});
+  }
+  return {{"arms", arms}};
+}
+
+StatusOr<GaussianTs> GaussianTs::FromJson(const nlohmann::json& json,
+                                          const GaussianTsConfig& config) {
+  if (!json.is_object() || !json.contains("arms") || !json.at("arms").is_array() ||
+      json.at("arms").empty()) {
+    return InvalidArgumentError("bandit: field 'arms' must be a non-empty array");
+  }
+  std::vector<int> arms;
+  std::vector<std::vector<double>> rewards;
+  for (const nlohmann::json& arm : json.at("arms")) {
+    if (!arm.is_object() || !arm.contains("batch_size") ||
+        !arm.at("batch_size").is_number_integer() || !arm.contains("rewards") ||
+        !arm.at("rewards").is_array()) {
+      return InvalidArgumentError(
+          "bandit: each arm needs an integer 'batch_size' and an array 'rewards', got " +
+          arm.dump());
+    }
+    arms.push_back(arm.at("batch_size").get<int>());
+    std::vector<double> values;
+    for (const nlohmann::json& r : arm.at("rewards")) {
+      if (!r.is_number()) {
+        return InvalidArgumentError("bandit: arm " + std::to_string(arms.back()) +
+                                    ": reward is not a number: " + r.dump());
+      }
+      values.push_back(r.get<double>());
+    }
+    rewards.push_back(std::move(values));
+  }
+  for (size_t i = 0; i < arms.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (arms[i] == arms[j]) {
+        return InvalidArgumentError("bandit: duplicate arm " + std::to_string(arms[i]));
+      }
+    }
+  }
+  GaussianTs bandit(arms, config);
+  for (size_t i = 0; i < arms.size(); ++i) {
+    for (double r : rewards[i]) ZEUS_RETURN_IF_ERROR(bandit.Observe(arms[i], r));
+  }
+  return bandit;
+}
+
+}  // namespace zeus
