@@ -13,6 +13,7 @@
 
 namespace zeus::cli {
 
+void RegisterPowerLimitCommand(CLI::App& app, int* exit_code);
 void RegisterShowEnvCommand(CLI::App& app, int* exit_code);
 
 }  // namespace zeus::cli

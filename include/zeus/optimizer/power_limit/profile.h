@@ -1,0 +1,81 @@
+// The power-limit profile: what one measured stretch cost at each limit.
+//
+// A profile is saved as JSON by the optimizer and read back by a later run
+// (which then pins the optimum without profiling) and by
+// `zeus power-limit select`. The CSV log of the original Python Zeus
+// (`start_time,window_name,elapsed_time,gpu{i}_energy...`, window names
+// `__GlobalPowerLimitOptimizer_<W>`) is read too.
+//
+// Thread-safety: plain values and free functions; no shared state.
+
+#ifndef ZEUS_OPTIMIZER_POWER_LIMIT_PROFILE_H_
+#define ZEUS_OPTIMIZER_POWER_LIMIT_PROFILE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zeus/status.h"
+
+namespace zeus {
+
+// One measured stretch at one power limit.
+struct PowerLimitMeasurement {
+  // The limit every GPU ran at, in mW.
+  uint32_t power_limit_mw = 0;
+  // Energy of the stretch summed over all GPUs measured (and all ranks), in J.
+  double energy_j = 0.0;
+  // Duration of the stretch (the slowest rank's under data parallelism), in s.
+  double time_s = 0.0;
+  // Training steps in the stretch. Energy and time are compared per step, so
+  // stretches of different lengths are comparable. The CSV log does not
+  // record it: its rows all span the same number of steps and read as 1.
+  int64_t steps = 1;
+
+  double energy_per_step_j() const { return energy_j / static_cast<double>(steps); }
+  double time_per_step_s() const { return time_s / static_cast<double>(steps); }
+};
+
+struct PowerLimitProfile {
+  // GPUs whose energy is summed in every measurement (all ranks together).
+  int num_gpus = 1;
+  // Shortest stretch duration the profiler asked for, in s (0 when unknown,
+  // e.g. read from CSV). Informational.
+  double min_stretch_time_s = 0.0;
+  // One entry per limit, distinct limits, in any order.
+  std::vector<PowerLimitMeasurement> measurements;
+
+  // The measurement at the highest limit. REQUIRES: !measurements.empty().
+  const PowerLimitMeasurement& AtMaxLimit() const;
+};
+
+// OK when the profile can drive a selector: at least one measurement,
+// num_gpus >= 1, distinct limits > 0, finite energy >= 0, finite time > 0,
+// steps >= 1. The error names the offending measurement and value.
+Status ValidateProfile(const PowerLimitProfile& profile);
+
+// JSON text of `profile`:
+// {"format": "zeus-power-limit-profile", "version": 1, "num_gpus": N,
+//  "min_stretch_time_s": S, "measurements": [{"power_limit_mw": ..,
+//  "energy_j": .., "time_s": .., "steps": ..}, ...]} (descending limits).
+std::string ProfileToJson(const PowerLimitProfile& profile);
+// Parses ProfileToJson's format; `source` names the text in errors. The
+// result is validated.
+StatusOr<PowerLimitProfile> ProfileFromJson(std::string_view json, const std::string& source);
+
+// Parses the CSV log format; `source` names the text in errors, which read
+// "source:line:col: detail". Every window must be
+// `__GlobalPowerLimitOptimizer_<W>` with W an integer number of watts;
+// energy is summed over the `gpu<i>_energy` columns (num_gpus = their count).
+StatusOr<PowerLimitProfile> ProfileFromCsv(std::string_view csv, const std::string& source);
+
+// Reads a profile file, JSON when its first non-blank character is '{',
+// else CSV. kNotFound when the file does not exist.
+StatusOr<PowerLimitProfile> LoadProfile(const std::string& path);
+// Writes ProfileToJson(profile) to `path` atomically.
+Status SaveProfile(const std::string& path, const PowerLimitProfile& profile);
+
+}  // namespace zeus
+
+#endif  // ZEUS_OPTIMIZER_POWER_LIMIT_PROFILE_H_

@@ -1,0 +1,97 @@
+#include "zeus/optimizer/power_limit/optimum_selector.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "zeus/util/units.h"
+
+namespace zeus {
+
+std::string OptimumSelector::ToString() const {
+  switch (kind) {
+    case OptimumKind::kEnergy:
+      return "energy";
+    case OptimumKind::kTime:
+      return "time";
+    case OptimumKind::kCost:
+      return fmt::format("cost(eta={})", eta);
+    case OptimumKind::kSlowdown:
+      return fmt::format("slowdown({})", max_slowdown);
+  }
+  return "unknown";
+}
+
+StatusOr<OptimumKind> ParseOptimumKind(std::string_view name) {
+  if (name == "energy") return OptimumKind::kEnergy;
+  if (name == "time") return OptimumKind::kTime;
+  if (name == "cost") return OptimumKind::kCost;
+  if (name == "slowdown") return OptimumKind::kSlowdown;
+  return InvalidArgumentError("optimum selector: unknown name '" + std::string(name) +
+                              "' (expected energy, time, cost or slowdown)");
+}
+
+Status ValidateSelector(const OptimumSelector& selector) {
+  if (selector.kind == OptimumKind::kCost && !(selector.eta >= 0.0 && selector.eta <= 1.0)) {
+    return InvalidArgumentError(
+        fmt::format("optimum selector: eta must be in [0, 1], got {}", selector.eta));
+  }
+  if (selector.kind == OptimumKind::kSlowdown &&
+      !(std::isfinite(selector.max_slowdown) && selector.max_slowdown >= 1.0)) {
+    return InvalidArgumentError(
+        fmt::format("optimum selector: max_slowdown must be a finite factor >= 1, got {}",
+                    selector.max_slowdown));
+  }
+  return Status::Ok();
+}
+
+StatusOr<uint32_t> SelectOptimumMw(const PowerLimitProfile& profile,
+                                   const OptimumSelector& selector) {
+  ZEUS_RETURN_IF_ERROR(ValidateSelector(selector));
+  ZEUS_RETURN_IF_ERROR(ValidateProfile(profile));
+  // Highest limit first, so that a strict '<' keeps the higher limit on ties.
+  std::vector<PowerLimitMeasurement> by_limit = profile.measurements;
+  std::sort(by_limit.begin(), by_limit.end(),
+            [](const PowerLimitMeasurement& a, const PowerLimitMeasurement& b) {
+              return a.power_limit_mw > b.power_limit_mw;
+            });
+  const PowerLimitMeasurement& at_max = by_limit.front();
+
+  if (selector.kind == OptimumKind::kSlowdown) {
+    double budget_s = selector.max_slowdown * at_max.time_per_step_s();
+    uint32_t chosen_mw = at_max.power_limit_mw;
+    for (const PowerLimitMeasurement& m : by_limit) {
+      if (m.time_per_step_s() <= budget_s) chosen_mw = m.power_limit_mw;
+    }
+    return chosen_mw;
+  }
+
+  double max_power_w = MwToW(at_max.power_limit_mw) * profile.num_gpus;
+  auto cost = [&](const PowerLimitMeasurement& m) {
+    switch (selector.kind) {
+      case OptimumKind::kEnergy:
+        return m.energy_per_step_j();
+      case OptimumKind::kTime:
+        return m.time_per_step_s();
+      case OptimumKind::kCost:
+      case OptimumKind::kSlowdown:
+        break;
+    }
+    return selector.eta * m.energy_per_step_j() +
+           (1.0 - selector.eta) * max_power_w * m.time_per_step_s();
+  };
+  const PowerLimitMeasurement* best = &at_max;
+  double best_cost = cost(at_max);
+  for (const PowerLimitMeasurement& m : by_limit) {
+    double c = cost(m);
+    if (c < best_cost) {
+      best = &m;
+      best_cost = c;
+    }
+  }
+  return best->power_limit_mw;
+}
+
+}  // namespace zeus

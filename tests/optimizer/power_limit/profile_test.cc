@@ -1,0 +1,99 @@
+#include "zeus/optimizer/power_limit/profile.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/optimizer/power_limit/shared_profiles.h"
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ProfileTest, ReadsTheSharedCsvLogsSummingGpuColumns) {
+  for (const testing::RawProfile& raw : testing::ReadSharedProfiles()) {
+    ZEUS_ASSERT_OK_AND_ASSIGN(PowerLimitProfile profile, LoadProfile(raw.path));
+    EXPECT_EQ(profile.num_gpus, static_cast<int>(raw.rows[0].gpu_energy_j.size())) << raw.path;
+    ASSERT_EQ(profile.measurements.size(), raw.rows.size()) << raw.path;
+    for (size_t i = 0; i < raw.rows.size(); ++i) {
+      EXPECT_EQ(profile.measurements[i].power_limit_mw, 1000u * raw.rows[i].power_limit_w);
+      EXPECT_DOUBLE_EQ(profile.measurements[i].energy_j, raw.rows[i].TotalEnergyJ());
+      EXPECT_DOUBLE_EQ(profile.measurements[i].time_s, raw.rows[i].time_s);
+      EXPECT_EQ(profile.measurements[i].steps, 1);
+    }
+  }
+}
+
+TEST(ProfileTest, JsonRoundTripKeepsEveryField) {
+  PowerLimitProfile p;
+  p.num_gpus = 2;
+  p.min_stretch_time_s = 3.5;
+  p.measurements = {{175'000, 1234.5, 6.25, 80}, {300'000, 2000.125, 5.5, 40}};
+  testing::TempDir dir;
+  ZEUS_ASSERT_OK(SaveProfile(dir.File("p.json"), p));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PowerLimitProfile back, LoadProfile(dir.File("p.json")));
+  EXPECT_EQ(back.num_gpus, 2);
+  EXPECT_DOUBLE_EQ(back.min_stretch_time_s, 3.5);
+  ASSERT_EQ(back.measurements.size(), 2u);
+  // Saved in descending limit order.
+  EXPECT_EQ(back.measurements[0].power_limit_mw, 300'000u);
+  EXPECT_DOUBLE_EQ(back.measurements[0].energy_j, 2000.125);
+  EXPECT_EQ(back.measurements[0].steps, 40);
+  EXPECT_EQ(back.measurements[1].power_limit_mw, 175'000u);
+  EXPECT_DOUBLE_EQ(back.measurements[1].time_s, 6.25);
+  EXPECT_EQ(back.measurements[1].steps, 80);
+}
+
+TEST(ProfileTest, CsvErrorsNameFileLineAndColumn) {
+  std::string header = "start_time,window_name,elapsed_time,gpu0_energy\n";
+  Status s = ProfileFromCsv(header +
+                                "1,__GlobalPowerLimitOptimizer_300,9.2,2053\n"
+                                "2,__GlobalPowerLimitOptimizer_abc,9.0,2051\n",
+                            "p.csv")
+                 .status();
+  EXPECT_THAT(s.message(), HasSubstr("p.csv:3:2:")) << s;
+  EXPECT_THAT(s.message(), HasSubstr("'__GlobalPowerLimitOptimizer_abc'")) << s;
+  s = ProfileFromCsv(header + "1,__GlobalPowerLimitOptimizer_300,x,2053\n", "p.csv").status();
+  EXPECT_THAT(s.message(), HasSubstr("p.csv:2:3: column 'elapsed_time'")) << s;
+  s = ProfileFromCsv(header + "1,__GlobalPowerLimitOptimizer_300,9.2,-1\n", "p.csv").status();
+  EXPECT_THAT(s.message(), HasSubstr("p.csv:2:4: column 'gpu0_energy'")) << s;
+  s = ProfileFromCsv(header + "1,OtherWindow,9.2,1\n", "p.csv").status();
+  EXPECT_THAT(s.message(), HasSubstr("p.csv:2:2:")) << s;
+  s = ProfileFromCsv(header +
+                         "1,__GlobalPowerLimitOptimizer_300,9.2,1\n"
+                         "1,__GlobalPowerLimitOptimizer_300,9.1,1\n",
+                     "p.csv")
+          .status();
+  EXPECT_THAT(s.message(), HasSubstr("p.csv:3:2:")) << s;
+  EXPECT_THAT(s.message(), HasSubstr("appears twice")) << s;
+  s = ProfileFromCsv("start_time,window_name,elapsed_time\n", "p.csv").status();
+  EXPECT_THAT(s.message(), HasSubstr("no gpu<i>_energy column")) << s;
+  s = ProfileFromCsv(header, "p.csv").status();
+  EXPECT_THAT(s.message(), HasSubstr("no measurements")) << s;
+}
+
+TEST(ProfileTest, JsonErrorsNameTheField) {
+  Status s = ProfileFromJson(
+                 "{\"format\": \"zeus-power-limit-profile\", \"version\": 1, "
+                 "\"num_gpus\": 1, \"measurements\": [{\"power_limit_mw\": 300000, "
+                 "\"energy_j\": 1, \"time_s\": \"slow\", \"steps\": 1}]}",
+                 "p.json")
+                 .status();
+  EXPECT_THAT(s.message(), HasSubstr("p.json: measurements[0].time_s: expected a number")) << s;
+  s = ProfileFromJson(
+          "{\"format\": \"zeus-power-limit-profile\", \"version\": 1, "
+          "\"num_gpus\": 1, \"measurements\": [{\"power_limit_mw\": 300000, "
+          "\"energy_j\": 1, \"time_s\": 0, \"steps\": 1}]}",
+          "p.json")
+          .status();
+  EXPECT_THAT(s.message(), HasSubstr("time_s must be finite and > 0, got 0")) << s;
+  s = ProfileFromJson("[1, 2", "p.json").status();
+  EXPECT_THAT(s.message(), HasSubstr("p.json: not valid JSON")) << s;
+  s = ProfileFromJson("{\"format\": \"other\"}", "p.json").status();
+  EXPECT_THAT(s.message(), HasSubstr("field 'format'")) << s;
+  EXPECT_EQ(LoadProfile("/nonexistent/p.json").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace zeus

@@ -1,0 +1,31 @@
+// Test helper: the A40 profiler logs under ../shared/profiles, parsed here with
+// plain string handling (independently of the library's CSV reader) so tests
+// can compute expected answers from the raw numbers.
+
+#ifndef ZEUS_TESTS_OPTIMIZER_POWER_LIMIT_SHARED_PROFILES_H_
+#define ZEUS_TESTS_OPTIMIZER_POWER_LIMIT_SHARED_PROFILES_H_
+
+#include <string>
+#include <vector>
+
+namespace zeus::testing {
+
+struct RawProfileRow {
+  int power_limit_w = 0;
+  double time_s = 0;
+  std::vector<double> gpu_energy_j;  // One entry per GPU column.
+  double TotalEnergyJ() const;
+};
+
+struct RawProfile {
+  std::string path;
+  std::vector<RawProfileRow> rows;  // In file order (descending limits).
+};
+
+// Every *.csv under SharedDir()/profiles, sorted by path. Fails the calling
+// test (ADD_FAILURE) on a malformed file.
+std::vector<RawProfile> ReadSharedProfiles();
+
+}  // namespace zeus::testing
+
+#endif  // ZEUS_TESTS_OPTIMIZER_POWER_LIMIT_SHARED_PROFILES_H_

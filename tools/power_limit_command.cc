@@ -1,0 +1,73 @@
+// `zeus power-limit select --profile FILE [--selector energy|time|cost|slowdown]
+//  [--eta 0.5] [--max-slowdown 1.1] [--json]`: the limit a saved profile
+// (our JSON or the Python Zeus CSV log) leads to, in W.
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "zeus/optimizer/power_limit/optimum_selector.h"
+#include "zeus/optimizer/power_limit/profile.h"
+
+#include "tools/commands.h"
+
+namespace zeus::cli {
+namespace {
+
+struct SelectArgs {
+  std::string profile_path;
+  std::string selector = "cost";
+  double eta = 0.5;
+  double max_slowdown = 1.1;
+  bool json = false;
+};
+
+Status RunSelect(const SelectArgs& args) {
+  ZEUS_ASSIGN_OR_RETURN(OptimumKind kind, ParseOptimumKind(args.selector));
+  OptimumSelector selector{kind, args.eta, args.max_slowdown};
+  ZEUS_ASSIGN_OR_RETURN(PowerLimitProfile profile, LoadProfile(args.profile_path));
+  ZEUS_ASSIGN_OR_RETURN(uint32_t limit_mw, SelectOptimumMw(profile, selector));
+  double limit_w = limit_mw / 1000.0;
+  if (args.json) {
+    nlohmann::json out = {{"power_limit_w", limit_w}};
+    if (limit_mw % 1000 == 0) out["power_limit_w"] = limit_mw / 1000;
+    std::cout << out.dump() << "\n";
+  } else {
+    std::cout << fmt::format("{}", limit_w) << "\n";
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterPowerLimitCommand(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand("power-limit", "GPU power-limit optimizer tools");
+  cmd->require_subcommand(1);
+  auto args = std::make_shared<SelectArgs>();
+  auto* select =
+      cmd->add_subcommand("select", "Print the power limit (W) a saved profile leads to");
+  select->add_option("--profile", args->profile_path, "Profile: Zeus JSON or CSV log")->required();
+  select->add_option("--selector", args->selector, "energy, time, cost or slowdown")
+      ->capture_default_str();
+  select->add_option("--eta", args->eta, "Weight of energy in the cost selector, in [0, 1]")
+      ->capture_default_str();
+  select
+      ->add_option("--max-slowdown", args->max_slowdown,
+                   "Slowdown selector: allowed time factor vs the maximum limit")
+      ->capture_default_str();
+  select->add_flag("--json", args->json, "Print {\"power_limit_w\": W}");
+  select->callback([args, exit_code] {
+    Status status = RunSelect(*args);
+    if (!status.ok()) {
+      std::cerr << "zeus power-limit select: " << status.message() << "\n";
+      *exit_code = 1;
+      return;
+    }
+    *exit_code = 0;
+  });
+}
+
+}  // namespace zeus::cli
