@@ -7,6 +7,7 @@
 #define ZEUS_DEVICE_DEVICES_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,25 @@ namespace zeus {
 // missing; kInvalidArgument for a malformed or MIG CUDA_VISIBLE_DEVICES.
 StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpus();
 
+// Where OpenGpus looks; the defaults read the process environment.
+struct GpuOptions {
+  // The NVML library to dlopen. Default (empty): $ZEUS_NVML_LIBRARY, else
+  // libnvidia-ml.so.1, else libnvidia-ml.so.
+  std::string nvml_library;
+  // Replaces the CUDA_VISIBLE_DEVICES value. Default (nullopt): read the
+  // environment; unset there means every GPU in NVML order.
+  std::optional<std::string> cuda_visible_devices;
+};
+StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpus(const GpuOptions& options);
+
 // NVML's driver and library versions, e.g. {"580.159.04", "12.580.159.04"}.
 struct NvmlVersions {
   std::string driver;
   std::string nvml;
 };
 StatusOr<NvmlVersions> GetNvmlVersions();
+// The same for the library `options` names (cuda_visible_devices is unused).
+StatusOr<NvmlVersions> GetNvmlVersions(const GpuOptions& options);
 
 // One Cpu per RAPL package zone under `powercap_root` (intel-rapl:N), with its
 // DRAM subzone when present. Empty when the tree has no RAPL zones;

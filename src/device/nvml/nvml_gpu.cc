@@ -1,0 +1,179 @@
+#include "src/device/nvml/nvml_gpu.h"
+
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "zeus/util/env.h"
+#include "zeus/util/units.h"
+
+namespace zeus::nvml {
+
+std::string ArchitectureName(nvmlDeviceArchitecture_t code) {
+  switch (code) {
+    case 2:
+      return "Kepler";
+    case 3:
+      return "Maxwell";
+    case 4:
+      return "Pascal";
+    case 5:
+      return "Volta";
+    case 6:
+      return "Turing";
+    case 7:
+      return "Ampere";
+    case 8:
+      return "Ada";
+    case 9:
+      return "Hopper";
+    case 10:
+      return "Blackwell";
+    default:
+      return "Unknown";
+  }
+}
+
+NvmlGpu::NvmlGpu(std::shared_ptr<const NvmlLibrary> library, nvmlDevice_t device, int index,
+                 unsigned int nvml_index)
+    : library_(std::move(library)), device_(device), index_(index), nvml_index_(nvml_index) {}
+
+std::string NvmlGpu::Context() const {
+  if (static_cast<unsigned int>(index_) == nvml_index_) return "GPU " + std::to_string(index_);
+  return "GPU " + std::to_string(index_) + " (NVML index " + std::to_string(nvml_index_) + ")";
+}
+
+Status NvmlGpu::Error(std::string_view call, nvmlReturn_t rc) const {
+  return library_->Error(call, rc).WithContext(Context());
+}
+
+Status NvmlGpu::Missing(std::string_view base_name) const {
+  return library_->MissingFunction(base_name).WithContext(Context());
+}
+
+StatusOr<uint32_t> NvmlGpu::GetUint(nvmlDeviceGetUint_fn fn, const char* base_name) {
+  if (fn == nullptr) return Missing(base_name);
+  unsigned int value = 0;
+  nvmlReturn_t rc = fn(device_, &value);
+  if (rc != kSuccess) return Error(base_name, rc);
+  return static_cast<uint32_t>(value);
+}
+
+StatusOr<std::string> NvmlGpu::Name() {
+  char buffer[kDeviceNameBufferSize] = {};
+  nvmlReturn_t rc = library_->functions().device_get_name(device_, buffer, sizeof(buffer));
+  if (rc != kSuccess) return Error("nvmlDeviceGetName", rc);
+  return std::string(buffer);
+}
+
+StatusOr<std::string> NvmlGpu::Architecture() {
+  const auto fn = library_->functions().device_get_architecture;
+  if (fn == nullptr) return Missing("nvmlDeviceGetArchitecture");
+  nvmlDeviceArchitecture_t code = 0;
+  nvmlReturn_t rc = fn(device_, &code);
+  if (rc != kSuccess) return Error("nvmlDeviceGetArchitecture", rc);
+  return ArchitectureName(code);
+}
+
+StatusOr<std::string> NvmlGpu::Uuid() {
+  char buffer[kDeviceUuidBufferSize] = {};
+  nvmlReturn_t rc = library_->functions().device_get_uuid(device_, buffer, sizeof(buffer));
+  if (rc != kSuccess) return Error("nvmlDeviceGetUUID", rc);
+  return std::string(buffer);
+}
+
+StatusOr<PowerLimitConstraints> NvmlGpu::PowerLimitConstraintsMw() {
+  const auto fn = library_->functions().device_get_power_management_limit_constraints;
+  if (fn == nullptr) return Missing("nvmlDeviceGetPowerManagementLimitConstraints");
+  unsigned int min_mw = 0;
+  unsigned int max_mw = 0;
+  nvmlReturn_t rc = fn(device_, &min_mw, &max_mw);
+  if (rc != kSuccess) return Error("nvmlDeviceGetPowerManagementLimitConstraints", rc);
+  return PowerLimitConstraints{min_mw, max_mw};
+}
+
+StatusOr<uint32_t> NvmlGpu::DefaultPowerLimitMw() {
+  return GetUint(library_->functions().device_get_power_management_default_limit,
+                 "nvmlDeviceGetPowerManagementDefaultLimit");
+}
+
+StatusOr<uint32_t> NvmlGpu::PowerLimitMw() {
+  return GetUint(library_->functions().device_get_power_management_limit,
+                 "nvmlDeviceGetPowerManagementLimit");
+}
+
+StatusOr<uint32_t> NvmlGpu::EnforcedPowerLimitMw() {
+  return GetUint(library_->functions().device_get_enforced_power_limit,
+                 "nvmlDeviceGetEnforcedPowerLimit");
+}
+
+Status NvmlGpu::SetPowerLimitMw(uint32_t power_limit_mw) {
+  const std::string call =
+      "nvmlDeviceSetPowerManagementLimit(" + std::to_string(power_limit_mw) + " mW)";
+  if (IsDryRun()) {
+    StatusOr<PowerLimitConstraints> constraints = PowerLimitConstraintsMw();
+    if (constraints.ok() &&
+        (power_limit_mw < constraints->min_mw || power_limit_mw > constraints->max_mw)) {
+      return InvalidArgumentError(Context() + ": " + call + ": outside the allowed range [" +
+                                  std::to_string(constraints->min_mw) + ", " +
+                                  std::to_string(constraints->max_mw) + "] mW");
+    }
+    StatusOr<uint32_t> current_mw = PowerLimitMw();
+    spdlog::info(
+        "ZEUS_DRY_RUN: would set the power limit of {} to {:.1f} W (now {}); device "
+        "left untouched",
+        Context(), MwToW(power_limit_mw),
+        current_mw.ok() ? fmt::format("{:.1f} W", MwToW(*current_mw)) : "unknown");
+    return Status::Ok();
+  }
+  const auto fn = library_->functions().device_set_power_management_limit;
+  if (fn == nullptr) return Missing("nvmlDeviceSetPowerManagementLimit");
+  nvmlReturn_t rc = fn(device_, power_limit_mw);
+  if (rc == kErrorNoPermission) {
+    return Status(StatusCode::kPermissionDenied,
+                  Error(call, rc).message() +
+                      "; setting a power limit needs root (CAP_SYS_ADMIN); set ZEUS_DRY_RUN=1 to "
+                      "only log the change");
+  }
+  if (rc != kSuccess) return Error(call, rc);
+  return Status::Ok();
+}
+
+StatusOr<bool> NvmlGpu::PersistenceMode() {
+  const auto fn = library_->functions().device_get_persistence_mode;
+  if (fn == nullptr) return Missing("nvmlDeviceGetPersistenceMode");
+  nvmlEnableState_t mode = kFeatureDisabled;
+  nvmlReturn_t rc = fn(device_, &mode);
+  if (rc != kSuccess) return Error("nvmlDeviceGetPersistenceMode", rc);
+  return mode == kFeatureEnabled;
+}
+
+Status NvmlGpu::SetPersistenceMode(bool enabled) {
+  const std::string call =
+      std::string("nvmlDeviceSetPersistenceMode(") + (enabled ? "enabled" : "disabled") + ")";
+  if (IsDryRun()) {
+    spdlog::info("ZEUS_DRY_RUN: would {} persistence mode of {}; device left untouched",
+                 enabled ? "enable" : "disable", Context());
+    return Status::Ok();
+  }
+  const auto fn = library_->functions().device_set_persistence_mode;
+  if (fn == nullptr) return Missing("nvmlDeviceSetPersistenceMode");
+  nvmlReturn_t rc = fn(device_, enabled ? kFeatureEnabled : kFeatureDisabled);
+  if (rc != kSuccess) return Error(call, rc);
+  return Status::Ok();
+}
+
+StatusOr<uint64_t> NvmlGpu::TotalEnergyMj() {
+  const auto fn = library_->functions().device_get_total_energy_consumption;
+  if (fn == nullptr) return Missing("nvmlDeviceGetTotalEnergyConsumption");
+  unsigned long long energy_mj = 0;  // NOLINT(runtime/int): NVML's type.
+  nvmlReturn_t rc = fn(device_, &energy_mj);
+  if (rc != kSuccess) return Error("nvmlDeviceGetTotalEnergyConsumption", rc);
+  return static_cast<uint64_t>(energy_mj);
+}
+
+StatusOr<uint32_t> NvmlGpu::PowerMw() {
+  return GetUint(library_->functions().device_get_power_usage, "nvmlDeviceGetPowerUsage");
+}
+
+}  // namespace zeus::nvml

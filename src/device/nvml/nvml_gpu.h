@@ -1,0 +1,68 @@
+// NvmlGpu: a Gpu backed by one NVML device handle.
+//
+// Thread-safety: every method may be called concurrently (NVML is
+// thread-safe and this class holds no mutable state).
+
+#ifndef ZEUS_SRC_DEVICE_NVML_NVML_GPU_H_
+#define ZEUS_SRC_DEVICE_NVML_NVML_GPU_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "zeus/device/gpu.h"
+#include "zeus/status.h"
+
+#include "src/device/nvml/nvml_api.h"
+#include "src/device/nvml/nvml_library.h"
+
+namespace zeus::nvml {
+
+// The architecture name of an nvmlDeviceGetArchitecture code (NVML: 2 Kepler,
+// 3 Maxwell, 4 Pascal, 5 Volta, 6 Turing, 7 Ampere, 8 Ada, 9 Hopper,
+// 10 Blackwell); "Unknown" for anything else.
+std::string ArchitectureName(nvmlDeviceArchitecture_t code);
+
+class NvmlGpu final : public Gpu {
+ public:
+  // `index` is this process's index (after CUDA_VISIBLE_DEVICES), `nvml_index`
+  // NVML's. The GPU keeps `library` loaded and initialised.
+  NvmlGpu(std::shared_ptr<const NvmlLibrary> library, nvmlDevice_t device, int index,
+          unsigned int nvml_index);
+
+  int index() const override { return index_; }
+  unsigned int nvml_index() const { return nvml_index_; }
+
+  StatusOr<std::string> Name() override;
+  StatusOr<std::string> Architecture() override;
+  StatusOr<std::string> Uuid() override;
+  StatusOr<PowerLimitConstraints> PowerLimitConstraintsMw() override;
+  StatusOr<uint32_t> DefaultPowerLimitMw() override;
+  StatusOr<uint32_t> PowerLimitMw() override;
+  StatusOr<uint32_t> EnforcedPowerLimitMw() override;
+  // With ZEUS_DRY_RUN, checks the value against the constraints (when NVML
+  // reports them), logs the change it would make and calls nothing that
+  // changes the device.
+  Status SetPowerLimitMw(uint32_t power_limit_mw) override;
+  StatusOr<bool> PersistenceMode() override;
+  Status SetPersistenceMode(bool enabled) override;
+  StatusOr<uint64_t> TotalEnergyMj() override;
+  StatusOr<uint32_t> PowerMw() override;
+
+ private:
+  // The library's error for `call`, prefixed with this GPU's identity.
+  Status Error(std::string_view call, nvmlReturn_t rc) const;
+  Status Missing(std::string_view base_name) const;
+  std::string Context() const;
+  StatusOr<uint32_t> GetUint(nvmlDeviceGetUint_fn fn, const char* base_name);
+
+  const std::shared_ptr<const NvmlLibrary> library_;
+  const nvmlDevice_t device_;
+  const int index_;
+  const unsigned int nvml_index_;
+};
+
+}  // namespace zeus::nvml
+
+#endif  // ZEUS_SRC_DEVICE_NVML_NVML_GPU_H_
