@@ -1,0 +1,291 @@
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+BatchSizeOptimizerConfig MakeConfig() {
+  BatchSizeOptimizerConfig config;
+  config.batch_sizes = {8, 16, 32, 64, 128};
+  config.default_batch_size = 64;
+  config.seed = 5;
+  return config;
+}
+
+// Costs: 8 and 128 never reach the target; 32 is cheapest.
+const std::map<int, std::pair<double, bool>>& Outcomes() {
+  static const auto* outcomes = new std::map<int, std::pair<double, bool>>{
+      {8, {50, false}}, {16, {30, true}}, {32, {10, true}}, {64, {20, true}}, {128, {90, false}}};
+  return *outcomes;
+}
+
+// Runs `n` sequential recurrences; returns the batch sizes handed out.
+std::vector<int> RunSequential(
+    BatchSizeOptimizer& optimizer, int n,
+    const std::map<int, std::pair<double, bool>>& outcomes = Outcomes()) {
+  std::vector<int> sizes;
+  for (int i = 0; i < n; ++i) {
+    const Trial trial = optimizer.NextTrial();
+    sizes.push_back(trial.batch_size);
+    const auto& [cost, reached] = outcomes.at(trial.batch_size);
+    // Small deterministic noise so arms have non-zero variance.
+    EXPECT_TRUE(optimizer.ReportResult(trial.trial_number, cost + (i % 3), reached).ok());
+  }
+  return sizes;
+}
+
+TEST(BatchSizeOptimizerConfigTest, ValidationNamesTheField) {
+  auto expect_field = [](BatchSizeOptimizerConfig config, const std::string& field) {
+    const Status status = config.Validate();
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << field;
+    EXPECT_NE(status.message().find("'" + field + "'"), std::string::npos) << status;
+  };
+  BatchSizeOptimizerConfig config = MakeConfig();
+  ZEUS_EXPECT_OK(config.Validate());
+  config.batch_sizes = {};
+  expect_field(config, "batch_sizes");
+  config = MakeConfig();
+  config.batch_sizes = {16, 8, 64};
+  expect_field(config, "batch_sizes");
+  config = MakeConfig();
+  config.batch_sizes = {8, 8, 64};
+  expect_field(config, "batch_sizes");
+  config = MakeConfig();
+  config.default_batch_size = 48;
+  expect_field(config, "default_batch_size");
+  config = MakeConfig();
+  config.num_pruning_rounds = -1;
+  expect_field(config, "num_pruning_rounds");
+  config = MakeConfig();
+  config.window_size = -1;
+  expect_field(config, "window_size");
+  config = MakeConfig();
+  config.prior_precision = -1;
+  expect_field(config, "prior_precision");
+  config = MakeConfig();
+  config.num_explorations = -1;
+  expect_field(config, "num_explorations");
+  config = MakeConfig();
+  config.beta = 0.0;
+  expect_field(config, "beta");
+  EXPECT_FALSE(BatchSizeOptimizer::Create(config).ok());
+}
+
+TEST(BatchSizeOptimizerConfigTest, JsonRoundTripAndStrictParsing) {
+  BatchSizeOptimizerConfig config = MakeConfig();
+  config.beta.reset();
+  config.seed = 0xfedcba9876543210ULL;
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizerConfig parsed,
+                            BatchSizeOptimizerConfig::FromJson(config.ToJson()));
+  EXPECT_TRUE(parsed == config);
+  nlohmann::json json = config.ToJson();
+  json["surprise"] = 1;
+  EXPECT_EQ(BatchSizeOptimizerConfig::FromJson(json).status().code(), StatusCode::kInvalidArgument);
+  json = config.ToJson();
+  json["window_size"] = "3";
+  EXPECT_NE(BatchSizeOptimizerConfig::FromJson(json).status().message().find("window_size"),
+            std::string::npos);
+  // Missing optional fields take their defaults.
+  ZEUS_ASSERT_OK_AND_ASSIGN(parsed, BatchSizeOptimizerConfig::FromJson(nlohmann::json::parse(
+                                        R"({"batch_sizes":[8,16],"default_batch_size":16})")));
+  EXPECT_EQ(parsed.num_pruning_rounds, 2);
+  EXPECT_EQ(parsed.beta, 2.0);
+}
+
+TEST(BatchSizeOptimizerTest, ExploresInPruningOrderThenUsesOnlySurvivors) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  EXPECT_TRUE(optimizer.exploring());
+  const std::vector<int> sizes = RunSequential(optimizer, 40);
+  EXPECT_EQ(std::vector<int>(sizes.begin(), sizes.begin() + 8),
+            (std::vector<int>{64, 32, 16, 8, 128, 32, 16, 64}));
+  EXPECT_FALSE(optimizer.exploring());
+  for (size_t i = 8; i < sizes.size(); ++i) {
+    EXPECT_TRUE(sizes[i] == 16 || sizes[i] == 32 || sizes[i] == 64) << sizes[i];
+  }
+  // The cheapest arm dominates once sampling starts.
+  EXPECT_GT(std::count(sizes.begin() + 8, sizes.end(), 32), 20);
+  std::vector<ArmState> arms = optimizer.ArmStates();
+  ASSERT_EQ(arms.size(), 3u);
+  EXPECT_EQ(arms[1].batch_size, 32);
+  EXPECT_LT(arms[1].mean, -9);
+  EXPECT_GT(arms[1].mean, -13);
+}
+
+TEST(BatchSizeOptimizerTest, TrialKindsAndNumbers) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  const Trial first = optimizer.NextTrial();
+  EXPECT_EQ(first, (Trial{1, 64, TrialKind::kExploration}));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(1, 20, true));
+  for (int i = 0; i < 7; ++i) {
+    const Trial trial = optimizer.NextTrial();
+    EXPECT_EQ(trial.kind, TrialKind::kExploration);
+    const auto& [cost, reached] = Outcomes().at(trial.batch_size);
+    ZEUS_ASSERT_OK(optimizer.ReportResult(trial.trial_number, cost, reached));
+  }
+  const Trial bandit = optimizer.NextTrial();
+  EXPECT_EQ(bandit.trial_number, 9);
+  EXPECT_EQ(bandit.kind, TrialKind::kBandit);
+  EXPECT_EQ(optimizer.ReportResult(99, 1, true).code(), StatusCode::kNotFound);
+  EXPECT_EQ(optimizer.ReportResult(1, 1, true).code(), StatusCode::kNotFound);
+  EXPECT_EQ(optimizer.ReportResult(bandit.trial_number, NAN, true).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(optimizer.ReportResult(bandit.trial_number, -1, true).code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(BatchSizeOptimizerTest, EarlyStopThresholdFollowsTheLowestReachedCost) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  EXPECT_FALSE(optimizer.EarlyStopThreshold().has_value());
+  Trial t = optimizer.NextTrial();  // 64
+  ZEUS_ASSERT_OK(optimizer.ReportResult(t.trial_number, 20, true));
+  EXPECT_EQ(optimizer.min_cost(), 20.0);
+  EXPECT_EQ(optimizer.EarlyStopThreshold(), 40.0);
+  t = optimizer.NextTrial();  // 32: an early-stopped failure costs more but does not count.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(t.trial_number, 5, false));
+  EXPECT_EQ(optimizer.min_cost(), 20.0);
+  t = optimizer.NextTrial();  // Down is over after 32 failed: up to 128.
+  EXPECT_EQ(t.batch_size, 128);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(t.trial_number, 15, true));
+  EXPECT_EQ(optimizer.EarlyStopThreshold(), 30.0);
+  EXPECT_EQ(optimizer.best_batch_size(), 128);
+
+  BatchSizeOptimizerConfig config = MakeConfig();
+  config.beta.reset();
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer no_stop, BatchSizeOptimizer::Create(config));
+  t = no_stop.NextTrial();
+  ZEUS_ASSERT_OK(no_stop.ReportResult(t.trial_number, 20, true));
+  EXPECT_FALSE(no_stop.EarlyStopThreshold().has_value());
+}
+
+TEST(BatchSizeOptimizerTest, RetriedFailuresAreObservedAndAdvanceTheWalk) {
+  // A run that could not afford one epoch is reported as a failure with a
+  // large cost; the walk moves on and the bandit keeps the observation.
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  Trial t = optimizer.NextTrial();
+  ZEUS_ASSERT_OK(optimizer.ReportResult(t.trial_number, 20, true));
+  t = optimizer.NextTrial();
+  EXPECT_EQ(t.batch_size, 32);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(t.trial_number, 100 * 2 * 20, false));
+  const std::vector<ArmState> arms = optimizer.ArmStates();
+  EXPECT_EQ(arms[2].batch_size, 32);
+  EXPECT_EQ(arms[2].num_observations, 1);
+  EXPECT_EQ(arms[2].mean, -4000);
+  EXPECT_EQ(optimizer.NextTrial().batch_size, 128);
+}
+
+TEST(BatchSizeOptimizerTest, ConcurrentTrialsUseBestKnownSizeAndDoNotDerailExploration) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  const Trial explore = optimizer.NextTrial();
+  EXPECT_EQ(explore, (Trial{1, 64, TrialKind::kExploration}));
+  // Before anything reached the target, concurrent trials use the default.
+  const Trial c1 = optimizer.NextTrial();
+  EXPECT_EQ(c1, (Trial{2, 64, TrialKind::kConcurrent}));
+  // The concurrent trial finishes first: no effect on the walk.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(c1.trial_number, 21, true));
+  EXPECT_EQ(optimizer.best_batch_size(), 64);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(explore.trial_number, 20, true));
+  const Trial next = optimizer.NextTrial();
+  EXPECT_EQ(next, (Trial{3, 32, TrialKind::kExploration}));
+  const Trial c2 = optimizer.NextTrial();
+  const Trial c3 = optimizer.NextTrial();
+  EXPECT_EQ(c2.batch_size, 64);
+  EXPECT_EQ(c3.kind, TrialKind::kConcurrent);
+  EXPECT_EQ(optimizer.in_flight().size(), 3u);
+  // Results arrive in reverse order.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(c3.trial_number, 22, true));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(next.trial_number, 10, true));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(c2.trial_number, 19, true));
+  EXPECT_EQ(optimizer.best_batch_size(), 32);
+  EXPECT_EQ(optimizer.NextTrial().batch_size, 16);
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{7, 32, TrialKind::kConcurrent}));
+  // Observations of the concurrent runs count: 64 has four.
+  EXPECT_EQ(optimizer.ArmStates()[3].num_observations, 4);
+}
+
+TEST(BatchSizeOptimizerTest, AbandonedExplorationTrialIsHandedOutAgain) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  const Trial first = optimizer.NextTrial();
+  ZEUS_ASSERT_OK(optimizer.ReportFailure(first.trial_number));
+  EXPECT_EQ(optimizer.ReportFailure(first.trial_number).code(), StatusCode::kNotFound);
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{2, 64, TrialKind::kExploration}));
+  EXPECT_TRUE(optimizer.in_flight().count(2));
+  EXPECT_EQ(optimizer.ArmStates()[3].num_observations, 0);
+}
+
+TEST(BatchSizeOptimizerTest, SameSeedSameSequence) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer a, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer b, BatchSizeOptimizer::Create(MakeConfig()));
+  BatchSizeOptimizerConfig other = MakeConfig();
+  other.seed = 6;
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer c, BatchSizeOptimizer::Create(other));
+  // Close costs keep the sampling uncertain, so the seed matters.
+  const std::map<int, std::pair<double, bool>> close = {
+      {8, {11, true}}, {16, {10.5, true}}, {32, {10, true}}, {64, {10.2, true}}, {128, {11, true}}};
+  const std::vector<int> sa = RunSequential(a, 200, close);
+  EXPECT_EQ(sa, RunSequential(b, 200, close));
+  EXPECT_NE(sa, RunSequential(c, 200, close));
+}
+
+TEST(BatchSizeOptimizerTest, AllPrunedFallsBackToBestKnownSize) {
+  BatchSizeOptimizerConfig config;
+  config.batch_sizes = {8, 16};
+  config.default_batch_size = 16;
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(config));
+  Trial t = optimizer.NextTrial();
+  ZEUS_ASSERT_OK(optimizer.ReportResult(t.trial_number, 10, false));
+  EXPECT_FALSE(optimizer.exploring());
+  t = optimizer.NextTrial();
+  EXPECT_EQ(t.batch_size, 16);
+  EXPECT_EQ(t.kind, TrialKind::kBandit);
+}
+
+TEST(BatchSizeOptimizerTest, JsonRoundTripContinuesTheSameSequence) {
+  for (int cut : {0, 3, 8, 9, 25}) {
+    ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer original,
+                              BatchSizeOptimizer::Create(MakeConfig()));
+    RunSequential(original, cut);
+    // Leave one trial in flight across the restart.
+    const Trial pending = original.NextTrial();
+    const std::string stored = original.ToJson().dump();
+    ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored,
+                              BatchSizeOptimizer::FromJson(nlohmann::json::parse(stored)));
+    EXPECT_EQ(restored.ToJson(), original.ToJson()) << "cut " << cut;
+    EXPECT_EQ(restored.in_flight().at(pending.trial_number), pending);
+    ZEUS_ASSERT_OK(original.ReportResult(pending.trial_number, 12, true));
+    ZEUS_ASSERT_OK(restored.ReportResult(pending.trial_number, 12, true));
+    EXPECT_EQ(RunSequential(original, 60), RunSequential(restored, 60)) << "cut " << cut;
+  }
+}
+
+TEST(BatchSizeOptimizerTest, FromJsonRejectsBrokenState) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  optimizer.NextTrial();
+  nlohmann::json state = optimizer.ToJson();
+  nlohmann::json broken = state;
+  broken.erase("rng");
+  EXPECT_NE(BatchSizeOptimizer::FromJson(broken).status().message().find("rng"), std::string::npos);
+  broken = state;
+  broken["version"] = 99;
+  EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
+  broken = state;
+  broken["exploration_trial"] = 42;
+  EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
+  broken = state;
+  broken["in_flight"][0]["kind"] = "nonsense";
+  EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
+  EXPECT_FALSE(BatchSizeOptimizer::FromJson(nlohmann::json::array()).ok());
+}
+
+TEST(ZeusCostTest, WeighsEnergyAndTimeAtMaxPower) {
+  EXPECT_DOUBLE_EQ(ZeusCost(1000, 10, 0.5, 300), 0.5 * 1000 + 0.5 * 300 * 10);
+  EXPECT_DOUBLE_EQ(ZeusCost(1000, 10, 1.0, 300), 1000);
+  EXPECT_DOUBLE_EQ(ZeusCost(1000, 10, 0.0, 300), 3000);
+}
+
+}  // namespace
+}  // namespace zeus

@@ -1,0 +1,102 @@
+#include "zeus/optimizer/batch_size/gaussian_ts.h"
+
+#include <cmath>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+TEST(GaussianTsTest, RefitsPrecisionFromPopulationVariance) {
+  GaussianTsConfig config;
+  GaussianTs bandit({8, 16}, config);
+  ZEUS_ASSERT_OK(bandit.Observe(8, -10));
+  ArmState arm = bandit.Arm(8);
+  // One observation: variance 0, infinite precision, mean = the sample.
+  EXPECT_TRUE(std::isinf(arm.precision));
+  EXPECT_EQ(arm.mean, -10);
+  ZEUS_ASSERT_OK(bandit.Observe(8, -14));
+  arm = bandit.Arm(8);
+  // Population variance of {-10, -14} is 4: reward precision 0.25, n = 2.
+  EXPECT_DOUBLE_EQ(arm.reward_precision, 0.25);
+  EXPECT_DOUBLE_EQ(arm.precision, 0.5);
+  EXPECT_DOUBLE_EQ(arm.mean, -12);
+  EXPECT_EQ(arm.num_observations, 2);
+}
+
+TEST(GaussianTsTest, PriorPullsTheMean) {
+  GaussianTsConfig config;
+  config.prior_mean = 0;
+  config.prior_precision = 0.5;
+  GaussianTs bandit({8}, config);
+  ZEUS_ASSERT_OK(bandit.Observe(8, -10));
+  ZEUS_ASSERT_OK(bandit.Observe(8, -14));
+  // (0.5 * 0 + 0.25 * -24) / (0.5 + 0.5) = -6.
+  EXPECT_DOUBLE_EQ(bandit.Arm(8).mean, -6);
+  EXPECT_DOUBLE_EQ(bandit.Arm(8).precision, 1.0);
+}
+
+TEST(GaussianTsTest, WindowKeepsOnlyRecentObservations) {
+  GaussianTsConfig config;
+  config.window_size = 2;
+  GaussianTs bandit({8}, config);
+  for (double r : {-100.0, -10.0, -14.0}) ZEUS_ASSERT_OK(bandit.Observe(8, r));
+  EXPECT_EQ(bandit.Arm(8).num_observations, 2);
+  EXPECT_DOUBLE_EQ(bandit.Arm(8).mean, -12);
+}
+
+TEST(GaussianTsTest, ExploresUnderObservedArmsFirst) {
+  GaussianTsConfig config;
+  GaussianTs bandit({8, 16, 32}, config);
+  for (double r : {-1.0, -2.0}) ZEUS_ASSERT_OK(bandit.Observe(8, r));
+  for (double r : {-1.0, -2.0}) ZEUS_ASSERT_OK(bandit.Observe(32, r));
+  ZEUS_ASSERT_OK(bandit.Observe(16, -1000));
+  Rng rng(3);
+  // 16 has one observation (< 2): always explored despite its terrible cost.
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(bandit.Predict(rng), 16);
+}
+
+TEST(GaussianTsTest, SamplesFavourTheCheaperArmAndAreDeterministic) {
+  GaussianTsConfig config;
+  GaussianTs bandit({8, 16}, config);
+  for (double r : {-10.0, -12.0, -11.0}) ZEUS_ASSERT_OK(bandit.Observe(8, r));
+  for (double r : {-13.0, -9.0, -14.0}) ZEUS_ASSERT_OK(bandit.Observe(16, r));
+  Rng a(11), b(11);
+  std::map<int, int> picks;
+  for (int i = 0; i < 2000; ++i) {
+    const int arm = bandit.Predict(a);
+    EXPECT_EQ(arm, bandit.Predict(b));
+    ++picks[arm];
+  }
+  // Means -11 vs -12: 8 should win most draws, 16 a fair share.
+  EXPECT_GT(picks[8], picks[16]);
+  EXPECT_GT(picks[16], 200);
+}
+
+TEST(GaussianTsTest, RejectsUnknownArmAndNonFiniteReward) {
+  GaussianTs bandit({8}, GaussianTsConfig());
+  EXPECT_EQ(bandit.Observe(16, -1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bandit.Observe(8, NAN).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(GaussianTsTest, JsonRoundTripRestoresBeliefs) {
+  GaussianTsConfig config;
+  config.window_size = 3;
+  GaussianTs bandit({8, 16}, config);
+  for (double r : {-10.1, -12.3, -11.7, -9.9}) ZEUS_ASSERT_OK(bandit.Observe(8, r));
+  ZEUS_ASSERT_OK(bandit.Observe(16, -3.3));
+  const std::string text = bandit.ToJson().dump();
+  ZEUS_ASSERT_OK_AND_ASSIGN(GaussianTs restored,
+                            GaussianTs::FromJson(nlohmann::json::parse(text), config));
+  for (int arm : {8, 16}) {
+    EXPECT_EQ(restored.Arm(arm).mean, bandit.Arm(arm).mean);
+    EXPECT_EQ(restored.Arm(arm).precision, bandit.Arm(arm).precision);
+    EXPECT_EQ(restored.Arm(arm).num_observations, bandit.Arm(arm).num_observations);
+  }
+}
+
+}  // namespace
+}  // namespace zeus
