@@ -1,0 +1,456 @@
+#include "zeus/optimizer/power_limit/power_limit_optimizer.h"
+
+#include <stdlib.h>
+
+#include <cmath>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "zeus/optimizer/power_limit/optimum_selector.h"
+#include "zeus/optimizer/power_limit/profile.h"
+#include "zeus/util/units.h"
+
+#include "tests/optimizer/power_limit/replay_rig.h"
+#include "tests/optimizer/power_limit/shared_profiles.h"
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using testing::RawProfile;
+using testing::ReplayRig;
+using testing::StepOnlyOptions;
+
+constexpr int kStepsPerRow = 40;
+constexpr int64_t kLongEpoch = 100'000;
+
+std::vector<uint32_t> Mw(const std::vector<int>& watts) {
+  std::vector<uint32_t> out;
+  for (int w : watts) out.push_back(WToMw(w));
+  return out;
+}
+
+// The optimum computed straight from the CSV file.
+uint32_t CsvOptimumMw(const RawProfile& raw, const OptimumSelector& selector) {
+  return SelectOptimumMw(LoadProfile(raw.path).value(), selector).value();
+}
+
+std::unique_ptr<PowerLimitOptimizer> MakeOptimizer(ReplayRig& rig,
+                                                   PowerLimitOptimizerOptions options) {
+  StatusOr<std::unique_ptr<PowerLimitOptimizer>> opt =
+      PowerLimitOptimizer::Create(rig.gpus(), rig.monitor(), rig.clock(), std::move(options));
+  EXPECT_TRUE(opt.ok()) << opt.status();
+  return opt.ok() ? std::move(opt).value() : nullptr;
+}
+
+// Expects every GPU's history of limits to be `expected_w`.
+void ExpectHistory(ReplayRig& rig, const std::vector<int>& expected_w, const std::string& what) {
+  for (size_t i = 0; i < rig.num_gpus(); ++i) {
+    EXPECT_THAT(rig.gpu(i).power_limit_history(), ElementsAreArray(Mw(expected_w)))
+        << what << ", GPU " << i;
+  }
+}
+
+// Expects the measured per-step numbers to match the CSV rows.
+void ExpectProfileMatchesCsv(const PowerLimitOptimizer& opt, ReplayRig& rig) {
+  ASSERT_EQ(opt.profile().measurements.size(), rig.LimitsW().size());
+  EXPECT_EQ(opt.profile().num_gpus, static_cast<int>(rig.num_gpus()));
+  for (const PowerLimitMeasurement& m : opt.profile().measurements) {
+    const testing::RawProfileRow& row = rig.Row(static_cast<int>(m.power_limit_mw / 1000));
+    EXPECT_NEAR(m.energy_per_step_j(), row.TotalEnergyJ() / kStepsPerRow, 1e-6 * row.TotalEnergyJ())
+        << m.power_limit_mw;
+    EXPECT_NEAR(m.time_per_step_s(), row.time_s / kStepsPerRow, 1e-9 * row.time_s)
+        << m.power_limit_mw;
+  }
+}
+
+class ReplayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    raws_ = testing::ReadSharedProfiles();
+    ASSERT_GE(raws_.size(), 6u);
+  }
+  std::vector<RawProfile> raws_;
+};
+
+TEST_F(ReplayTest, ProfilesEachLimitOnceThenPinsTheOptimum) {
+  for (const RawProfile& raw : raws_) {
+    ReplayRig rig(raw, kStepsPerRow);
+    auto opt = MakeOptimizer(rig, StepOnlyOptions());
+    ASSERT_NE(opt, nullptr);
+    rig.RunEpoch(*opt, kLongEpoch);
+    ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone) << raw.path;
+    uint32_t optimum_mw = CsvOptimumMw(raw, OptimumSelector::LeastCost(0.5));
+    EXPECT_EQ(opt->optimum_mw(), optimum_mw) << raw.path;
+    // Creation sets the maximum, then each limit from the maximum down, then
+    // the optimum.
+    std::vector<int> expected = {
+        300, 300, 275, 250, 225, 200, 175, 150, 125, 100, static_cast<int>(optimum_mw / 1000)};
+    ExpectHistory(rig, expected, raw.path);
+    ExpectProfileMatchesCsv(*opt, rig);
+    for (const PowerLimitMeasurement& m : opt->profile().measurements) EXPECT_EQ(m.steps, 40);
+  }
+}
+
+TEST_F(ReplayTest, PinsTheOptimumOfEverySelector) {
+  const RawProfile& raw = raws_[0];
+  for (OptimumSelector selector :
+       {OptimumSelector::LeastEnergy(), OptimumSelector::LeastTime(),
+        OptimumSelector::LeastCost(0.25), OptimumSelector::MaxSlowdown(1.1)}) {
+    ReplayRig rig(raw, kStepsPerRow);
+    PowerLimitOptimizerOptions o = StepOnlyOptions();
+    o.selector = selector;
+    auto opt = MakeOptimizer(rig, o);
+    rig.RunEpoch(*opt, kLongEpoch);
+    EXPECT_EQ(opt->optimum_mw(), CsvOptimumMw(raw, selector)) << selector.ToString();
+    EXPECT_EQ(rig.gpu(0).PowerLimitMw().value(), CsvOptimumMw(raw, selector));
+  }
+}
+
+TEST_F(ReplayTest, EpochEndDuringWarmupRestartsThatLimitAtTheMaximumMeanwhile) {
+  const RawProfile& raw = raws_[0];
+  ReplayRig rig(raw, kStepsPerRow);
+  auto opt = MakeOptimizer(rig, StepOnlyOptions());
+  // Step begins 1-10 wait; limit k warms up at 11+50k..20+50k and is measured
+  // at 21+50k..60+50k. An epoch of 114 steps ends in the warm-up of 250 W.
+  rig.RunEpoch(*opt, 114);
+  EXPECT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kWaiting);
+  EXPECT_EQ(rig.gpu(0).PowerLimitMw().value(), 300'000u);
+  rig.RunEpoch(*opt, kLongEpoch);
+  uint32_t optimum_mw = CsvOptimumMw(raw, OptimumSelector::LeastCost(0.5));
+  ExpectHistory(rig,
+                {300, 300, 275, 250, 300, 250, 225, 200, 175, 150, 125, 100,
+                 static_cast<int>(optimum_mw / 1000)},
+                "warm-up");
+  ExpectProfileMatchesCsv(*opt, rig);
+  // The warm-up had not opened a window: nothing was cancelled.
+  for (const std::string& e : rig.monitor()->events()) EXPECT_THAT(e, Not(HasSubstr("cancel")));
+}
+
+TEST_F(ReplayTest, EpochEndDuringMeasurementAtEveryLimitCancelsAndRestartsIt) {
+  for (const RawProfile& raw : raws_) {
+    for (int k = 0; k < 9; ++k) {
+      ReplayRig rig(raw, kStepsPerRow);
+      auto opt = MakeOptimizer(rig, StepOnlyOptions());
+      // 30 steps into the measurement of limit k.
+      rig.RunEpoch(*opt, 11 + 50 * k + 10 + 30);
+      EXPECT_EQ(rig.gpu(0).PowerLimitMw().value(), 300'000u);
+      rig.RunEpoch(*opt, kLongEpoch);
+      ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+      std::vector<int> limits = rig.LimitsW();
+      std::vector<int> expected = {300};
+      for (int i = 0; i <= k; ++i) expected.push_back(limits[i]);
+      expected.push_back(300);
+      for (int i = k; i < 9; ++i) expected.push_back(limits[i]);
+      uint32_t optimum_mw = CsvOptimumMw(raw, OptimumSelector::LeastCost(0.5));
+      expected.push_back(static_cast<int>(optimum_mw / 1000));
+      ExpectHistory(rig, expected, raw.path + " k=" + std::to_string(k));
+      ExpectProfileMatchesCsv(*opt, rig);
+      std::string window = "__GlobalPowerLimitOptimizer_" + std::to_string(limits[k]);
+      EXPECT_THAT(rig.monitor()->events(), ::testing::Contains("cancel:" + window));
+    }
+  }
+}
+
+TEST_F(ReplayTest, EpochEndInEveryWarmupProfilesOneLimitPerEpoch) {
+  const RawProfile& raw = raws_[0];
+  ReplayRig rig(raw, kStepsPerRow);
+  auto opt = MakeOptimizer(rig, StepOnlyOptions());
+  // Each epoch: wait, one full limit (ends at step begin 61), 5 warm-up steps
+  // of the next.
+  for (int e = 0; e < 9; ++e) rig.RunEpoch(*opt, 66);
+  ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+  std::vector<int> limits = rig.LimitsW();
+  std::vector<int> expected = {300};
+  for (int k = 0; k < 8; ++k) {
+    expected.insert(expected.end(), {limits[k], limits[k + 1], 300});
+  }
+  uint32_t optimum_mw = CsvOptimumMw(raw, OptimumSelector::LeastCost(0.5));
+  expected.insert(expected.end(), {limits[8], static_cast<int>(optimum_mw / 1000)});
+  ExpectHistory(rig, expected, "one limit per epoch");
+  ExpectProfileMatchesCsv(*opt, rig);
+}
+
+TEST_F(ReplayTest, ExtendsStretchesUntilTheyLastTheMinimumTime) {
+  for (const RawProfile& raw : raws_) {
+    ReplayRig rig(raw, kStepsPerRow);
+    PowerLimitOptimizerOptions o = StepOnlyOptions();
+    o.min_measure_time = std::chrono::seconds(12);
+    auto opt = MakeOptimizer(rig, o);
+    rig.RunEpoch(*opt, kLongEpoch);
+    ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+    EXPECT_EQ(opt->optimum_mw(), CsvOptimumMw(raw, OptimumSelector::LeastCost(0.5)));
+    for (const PowerLimitMeasurement& m : opt->profile().measurements) {
+      double step_s = rig.Row(static_cast<int>(m.power_limit_mw / 1000)).time_s / kStepsPerRow;
+      int64_t expected_steps =
+          std::max<int64_t>(40, static_cast<int64_t>(std::ceil(12.0 / step_s - 1e-9)));
+      EXPECT_EQ(m.steps, expected_steps) << raw.path << " " << m.power_limit_mw;
+      EXPECT_GE(m.time_s, 12.0 - 1e-6);
+    }
+  }
+}
+
+// Captures the default logger's output.
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256)) {
+    spdlog::default_logger()->sinks().push_back(sink_);
+  }
+  ~LogCapture() { spdlog::default_logger()->sinks().pop_back(); }
+  std::string Text() const {
+    std::string out;
+    for (const std::string& line : sink_->last_formatted()) out += line;
+    return out;
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+};
+
+TEST_F(ReplayTest, ShortEpochsShrinkTheStretchToFitAndSaySo) {
+  LogCapture log;
+  ReplayRig rig(raws_[0], kStepsPerRow);
+  auto opt = MakeOptimizer(rig, StepOnlyOptions());
+  // 20-step epochs cannot hold 10 + 10 + 40 steps: after the first epoch the
+  // budget of 19 step begins becomes 4 wait + 3 warm-up + 12 measured.
+  int epochs = 0;
+  while (opt->phase() != PowerLimitOptimizer::Phase::kDone && epochs < 100) {
+    rig.RunEpoch(*opt, 20);
+    ++epochs;
+  }
+  ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+  EXPECT_EQ(epochs, 10);  // The first epoch is lost, then one limit per epoch.
+  EXPECT_EQ(opt->wait_steps(), 4);
+  EXPECT_EQ(opt->warmup_steps(), 3);
+  EXPECT_EQ(opt->measure_steps(), 12);
+  for (const PowerLimitMeasurement& m : opt->profile().measurements) EXPECT_EQ(m.steps, 12);
+  EXPECT_THAT(log.Text(), HasSubstr("an epoch of 20 steps cannot hold 10 wait + 10 warm-up + "
+                                    "40 measured steps; shrinking them to 4 + 3 + 12"));
+}
+
+TEST_F(ReplayTest, EpochsShorterThanTheMinimumTimeCapTheStretch) {
+  ReplayRig rig(raws_[0], kStepsPerRow);
+  PowerLimitOptimizerOptions o = StepOnlyOptions();
+  o.min_measure_time = std::chrono::hours(1);  // Longer than any epoch.
+  auto opt = MakeOptimizer(rig, o);
+  int epochs = 0;
+  while (opt->phase() != PowerLimitOptimizer::Phase::kDone && epochs < 100) {
+    rig.RunEpoch(*opt, 200);
+    ++epochs;
+  }
+  ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+  EXPECT_EQ(epochs, 10);
+  // 199 step begins - 10 wait - 10 warm-up.
+  for (const PowerLimitMeasurement& m : opt->profile().measurements) EXPECT_EQ(m.steps, 179);
+}
+
+TEST_F(ReplayTest, OneStepEpochsGiveUpAtTheMaximumLimit) {
+  LogCapture log;
+  ReplayRig rig(raws_[0], kStepsPerRow);
+  auto opt = MakeOptimizer(rig, StepOnlyOptions());
+  rig.RunEpoch(*opt, 1);
+  EXPECT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+  EXPECT_EQ(opt->optimum_mw(), 300'000u);
+  for (int e = 0; e < 5; ++e) rig.RunEpoch(*opt, 1);
+  ExpectHistory(rig, {300}, "gave up");
+  EXPECT_THAT(log.Text(), HasSubstr("giving up profiling"));
+}
+
+TEST_F(ReplayTest, SavedProfilePinsTheOptimumWithoutProfiling) {
+  testing::TempDir dir;
+  const RawProfile& raw = raws_[0];
+  uint32_t optimum_mw = CsvOptimumMw(raw, OptimumSelector::LeastCost(0.5));
+  {
+    ReplayRig rig(raw, kStepsPerRow);
+    PowerLimitOptimizerOptions o = StepOnlyOptions();
+    o.profile_path = dir.File("profile.json");
+    auto opt = MakeOptimizer(rig, o);
+    rig.RunEpoch(*opt, kLongEpoch);
+    ASSERT_EQ(opt->optimum_mw(), optimum_mw);
+  }
+  ZEUS_ASSERT_OK_AND_ASSIGN(PowerLimitProfile saved, LoadProfile(dir.File("profile.json")));
+  EXPECT_EQ(saved.measurements.size(), 9u);
+  for (const std::string& path : {dir.File("profile.json"), raw.path}) {
+    ReplayRig rig(raw, kStepsPerRow);
+    PowerLimitOptimizerOptions o = StepOnlyOptions();
+    o.profile_path = path;
+    auto opt = MakeOptimizer(rig, o);
+    EXPECT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+    EXPECT_EQ(opt->optimum_mw(), optimum_mw);
+    rig.RunEpoch(*opt, 1000);
+    ExpectHistory(rig, {static_cast<int>(optimum_mw / 1000)}, path);
+    EXPECT_TRUE(rig.monitor()->events().empty()) << path;
+  }
+}
+
+TEST_F(ReplayTest, DryRunMeasuresEveryLimitButSetsNothing) {
+  setenv("ZEUS_DRY_RUN", "1", 1);
+  ReplayRig rig(raws_[0], kStepsPerRow);
+  auto opt = MakeOptimizer(rig, StepOnlyOptions());
+  rig.RunEpoch(*opt, kLongEpoch);
+  unsetenv("ZEUS_DRY_RUN");
+  EXPECT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+  EXPECT_EQ(opt->profile().measurements.size(), 9u);
+  ExpectHistory(rig, {}, "dry run");
+}
+
+TEST_F(ReplayTest, RestoresTheOriginalLimitOnDestructionAndOnRestore) {
+  ReplayRig rig(raws_[1], kStepsPerRow, /*original_limit_w=*/250);
+  {
+    auto opt = MakeOptimizer(rig, StepOnlyOptions());
+    rig.RunEpoch(*opt, 150);  // Mid-profiling at 275 W... then destroyed.
+    EXPECT_NE(rig.gpu(0).PowerLimitMw().value(), 250'000u);
+  }
+  for (size_t i = 0; i < rig.num_gpus(); ++i) {
+    EXPECT_EQ(rig.gpu(i).PowerLimitMw().value(), 250'000u) << i;
+  }
+  auto opt = MakeOptimizer(rig, StepOnlyOptions());
+  rig.RunEpoch(*opt, 70);
+  ZEUS_ASSERT_OK(opt->Restore());
+  size_t history = rig.gpu(0).power_limit_history().size();
+  rig.RunEpoch(*opt, kLongEpoch);  // No more changes after Restore.
+  EXPECT_EQ(rig.gpu(0).power_limit_history().size(), history);
+  EXPECT_EQ(rig.gpu(0).PowerLimitMw().value(), 250'000u);
+}
+
+TEST(PowerLimitOptimizerTest, MissingPermissionIsAClearErrorBeforeTheFirstStep) {
+  FakeClock clock;
+  FakeGpu gpu(&clock, {});
+  gpu.InjectError(FakeGpuOp::kSetPowerLimit,
+                  PermissionDeniedError("NVML: nvmlDeviceSetPowerManagementLimit: Insufficient "
+                                        "Permissions"));
+  testing::ExactFakeMonitor monitor({&gpu}, &clock);
+  StatusOr<std::unique_ptr<PowerLimitOptimizer>> opt =
+      PowerLimitOptimizer::Create({&gpu}, &monitor, &clock, StepOnlyOptions());
+  ASSERT_FALSE(opt.ok());
+  EXPECT_EQ(opt.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(opt.status().message(), HasSubstr("needs CAP_SYS_ADMIN"));
+  EXPECT_THAT(opt.status().message(), HasSubstr("Insufficient Permissions"));
+  EXPECT_THAT(opt.status().message(), HasSubstr("Run as root"));
+  EXPECT_THAT(opt.status().message(), HasSubstr("ZEUS_DRY_RUN=1"));
+  EXPECT_TRUE(gpu.power_limit_history().empty());
+}
+
+TEST(PowerLimitOptimizerTest, RejectsGpusWithDifferentConstraintsAndBadOptions) {
+  FakeClock clock;
+  FakeGpuOptions a;
+  FakeGpuOptions b;
+  b.index = 1;
+  b.constraints = {150'000, 300'000};
+  FakeGpu g0(&clock, a);
+  FakeGpu g1(&clock, b);
+  testing::ExactFakeMonitor monitor({&g0, &g1}, &clock);
+  Status s = PowerLimitOptimizer::Create({&g0, &g1}, &monitor, &clock, StepOnlyOptions()).status();
+  EXPECT_THAT(s.message(), HasSubstr("GPU 1 accepts limits [150000, 300000] mW but GPU 0 "
+                                     "accepts [100000, 300000] mW"));
+  PowerLimitOptimizerOptions o = StepOnlyOptions();
+  o.measure_steps = 0;
+  testing::ExactFakeMonitor one({&g0}, &clock);
+  s = PowerLimitOptimizer::Create({&g0}, &one, &clock, o).status();
+  EXPECT_THAT(s.message(), HasSubstr("measure_steps must be >= 1, got 0"));
+  s = PowerLimitOptimizer::Create({&g0}, &monitor, &clock, StepOnlyOptions()).status();
+  EXPECT_THAT(s.message(), HasSubstr("measures 2 GPUs but the optimizer drives 1"));
+  EXPECT_TRUE(g0.power_limit_history().empty());
+}
+
+TEST(PowerLimitOptimizerTest, LimitsRunFromTheMaximumDownClampedToTheMinimum) {
+  EXPECT_THAT(PowerLimitsToProfileMw({200'000, 700'000}, 25'000).value().size(), 21u);
+  EXPECT_THAT(PowerLimitsToProfileMw({110'000, 200'000}, 25'000).value(),
+              ElementsAreArray(std::vector<uint32_t>{200'000, 175'000, 150'000, 125'000, 110'000}));
+  EXPECT_THAT(PowerLimitsToProfileMw({300'000, 300'000}, 25'000).value(),
+              ElementsAreArray(std::vector<uint32_t>{300'000}));
+  EXPECT_FALSE(PowerLimitsToProfileMw({300'000, 200'000}, 25'000).ok());
+}
+
+// A blocking all-reduce over `n` threads: sums energy and GPU counts, maxes
+// time.
+class ThreadAllReduce {
+ public:
+  explicit ThreadAllReduce(int n) : n_(n) {}
+  StatusOr<StretchTotals> operator()(const StretchTotals& local) {
+    std::unique_lock<std::mutex> lock(mu_);
+    int generation = generation_;
+    acc_.energy_j += local.energy_j;
+    acc_.num_gpus += local.num_gpus;
+    acc_.time_s = std::max(acc_.time_s, local.time_s);
+    ++calls_;
+    if (++arrived_ == n_) {
+      result_ = acc_;
+      acc_ = {};
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return generation_ != generation; });
+    }
+    return result_;
+  }
+  int calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+
+ private:
+  const int n_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  StretchTotals acc_;
+  StretchTotals result_;
+  int arrived_ = 0;
+  int generation_ = 0;
+  int calls_ = 0;
+};
+
+TEST_F(ReplayTest, DataParallelRanksReachTheSameDecisionThroughAllReduce) {
+  // Rank 0 replays resnet18 on 1 GPU; rank 1 the same but 20% slower and on
+  // another workload's power, so local decisions would differ.
+  const RawProfile* resnet18 = nullptr;
+  const RawProfile* resnet50 = nullptr;
+  for (const RawProfile& r : raws_) {
+    if (r.path.find("A40+resnet18+gpu0.csv") != std::string::npos) resnet18 = &r;
+    if (r.path.find("A40+resnet50+gpu0.csv") != std::string::npos) resnet50 = &r;
+  }
+  ASSERT_TRUE(resnet18 && resnet50);
+  ThreadAllReduce reduce(2);
+  ReplayRig rig0(*resnet18, kStepsPerRow);
+  ReplayRig rig1(*resnet50, kStepsPerRow);
+  PowerLimitOptimizerOptions o = StepOnlyOptions();
+  o.min_measure_time = std::chrono::seconds(20);
+  o.all_reduce = [&reduce](const StretchTotals& t) { return reduce(t); };
+  auto opt0 = MakeOptimizer(rig0, o);
+  auto opt1 = MakeOptimizer(rig1, o);
+  std::thread t0([&] { rig0.RunEpoch(*opt0, 20'000); });
+  std::thread t1([&] { rig1.RunEpoch(*opt1, 20'000); });
+  t0.join();
+  t1.join();
+  ASSERT_EQ(opt0->phase(), PowerLimitOptimizer::Phase::kDone);
+  ASSERT_EQ(opt1->phase(), PowerLimitOptimizer::Phase::kDone);
+  EXPECT_EQ(opt0->optimum_mw(), opt1->optimum_mw());
+  EXPECT_EQ(rig0.gpu(0).power_limit_history(), rig1.gpu(0).power_limit_history());
+  ASSERT_EQ(opt0->profile().measurements.size(), 9u);
+  EXPECT_EQ(opt0->profile().num_gpus, 2);
+  for (size_t i = 0; i < 9; ++i) {
+    const PowerLimitMeasurement& m0 = opt0->profile().measurements[i];
+    const PowerLimitMeasurement& m1 = opt1->profile().measurements[i];
+    EXPECT_EQ(m0.steps, m1.steps);
+    EXPECT_DOUBLE_EQ(m0.energy_j, m1.energy_j);
+    EXPECT_DOUBLE_EQ(m0.time_s, m1.time_s);
+    // Each stretch spans the minimum time on the slower rank (resnet50 runs
+    // 24 s per 40 steps; resnet18 about 9-27 s).
+    EXPECT_GE(m0.time_s, 20.0 - 1e-6);
+  }
+  // Two calls per limit: agreeing on the stretch length, then the totals.
+  EXPECT_LE(reduce.calls(), 2 * 2 * 9);
+}
+
+}  // namespace
+}  // namespace zeus
