@@ -1,0 +1,86 @@
+// How a simulated recurring job picks its configuration.
+//
+// A policy hands out run plans (batch size, power limit, early-stop cost
+// limit) and learns from their outcomes. Several plans may be in flight at
+// once (recurring-job groups) and outcomes may arrive in any order. Adding a
+// policy is one file in src/sim/policies/ plus one line in the registry
+// (src/sim/policy_registry.cc).
+//
+// Thread-safety: a policy is used by one simulation thread.
+
+#ifndef ZEUS_SIM_POLICY_H_
+#define ZEUS_SIM_POLICY_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zeus/sim/trace.h"
+#include "zeus/status.h"
+
+namespace zeus {
+
+// One run a policy asks for.
+struct RunPlan {
+  // Unique per policy instance; identifies the run in Observe().
+  int64_t run_id = 0;
+  int batch_size = 0;
+  int power_limit_w = 0;
+  // True on the first run of this batch size under JIT power-limit
+  // profiling: the first epoch is spread over every power limit.
+  bool profile_power = false;
+  // Early stopping: the run stops before the epoch that would take its cost
+  // past this. nullopt = run until the target or max_epochs.
+  std::optional<double> cost_limit;
+};
+
+// What a run did.
+struct RunOutcome {
+  double energy_j = 0.0;
+  double time_s = 0.0;
+  bool reached = false;
+  // False when even one epoch would pass the cost limit: nothing ran.
+  bool ran = true;
+  // ZeusCost(energy_j, time_s, eta, MaxPower).
+  double cost = 0.0;
+};
+
+// Everything a policy may know up front.
+struct PolicyContext {
+  const Workload* workload = nullptr;
+  // Weight of energy in the cost, in [0, 1].
+  double eta = 0.5;
+  // Early-stopping knob (> 0) or nullopt for none.
+  std::optional<double> beta = 2.0;
+  // Seed of the policy's own random choices.
+  uint64_t seed = 1;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  Policy() = default;
+  Policy(const Policy&) = delete;
+  Policy& operator=(const Policy&) = delete;
+
+  // The next run to start.
+  virtual RunPlan Next() = 0;
+  // The outcome of plan `plan` (handed out by Next() and not yet observed).
+  // kNotFound for an unknown plan.
+  virtual Status Observe(const RunPlan& plan, const RunOutcome& outcome) = 0;
+};
+
+// The registered policy names: zeus, default, oracle, grid-search,
+// power-limit-only, batch-size-only.
+std::vector<std::string> PolicyNames();
+
+// kNotFound naming the known policies for an unknown `name`.
+// REQUIRES: context.workload outlives the policy.
+StatusOr<std::unique_ptr<Policy>> MakePolicy(std::string_view name, const PolicyContext& context);
+
+}  // namespace zeus
+
+#endif  // ZEUS_SIM_POLICY_H_

@@ -1,0 +1,118 @@
+// The trace-driven simulator of recurring training jobs (Zeus, NSDI'23).
+//
+// Each recurrence samples one seed run of the chosen batch size from the
+// train trace; a run's energy is epochs x time per epoch x average power at
+// the chosen power limit. A run that does not reach the target is retried
+// within its recurrence, up to SimulationOptions::max_tries times.
+//
+// Deterministic given the seed. Thread-safety: functions are reentrant;
+// distinct simulations may run on distinct threads.
+
+#ifndef ZEUS_SIM_SIMULATOR_H_
+#define ZEUS_SIM_SIMULATOR_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zeus/optimizer/batch_size/rng.h"
+#include "zeus/sim/policy.h"
+#include "zeus/sim/trace.h"
+#include "zeus/status.h"
+
+namespace zeus {
+
+struct SimulationOptions {
+  // Weight of energy in the cost, in [0, 1]. Default: 0.5.
+  double eta = 0.5;
+  // Early stopping at beta x the lowest cost so far (> 0); nullopt disables
+  // it. Default: 2.
+  std::optional<double> beta = 2.0;
+  // Recurrences of the job; 0 = 2 x |batch sizes| x |power limits|.
+  // Default: 0.
+  int num_recurrences = 0;
+  // Seed of the run sampling and of the policy. Default: 1.
+  uint64_t seed = 1;
+  // Tries per recurrence before giving up on it. Default: 20.
+  int max_tries = 20;
+
+  // kInvalidArgument naming the field.
+  Status Validate() const;
+};
+
+// 2 x |batch sizes| x |power limits| of `workload`.
+int DefaultRecurrences(const Workload& workload);
+
+// One run, as written to --history-csv.
+struct RunRecord {
+  // 0-based; retries share their recurrence's number.
+  int recurrence = 0;
+  int batch_size = 0;
+  int power_limit_w = 0;
+  double energy_j = 0.0;
+  double time_s = 0.0;
+  bool reached = false;
+  double cost = 0.0;
+};
+
+// Executes `plan` on `workload`: samples a seed run with `rng`, applies the
+// cost limit and JIT profiling. REQUIRES: the plan's configuration is in the
+// workload.
+RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta, Rng& rng);
+
+// Runs a sequentially recurring job under `policy`. Runs that never started
+// (cost limit below one epoch) are not recorded.
+StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, Policy& policy,
+                                                      const SimulationOptions& options);
+
+// Expected outcome of one configuration over its seed runs that reached the
+// target.
+struct ExpectedRun {
+  int batch_size = 0;
+  int power_limit_w = 0;
+  double energy_j = 0.0;
+  double time_s = 0.0;
+  double cost = 0.0;
+};
+// nullopt when no seed run of `batch_size` reaches the target or the power
+// limit is not in the trace.
+std::optional<ExpectedRun> Expected(const Workload& workload, int batch_size, int power_limit_w,
+                                    double eta);
+// The default batch size at its maximum power limit. kFailedPrecondition when
+// no seed run of the default reaches the target.
+StatusOr<ExpectedRun> DefaultRun(const Workload& workload, double eta);
+// The configuration with the least expected cost among those whose every seed
+// run reaches the target (any that reaches when none does).
+StatusOr<ExpectedRun> OracleRun(const Workload& workload, double eta);
+
+// How one simulation compares with the references.
+struct SimulationSummary {
+  int num_recurrences = 0;
+  int num_runs = 0;
+  // Cumulative over all runs (failed and early-stopped ones included).
+  double energy_j = 0.0;
+  double time_s = 0.0;
+  double cost = 0.0;
+  // Cumulative over recurrences x the default's expected value.
+  double cost_ratio = 0.0;
+  double energy_ratio = 0.0;
+  double time_ratio = 0.0;
+  // The same over the last 10 recurrences.
+  double last10_energy_ratio = 0.0;
+  double last10_time_ratio = 0.0;
+  // (cost - N x oracle cost) / (N x oracle cost).
+  double regret = 0.0;
+  // The configuration settled on: modes of the last 20 runs (smallest on ties).
+  int final_batch_size = 0;
+  int final_power_limit_w = 0;
+  ExpectedRun default_run;
+  ExpectedRun oracle_run;
+};
+
+StatusOr<SimulationSummary> Summarize(const Workload& workload, const std::vector<RunRecord>& runs,
+                                      int num_recurrences, double eta);
+
+}  // namespace zeus
+
+#endif  // ZEUS_SIM_SIMULATOR_H_

@@ -1,0 +1,127 @@
+// The Zeus trace format (NSDI'23, ml-energy/zeus): what one recurring job
+// costs on one GPU, per batch size and power limit.
+//
+// A trace directory holds
+//   summary_train.csv       dataset,network,batch_size,optimizer,learning_rate,run,
+//                           target_metric,target_epoch  (empty or nan: never reached)
+//   summary_power_<gpu>.csv dataset,network,batch_size,optimizer,power_limit,
+//                           time_per_epoch,average_power  (W, s, W)
+//   jobs.csv                dataset,network,optimizer,target_metric,max_epochs,
+//                           default_batch_size
+// Loading is strict: a missing column, a malformed number or a duplicate row
+// is an error naming file:line:col. Nothing is guessed.
+//
+// Thread-safety: loaded traces are immutable values.
+
+#ifndef ZEUS_SIM_TRACE_H_
+#define ZEUS_SIM_TRACE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zeus/status.h"
+
+namespace zeus {
+
+// One recurring job of jobs.csv.
+struct JobSpec {
+  std::string dataset;
+  std::string network;
+  std::string optimizer;
+  // The validation metric that counts as "reached".
+  double target_metric = 0.0;
+  // The most epochs one run may train.
+  int max_epochs = 0;
+  // The batch size users would pick (before capping to a GPU's trace).
+  int default_batch_size = 0;
+};
+
+// One row of summary_train.csv.
+struct TrainRow {
+  std::string dataset;
+  std::string network;
+  std::string optimizer;
+  int batch_size = 0;
+  int run = 0;
+  double target_metric = 0.0;
+  // The first epoch that reached target_metric; nullopt = never reached.
+  std::optional<double> target_epoch;
+};
+
+// One row of summary_power_<gpu>.csv.
+struct PowerRow {
+  std::string dataset;
+  std::string network;
+  std::string optimizer;
+  int batch_size = 0;
+  int power_limit_w = 0;
+  double time_per_epoch_s = 0.0;
+  double average_power_w = 0.0;
+};
+
+StatusOr<std::vector<JobSpec>> LoadJobs(const std::string& path);
+StatusOr<std::vector<TrainRow>> LoadTrainTrace(const std::string& path);
+StatusOr<std::vector<PowerRow>> LoadPowerTrace(const std::string& path);
+
+// The GPU names with a summary_power_<name>.csv in `dir`, sorted.
+// kNotFound when `dir` is unreadable or holds none.
+StatusOr<std::vector<std::string>> FindTraceGpus(const std::string& dir);
+
+// What one (batch size, power limit) costs per epoch.
+struct PowerPoint {
+  int power_limit_w = 0;
+  double time_per_epoch_s = 0.0;
+  double average_power_w = 0.0;
+  double energy_per_epoch_j() const { return time_per_epoch_s * average_power_w; }
+};
+
+// One batch size of a workload: its power curve and its seed runs.
+struct BatchSizeTrace {
+  int batch_size = 0;
+  // Sorted by power limit, ascending.
+  std::vector<PowerPoint> power;
+  // One entry per seed run: the epoch that reached the target, or nullopt.
+  std::vector<std::optional<double>> target_epochs;
+
+  // The point at `power_limit_w`, or nullptr.
+  const PowerPoint* At(int power_limit_w) const;
+  int max_power_limit_w() const { return power.back().power_limit_w; }
+};
+
+// One job on one GPU: the join of the three files.
+struct Workload {
+  std::string gpu;
+  JobSpec job;
+  // The job's default, capped at the largest batch size of this GPU's power
+  // trace; always one of `batch_sizes`.
+  int default_batch_size = 0;
+  // Batch sizes present in both traces, ascending, with at least one power
+  // point and one seed run each.
+  std::vector<BatchSizeTrace> batch_sizes;
+  // Every power limit of this workload, ascending.
+  std::vector<int> power_limits_w;
+  // MaxPower of the cost: the largest power limit of the GPU's whole power
+  // trace, in W.
+  double max_power_w = 0.0;
+
+  // The batch size's trace, or nullptr.
+  const BatchSizeTrace* Find(int batch_size) const;
+  std::vector<int> BatchSizeList() const;
+};
+
+// Joins the traces on dataset, network, optimizer and batch size (train rows
+// filtered to the job's target metric). Jobs absent from `power` are skipped.
+// kInvalidArgument when a job of `power` has no batch size common to both
+// traces or its capped default is not among them.
+StatusOr<std::vector<Workload>> BuildWorkloads(const std::string& gpu,
+                                               const std::vector<JobSpec>& jobs,
+                                               const std::vector<TrainRow>& train,
+                                               const std::vector<PowerRow>& power);
+
+// Loads `dir`'s jobs.csv, summary_train.csv and summary_power_<gpu>.csv.
+StatusOr<std::vector<Workload>> LoadWorkloads(const std::string& dir, const std::string& gpu);
+
+}  // namespace zeus
+
+#endif  // ZEUS_SIM_TRACE_H_

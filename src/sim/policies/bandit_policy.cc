@@ -1,0 +1,76 @@
+// Policies `zeus` and `batch-size-only`: the shared batch-size optimizer
+// (pruning exploration + Gaussian Thompson sampling + early stopping), with
+// JIT power limits (zeus) or at each batch size's maximum limit.
+
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+
+#include "src/sim/policies/jit_power_limit.h"
+#include "src/sim/policies/policies.h"
+
+namespace zeus::sim_policies {
+namespace {
+
+class BanditPolicy final : public Policy {
+ public:
+  BanditPolicy(const PolicyContext& context, BatchSizeOptimizer optimizer, bool jit_power_limit)
+      : context_(context),
+        optimizer_(std::move(optimizer)),
+        jit_(*context.workload, context.eta),
+        jit_power_limit_(jit_power_limit) {}
+
+  RunPlan Next() override {
+    const Trial trial = optimizer_.NextTrial();
+    RunPlan plan;
+    plan.run_id = trial.trial_number;
+    plan.batch_size = trial.batch_size;
+    if (jit_power_limit_) {
+      plan.power_limit_w = jit_.For(trial.batch_size, &plan.profile_power);
+    } else {
+      plan.power_limit_w = context_.workload->Find(trial.batch_size)->max_power_limit_w();
+    }
+    plan.cost_limit = optimizer_.EarlyStopThreshold();
+    return plan;
+  }
+
+  Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
+    if (!outcome.ran) {
+      // Could not afford one epoch: a failure priced far above the limit.
+      const double cost = plan.cost_limit.has_value() ? 100.0 * *plan.cost_limit : 0.0;
+      return optimizer_.ReportResult(plan.run_id, cost, false);
+    }
+    return optimizer_.ReportResult(plan.run_id, outcome.cost, outcome.reached);
+  }
+
+ private:
+  PolicyContext context_;
+  BatchSizeOptimizer optimizer_;
+  JitPowerLimit jit_;
+  bool jit_power_limit_;
+};
+
+StatusOr<std::unique_ptr<Policy>> MakeBandit(const PolicyContext& context, bool jit_power_limit) {
+  BatchSizeOptimizerConfig config;
+  config.batch_sizes = context.workload->BatchSizeList();
+  config.default_batch_size = context.workload->default_batch_size;
+  config.seed = context.seed;
+  config.beta = context.beta;
+  ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(config));
+  return std::unique_ptr<Policy>(
+      std::make_unique<BanditPolicy>(context, std::move(optimizer), jit_power_limit));
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Policy>> MakeZeus(const PolicyContext& context) {
+  return MakeBandit(context, /*jit_power_limit=*/true);
+}
+
+StatusOr<std::unique_ptr<Policy>> MakeBatchSizeOnly(const PolicyContext& context) {
+  return MakeBandit(context, /*jit_power_limit=*/false);
+}
+
+}  // namespace zeus::sim_policies

@@ -1,0 +1,34 @@
+// Simulated JIT power-limit profiling (Zeus, NSDI'23): the first run of a
+// batch size profiles every power limit during its first epoch and keeps the
+// limit with the least per-epoch cost
+//   (eta * average_power + (1 - eta) * max_power_limit) * time_per_epoch,
+// ties going to the higher limit. Later runs of that batch size reuse it.
+// Private to src/sim. Thread-safety: not thread-safe.
+
+#ifndef ZEUS_SRC_SIM_POLICIES_JIT_POWER_LIMIT_H_
+#define ZEUS_SRC_SIM_POLICIES_JIT_POWER_LIMIT_H_
+
+#include <map>
+
+#include "zeus/sim/trace.h"
+
+namespace zeus::sim_policies {
+
+class JitPowerLimit {
+ public:
+  // REQUIRES: `workload` outlives this object.
+  JitPowerLimit(const Workload& workload, double eta) : workload_(&workload), eta_(eta) {}
+
+  // The power limit for `batch_size`; sets `*profile` when this call is the
+  // one that profiles it. REQUIRES: batch_size is in the workload.
+  int For(int batch_size, bool* profile);
+
+ private:
+  const Workload* workload_;
+  double eta_;
+  std::map<int, int> chosen_w_;
+};
+
+}  // namespace zeus::sim_policies
+
+#endif  // ZEUS_SRC_SIM_POLICIES_JIT_POWER_LIMIT_H_

@@ -1,0 +1,229 @@
+#include "zeus/sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+
+namespace zeus {
+
+Status SimulationOptions::Validate() const {
+  if (!(eta >= 0.0 && eta <= 1.0)) {
+    return InvalidArgumentError("simulation options: field 'eta': must be in [0, 1], got " +
+                                std::to_string(eta));
+  }
+  if (beta.has_value() && !(std::isfinite(*beta) && *beta > 0)) {
+    return InvalidArgumentError("simulation options: field 'beta': must be finite and > 0, got " +
+                                std::to_string(*beta));
+  }
+  if (num_recurrences < 0) {
+    return InvalidArgumentError(
+        "simulation options: field 'num_recurrences': must be >= 0 (0 = default), got " +
+        std::to_string(num_recurrences));
+  }
+  if (max_tries <= 0) {
+    return InvalidArgumentError("simulation options: field 'max_tries': must be > 0, got " +
+                                std::to_string(max_tries));
+  }
+  return Status::Ok();
+}
+
+int DefaultRecurrences(const Workload& workload) {
+  return 2 * static_cast<int>(workload.batch_sizes.size()) *
+         static_cast<int>(workload.power_limits_w.size());
+}
+
+RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta, Rng& rng) {
+  const BatchSizeTrace* trace = workload.Find(plan.batch_size);
+  ZEUS_CHECK(trace != nullptr);
+  const PowerPoint* point = trace->At(plan.power_limit_w);
+  ZEUS_CHECK(point != nullptr);
+  const std::optional<double>& target_epoch =
+      trace->target_epochs[rng.UniformInt(trace->target_epochs.size())];
+
+  double max_epochs = workload.job.max_epochs;
+  if (plan.cost_limit.has_value()) {
+    // The per-epoch cost weighs time at this batch size's maximum power limit.
+    const double cost_per_epoch =
+        eta * point->energy_per_epoch_j() +
+        (1.0 - eta) * trace->max_power_limit_w() * point->time_per_epoch_s;
+    max_epochs = std::min(std::floor(*plan.cost_limit / cost_per_epoch), max_epochs);
+  }
+  RunOutcome outcome;
+  if (max_epochs <= 0) {
+    outcome.ran = false;
+    return outcome;
+  }
+  double epochs = max_epochs;
+  if (target_epoch.has_value() && *target_epoch <= max_epochs) {
+    epochs = *target_epoch;
+    outcome.reached = true;
+  }
+  if (plan.profile_power) {
+    // The first epoch is spread evenly over every power limit.
+    double first_energy_j = 0.0;
+    double first_time_s = 0.0;
+    for (const PowerPoint& p : trace->power) {
+      first_energy_j += p.energy_per_epoch_j();
+      first_time_s += p.time_per_epoch_s;
+    }
+    const double n = static_cast<double>(trace->power.size());
+    outcome.energy_j = first_energy_j / n + (epochs - 1) * point->energy_per_epoch_j();
+    outcome.time_s = first_time_s / n + (epochs - 1) * point->time_per_epoch_s;
+  } else {
+    outcome.energy_j = epochs * point->energy_per_epoch_j();
+    outcome.time_s = epochs * point->time_per_epoch_s;
+  }
+  outcome.cost = ZeusCost(outcome.energy_j, outcome.time_s, eta, workload.max_power_w);
+  return outcome;
+}
+
+StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, Policy& policy,
+                                                      const SimulationOptions& options) {
+  ZEUS_RETURN_IF_ERROR(options.Validate());
+  const int recurrences =
+      options.num_recurrences > 0 ? options.num_recurrences : DefaultRecurrences(workload);
+  // The run sampler's stream is kept apart from the policy's (same seed).
+  Rng rng(options.seed ^ 0x5851f42d4c957f2dULL);
+  std::vector<RunRecord> runs;
+  runs.reserve(static_cast<size_t>(recurrences) + 8);
+  for (int recurrence = 0; recurrence < recurrences; ++recurrence) {
+    for (int attempt = 0; attempt < options.max_tries; ++attempt) {
+      const RunPlan plan = policy.Next();
+      const RunOutcome outcome = ExecuteRun(workload, plan, options.eta, rng);
+      ZEUS_RETURN_IF_ERROR(policy.Observe(plan, outcome));
+      if (outcome.ran) {
+        runs.push_back({recurrence, plan.batch_size, plan.power_limit_w, outcome.energy_j,
+                        outcome.time_s, outcome.reached, outcome.cost});
+      }
+      if (outcome.reached) break;
+    }
+  }
+  return runs;
+}
+
+std::optional<ExpectedRun> Expected(const Workload& workload, int batch_size, int power_limit_w,
+                                    double eta) {
+  const BatchSizeTrace* trace = workload.Find(batch_size);
+  if (trace == nullptr) return std::nullopt;
+  const PowerPoint* point = trace->At(power_limit_w);
+  if (point == nullptr) return std::nullopt;
+  double sum = 0.0;
+  int reached = 0;
+  for (const std::optional<double>& epoch : trace->target_epochs) {
+    if (!epoch.has_value()) continue;
+    sum += *epoch;
+    ++reached;
+  }
+  if (reached == 0) return std::nullopt;
+  const double epochs = sum / reached;
+  ExpectedRun run;
+  run.batch_size = batch_size;
+  run.power_limit_w = power_limit_w;
+  run.energy_j = epochs * point->energy_per_epoch_j();
+  run.time_s = epochs * point->time_per_epoch_s;
+  run.cost = ZeusCost(run.energy_j, run.time_s, eta, workload.max_power_w);
+  return run;
+}
+
+StatusOr<ExpectedRun> DefaultRun(const Workload& workload, double eta) {
+  const BatchSizeTrace* trace = workload.Find(workload.default_batch_size);
+  if (trace == nullptr) {
+    return FailedPreconditionError(workload.job.dataset + ": default batch size " +
+                                   std::to_string(workload.default_batch_size) +
+                                   " is not in the traces");
+  }
+  std::optional<ExpectedRun> run =
+      Expected(workload, workload.default_batch_size, trace->max_power_limit_w(), eta);
+  if (!run.has_value()) {
+    return FailedPreconditionError(workload.job.dataset + ": no seed run of default batch size " +
+                                   std::to_string(workload.default_batch_size) +
+                                   " reaches the target");
+  }
+  return *run;
+}
+
+StatusOr<ExpectedRun> OracleRun(const Workload& workload, double eta) {
+  std::optional<ExpectedRun> best_always;
+  std::optional<ExpectedRun> best_any;
+  for (const BatchSizeTrace& trace : workload.batch_sizes) {
+    const bool always = std::all_of(trace.target_epochs.begin(), trace.target_epochs.end(),
+                                    [](const std::optional<double>& e) { return e.has_value(); });
+    for (const PowerPoint& point : trace.power) {
+      std::optional<ExpectedRun> run =
+          Expected(workload, trace.batch_size, point.power_limit_w, eta);
+      if (!run.has_value()) continue;
+      if (!best_any.has_value() || run->cost < best_any->cost) best_any = run;
+      if (always && (!best_always.has_value() || run->cost < best_always->cost)) {
+        best_always = run;
+      }
+    }
+  }
+  if (best_always.has_value()) return *best_always;
+  if (best_any.has_value()) return *best_any;
+  return FailedPreconditionError(workload.job.dataset + ": no batch size reaches the target");
+}
+
+namespace {
+
+// The most frequent value; the smallest on ties. REQUIRES: !values.empty().
+int Mode(const std::vector<int>& values) {
+  std::map<int, int> counts;
+  for (int v : values) ++counts[v];
+  int best = values.front();
+  int best_count = 0;
+  for (const auto& [value, count] : counts) {
+    if (count > best_count) {
+      best = value;
+      best_count = count;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+StatusOr<SimulationSummary> Summarize(const Workload& workload, const std::vector<RunRecord>& runs,
+                                      int num_recurrences, double eta) {
+  if (num_recurrences <= 0 || runs.empty()) {
+    return InvalidArgumentError("summary: no runs to summarise");
+  }
+  SimulationSummary summary;
+  ZEUS_ASSIGN_OR_RETURN(summary.default_run, DefaultRun(workload, eta));
+  ZEUS_ASSIGN_OR_RETURN(summary.oracle_run, OracleRun(workload, eta));
+  summary.num_recurrences = num_recurrences;
+  summary.num_runs = static_cast<int>(runs.size());
+  double last10_energy_j = 0.0;
+  double last10_time_s = 0.0;
+  const int last10_start = std::max(0, num_recurrences - 10);
+  for (const RunRecord& run : runs) {
+    summary.energy_j += run.energy_j;
+    summary.time_s += run.time_s;
+    summary.cost += run.cost;
+    if (run.recurrence >= last10_start) {
+      last10_energy_j += run.energy_j;
+      last10_time_s += run.time_s;
+    }
+  }
+  const double n = num_recurrences;
+  const double last_n = num_recurrences - last10_start;
+  summary.cost_ratio = summary.cost / (n * summary.default_run.cost);
+  summary.energy_ratio = summary.energy_j / (n * summary.default_run.energy_j);
+  summary.time_ratio = summary.time_s / (n * summary.default_run.time_s);
+  summary.last10_energy_ratio = last10_energy_j / (last_n * summary.default_run.energy_j);
+  summary.last10_time_ratio = last10_time_s / (last_n * summary.default_run.time_s);
+  summary.regret = (summary.cost - n * summary.oracle_run.cost) / (n * summary.oracle_run.cost);
+  std::vector<int> sizes;
+  std::vector<int> limits;
+  for (size_t i = runs.size() > 20 ? runs.size() - 20 : 0; i < runs.size(); ++i) {
+    sizes.push_back(runs[i].batch_size);
+    limits.push_back(runs[i].power_limit_w);
+  }
+  summary.final_batch_size = Mode(sizes);
+  summary.final_power_limit_w = Mode(limits);
+  return summary;
+}
+
+}  // namespace zeus

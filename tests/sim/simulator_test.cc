@@ -1,0 +1,186 @@
+#include "zeus/sim/simulator.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+// A toy workload: 32 is cheap and always reaches the target in 4 epochs,
+// 64 (default) in 3, 128 never. Max power 200 W.
+Workload ToyWorkload() {
+  Workload w;
+  w.gpu = "toy";
+  w.job = {"toy", "net", "sgd", 0.5, 10, 64};
+  w.default_batch_size = 64;
+  w.max_power_w = 200;
+  w.power_limits_w = {100, 200};
+  w.batch_sizes = {
+      {32, {{100, 10, 80}, {200, 8, 120}}, {4.0, 4.0}},
+      {64, {{100, 6.5, 95}, {200, 6, 180}}, {3.0, 3.0}},
+      {128, {{100, 5, 99}, {200, 4, 190}}, {std::nullopt, std::nullopt}},
+  };
+  return w;
+}
+
+TEST(SimulatorTest, ExecuteRunComputesEnergyFromEpochs) {
+  const Workload w = ToyWorkload();
+  Rng rng(1);
+  RunPlan plan{1, 64, 200, false, std::nullopt};
+  RunOutcome outcome = ExecuteRun(w, plan, 0.5, rng);
+  EXPECT_TRUE(outcome.reached);
+  EXPECT_DOUBLE_EQ(outcome.time_s, 3 * 6);
+  EXPECT_DOUBLE_EQ(outcome.energy_j, 3 * 6 * 180);
+  EXPECT_DOUBLE_EQ(outcome.cost, ZeusCost(3 * 6 * 180, 18, 0.5, 200));
+}
+
+TEST(SimulatorTest, ProfilingSpreadsTheFirstEpochOverAllLimits) {
+  const Workload w = ToyWorkload();
+  Rng rng(1);
+  RunPlan plan{1, 64, 100, true, std::nullopt};
+  const RunOutcome outcome = ExecuteRun(w, plan, 0.5, rng);
+  EXPECT_DOUBLE_EQ(outcome.time_s, (6.5 + 6) / 2.0 + 2 * 6.5);
+  EXPECT_DOUBLE_EQ(outcome.energy_j, (6.5 * 95 + 6 * 180) / 2.0 + 2 * 6.5 * 95);
+}
+
+TEST(SimulatorTest, CostLimitStopsBeforeTheEpochThatWouldPassIt) {
+  const Workload w = ToyWorkload();
+  Rng rng(1);
+  // Per-epoch cost of 128 at 200 W: 0.5 * 4 * 190 + 0.5 * 200 * 4 = 780.
+  RunPlan plan{1, 128, 200, false, 780.0 * 2.5};
+  RunOutcome outcome = ExecuteRun(w, plan, 0.5, rng);
+  EXPECT_FALSE(outcome.reached);
+  EXPECT_TRUE(outcome.ran);
+  EXPECT_DOUBLE_EQ(outcome.time_s, 2 * 4);
+  plan.cost_limit = 700.0;
+  outcome = ExecuteRun(w, plan, 0.5, rng);
+  EXPECT_FALSE(outcome.ran);
+  EXPECT_EQ(outcome.energy_j, 0.0);
+  // Without a limit a failing run trains max_epochs.
+  plan.cost_limit.reset();
+  outcome = ExecuteRun(w, plan, 0.5, rng);
+  EXPECT_DOUBLE_EQ(outcome.time_s, 10 * 4);
+}
+
+TEST(SimulatorTest, DefaultAndOracleAreExact) {
+  const Workload w = ToyWorkload();
+  ZEUS_ASSERT_OK_AND_ASSIGN(ExpectedRun d, DefaultRun(w, 0.5));
+  EXPECT_EQ(d.batch_size, 64);
+  EXPECT_EQ(d.power_limit_w, 200);
+  EXPECT_DOUBLE_EQ(d.cost, 0.5 * 3 * 6 * 180 + 0.5 * 200 * 18);
+  ZEUS_ASSERT_OK_AND_ASSIGN(ExpectedRun o, OracleRun(w, 0.5));
+  // Candidates: 32@100: 0.5*3200+0.5*200*40 = 5600; 32@200: 0.5*3840+0.5*200*32 = 5120;
+  // 64@100: 0.5*1852.5+0.5*200*19.5 = 2876.25; 64@200: 3420.
+  EXPECT_EQ(o.batch_size, 64);
+  EXPECT_EQ(o.power_limit_w, 100);
+  EXPECT_DOUBLE_EQ(o.cost, 2876.25);
+}
+
+TEST(SimulatorTest, PolicyRegistryKnowsEveryPolicyAndRejectsOthers) {
+  const Workload w = ToyWorkload();
+  PolicyContext context;
+  context.workload = &w;
+  for (const std::string& name : PolicyNames()) {
+    ZEUS_EXPECT_OK(MakePolicy(name, context).status());
+  }
+  EXPECT_EQ(PolicyNames().size(), 6u);
+  const Status status = MakePolicy("magic", context).status();
+  EXPECT_EQ(status.code(), StatusCode::kNotFound);
+  EXPECT_NE(status.message().find("grid-search"), std::string::npos);
+}
+
+StatusOr<std::vector<RunRecord>> Simulate(const Workload& w, const std::string& policy_name,
+                                          uint64_t seed, int recurrences = 0) {
+  PolicyContext context;
+  context.workload = &w;
+  context.seed = seed;
+  ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(policy_name, context));
+  SimulationOptions options;
+  options.seed = seed;
+  options.num_recurrences = recurrences;
+  return SimulateRecurringJob(w, *policy, options);
+}
+
+TEST(SimulatorTest, FixedPoliciesRunTheirConfiguration) {
+  const Workload w = ToyWorkload();
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> runs, Simulate(w, "default", 1));
+  ASSERT_EQ(runs.size(), static_cast<size_t>(DefaultRecurrences(w)));
+  EXPECT_EQ(DefaultRecurrences(w), 12);
+  for (const RunRecord& run : runs) {
+    EXPECT_EQ(run.batch_size, 64);
+    EXPECT_EQ(run.power_limit_w, 200);
+  }
+  ZEUS_ASSERT_OK_AND_ASSIGN(SimulationSummary summary, Summarize(w, runs, 12, 0.5));
+  EXPECT_DOUBLE_EQ(summary.cost_ratio, 1.0);
+  ZEUS_ASSERT_OK_AND_ASSIGN(runs, Simulate(w, "oracle", 1));
+  ZEUS_ASSERT_OK_AND_ASSIGN(summary, Summarize(w, runs, 12, 0.5));
+  EXPECT_NEAR(summary.regret, 0.0, 1e-12);
+  EXPECT_EQ(summary.final_batch_size, 64);
+  EXPECT_EQ(summary.final_power_limit_w, 100);
+}
+
+TEST(SimulatorTest, PowerLimitOnlyProfilesOnceThenPinsTheCheapestLimit) {
+  const Workload w = ToyWorkload();
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> runs, Simulate(w, "power-limit-only", 1));
+  // 64: epoch cost at 100 W: (0.5*95+100)*6.5 = 958.75; at 200 W: (0.5*180+100)*6 = 1140.
+  for (const RunRecord& run : runs) EXPECT_EQ(run.power_limit_w, 100);
+  EXPECT_DOUBLE_EQ(runs[0].time_s, (6.5 + 6) / 2.0 + 2 * 6.5);
+  EXPECT_DOUBLE_EQ(runs[1].time_s, 3 * 6.5);
+}
+
+TEST(SimulatorTest, GridSearchTriesEveryConfigurationThenKeepsTheBest) {
+  const Workload w = ToyWorkload();
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> runs, Simulate(w, "grid-search", 1, 10));
+  std::set<std::pair<int, int>> tried;
+  for (size_t i = 0; i < 6; ++i) tried.insert({runs[i].batch_size, runs[i].power_limit_w});
+  EXPECT_EQ(tried.size(), 6u);
+  EXPECT_EQ(runs.back().batch_size, 64);
+  EXPECT_EQ(runs.back().power_limit_w, 100);
+  // 128 never reaches: its tries are retried within the same recurrence.
+  EXPECT_EQ(runs[4].recurrence, runs[5].recurrence);
+}
+
+TEST(SimulatorTest, ZeusPrunesTheFailingSizeAndIsDeterministic) {
+  const Workload w = ToyWorkload();
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> a, Simulate(w, "zeus", 3, 40));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> b, Simulate(w, "zeus", 3, 40));
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].batch_size, b[i].batch_size);
+    EXPECT_EQ(a[i].energy_j, b[i].energy_j);
+  }
+  // Exploration order: 64, 32 (down), 128 (up, fails and is early-stopped,
+  // retried in the same recurrence), then round 2 over {32, 64}.
+  EXPECT_EQ(a[0].batch_size, 64);
+  EXPECT_EQ(a[1].batch_size, 32);
+  EXPECT_EQ(a[2].batch_size, 128);
+  EXPECT_FALSE(a[2].reached);
+  EXPECT_EQ(a[3].recurrence, a[2].recurrence);
+  int count128 = 0;
+  for (const RunRecord& run : a) count128 += run.batch_size == 128;
+  EXPECT_EQ(count128, 1);
+  EXPECT_EQ(a.back().batch_size, 64);
+  EXPECT_EQ(a.back().recurrence, 39);
+}
+
+TEST(SimulatorTest, OptionsAreValidated) {
+  SimulationOptions options;
+  options.eta = 1.5;
+  EXPECT_NE(options.Validate().message().find("'eta'"), std::string::npos);
+  options = SimulationOptions();
+  options.beta = -1.0;
+  EXPECT_NE(options.Validate().message().find("'beta'"), std::string::npos);
+  options = SimulationOptions();
+  options.max_tries = 0;
+  EXPECT_NE(options.Validate().message().find("'max_tries'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zeus
