@@ -256,7 +256,7 @@ Status PowerLimitOptimizer::MaybeEndMeasuring() {
     return m.status().WithContext(kLog);
   }
   StretchTotals totals;
-  for (double e : m->gpu_energy_j) totals.energy_j += e;
+  totals.energy_j = m->TotalGpuEnergyJ();
   totals.time_s = m->time_s;
   totals.num_gpus = static_cast<int>(gpus_.size());
   if (options_.all_reduce) {
