@@ -1,0 +1,327 @@
+// A fake libnvml for the tests of the real loader. It exports NVML-named C
+// functions whose behaviour the environment variables of fake_nvml_config.h
+// drive; compile definitions choose which symbols exist:
+//   FAKE_NVML_V2          export the _v2 entry points.
+//   FAKE_NVML_MODERN      export nvmlErrorString, nvmlDeviceGetArchitecture,
+//                         nvmlDeviceGetTotalEnergyConsumption and versions.
+//   FAKE_NVML_POWER_USAGE export nvmlDeviceGetPowerUsage.
+// Not NVIDIA code: written from the documented API.
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tests/device/fake_nvml/fake_nvml_config.h"
+
+namespace {
+
+namespace cfg = zeus::testing::fake_nvml;
+
+typedef int nvmlReturn_t;
+constexpr nvmlReturn_t kSuccess = 0;
+constexpr nvmlReturn_t kUninitialized = 1;
+constexpr nvmlReturn_t kInvalidArgument = 2;
+constexpr nvmlReturn_t kInsufficientSize = 7;
+constexpr nvmlReturn_t kGpuIsLost = 15;
+
+struct FakeDevice {
+  std::string name;
+  std::string uuid;
+  unsigned int architecture = 9;
+  unsigned int limit_mw = cfg::kDefaultLimitMw;
+  int persistence = 0;
+  unsigned long long energy_mj = 1'000'000;  // NOLINT(runtime/int): NVML's type.
+};
+
+// The fake's state: a test double, so process-global by nature.
+struct State {
+  std::mutex mu;
+  int init_count = 0;
+  std::vector<FakeDevice> devices;
+  nvmlReturn_t energy_rc = kSuccess;
+  nvmlReturn_t set_rc = kSuccess;
+  long long lost_after_reads = -1;  // NOLINT(runtime/int)
+  long long reads = 0;              // NOLINT(runtime/int)
+  unsigned int power_mw = 150'000;
+  unsigned long long energy_step_mj = 1000;  // NOLINT(runtime/int)
+};
+
+State& S() {
+  static State* state = new State();
+  return *state;
+}
+
+long long EnvInt(const char* name, long long fallback) {  // NOLINT(runtime/int)
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::atoll(value) : fallback;
+}
+
+std::vector<std::string> EnvList(const char* name) {
+  std::vector<std::string> items;
+  const char* value = std::getenv(name);
+  if (value == nullptr) return items;
+  std::string s(value);
+  size_t start = 0;
+  while (true) {
+    size_t comma = s.find(',', start);
+    items.push_back(
+        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+void Log(const char* line) {
+  const char* path = std::getenv(cfg::kLog);
+  if (path == nullptr) return;
+  if (FILE* f = std::fopen(path, "a")) {
+    std::fprintf(f, "%s\n", line);
+    std::fclose(f);
+  }
+}
+
+// REQUIRES: S().mu held.
+void Configure() {
+  State& s = S();
+  s.devices.clear();
+  long long count = EnvInt(cfg::kGpus, 2);  // NOLINT(runtime/int)
+  std::vector<std::string> names = EnvList(cfg::kNames);
+  std::vector<std::string> archs = EnvList(cfg::kArchitectures);
+  for (long long i = 0; i < count; ++i) {  // NOLINT(runtime/int)
+    FakeDevice d;
+    size_t k = static_cast<size_t>(i);
+    d.name = k < names.size() ? names[k] : "Fake H100 " + std::to_string(i);
+    char uuid[96];
+    std::snprintf(uuid, sizeof(uuid), "%s%012llx", cfg::kUuidPrefix,
+                  static_cast<unsigned long long>(i));  // NOLINT(runtime/int)
+    d.uuid = uuid;
+    d.architecture = k < archs.size() ? static_cast<unsigned int>(std::atoi(archs[k].c_str())) : 9;
+    s.devices.push_back(d);
+  }
+  s.energy_rc = static_cast<nvmlReturn_t>(EnvInt(cfg::kEnergyRc, kSuccess));
+  s.set_rc = static_cast<nvmlReturn_t>(EnvInt(cfg::kSetRc, kSuccess));
+  s.lost_after_reads = EnvInt(cfg::kLostAfterReads, -1);
+  s.reads = 0;
+  s.power_mw = static_cast<unsigned int>(EnvInt(cfg::kPowerMw, 150'000));
+  s.energy_step_mj = static_cast<unsigned long long>(  // NOLINT(runtime/int)
+      EnvInt(cfg::kEnergyStepMj, 1000));
+}
+
+// Looks up a handle; the handle is the device index plus one.
+// REQUIRES: S().mu held.
+nvmlReturn_t Device(void* handle, FakeDevice** out) {
+  State& s = S();
+  if (s.init_count == 0) return kUninitialized;
+  size_t index = reinterpret_cast<size_t>(handle);
+  if (index == 0 || index > s.devices.size()) return kInvalidArgument;
+  if (s.lost_after_reads >= 0 && s.reads >= s.lost_after_reads) return kGpuIsLost;
+  *out = &s.devices[index - 1];
+  return kSuccess;
+}
+
+nvmlReturn_t CopyString(const std::string& value, char* buffer, unsigned int length) {
+  if (buffer == nullptr) return kInvalidArgument;
+  if (value.size() + 1 > length) return kInsufficientSize;
+  std::memcpy(buffer, value.c_str(), value.size() + 1);
+  return kSuccess;
+}
+
+nvmlReturn_t Init() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  nvmlReturn_t rc = static_cast<nvmlReturn_t>(EnvInt(cfg::kInitRc, kSuccess));
+  if (rc != kSuccess) return rc;
+  if (s.init_count++ == 0) Configure();
+  Log("init");
+  return kSuccess;
+}
+
+nvmlReturn_t GetCount(unsigned int* count) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) return kUninitialized;
+  if (count == nullptr) return kInvalidArgument;
+  *count = static_cast<unsigned int>(s.devices.size());
+  return kSuccess;
+}
+
+nvmlReturn_t GetHandleByIndex(unsigned int index, void** device) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) return kUninitialized;
+  if (device == nullptr || index >= s.devices.size()) return kInvalidArgument;
+  *device = reinterpret_cast<void*>(static_cast<size_t>(index) + 1);
+  return kSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+#define FAKE_NVML_EXPORT __attribute__((visibility("default")))
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlInit() { return Init(); }
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int* count) { return GetCount(count); }
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, void** device) {
+  return GetHandleByIndex(index, device);
+}
+#ifdef FAKE_NVML_V2
+FAKE_NVML_EXPORT nvmlReturn_t nvmlInit_v2() { return Init(); }
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) { return GetCount(count); }
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
+  return GetHandleByIndex(index, device);
+}
+#endif
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlShutdown() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) return kUninitialized;
+  --s.init_count;
+  Log("shutdown");
+  return kSuccess;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(void* handle, char* buffer, unsigned int length) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  return CopyString(d->name, buffer, length);
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(void* handle, char* buffer, unsigned int length) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  return CopyString(d->uuid, buffer, length);
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(void* handle,
+                                                                           unsigned int* min_mw,
+                                                                           unsigned int* max_mw) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  *min_mw = cfg::kMinLimitMw;
+  *max_mw = cfg::kMaxLimitMw;
+  return kSuccess;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(void* handle,
+                                                                       unsigned int* limit_mw) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  *limit_mw = cfg::kDefaultLimitMw;
+  return kSuccess;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(void* handle,
+                                                                unsigned int* limit_mw) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  *limit_mw = d->limit_mw;
+  return kSuccess;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(void* handle,
+                                                              unsigned int* limit_mw) {
+  return nvmlDeviceGetPowerManagementLimit(handle, limit_mw);
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(void* handle,
+                                                                unsigned int limit_mw) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  if (s.set_rc != kSuccess) return s.set_rc;
+  if (limit_mw < cfg::kMinLimitMw || limit_mw > cfg::kMaxLimitMw) return kInvalidArgument;
+  d->limit_mw = limit_mw;
+  return kSuccess;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(void* handle, int* mode) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  *mode = d->persistence;
+  return kSuccess;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPersistenceMode(void* handle, int mode) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  if (s.set_rc != kSuccess) return s.set_rc;
+  d->persistence = mode;
+  return kSuccess;
+}
+
+#ifdef FAKE_NVML_POWER_USAGE
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(void* handle, unsigned int* power_mw) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  ++s.reads;
+  *power_mw = s.power_mw;
+  return kSuccess;
+}
+#endif
+
+#ifdef FAKE_NVML_MODERN
+FAKE_NVML_EXPORT const char* nvmlErrorString(nvmlReturn_t rc) {
+  switch (rc) {
+    case 0:
+      return "Success";
+    case 3:
+      return "Not Supported";
+    case 4:
+      return "Insufficient Permissions";
+    case 9:
+      return "Driver Not Loaded";
+    case 15:
+      return "GPU is lost";
+    default:
+      return "Unknown Error";
+  }
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* buffer, unsigned int length) {
+  return CopyString(cfg::kDriverVersion, buffer, length);
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char* buffer, unsigned int length) {
+  return CopyString(cfg::kNvmlVersion, buffer, length);
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(void* handle, unsigned int* arch) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  *arch = d->architecture;
+  return kSuccess;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(
+    void* handle, unsigned long long* energy_mj) {  // NOLINT(runtime/int)
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  if (s.energy_rc != kSuccess) return s.energy_rc;
+  ++s.reads;
+  d->energy_mj += s.energy_step_mj;
+  *energy_mj = d->energy_mj;
+  return kSuccess;
+}
+#endif
+
+}  // extern "C"

@@ -1,0 +1,51 @@
+// The knobs of the fake libnvml built by the tests (fake_nvml.cc). Each is an
+// environment variable read when NVML is initialised (nvmlInit with no other
+// initialisation outstanding), so a test sets them before OpenGpus.
+//
+// Variants (CMake targets, paths passed to tests as compile definitions):
+//   fake_nvml_full     every symbol Zeus uses, versioned ones included.
+//   fake_nvml_v1       nvmlInit/nvmlDeviceGetCount/nvmlDeviceGetHandleByIndex
+//                      only (no _v2), and no nvmlErrorString,
+//                      nvmlDeviceGetArchitecture, energy counter or versions.
+//   fake_nvml_no_power like full but without nvmlDeviceGetPowerUsage
+//                      (a required symbol).
+
+#ifndef ZEUS_TESTS_DEVICE_FAKE_NVML_FAKE_NVML_CONFIG_H_
+#define ZEUS_TESTS_DEVICE_FAKE_NVML_FAKE_NVML_CONFIG_H_
+
+namespace zeus::testing::fake_nvml {
+
+// Number of GPUs. Default: 2.
+inline constexpr char kGpus[] = "FAKE_NVML_GPUS";
+// Comma-separated names, one per GPU. Default: "Fake H100 <i>".
+inline constexpr char kNames[] = "FAKE_NVML_NAMES";
+// Comma-separated nvmlDeviceGetArchitecture codes. Default: 9 (Hopper).
+inline constexpr char kArchitectures[] = "FAKE_NVML_ARCHITECTURES";
+// nvmlReturn_t of nvmlInit. Default: 0.
+inline constexpr char kInitRc[] = "FAKE_NVML_INIT_RC";
+// nvmlReturn_t of every nvmlDeviceGetTotalEnergyConsumption. Default: 0.
+inline constexpr char kEnergyRc[] = "FAKE_NVML_ENERGY_RC";
+// nvmlReturn_t of every set call (power limit, persistence). Default: 0.
+inline constexpr char kSetRc[] = "FAKE_NVML_SET_RC";
+// After this many successful energy/power reads (all GPUs together), every
+// device call returns NVML_ERROR_GPU_IS_LOST. Default: never.
+inline constexpr char kLostAfterReads[] = "FAKE_NVML_LOST_AFTER_READS";
+// Instant power in mW. Default: 150000.
+inline constexpr char kPowerMw[] = "FAKE_NVML_POWER_MW";
+// Energy counter increment per read, in mJ. Default: 1000 (from 1e6 mJ).
+inline constexpr char kEnergyStepMj[] = "FAKE_NVML_ENERGY_STEP_MJ";
+// When set, "init" and "shutdown" lines are appended to this file.
+inline constexpr char kLog[] = "FAKE_NVML_LOG";
+
+// Fixed values the fake reports.
+inline constexpr unsigned int kMinLimitMw = 100'000;
+inline constexpr unsigned int kMaxLimitMw = 700'000;
+inline constexpr unsigned int kDefaultLimitMw = 700'000;
+inline constexpr char kDriverVersion[] = "999.88.77";
+inline constexpr char kNvmlVersion[] = "12.999.88.77";
+// The UUID of fake GPU i is kUuidPrefix followed by i in 12 hex digits.
+inline constexpr char kUuidPrefix[] = "GPU-fa4e0000-1111-2222-3333-";
+
+}  // namespace zeus::testing::fake_nvml
+
+#endif  // ZEUS_TESTS_DEVICE_FAKE_NVML_FAKE_NVML_CONFIG_H_

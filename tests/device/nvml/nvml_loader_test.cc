@@ -1,0 +1,268 @@
+// The real NVML loader against the fake libnvml variants (fake_nvml/).
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "zeus/device/devices.h"
+#include "zeus/util/file.h"
+
+#include "src/device/nvml/nvml_library.h"
+#include "tests/device/fake_nvml/fake_nvml_config.h"
+#include "tests/device/scoped_env.h"
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+namespace fake = testing::fake_nvml;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Clears every knob of the fake (and the variables the loader reads) so each
+// test starts from the fake's defaults.
+class NvmlLoaderTest : public ::testing::Test {
+ protected:
+  NvmlLoaderTest() {
+    for (const char* name :
+         {fake::kGpus, fake::kNames, fake::kArchitectures, fake::kInitRc, fake::kEnergyRc,
+          fake::kSetRc, fake::kLostAfterReads, fake::kPowerMw, fake::kEnergyStepMj, fake::kLog,
+          "ZEUS_NVML_LIBRARY", "ZEUS_DRY_RUN", "CUDA_VISIBLE_DEVICES"}) {
+      env_.Unset(name);
+    }
+  }
+
+  static GpuOptions Library(const char* path) {
+    GpuOptions options;
+    options.nvml_library = path;
+    return options;
+  }
+
+  testing::ScopedEnv env_;
+};
+
+TEST_F(NvmlLoaderTest, MissingLibraryIsUnavailableAndNamesThePath) {
+  auto gpus = OpenGpus(Library("/nonexistent/libnvidia-ml.so.1"));
+  ASSERT_FALSE(gpus.ok());
+  EXPECT_EQ(gpus.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(gpus.status().message(), HasSubstr("/nonexistent/libnvidia-ml.so.1"));
+  EXPECT_FALSE(GetNvmlVersions(Library("/nonexistent/libnvidia-ml.so.1")).ok());
+}
+
+TEST_F(NvmlLoaderTest, ZeusNvmlLibraryOverridesThePath) {
+  env_.Set("ZEUS_NVML_LIBRARY", FAKE_NVML_FULL);
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus());
+  EXPECT_EQ(gpus.size(), 2u);
+  ZEUS_ASSERT_OK_AND_ASSIGN(NvmlVersions versions, GetNvmlVersions());
+  EXPECT_EQ(versions.driver, fake::kDriverVersion);
+  EXPECT_EQ(versions.nvml, fake::kNvmlVersion);
+
+  env_.Set("ZEUS_NVML_LIBRARY", "/nonexistent/libfake.so");
+  auto missing = OpenGpus();
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("/nonexistent/libfake.so"));
+}
+
+TEST_F(NvmlLoaderTest, ReadsEveryPropertyThroughTheFullLibrary) {
+  env_.Set(fake::kNames, "NVIDIA H100 80GB HBM3,Tesla V100-SXM2-32GB");
+  env_.Set(fake::kArchitectures, "9,5");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ASSERT_EQ(gpus.size(), 2u);
+  Gpu& h100 = *gpus[0];
+  EXPECT_EQ(h100.index(), 0);
+  EXPECT_EQ(h100.Name().value(), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(h100.Architecture().value(), "Hopper");
+  EXPECT_EQ(gpus[1]->Name().value(), "Tesla V100-SXM2-32GB");
+  EXPECT_EQ(gpus[1]->Architecture().value(), "Volta");
+  EXPECT_EQ(h100.Uuid().value(), std::string(fake::kUuidPrefix) + "000000000000");
+  ZEUS_ASSERT_OK_AND_ASSIGN(PowerLimitConstraints c, h100.PowerLimitConstraintsMw());
+  EXPECT_EQ(c.min_mw, fake::kMinLimitMw);
+  EXPECT_EQ(c.max_mw, fake::kMaxLimitMw);
+  EXPECT_EQ(h100.DefaultPowerLimitMw().value(), fake::kDefaultLimitMw);
+  EXPECT_EQ(h100.PowerLimitMw().value(), fake::kDefaultLimitMw);
+  EXPECT_EQ(h100.EnforcedPowerLimitMw().value(), fake::kDefaultLimitMw);
+  EXPECT_EQ(h100.PersistenceMode().value(), false);
+  EXPECT_EQ(h100.PowerMw().value(), 150'000u);
+  ZEUS_ASSERT_OK_AND_ASSIGN(uint64_t e1, h100.TotalEnergyMj());
+  ZEUS_ASSERT_OK_AND_ASSIGN(uint64_t e2, h100.TotalEnergyMj());
+  EXPECT_EQ(e2 - e1, 1000u);
+}
+
+TEST_F(NvmlLoaderTest, PrefersVersionedSymbols) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto library, nvml::NvmlLibrary::Open({FAKE_NVML_FULL}));
+  EXPECT_EQ(library->ResolvedName("nvmlInit"), "nvmlInit_v2");
+  EXPECT_EQ(library->ResolvedName("nvmlDeviceGetCount"), "nvmlDeviceGetCount_v2");
+  EXPECT_EQ(library->ResolvedName("nvmlDeviceGetHandleByIndex"), "nvmlDeviceGetHandleByIndex_v2");
+}
+
+TEST_F(NvmlLoaderTest, FallsBackToV1SymbolsAndTreatsMissingOptionalsAsUnsupported) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto library, nvml::NvmlLibrary::Open({FAKE_NVML_V1}));
+  EXPECT_EQ(library->ResolvedName("nvmlInit"), "nvmlInit");
+  EXPECT_EQ(library->ResolvedName("nvmlDeviceGetCount"), "nvmlDeviceGetCount");
+  EXPECT_EQ(library->ResolvedName("nvmlErrorString"), "");
+  EXPECT_EQ(library->functions().error_string, nullptr);
+
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_V1)));
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[1]->Name().value(), "Fake H100 1");
+  EXPECT_EQ(gpus[1]->PowerMw().value(), 150'000u);
+  auto energy = gpus[1]->TotalEnergyMj();
+  EXPECT_EQ(energy.status().code(), StatusCode::kNotSupported);
+  EXPECT_THAT(energy.status().message(), HasSubstr("nvmlDeviceGetTotalEnergyConsumption"));
+  EXPECT_EQ(gpus[1]->Architecture().status().code(), StatusCode::kNotSupported);
+  EXPECT_EQ(GetNvmlVersions(Library(FAKE_NVML_V1)).status().code(), StatusCode::kNotSupported);
+}
+
+TEST_F(NvmlLoaderTest, MissingRequiredSymbolIsUnavailableAndNamed) {
+  auto gpus = OpenGpus(Library(FAKE_NVML_NO_POWER));
+  ASSERT_FALSE(gpus.ok());
+  EXPECT_EQ(gpus.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(gpus.status().message(), HasSubstr("nvmlDeviceGetPowerUsage"));
+  EXPECT_THAT(gpus.status().message(), HasSubstr(FAKE_NVML_NO_POWER));
+}
+
+TEST_F(NvmlLoaderTest, InitFailureCarriesNvmlMessage) {
+  env_.Set(fake::kInitRc, "9");  // NVML_ERROR_DRIVER_NOT_LOADED
+  auto gpus = OpenGpus(Library(FAKE_NVML_FULL));
+  ASSERT_FALSE(gpus.ok());
+  EXPECT_EQ(gpus.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(gpus.status().message(),
+              HasSubstr("nvmlInit_v2: Driver Not Loaded (NVML_ERROR_DRIVER_NOT_LOADED, 9)"));
+}
+
+TEST_F(NvmlLoaderTest, ShutsDownAndUnloadsWhenTheLastGpuGoes) {
+  testing::TempDir dir;
+  const std::string log = dir.File("nvml.log");
+  env_.Set(fake::kLog, log);
+  {
+    ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+    std::unique_ptr<Gpu> kept = std::move(gpus[1]);
+    gpus.clear();
+    // One GPU still holds the library: loaded and initialised.
+    void* handle = dlopen(FAKE_NVML_FULL, RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(handle, nullptr);
+    dlclose(handle);
+    EXPECT_EQ(kept->Name().value(), "Fake H100 1");
+    EXPECT_EQ(ReadFileToString(log).value(), "init\n");
+  }
+  EXPECT_EQ(ReadFileToString(log).value(), "init\nshutdown\n");
+  EXPECT_EQ(dlopen(FAKE_NVML_FULL, RTLD_NOW | RTLD_NOLOAD), nullptr);
+}
+
+TEST_F(NvmlLoaderTest, NoPermissionOnSetIsPermissionDenied) {
+  env_.Set(fake::kSetRc, "4");  // NVML_ERROR_NO_PERMISSION
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  Status status = gpus[0]->SetPowerLimitMw(300'000);
+  EXPECT_EQ(status.code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(status.message(), HasSubstr("GPU 0: nvmlDeviceSetPowerManagementLimit(300000 mW): "
+                                          "Insufficient Permissions (NVML_ERROR_NO_PERMISSION"));
+  EXPECT_THAT(status.message(), HasSubstr("ZEUS_DRY_RUN"));
+  EXPECT_EQ(gpus[0]->SetPersistenceMode(true).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(gpus[0]->PowerLimitMw().value(), fake::kDefaultLimitMw);
+}
+
+TEST_F(NvmlLoaderTest, SetsPowerLimitAndPersistence) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ZEUS_ASSERT_OK(gpus[1]->SetPowerLimitMw(250'000));
+  EXPECT_EQ(gpus[1]->PowerLimitMw().value(), 250'000u);
+  EXPECT_EQ(gpus[0]->PowerLimitMw().value(), fake::kDefaultLimitMw);
+  ZEUS_ASSERT_OK(gpus[1]->SetPersistenceMode(true));
+  EXPECT_TRUE(gpus[1]->PersistenceMode().value());
+  EXPECT_EQ(gpus[1]->SetPowerLimitMw(50'000).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(NvmlLoaderTest, DryRunLeavesTheDeviceUntouched) {
+  env_.Set("ZEUS_DRY_RUN", "1");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ZEUS_ASSERT_OK(gpus[0]->SetPowerLimitMw(250'000));
+  ZEUS_ASSERT_OK(gpus[0]->SetPersistenceMode(true));
+  EXPECT_EQ(gpus[0]->PowerLimitMw().value(), fake::kDefaultLimitMw);
+  EXPECT_FALSE(gpus[0]->PersistenceMode().value());
+  // A dry run still rejects what the device would reject.
+  EXPECT_EQ(gpus[0]->SetPowerLimitMw(50'000).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(NvmlLoaderTest, DryRunSucceedsWhereTheRealSetWouldBeRefused) {
+  env_.Set(fake::kSetRc, "4");
+  env_.Set("ZEUS_DRY_RUN", "yes");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ZEUS_EXPECT_OK(gpus[0]->SetPowerLimitMw(250'000));
+  env_.Set("ZEUS_DRY_RUN", "0");
+  EXPECT_EQ(gpus[0]->SetPowerLimitMw(250'000).code(), StatusCode::kPermissionDenied);
+}
+
+TEST_F(NvmlLoaderTest, EnergyNotSupportedIsReportedAsSuch) {
+  env_.Set(fake::kEnergyRc, "3");  // NVML_ERROR_NOT_SUPPORTED, as on pre-Volta GPUs.
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  auto energy = gpus[0]->TotalEnergyMj();
+  EXPECT_EQ(energy.status().code(), StatusCode::kNotSupported);
+  EXPECT_THAT(energy.status().message(),
+              HasSubstr("nvmlDeviceGetTotalEnergyConsumption: Not Supported"));
+  // Power, which callers integrate instead, still works.
+  EXPECT_EQ(gpus[0]->PowerMw().value(), 150'000u);
+}
+
+TEST_F(NvmlLoaderTest, GpuLostMidRunTurnsReadsUnavailable) {
+  env_.Set(fake::kLostAfterReads, "3");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ZEUS_EXPECT_OK(gpus[0]->TotalEnergyMj().status());
+  ZEUS_EXPECT_OK(gpus[0]->PowerMw().status());
+  ZEUS_EXPECT_OK(gpus[1]->TotalEnergyMj().status());
+  auto energy = gpus[0]->TotalEnergyMj();
+  EXPECT_EQ(energy.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(energy.status().message(), HasSubstr("GPU is lost (NVML_ERROR_GPU_IS_LOST, 15)"));
+  EXPECT_EQ(gpus[1]->PowerMw().status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(gpus[1]->Name().status().code(), StatusCode::kUnavailable);
+}
+
+TEST_F(NvmlLoaderTest, CudaVisibleDevicesReordersGpus) {
+  env_.Set(fake::kGpus, "4");
+  env_.Set(fake::kSetRc, "4");
+  env_.Set("CUDA_VISIBLE_DEVICES", "2,GPU-fa4e0000-1111-2222-3333-000000000000");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[0]->index(), 0);
+  EXPECT_EQ(gpus[0]->Name().value(), "Fake H100 2");
+  EXPECT_EQ(gpus[1]->index(), 1);
+  EXPECT_EQ(gpus[1]->Name().value(), "Fake H100 0");
+  // Errors name our index and NVML's.
+  EXPECT_THAT(gpus[0]->SetPowerLimitMw(200'000).message(), HasSubstr("GPU 0 (NVML index 2)"));
+}
+
+TEST_F(NvmlLoaderTest, CudaVisibleDevicesErrorsAndEmptyList) {
+  GpuOptions options = Library(FAKE_NVML_FULL);
+  options.cuda_visible_devices = "";
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto none, OpenGpus(options));
+  EXPECT_TRUE(none.empty());
+  options.cuda_visible_devices = "MIG-GPU-fa4e0000-1111-2222-3333-000000000000/1/0";
+  EXPECT_EQ(OpenGpus(options).status().code(), StatusCode::kInvalidArgument);
+  options.cuda_visible_devices = "5";
+  auto out_of_range = OpenGpus(options);
+  EXPECT_EQ(out_of_range.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(out_of_range.status().message(), HasSubstr("NVML sees 2 GPU(s)"));
+}
+
+TEST_F(NvmlLoaderTest, GpusAreUsableFromSeveralThreads) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&gpus, &failures, t] {
+      for (int i = 0; i < 200; ++i) {
+        if (!gpus[static_cast<size_t>(t % 2)]->TotalEnergyMj().ok()) ++failures;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
+}  // namespace zeus
