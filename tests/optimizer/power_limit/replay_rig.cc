@@ -43,7 +43,8 @@ Status ExactFakeMonitor::Cancel(std::string_view name) {
   return Status::Ok();
 }
 
-ReplayRig::ReplayRig(const RawProfile& raw, int steps_per_row, int original_limit_w)
+ReplayRig::ReplayRig(const RawProfile& raw, int steps_per_row, int original_limit_w,
+                     std::chrono::nanoseconds energy_update_period)
     : raw_(raw), steps_per_row_(steps_per_row) {
   int max_w = 0;
   int min_w = 1 << 30;
@@ -59,6 +60,7 @@ ReplayRig::ReplayRig(const RawProfile& raw, int steps_per_row, int original_limi
     o.constraints = {WToMw(min_w), WToMw(max_w)};
     o.default_power_limit_mw = WToMw(max_w);
     o.power_limit_mw = WToMw(original_limit_w);
+    o.energy_update_period = energy_update_period;
     o.power_w = [this, i](double, uint32_t limit_mw) {
       const RawProfileRow& row = Row(static_cast<int>(limit_mw / 1000));
       return row.gpu_energy_j[i] / row.time_s;

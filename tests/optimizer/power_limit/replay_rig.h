@@ -53,7 +53,9 @@ class ExactFakeMonitor final : public EnergyMonitor {
 class ReplayRig {
  public:
   // `original_limit_w`: the limit every GPU has before the optimizer.
-  ReplayRig(const RawProfile& raw, int steps_per_row, int original_limit_w = 300);
+  // `energy_update_period`: as FakeGpuOptions (zero: a continuous counter).
+  ReplayRig(const RawProfile& raw, int steps_per_row, int original_limit_w = 300,
+            std::chrono::nanoseconds energy_update_period = std::chrono::nanoseconds(0));
 
   std::vector<Gpu*> gpus() const;
   FakeGpu& gpu(size_t i) { return *gpus_[i]; }
