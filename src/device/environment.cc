@@ -147,8 +147,8 @@ void WriteEnvironmentText(const EnvironmentDescription& env, std::ostream& out) 
   }
 
   if (env.NothingToMeasure()) {
-    out << "Nothing to measure on this machine: no NVIDIA GPU through NVML and no CPU RAPL "
-           "zone. Zeus's simulator and fakes still work.\n";
+    out << "Nothing to measure on this machine: no usable NVIDIA GPU and no CPU RAPL zone. "
+           "Zeus's simulator and fakes still work.\n";
   }
 }
 
