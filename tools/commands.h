@@ -13,7 +13,9 @@
 
 namespace zeus::cli {
 
+void RegisterMonitorCommand(CLI::App& app, int* exit_code);
 void RegisterPowerLimitCommand(CLI::App& app, int* exit_code);
+void RegisterServeCommand(CLI::App& app, int* exit_code);
 void RegisterShowEnvCommand(CLI::App& app, int* exit_code);
 
 }  // namespace zeus::cli

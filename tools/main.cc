@@ -10,7 +10,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "zeus 0.1.0");
   int exit_code = 0;
+  zeus::cli::RegisterMonitorCommand(app, &exit_code);
   zeus::cli::RegisterPowerLimitCommand(app, &exit_code);
+  zeus::cli::RegisterServeCommand(app, &exit_code);
   zeus::cli::RegisterShowEnvCommand(app, &exit_code);
   try {
     app.parse(argc, argv);

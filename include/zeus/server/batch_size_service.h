@@ -1,0 +1,102 @@
+// The job logic of the batch-size optimizer server, below HTTP and above the
+// store: validation, trial hand-out, early stopping and the bandit's updates.
+//
+// Each call that changes a job runs in one write transaction that locks the
+// job row, loads the job's BatchSizeOptimizer state, applies the request and
+// stores the new state with the trial rows. So several threads or server
+// processes sharing one database see a job's requests one at a time, and a
+// process killed at any point leaves either the whole request or none of it.
+//
+// Errors: kInvalidArgument (bad request, names the field), kNotFound
+// (unknown job or trial), kAlreadyExists (conflicting job spec),
+// kUnavailable (database busy or unreachable), kInternal.
+//
+// Thread-safety: every method may be called concurrently.
+
+#ifndef ZEUS_SERVER_BATCH_SIZE_SERVICE_H_
+#define ZEUS_SERVER_BATCH_SIZE_SERVICE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/device/clock.h"
+#include "zeus/server/job_spec.h"
+#include "zeus/server/protocol.h"
+#include "zeus/server/store.h"
+#include "zeus/status.h"
+
+namespace zeus {
+
+struct BatchSizeServiceOptions {
+  // A dispatched trial with no report (or dispatch) for longer than this is
+  // failed by FailSilentTrials(). Must be > 0. Default: one day.
+  double silent_trial_timeout_s = 24 * 3600.0;
+};
+
+class BatchSizeService {
+ public:
+  // `store` and `clock` must outlive the service. The clock's WallTimeS()
+  // timestamps trials (shared by every server process using the store).
+  BatchSizeService(Store* store, Clock* clock, BatchSizeServiceOptions options = {});
+
+  struct Registration {
+    // True when the job was created, false when an identical job existed.
+    bool created = false;
+    // The spec with its job_id filled in.
+    JobSpec job;
+  };
+  // Registers `spec` (validated by ParseJobSpec). An empty job_id gets
+  // `<job_id_prefix>-<8 hex chars>`; a null mab_seed gets a random seed
+  // (kept in the optimizer state). kAlreadyExists when the job id exists
+  // with a different spec.
+  StatusOr<Registration> RegisterJob(JobSpec spec);
+
+  // Hands out the next trial of the job (exploration, concurrent or bandit).
+  StatusOr<TrialId> NextBatchSize(const std::string& job_id);
+
+  // Decides whether the trial stops: when the metric reaches the target,
+  // when the cost passes beta x the job's lowest cost, or at max_epochs.
+  // The final report feeds the bandit and the job's lowest cost. A report for
+  // a trial that already ended answers its stored outcome and changes nothing.
+  StatusOr<ReportResponse> Report(const TrainingResult& result);
+
+  // Marks a dispatched trial as failed (its client died); the bandit gets no
+  // observation. A trial that already ended is returned unchanged.
+  StatusOr<TrialRecord> EndTrial(const TrialId& trial);
+
+  // Deletes the job and its trials.
+  Status DeleteJob(const std::string& job_id);
+
+  // Fails every dispatched trial silent for longer than the timeout; returns
+  // how many it failed.
+  StatusOr<int> FailSilentTrials();
+
+  // Observability (JSON views).
+  StatusOr<nlohmann::json> GetJob(const std::string& job_id);
+  StatusOr<nlohmann::json> ListJobs();
+  StatusOr<nlohmann::json> ListTrials(const std::string& job_id);
+  // Exploring flag, lowest cost, best batch size, in-flight trials and the
+  // bandit's arm states.
+  StatusOr<nlohmann::json> ArmStates(const std::string& job_id);
+
+  Store* store() const { return store_; }
+
+ private:
+  // Runs a write transaction, retrying when the database aborts it for a
+  // serialisation conflict.
+  Status Write(const std::function<Status(StoreTransaction&)>& body);
+
+  Store* store_;
+  Clock* clock_;
+  BatchSizeServiceOptions options_;
+};
+
+// JSON view of a trial row (all fields; nulls for absent values).
+nlohmann::json TrialRecordToJson(const TrialRecord& trial);
+
+}  // namespace zeus
+
+#endif  // ZEUS_SERVER_BATCH_SIZE_SERVICE_H_

@@ -1,0 +1,75 @@
+// The specification of a recurring job registered with the batch-size
+// optimizer server, and its wire format (the JSON body of `POST /jobs`, field
+// names of the original Zeus server so its Python client works unchanged).
+//
+// Thread-safety: plain values.
+
+#ifndef ZEUS_SERVER_JOB_SPEC_H_
+#define ZEUS_SERVER_JOB_SPEC_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/status.h"
+
+namespace zeus {
+
+struct JobSpec {
+  // Unique id of the job. Empty in a registration means "let the server
+  // create `<job_id_prefix>-<8 hex chars>`"; otherwise it starts with
+  // `job_id_prefix`.
+  std::string job_id;
+  // Non-empty.
+  std::string job_id_prefix;
+  // Candidate batch sizes, each in [1, INT32_MAX], sorted ascending, unique.
+  std::vector<int64_t> batch_sizes;
+  // One of `batch_sizes`.
+  int64_t default_batch_size = 0;
+  // Weight of energy in the cost `eta * E + (1 - eta) * max_power * T`.
+  // In [0, 1]. Default: 0.5.
+  double eta_knob = 0.5;
+  // A run stops once its cost passes `beta_knob x` the job's lowest cost.
+  // > 0; nullopt disables early stopping. Default: 2.0.
+  std::optional<double> beta_knob = 2.0;
+  // The validation metric a run must reach to converge. Default: 0.5.
+  double target_metric = 0.5;
+  // True: reached when metric >= target; false: when metric <= target.
+  bool higher_is_better_metric = true;
+  // A run stops at this epoch. > 0. Default: 100.
+  int64_t max_epochs = 100;
+  // >= 0. Default: 2.
+  int64_t num_pruning_rounds = 2;
+  // Observations per arm kept by the bandit; 0 = all. >= 0. Default: 0.
+  int64_t window_size = 0;
+  double mab_prior_mean = 0.0;
+  // >= 0. Default: 0.
+  double mab_prior_precision = 0.0;
+  // >= 0. Default: 2.
+  int64_t mab_num_explorations = 2;
+  // Seed of the bandit; nullopt lets the server draw one at registration.
+  std::optional<int64_t> mab_seed;
+  // Maximum power limit in W times the number of GPUs. > 0.
+  double max_power = 0.0;
+  // > 0.
+  int64_t number_of_gpus = 0;
+  // Non-empty.
+  std::string gpu_model;
+
+  friend bool operator==(const JobSpec& a, const JobSpec& b);
+};
+
+// Parses and validates a registration body. Unknown fields, wrong types and
+// out-of-range values are kInvalidArgument naming the field and the value.
+// A null or missing `job_id` yields an empty `job_id`.
+StatusOr<JobSpec> ParseJobSpec(const nlohmann::json& body);
+
+// The wire form, every field present (`job_id` null when empty).
+nlohmann::json JobSpecToJson(const JobSpec& spec);
+
+}  // namespace zeus
+
+#endif  // ZEUS_SERVER_JOB_SPEC_H_

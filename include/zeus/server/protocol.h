@@ -1,0 +1,69 @@
+// Request and response bodies of the batch-size optimizer server other than
+// the job spec (see job_spec.h). Field names are those of the original Zeus
+// server (zeus/optimizer/batch_size/common.py), so its Python client works
+// unchanged; the C++ client uses the same definitions.
+//
+// Thread-safety: plain values.
+
+#ifndef ZEUS_SERVER_PROTOCOL_H_
+#define ZEUS_SERVER_PROTOCOL_H_
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/status.h"
+
+namespace zeus {
+
+// Routes.
+inline constexpr char kRegisterJobPath[] = "/jobs";               // POST; DELETE ?job_id=; GET
+inline constexpr char kNextBatchSizePath[] = "/jobs/batch_size";  // GET ?job_id=
+inline constexpr char kReportPath[] = "/report";                  // POST
+inline constexpr char kEndTrialPath[] = "/trials";                // PATCH; GET ?job_id=
+inline constexpr char kArmsPath[] = "/jobs/arms";                 // GET ?job_id=
+inline constexpr char kHealthPath[] = "/health";                  // GET
+
+// Names one trial: the answer of GET /jobs/batch_size and the body of
+// PATCH /trials.
+struct TrialId {
+  std::string job_id;
+  int64_t batch_size = 0;
+  // 1, 2, ... per job.
+  int64_t trial_number = 0;
+};
+
+// The body of POST /report: progress of a trial after `current_epoch` epochs.
+struct TrainingResult {
+  TrialId trial;
+  // Cumulative since the run began: seconds and joules. >= 0.
+  double time_s = 0.0;
+  double energy_j = 0.0;
+  // Validation metric after `current_epoch` epochs.
+  double metric = 0.0;
+  // >= 1.
+  int64_t current_epoch = 0;
+};
+
+// The answer of POST /report.
+struct ReportResponse {
+  bool stop_train = false;
+  bool converged = false;
+  std::string message;
+};
+
+// Parsers validate strictly: unknown fields, missing fields, wrong types and
+// out-of-range values (negative time or energy, trial number < 1) are
+// kInvalidArgument naming the field.
+StatusOr<TrialId> ParseTrialId(const nlohmann::json& body);
+StatusOr<TrainingResult> ParseTrainingResult(const nlohmann::json& body);
+StatusOr<ReportResponse> ParseReportResponse(const nlohmann::json& body);
+
+nlohmann::json ToJson(const TrialId& trial);
+nlohmann::json ToJson(const TrainingResult& result);
+nlohmann::json ToJson(const ReportResponse& response);
+
+}  // namespace zeus
+
+#endif  // ZEUS_SERVER_PROTOCOL_H_

@@ -1,0 +1,421 @@
+#include "zeus/server/batch_size_service.h"
+
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+
+namespace zeus {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kMaxAbortRetries = 5;
+constexpr int kMaxJobIdAttempts = 8;
+
+uint64_t RandomU64() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+Status JobNotFound(const std::string& job_id) {
+  return NotFoundError("job \"" + job_id + "\": not found");
+}
+
+Status TrialNotFound(const std::string& job_id, int64_t trial_number) {
+  return NotFoundError("job \"" + job_id + "\": trial " + std::to_string(trial_number) +
+                       " not found");
+}
+
+StatusOr<int> ToInt(int64_t value, const char* field) {
+  if (value < INT_MIN || value > INT_MAX) {
+    return InvalidArgumentError(std::string("field '") + field + "': " + std::to_string(value) +
+                                " is out of range");
+  }
+  return static_cast<int>(value);
+}
+
+StatusOr<BatchSizeOptimizerConfig> OptimizerConfig(const JobSpec& spec, uint64_t seed) {
+  BatchSizeOptimizerConfig c;
+  for (int64_t size : spec.batch_sizes) {
+    ZEUS_ASSIGN_OR_RETURN(int s, ToInt(size, "batch_sizes"));
+    c.batch_sizes.push_back(s);
+  }
+  ZEUS_ASSIGN_OR_RETURN(c.default_batch_size, ToInt(spec.default_batch_size, "default_batch_size"));
+  ZEUS_ASSIGN_OR_RETURN(c.num_pruning_rounds, ToInt(spec.num_pruning_rounds, "num_pruning_rounds"));
+  ZEUS_ASSIGN_OR_RETURN(c.window_size, ToInt(spec.window_size, "window_size"));
+  ZEUS_ASSIGN_OR_RETURN(c.num_explorations,
+                        ToInt(spec.mab_num_explorations, "mab_num_explorations"));
+  c.prior_mean = spec.mab_prior_mean;
+  c.prior_precision = spec.mab_prior_precision;
+  c.seed = seed;
+  c.beta = spec.beta_knob;
+  ZEUS_RETURN_IF_ERROR(c.Validate());
+  return c;
+}
+
+StatusOr<JobSpec> SpecOf(const JobRecord& job) {
+  json parsed = json::parse(job.spec_json, nullptr, false);
+  if (parsed.is_discarded()) {
+    return InternalError("job \"" + job.job_id + "\": stored spec is not JSON");
+  }
+  StatusOr<JobSpec> spec = ParseJobSpec(parsed);
+  if (!spec.ok())
+    return InternalError("job \"" + job.job_id + "\": stored spec: " + spec.status().message());
+  return spec;
+}
+
+StatusOr<BatchSizeOptimizer> OptimizerOf(const JobRecord& job) {
+  json parsed = json::parse(job.state_json, nullptr, false);
+  if (parsed.is_discarded()) {
+    return InternalError("job \"" + job.job_id + "\": stored optimizer state is not JSON");
+  }
+  StatusOr<BatchSizeOptimizer> optimizer = BatchSizeOptimizer::FromJson(parsed);
+  if (!optimizer.ok()) {
+    return InternalError("job \"" + job.job_id +
+                         "\": stored optimizer state: " + optimizer.status().message());
+  }
+  return optimizer;
+}
+
+void StoreOptimizer(const BatchSizeOptimizer& optimizer, JobRecord* job) {
+  job->state_json = optimizer.ToJson().dump();
+  job->min_cost = optimizer.min_cost();
+}
+
+StatusOr<JobRecord> LockJob(StoreTransaction& txn, const std::string& job_id) {
+  ZEUS_ASSIGN_OR_RETURN(std::optional<JobRecord> job, txn.GetJob(job_id));
+  if (!job) return JobNotFound(job_id);
+  return std::move(*job);
+}
+
+StatusOr<TrialRecord> FindTrial(StoreTransaction& txn, const TrialId& id) {
+  ZEUS_ASSIGN_OR_RETURN(std::optional<TrialRecord> trial, txn.GetTrial(id.job_id, id.trial_number));
+  if (!trial) return TrialNotFound(id.job_id, id.trial_number);
+  if (trial->batch_size != id.batch_size) {
+    return InvalidArgumentError("field 'batch_size': trial " + std::to_string(id.trial_number) +
+                                " of job \"" + id.job_id + "\" runs batch size " +
+                                std::to_string(trial->batch_size) + ", not " +
+                                std::to_string(id.batch_size));
+  }
+  return std::move(*trial);
+}
+
+// Fails a dispatched trial: no observation for the bandit.
+Status FailTrial(StoreTransaction& txn, JobRecord& job, TrialRecord& trial, double now_s,
+                 std::string message) {
+  ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job));
+  Status status = optimizer.ReportFailure(trial.trial_number);
+  // A trial the optimizer no longer tracks has nothing to undo there.
+  if (!status.ok() && status.code() != StatusCode::kNotFound) return status;
+  StoreOptimizer(optimizer, &job);
+  ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
+  trial.status = TrialStatus::kFailed;
+  trial.updated_at_s = now_s;
+  trial.converged = false;
+  trial.message = std::move(message);
+  return txn.UpdateTrial(trial);
+}
+
+json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json JobView(const JobRecord& job) {
+  json view;
+  json spec = json::parse(job.spec_json, nullptr, false);
+  view["job"] = spec;
+  view["job_id"] = job.job_id;
+  view["min_cost"] = Optional(job.min_cost);
+  view["created_at_s"] = job.created_at_s;
+  return view;
+}
+
+}  // namespace
+
+json TrialRecordToJson(const TrialRecord& t) {
+  return json{{"job_id", t.job_id},
+              {"trial_number", t.trial_number},
+              {"batch_size", t.batch_size},
+              {"kind", t.kind},
+              {"status", std::string(TrialStatusName(t.status))},
+              {"start_time_s", t.start_time_s},
+              {"updated_at_s", t.updated_at_s},
+              {"time", Optional(t.time_s)},
+              {"energy", Optional(t.energy_j)},
+              {"metric", Optional(t.metric)},
+              {"current_epoch", t.current_epoch ? json(*t.current_epoch) : json(nullptr)},
+              {"cost", Optional(t.cost)},
+              {"converged", t.converged},
+              {"message", t.message}};
+}
+
+BatchSizeService::BatchSizeService(Store* store, Clock* clock, BatchSizeServiceOptions options)
+    : store_(store), clock_(clock), options_(options) {}
+
+Status BatchSizeService::Write(const std::function<Status(StoreTransaction&)>& body) {
+  Status status;
+  for (int attempt = 0; attempt < kMaxAbortRetries; ++attempt) {
+    status = store_->RunTransaction(TransactionMode::kWrite, body);
+    if (status.code() != StatusCode::kAborted) return status;
+  }
+  return status;
+}
+
+StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(JobSpec spec) {
+  uint64_t seed = spec.mab_seed ? static_cast<uint64_t>(*spec.mab_seed) : RandomU64();
+  ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizerConfig config, OptimizerConfig(spec, seed));
+  ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(config));
+  const bool generate_id = spec.job_id.empty();
+  Registration registration;
+  for (int attempt = 0; attempt < kMaxJobIdAttempts; ++attempt) {
+    if (generate_id) {
+      spec.job_id = spec.job_id_prefix + fmt::format("-{:08x}", RandomU64() & 0xffffffffu);
+    }
+    bool collided = false;
+    Status txn_status = Write([&](StoreTransaction& txn) -> Status {
+      JobRecord job;
+      job.job_id = spec.job_id;
+      job.spec_json = JobSpecToJson(spec).dump();
+      StoreOptimizer(optimizer, &job);
+      job.created_at_s = clock_->WallTimeS();
+      ZEUS_ASSIGN_OR_RETURN(bool inserted, txn.InsertJob(job));
+      if (inserted) {
+        registration.created = true;
+        return Status::Ok();
+      }
+      ZEUS_ASSIGN_OR_RETURN(JobRecord existing, LockJob(txn, spec.job_id));
+      ZEUS_ASSIGN_OR_RETURN(JobSpec existing_spec, SpecOf(existing));
+      if (generate_id) {
+        collided = true;
+        return Status::Ok();
+      }
+      if (!(existing_spec == spec)) {
+        return AlreadyExistsError("job \"" + spec.job_id +
+                                  "\": already registered with a different spec");
+      }
+      registration.created = false;
+      return Status::Ok();
+    });
+    if (!txn_status.ok()) return txn_status;
+    if (!collided) {
+      registration.job = spec;
+      return registration;
+    }
+  }
+  return InternalError("job_id_prefix \"" + spec.job_id_prefix +
+                       "\": could not find an unused job id");
+}
+
+StatusOr<TrialId> BatchSizeService::NextBatchSize(const std::string& job_id) {
+  TrialId id;
+  Status txn_status = Write([&](StoreTransaction& txn) -> Status {
+    ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, job_id));
+    ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job));
+    Trial trial = optimizer.NextTrial();
+    StoreOptimizer(optimizer, &job);
+    ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
+    TrialRecord record;
+    record.job_id = job_id;
+    record.trial_number = trial.trial_number;
+    record.batch_size = trial.batch_size;
+    record.kind = std::string(TrialKindName(trial.kind));
+    record.status = TrialStatus::kDispatched;
+    record.start_time_s = record.updated_at_s = clock_->WallTimeS();
+    ZEUS_RETURN_IF_ERROR(txn.InsertTrial(record));
+    id = TrialId{job_id, trial.batch_size, trial.trial_number};
+    return Status::Ok();
+  });
+  if (!txn_status.ok()) return txn_status;
+  return id;
+}
+
+StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) {
+  ReportResponse response;
+  Status txn_status = Write([&](StoreTransaction& txn) -> Status {
+    ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, result.trial.job_id));
+    ZEUS_ASSIGN_OR_RETURN(TrialRecord trial, FindTrial(txn, result.trial));
+    if (trial.status != TrialStatus::kDispatched) {
+      response = ReportResponse{true, trial.converged, trial.message};
+      return Status::Ok();
+    }
+    ZEUS_ASSIGN_OR_RETURN(JobSpec spec, SpecOf(job));
+    const double cost = ZeusCost(result.energy_j, result.time_s, spec.eta_knob, spec.max_power);
+    std::optional<double> cost_bound;
+    if (spec.beta_knob && job.min_cost) cost_bound = *spec.beta_knob * *job.min_cost;
+    const bool within_bound = !cost_bound || cost <= *cost_bound;
+    const bool reached = spec.higher_is_better_metric ? result.metric >= spec.target_metric
+                                                      : result.metric <= spec.target_metric;
+    trial.updated_at_s = clock_->WallTimeS();
+    trial.time_s = result.time_s;
+    trial.energy_j = result.energy_j;
+    trial.metric = result.metric;
+    trial.current_epoch = result.current_epoch;
+    if (within_bound && !reached && result.current_epoch < spec.max_epochs) {
+      response = ReportResponse{false, false, "Stop condition not met, keep training"};
+      return txn.UpdateTrial(trial);
+    }
+    // The run is over: feed the bandit and the job's lowest cost.
+    if (!within_bound) {
+      response.message = fmt::format(
+          "Batch size {} exceeded the cost upper bound: cost {} > beta_knob {} x min_cost {}",
+          trial.batch_size, cost, *spec.beta_knob, *job.min_cost);
+    } else if (reached) {
+      response.message = fmt::format("Train succeeded: metric {} reached target {} at epoch {}",
+                                     result.metric, spec.target_metric, result.current_epoch);
+    } else {
+      response.message =
+          fmt::format("Train failed to converge within max_epochs ({})", spec.max_epochs);
+    }
+    response.stop_train = true;
+    response.converged = reached && within_bound;
+    ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job));
+    Status status = optimizer.ReportResult(trial.trial_number, cost, response.converged);
+    if (!status.ok()) {
+      return InternalError(
+          "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
+          " is dispatched but the optimizer rejects its result: " + status.ToString());
+    }
+    StoreOptimizer(optimizer, &job);
+    ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
+    trial.status = TrialStatus::kSucceeded;
+    trial.cost = cost;
+    trial.converged = response.converged;
+    trial.message = response.message;
+    return txn.UpdateTrial(trial);
+  });
+  if (!txn_status.ok()) return txn_status;
+  return response;
+}
+
+StatusOr<TrialRecord> BatchSizeService::EndTrial(const TrialId& id) {
+  TrialRecord out;
+  Status txn_status = Write([&](StoreTransaction& txn) -> Status {
+    ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, id.job_id));
+    ZEUS_ASSIGN_OR_RETURN(out, FindTrial(txn, id));
+    if (out.status != TrialStatus::kDispatched) return Status::Ok();
+    return FailTrial(txn, job, out, clock_->WallTimeS(),
+                     "Trial ended by the client before its final report");
+  });
+  if (!txn_status.ok()) return txn_status;
+  return out;
+}
+
+Status BatchSizeService::DeleteJob(const std::string& job_id) {
+  return Write([&](StoreTransaction& txn) -> Status {
+    ZEUS_RETURN_IF_ERROR(LockJob(txn, job_id).status());
+    ZEUS_ASSIGN_OR_RETURN(bool deleted, txn.DeleteJob(job_id));
+    if (!deleted) return JobNotFound(job_id);
+    return Status::Ok();
+  });
+}
+
+StatusOr<int> BatchSizeService::FailSilentTrials() {
+  const double now_s = clock_->WallTimeS();
+  const double cutoff_s = now_s - options_.silent_trial_timeout_s;
+  std::vector<TrialRecord> silent;
+  Status txn_status =
+      store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
+        ZEUS_ASSIGN_OR_RETURN(silent, txn.ListSilentTrials(cutoff_s));
+        return Status::Ok();
+      });
+  if (!txn_status.ok()) return txn_status;
+  int failed = 0;
+  for (const TrialRecord& candidate : silent) {
+    Status status = Write([&](StoreTransaction& txn) -> Status {
+      ZEUS_ASSIGN_OR_RETURN(std::optional<JobRecord> job, txn.GetJob(candidate.job_id));
+      if (!job) return Status::Ok();  // Deleted meanwhile.
+      ZEUS_ASSIGN_OR_RETURN(std::optional<TrialRecord> trial,
+                            txn.GetTrial(candidate.job_id, candidate.trial_number));
+      // Re-checked under the job's lock: a report may have arrived meanwhile.
+      if (!trial || trial->status != TrialStatus::kDispatched || trial->updated_at_s >= cutoff_s) {
+        return Status::Ok();
+      }
+      ++failed;
+      return FailTrial(txn, *job, *trial, now_s,
+                       fmt::format("Trial failed by the server: no report for more than {} s",
+                                   options_.silent_trial_timeout_s));
+    });
+    ZEUS_RETURN_IF_ERROR(status);
+  }
+  return failed;
+}
+
+StatusOr<json> BatchSizeService::GetJob(const std::string& job_id) {
+  json view;
+  Status txn_status =
+      store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
+        ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, job_id));
+        view = JobView(job);
+        return Status::Ok();
+      });
+  if (!txn_status.ok()) return txn_status;
+  return view;
+}
+
+StatusOr<json> BatchSizeService::ListJobs() {
+  json jobs = json::array();
+  Status txn_status =
+      store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
+        ZEUS_ASSIGN_OR_RETURN(std::vector<JobRecord> records, txn.ListJobs());
+        for (const JobRecord& job : records) jobs.push_back(JobView(job));
+        return Status::Ok();
+      });
+  if (!txn_status.ok()) return txn_status;
+  return json{{"jobs", std::move(jobs)}};
+}
+
+StatusOr<json> BatchSizeService::ListTrials(const std::string& job_id) {
+  json trials = json::array();
+  Status txn_status =
+      store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
+        ZEUS_RETURN_IF_ERROR(LockJob(txn, job_id).status());
+        ZEUS_ASSIGN_OR_RETURN(std::vector<TrialRecord> records, txn.ListTrials(job_id));
+        for (const TrialRecord& t : records) trials.push_back(TrialRecordToJson(t));
+        return Status::Ok();
+      });
+  if (!txn_status.ok()) return txn_status;
+  return json{{"job_id", job_id}, {"trials", std::move(trials)}};
+}
+
+StatusOr<json> BatchSizeService::ArmStates(const std::string& job_id) {
+  json view;
+  Status txn_status =
+      store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
+        ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, job_id));
+        ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job));
+        json arms = json::array();
+        for (const ArmState& arm : optimizer.ArmStates()) {
+          // JSON has no infinity: an arm whose observations are all equal
+          // reports a null precision.
+          auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+          arms.push_back(json{{"batch_size", arm.batch_size},
+                              {"num_observations", arm.num_observations},
+                              {"mean", finite(arm.mean)},
+                              {"precision", finite(arm.precision)},
+                              {"reward_precision", finite(arm.reward_precision)}});
+        }
+        json in_flight = json::array();
+        for (const auto& entry : optimizer.in_flight()) {
+          in_flight.push_back(json{{"trial_number", entry.second.trial_number},
+                                   {"batch_size", entry.second.batch_size},
+                                   {"kind", std::string(TrialKindName(entry.second.kind))}});
+        }
+        view = json{{"job_id", job_id},
+                    {"exploring", optimizer.exploring()},
+                    {"min_cost", Optional(optimizer.min_cost())},
+                    {"best_batch_size", optimizer.best_batch_size()},
+                    {"in_flight", std::move(in_flight)},
+                    {"arms", std::move(arms)}};
+        return Status::Ok();
+      });
+  if (!txn_status.ok()) return txn_status;
+  return view;
+}
+
+}  // namespace zeus

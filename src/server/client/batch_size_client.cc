@@ -1,0 +1,181 @@
+#include "zeus/server/batch_size_client.h"
+
+#include <httplib.h>
+
+#include <cctype>
+#include <chrono>
+#include <thread>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace zeus {
+
+using nlohmann::json;
+
+namespace {
+
+Status StatusOfHttp(int http_status, const std::string& body) {
+  json parsed = json::parse(body, nullptr, false);
+  std::string message = body.substr(0, 200);
+  if (parsed.is_object() && parsed.contains("message") && parsed["message"].is_string()) {
+    message = parsed["message"].get<std::string>();
+  }
+  message = "server: " + message + " (HTTP " + std::to_string(http_status) + ")";
+  switch (http_status) {
+    case 400:
+    case 413:
+    case 422:
+      return InvalidArgumentError(std::move(message));
+    case 401:
+    case 403:
+      return PermissionDeniedError(std::move(message));
+    case 404:
+      return NotFoundError(std::move(message));
+    case 409:
+      return AlreadyExistsError(std::move(message));
+    case 503:
+      return UnavailableError(std::move(message));
+    default:
+      return InternalError(std::move(message));
+  }
+}
+
+// Percent-encodes everything but unreserved characters (RFC 3986).
+std::string EncodeQueryValue(const std::string& value) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+struct BatchSizeClient::Impl {
+  BatchSizeClientOptions options;
+  httplib::Client http;
+
+  explicit Impl(BatchSizeClientOptions o) : options(std::move(o)), http(options.server_url) {
+    auto timeout = std::chrono::duration<double>(options.timeout_s);
+    auto usec = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
+    http.set_connection_timeout(0, usec);
+    http.set_read_timeout(usec / 1000000, usec % 1000000);
+    http.set_write_timeout(usec / 1000000, usec % 1000000);
+    http.set_keep_alive(true);
+    if (options.token) http.set_bearer_token_auth(options.token->c_str());
+  }
+
+  // One request; the parsed JSON answer of a 2xx, else the error.
+  StatusOr<json> Once(const std::string& method, const std::string& path, const json* body) {
+    httplib::Result result(nullptr, httplib::Error::Unknown);
+    std::string payload = body != nullptr ? body->dump() : "";
+    if (method == "GET") {
+      result = http.Get(path.c_str());
+    } else if (method == "POST") {
+      result = http.Post(path.c_str(), payload, "application/json");
+    } else if (method == "PATCH") {
+      result = http.Patch(path.c_str(), payload, "application/json");
+    } else {
+      result = http.Delete(path.c_str());
+    }
+    if (!result) {
+      return UnavailableError("server " + options.server_url + ": " +
+                              httplib::to_string(result.error()));
+    }
+    if (result->status < 200 || result->status >= 300) {
+      return StatusOfHttp(result->status, result->body);
+    }
+    json parsed = json::parse(result->body, nullptr, false);
+    if (parsed.is_discarded()) {
+      return InternalError("server: answer to " + method + " " + path + " is not JSON");
+    }
+    return parsed;
+  }
+
+  // Once(), retried while the server is unavailable.
+  StatusOr<json> Idempotent(const std::string& method, const std::string& path, const json* body) {
+    double delay_s = options.retry_delay_s;
+    for (int attempt = 1;; ++attempt) {
+      StatusOr<json> answer = Once(method, path, body);
+      if (answer.ok() || answer.status().code() != StatusCode::kUnavailable ||
+          attempt >= options.max_attempts) {
+        return answer;
+      }
+      std::this_thread::sleep_for(std::chrono::duration<double>(delay_s));
+      delay_s *= 2;
+    }
+  }
+};
+
+BatchSizeClient::BatchSizeClient(BatchSizeClientOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+BatchSizeClient::~BatchSizeClient() = default;
+
+StatusOr<JobSpec> BatchSizeClient::Register(const JobSpec& spec) {
+  json body = JobSpecToJson(spec);
+  ZEUS_ASSIGN_OR_RETURN(json answer, impl_->Idempotent("POST", kRegisterJobPath, &body));
+  StatusOr<JobSpec> job = ParseJobSpec(answer);
+  if (!job.ok()) return InternalError("server: bad job in answer: " + job.status().message());
+  if (job->job_id.empty()) return InternalError("server: answer lacks a job_id");
+  job_id_ = job->job_id;
+  return job;
+}
+
+StatusOr<TrialId> BatchSizeClient::NextBatchSize(const std::string& job_id) {
+  ZEUS_ASSIGN_OR_RETURN(
+      json answer,
+      impl_->Once("GET", std::string(kNextBatchSizePath) + "?job_id=" + EncodeQueryValue(job_id),
+                  nullptr));
+  StatusOr<TrialId> trial = ParseTrialId(answer);
+  if (!trial.ok()) return InternalError("server: bad trial in answer: " + trial.status().message());
+  return trial;
+}
+
+StatusOr<TrialId> BatchSizeClient::GetBatchSize() {
+  if (job_id_.empty()) return FailedPreconditionError("batch-size client: Register() first");
+  ZEUS_ASSIGN_OR_RETURN(TrialId trial, NextBatchSize(job_id_));
+  trial_ = trial;
+  return trial;
+}
+
+StatusOr<ReportResponse> BatchSizeClient::Report(const TrainingResult& result) {
+  json body = ToJson(result);
+  ZEUS_ASSIGN_OR_RETURN(json answer, impl_->Idempotent("POST", kReportPath, &body));
+  StatusOr<ReportResponse> response = ParseReportResponse(answer);
+  if (!response.ok()) {
+    return InternalError("server: bad report answer: " + response.status().message());
+  }
+  return response;
+}
+
+StatusOr<ReportResponse> BatchSizeClient::ReportEpoch(int64_t epoch, double time_s, double energy_j,
+                                                      double metric) {
+  if (!trial_) return FailedPreconditionError("batch-size client: no run in progress");
+  TrainingResult result{*trial_, time_s, energy_j, metric, epoch};
+  ZEUS_ASSIGN_OR_RETURN(ReportResponse response, Report(result));
+  if (response.stop_train) trial_.reset();
+  return response;
+}
+
+Status BatchSizeClient::EndTrial(const TrialId& trial) {
+  json body = ToJson(trial);
+  return impl_->Idempotent("PATCH", kEndTrialPath, &body).status();
+}
+
+Status BatchSizeClient::End() {
+  if (!trial_) return Status::Ok();
+  ZEUS_RETURN_IF_ERROR(EndTrial(*trial_));
+  trial_.reset();
+  return Status::Ok();
+}
+
+}  // namespace zeus

@@ -1,0 +1,52 @@
+#include "zeus/server/job_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "zeus/server/protocol.h"
+
+#include "tests/server/server_test_util.h"
+
+namespace zeus::testing {
+namespace {
+
+using nlohmann::json;
+
+TEST(JobSpecTest, RoundTripsThroughJson) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(JobSpec spec, ParseJobSpec(JobBody("img-7", 42)));
+  EXPECT_EQ(spec.job_id, "img-7");
+  EXPECT_EQ(spec.mab_seed, 42);
+  ZEUS_ASSERT_OK_AND_ASSIGN(JobSpec again, ParseJobSpec(JobSpecToJson(spec)));
+  EXPECT_TRUE(again == spec);
+}
+
+TEST(JobSpecTest, NullBetaDisablesEarlyStopping) {
+  json body = JobBody("img-7");
+  body["beta_knob"] = nullptr;
+  ZEUS_ASSERT_OK_AND_ASSIGN(JobSpec spec, ParseJobSpec(body));
+  EXPECT_FALSE(spec.beta_knob.has_value());
+  EXPECT_TRUE(JobSpecToJson(spec)["beta_knob"].is_null());
+}
+
+TEST(JobSpecTest, ErrorsNameFieldAndValue) {
+  json body = JobBody("img-7");
+  body["default_batch_size"] = 100;
+  StatusOr<JobSpec> spec = ParseJobSpec(body);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(spec.status().message().find("default_batch_size"), std::string::npos);
+  EXPECT_NE(spec.status().message().find("100"), std::string::npos);
+}
+
+TEST(ProtocolTest, TrainingResultRejectsNegativeEnergyAndUnknownFields) {
+  json body{{"job_id", "a-1"}, {"batch_size", 8}, {"trial_number", 1}, {"time", 1.0},
+            {"energy", -1.0},  {"metric", 0.5},   {"current_epoch", 1}};
+  EXPECT_EQ(ParseTrainingResult(body).status().code(), StatusCode::kInvalidArgument);
+  body["energy"] = 1.0;
+  ZEUS_ASSERT_OK_AND_ASSIGN(TrainingResult result, ParseTrainingResult(body));
+  EXPECT_EQ(ToJson(result), body);
+  body["bogus"] = 1;
+  EXPECT_EQ(ParseTrainingResult(body).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace zeus::testing

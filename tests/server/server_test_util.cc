@@ -1,0 +1,160 @@
+#include "tests/server/server_test_util.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <random>
+
+#include <libpq-fe.h>
+#include <sqlite3.h>
+
+#include "zeus/util/file.h"
+#include "zeus/util/strings.h"
+
+namespace zeus::testing {
+
+std::string BackendName(Backend backend) {
+  return backend == Backend::kSqlite ? "Sqlite" : "Postgres";
+}
+
+std::string BackendParamName(const ::testing::TestParamInfo<Backend>& info) {
+  return BackendName(info.param);
+}
+
+namespace {
+
+std::string PostgresBaseUrl(std::string* skip_reason) {
+  const char* file = std::getenv("ZEUS_TEST_POSTGRES_URL_FILE");
+  if (file == nullptr) {
+    *skip_reason =
+        "PostgreSQL test SKIPPED: ZEUS_TEST_POSTGRES_URL_FILE is not set (run through ctest, "
+        "whose fixture starts the cluster)";
+    return "";
+  }
+  StatusOr<std::string> contents = ReadFileToString(file);
+  std::string url = contents.ok() ? std::string(Trim(*contents)) : "";
+  if (url.empty() || url == "unavailable") {
+    *skip_reason = "PostgreSQL test SKIPPED: PostgreSQL server binaries are not installed";
+    return "";
+  }
+  return url;
+}
+
+}  // namespace
+
+std::string NewDatabaseUrl(Backend backend, const TempDir& dir, std::string* skip_reason) {
+  static std::atomic<int> counter{0};
+  if (backend == Backend::kSqlite) {
+    return "sqlite:" + dir.File("zeus" + std::to_string(counter++) + ".db");
+  }
+  std::string base = PostgresBaseUrl(skip_reason);
+  if (base.empty()) return "";
+  std::random_device random;
+  std::string schema = "t" + std::to_string(getpid()) + "_" + std::to_string(counter++) + "_" +
+                       std::to_string(random() % 1000000);
+  PGconn* conn = PQconnectdb(base.c_str());
+  if (PQstatus(conn) != CONNECTION_OK) {
+    ADD_FAILURE() << "cannot connect to the test cluster: " << PQerrorMessage(conn);
+    PQfinish(conn);
+    return "";
+  }
+  PGresult* result = PQexec(conn, ("CREATE SCHEMA " + schema).c_str());
+  bool created = PQresultStatus(result) == PGRES_COMMAND_OK;
+  if (!created) ADD_FAILURE() << "CREATE SCHEMA failed: " << PQerrorMessage(conn);
+  PQclear(result);
+  PQfinish(conn);
+  if (!created) return "";
+  return base + (base.find('?') == std::string::npos ? "?" : "&") + "options=-csearch_path%3D" +
+         schema;
+}
+
+Status ExecRawSql(const std::string& url, const std::string& sql) {
+  if (url.rfind("sqlite:", 0) == 0) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open(url.substr(7).c_str(), &db) != SQLITE_OK) {
+      sqlite3_close(db);
+      return IoError("cannot open " + url);
+    }
+    char* error = nullptr;
+    int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+    std::string message = error != nullptr ? error : "";
+    sqlite3_free(error);
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? Status::Ok() : InternalError("sqlite: " + message);
+  }
+  PGconn* conn = PQconnectdb(url.c_str());
+  PGresult* result = PQexec(conn, sql.c_str());
+  Status status = PQresultStatus(result) == PGRES_COMMAND_OK
+                      ? Status::Ok()
+                      : InternalError(std::string("postgresql: ") + PQerrorMessage(conn));
+  PQclear(result);
+  PQfinish(conn);
+  return status;
+}
+
+nlohmann::json JobBody(const std::string& job_id, int64_t seed) {
+  return nlohmann::json{{"job_id", job_id},
+                        {"job_id_prefix", job_id.substr(0, job_id.find('-'))},
+                        {"batch_sizes", {32, 64, 128, 256}},
+                        {"default_batch_size", 128},
+                        {"eta_knob", 0.5},
+                        {"beta_knob", 2.0},
+                        {"target_metric", 0.5},
+                        {"higher_is_better_metric", true},
+                        {"max_epochs", 10},
+                        {"num_pruning_rounds", 2},
+                        {"window_size", 0},
+                        {"mab_prior_mean", 0.0},
+                        {"mab_prior_precision", 0.0},
+                        {"mab_num_explorations", 2},
+                        {"mab_seed", seed},
+                        {"max_power", 300.0},
+                        {"number_of_gpus", 1},
+                        {"gpu_model", "A40"}};
+}
+
+TestServer::TestServer(const std::string& url, HttpServerOptions options,
+                       BatchSizeServiceOptions service_options) {
+  StatusOr<std::unique_ptr<Store>> store = OpenStore(url);
+  if (!store.ok()) {
+    error_ = store.status().ToString();
+    return;
+  }
+  store_ = std::move(*store);
+  service_ = std::make_unique<BatchSizeService>(store_.get(), &clock_, service_options);
+  server_ = std::make_unique<HttpServer>(service_.get(), std::move(options));
+  Status status = server_->Start();
+  if (!status.ok()) error_ = status.ToString();
+}
+
+TestServer::~TestServer() {
+  if (server_) server_->Stop();
+}
+
+HttpReply Send(httplib::Client& client, const std::string& method, const std::string& path,
+               const std::string& body, const httplib::Headers& headers) {
+  httplib::Result result(nullptr, httplib::Error::Unknown);
+  if (method == "GET") {
+    result = client.Get(path.c_str(), headers);
+  } else if (method == "POST") {
+    result = client.Post(path.c_str(), headers, body, "application/json");
+  } else if (method == "PATCH") {
+    result = client.Patch(path.c_str(), headers, body, "application/json");
+  } else if (method == "DELETE") {
+    result = client.Delete(path.c_str(), headers);
+  }
+  HttpReply reply;
+  if (!result) {
+    reply.status = -1;
+    reply.raw = httplib::to_string(result.error());
+    return reply;
+  }
+  reply.status = result->status;
+  reply.raw = result->body;
+  reply.body = nlohmann::json::parse(result->body, nullptr, false);
+  if (reply.body.is_discarded()) reply.body = nullptr;
+  return reply;
+}
+
+}  // namespace zeus::testing

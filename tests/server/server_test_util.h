@@ -1,0 +1,81 @@
+// Test helpers for the server: a fresh database per test on SQLite or on the
+// throwaway PostgreSQL cluster started by the ctest fixture
+// (tests/server/postgres_cluster.sh), and a running server on a free
+// loopback port.
+
+#ifndef ZEUS_TESTS_SERVER_SERVER_TEST_UTIL_H_
+#define ZEUS_TESTS_SERVER_SERVER_TEST_UTIL_H_
+
+#include <httplib.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "zeus/device/fake.h"
+#include "zeus/server/batch_size_service.h"
+#include "zeus/server/http_server.h"
+#include "zeus/server/store.h"
+
+#include "tests/testing/temp_dir.h"
+
+namespace zeus::testing {
+
+enum class Backend { kSqlite, kPostgres };
+
+// "Sqlite" or "Postgres" (for test names).
+std::string BackendName(Backend backend);
+std::string BackendParamName(const ::testing::TestParamInfo<Backend>& info);
+
+// The URL of an empty database for one test, or an empty string with
+// `*skip_reason` set when PostgreSQL is unavailable (binaries absent).
+// PostgreSQL databases are fresh schemas in the shared test cluster.
+std::string NewDatabaseUrl(Backend backend, const TempDir& dir, std::string* skip_reason);
+
+// Runs `sql` on the database at `url` with the backend's own client library
+// (for tests that tamper with the database behind the store's back).
+Status ExecRawSql(const std::string& url, const std::string& sql);
+
+// A JSON registration body with sensible defaults for `job_id`.
+nlohmann::json JobBody(const std::string& job_id, int64_t seed = 1);
+
+// Store + service (on a FakeClock) + HTTP server on 127.0.0.1:<free port>.
+class TestServer {
+ public:
+  // Check ok() after construction; error() says why not.
+  TestServer(const std::string& url, HttpServerOptions options = {},
+             BatchSizeServiceOptions service_options = {});
+  ~TestServer();
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  int port() const { return server_->port(); }
+  FakeClock& clock() { return clock_; }
+  BatchSizeService& service() { return *service_; }
+  Store& store() { return *store_; }
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port()); }
+
+ private:
+  FakeClock clock_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<BatchSizeService> service_;
+  std::unique_ptr<HttpServer> server_;
+  std::string error_;
+};
+
+// HTTP status and parsed JSON body (null when the body is not JSON).
+struct HttpReply {
+  int status = 0;
+  nlohmann::json body;
+  std::string raw;
+};
+
+HttpReply Send(httplib::Client& client, const std::string& method, const std::string& path,
+               const std::string& body = "", const httplib::Headers& headers = httplib::Headers());
+
+}  // namespace zeus::testing
+
+#endif  // ZEUS_TESTS_SERVER_SERVER_TEST_UTIL_H_
