@@ -6,7 +6,10 @@
 # Usage: OUT=/some/dir scripts/gpu/show_env.sh
 # Writes to $OUT: show_env.txt, show_env.json, show_env_uuid.json (GPU chosen
 # by a CUDA_VISIBLE_DEVICES UUID prefix), show_env_mig.txt (a MIG entry must be
-# refused), compare.txt (field-by-field comparison; last line PASS or FAIL).
+# refused), compare.txt (field-by-field comparison; last line PASS or FAIL),
+# nvml_gpu_test.txt when build-gpu/tests/device/nvml_gpu_test exists (build it
+# with ZEUS_GPU_CMAKE_ARGS=-DZEUS_BUILD_TESTS=ON
+# ZEUS_GPU_TARGETS="zeus nvml_gpu_test" scripts/gpu/build_portable.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${OUT:?set OUT to the output directory}"
@@ -31,6 +34,13 @@ fi
 CUDA_VISIBLE_DEVICES="MIG-GPU-00000000-0000-0000-0000-000000000000/0/0" \
   "$zeus" show-env >"$OUT/show_env_mig.txt" 2>&1
 echo "MIG exit code: $?" >>"$OUT/exit_codes.txt"
+
+# The read-only gtest of the NVML backend, when it was built (see below).
+gpu_test=build-gpu/tests/device/nvml_gpu_test
+if [ -x "$gpu_test" ]; then
+  "$gpu_test" >"$OUT/nvml_gpu_test.txt" 2>&1
+  echo "nvml_gpu_test exit code: $?" >>"$OUT/exit_codes.txt"
+fi
 
 python3 - "$OUT" <<'PY' >"$OUT/compare.txt" 2>&1
 import json, sys
