@@ -1,0 +1,90 @@
+// Where `zeus simulate` finds its traces, and how it fetches the public ones.
+//
+// Resolution order: an explicit directory (--traces), else $ZEUS_TRACE_DIR,
+// else the cache directory ($XDG_CACHE_HOME/zeus/traces, else
+// ~/.cache/zeus/traces) when it holds a complete trace set, else a download
+// of the public NSDI'23 traces of the ml-energy/zeus repository into the
+// cache. Every downloaded file is checked against its SHA-256 before it is
+// moved into place, so the cache never holds a partial or altered file.
+//
+// Thread-safety: functions are reentrant; two processes filling one cache at
+// once each write whole files atomically.
+
+#ifndef ZEUS_SIM_TRACE_SOURCE_H_
+#define ZEUS_SIM_TRACE_SOURCE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "zeus/status.h"
+
+namespace zeus {
+
+// raw.githubusercontent.com URL of the ml-energy/zeus repository's trace/
+// directory (its master branch). $ZEUS_TRACE_BASE_URL overrides it.
+extern const char kDefaultTraceBaseUrl[];
+
+// One file of the public trace set.
+struct TraceFile {
+  std::string name;
+  // Lower-case hex SHA-256 of the expected contents.
+  std::string sha256;
+};
+
+// The files fetched from the repository: summary_train.csv and the power
+// traces of the GPUs whose checksums we know (V100, A40).
+const std::vector<TraceFile>& PublicTraceFiles();
+
+// jobs.csv is not in the public repository (its job specs live in the
+// original's example scripts); Zeus ships it and writes it beside the
+// downloaded traces. These are its exact contents.
+const std::string& BundledJobsCsv();
+
+// Lower-case hex SHA-256 of `data` (OpenSSL EVP).
+std::string Sha256Hex(const std::string& data);
+
+// (bytes received so far, bytes expected or 0 when unknown, file name).
+using DownloadProgress =
+    std::function<void(uint64_t received, uint64_t total, const std::string& name)>;
+
+// Downloads every PublicTraceFiles() entry from `base_url` + "/" + name into
+// `dir` (created if needed) and writes BundledJobsCsv() as jobs.csv.
+// kUnavailable when the server cannot be reached or answers non-200;
+// kIoError on a checksum mismatch (naming the file, expected and actual
+// sums) or a write failure. Files already present with the right checksum
+// are not fetched again.
+Status DownloadTraces(const std::string& base_url, const std::string& dir,
+                      const DownloadProgress& progress = nullptr);
+
+// $XDG_CACHE_HOME/zeus/traces, else $HOME/.cache/zeus/traces; kNotFound
+// when neither variable is set.
+StatusOr<std::string> DefaultTraceCacheDir();
+
+// True when `dir` holds jobs.csv, summary_train.csv and at least one
+// summary_power_<gpu>.csv.
+bool IsCompleteTraceDir(const std::string& dir);
+
+struct TraceSourceOptions {
+  // --traces; empty = not given.
+  std::string explicit_dir;
+  // Base URL for downloads; empty = $ZEUS_TRACE_BASE_URL, else
+  // kDefaultTraceBaseUrl.
+  std::string base_url;
+  // Cache directory; empty = DefaultTraceCacheDir().
+  std::string cache_dir;
+  // Whether a download is allowed at all.
+  bool allow_download = true;
+};
+
+// The directory to read traces from, following the order above. An explicit
+// directory or $ZEUS_TRACE_DIR that is not a complete trace set is
+// kNotFound (never silently replaced by a download). A failed download is
+// kUnavailable with a message saying how to pass --traces instead.
+StatusOr<std::string> ResolveTraceDir(const TraceSourceOptions& options,
+                                      const DownloadProgress& progress = nullptr);
+
+}  // namespace zeus
+
+#endif  // ZEUS_SIM_TRACE_SOURCE_H_

@@ -1,0 +1,154 @@
+#include "zeus/sim/trace_source.h"
+
+#include <httplib.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "zeus/sim/trace.h"
+#include "zeus/util/file.h"
+
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+std::string SharedTraces() { return zeus::testing::SharedDir() + "/traces/zeus-nsdi23"; }
+
+bool HaveSharedTraces() { return IsCompleteTraceDir(SharedTraces()); }
+
+// Serves a directory (and optionally corrupts one file) on a free loopback port.
+class LoopbackTraceServer {
+ public:
+  LoopbackTraceServer(std::string dir, std::string corrupt = "") : dir_(std::move(dir)) {
+    server_.Get(R"(/trace/([A-Za-z0-9_.\-]+))",
+                [this, corrupt](const httplib::Request& req, httplib::Response& res) {
+                  ++requests_;
+                  const std::string name = req.matches[1];
+                  StatusOr<std::string> body = ReadFileToString(dir_ + "/" + name);
+                  if (!body.ok()) {
+                    res.status = 404;
+                    return;
+                  }
+                  std::string data = *body;
+                  if (name == corrupt) data[data.size() / 2] ^= 1;
+                  res.set_content(data, "text/csv");
+                });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~LoopbackTraceServer() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/trace"; }
+  int requests() const { return requests_; }
+
+ private:
+  std::string dir_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::atomic<int> requests_{0};
+};
+
+TEST(TraceSourceTest, BundledJobsAndChecksumsMatchTheSharedTraces) {
+  if (!HaveSharedTraces()) GTEST_SKIP() << "shared traces absent: " << SharedTraces();
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::string jobs, ReadFileToString(SharedTraces() + "/jobs.csv"));
+  EXPECT_EQ(BundledJobsCsv(), jobs);
+  for (const TraceFile& file : PublicTraceFiles()) {
+    ZEUS_ASSERT_OK_AND_ASSIGN(std::string data, ReadFileToString(SharedTraces() + "/" + file.name));
+    EXPECT_EQ(Sha256Hex(data), file.sha256) << file.name;
+  }
+}
+
+TEST(TraceSourceTest, Sha256OfKnownInput) {
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(TraceSourceTest, DownloadsVerifiesAndCachesFromLoopbackServer) {
+  if (!HaveSharedTraces()) GTEST_SKIP() << "shared traces absent: " << SharedTraces();
+  LoopbackTraceServer server(SharedTraces());
+  testing::TempDir cache;
+  const std::string dir = cache.path() + "/nested/traces";
+  uint64_t last_received = 0;
+  ZEUS_ASSERT_OK(DownloadTraces(
+      server.base_url(), dir,
+      [&](uint64_t received, uint64_t, const std::string&) { last_received = received; }));
+  EXPECT_GT(last_received, 0u);
+  EXPECT_EQ(server.requests(), 3);
+  EXPECT_TRUE(IsCompleteTraceDir(dir));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<Workload> workloads, LoadWorkloads(dir, "a40"));
+  EXPECT_EQ(workloads.size(), 6u);
+  // A second call finds verified files and fetches nothing.
+  ZEUS_ASSERT_OK(DownloadTraces(server.base_url(), dir));
+  EXPECT_EQ(server.requests(), 3);
+
+  // Resolution with an empty cache downloads into the cache.
+  testing::TempDir cache2;
+  TraceSourceOptions options;
+  options.cache_dir = cache2.path() + "/traces";
+  options.base_url = server.base_url();
+  unsetenv("ZEUS_TRACE_DIR");
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::string resolved, ResolveTraceDir(options));
+  EXPECT_EQ(resolved, options.cache_dir);
+  EXPECT_TRUE(IsCompleteTraceDir(resolved));
+}
+
+TEST(TraceSourceTest, ChecksumMismatchWritesNothing) {
+  if (!HaveSharedTraces()) GTEST_SKIP() << "shared traces absent: " << SharedTraces();
+  LoopbackTraceServer server(SharedTraces(), "summary_power_v100.csv");
+  testing::TempDir cache;
+  const Status status = DownloadTraces(server.base_url(), cache.path());
+  EXPECT_EQ(status.code(), StatusCode::kIoError);
+  EXPECT_NE(status.message().find("summary_power_v100.csv: checksum mismatch"), std::string::npos)
+      << status;
+  struct stat st;
+  EXPECT_NE(stat(cache.File("summary_power_v100.csv").c_str(), &st), 0);
+  EXPECT_FALSE(IsCompleteTraceDir(cache.path()));
+}
+
+TEST(TraceSourceTest, UnreachableServerIsUnavailableWithAHint) {
+  // Grab a free port, then close it: nothing listens there.
+  int port = 0;
+  {
+    httplib::Server probe;
+    port = probe.bind_to_any_port("127.0.0.1");
+  }
+  testing::TempDir cache;
+  TraceSourceOptions options;
+  options.cache_dir = cache.path();
+  options.base_url = "http://127.0.0.1:" + std::to_string(port) + "/trace";
+  unsetenv("ZEUS_TRACE_DIR");
+  const Status status = ResolveTraceDir(options).status();
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable);
+  EXPECT_NE(status.message().find("--traces"), std::string::npos) << status;
+}
+
+TEST(TraceSourceTest, ExplicitAndEnvironmentDirectoriesComeFirst) {
+  testing::TempDir empty;
+  TraceSourceOptions options;
+  options.explicit_dir = empty.path();
+  options.allow_download = false;
+  EXPECT_EQ(ResolveTraceDir(options).status().code(), StatusCode::kNotFound);
+  options.explicit_dir.clear();
+  setenv("ZEUS_TRACE_DIR", empty.path().c_str(), 1);
+  const Status status = ResolveTraceDir(options).status();
+  unsetenv("ZEUS_TRACE_DIR");
+  EXPECT_NE(status.message().find("ZEUS_TRACE_DIR"), std::string::npos) << status;
+  if (HaveSharedTraces()) {
+    options.explicit_dir = SharedTraces();
+    ZEUS_ASSERT_OK_AND_ASSIGN(std::string dir, ResolveTraceDir(options));
+    EXPECT_EQ(dir, SharedTraces());
+  }
+  options.explicit_dir.clear();
+  options.cache_dir = empty.path();
+  EXPECT_EQ(ResolveTraceDir(options).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace zeus
