@@ -2,11 +2,15 @@
 
 #include <httplib.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <thread>
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "zeus/sim/trace.h"
@@ -113,12 +117,17 @@ TEST(TraceSourceTest, ChecksumMismatchWritesNothing) {
 }
 
 TEST(TraceSourceTest, UnreachableServerIsUnavailableWithAHint) {
-  // Grab a free port, then close it: nothing listens there.
-  int port = 0;
-  {
-    httplib::Server probe;
-    port = probe.bind_to_any_port("127.0.0.1");
-  }
+  // Bind a free port, then close it: nothing listens there.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t length = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length), 0);
+  const int port = ntohs(addr.sin_port);
+  close(fd);
   testing::TempDir cache;
   TraceSourceOptions options;
   options.cache_dir = cache.path();
