@@ -1,0 +1,293 @@
+// `zeus monitor [--gpus LIST] [--cpus LIST] [--interval S] [--csv FILE] [--json]
+//  [--output FILE] -- CMD ARGS...`: runs CMD and reports its wall time and
+// the energy of every measured device; without CMD, measures until SIGINT or
+// SIGTERM. Exits with CMD's exit code (128 + N when CMD died of signal N);
+// 1 when there is nothing to measure or measuring failed.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "zeus/device/clock.h"
+#include "zeus/device/devices.h"
+#include "zeus/monitor/energy_monitor.h"
+#include "zeus/monitor/reporter.h"
+#include "zeus/util/strings.h"
+
+#include "tools/commands.h"
+
+namespace zeus::cli {
+namespace {
+
+// Signal handlers can only reach globals. The child's pid, once running.
+volatile sig_atomic_t g_child_pid = 0;
+// The first SIGINT/SIGTERM received while no child runs (0 = none).
+volatile sig_atomic_t g_stop_signal = 0;
+
+// Forwards SIGINT/SIGTERM to the child. A terminal's Ctrl-C already reaches
+// the whole foreground process group (si_code SI_KERNEL), so only signals
+// sent to us alone (kill, si_code <= 0) are forwarded, never twice.
+void OnStopSignal(int sig, siginfo_t* info, void*) {
+  pid_t child = g_child_pid;
+  if (child > 0) {
+    if (info == nullptr || info->si_code <= 0) kill(child, sig);
+  } else {
+    g_stop_signal = sig;
+  }
+}
+
+void InstallStopHandlers() {
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  action.sa_sigaction = OnStopSignal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+struct MonitorFlags {
+  std::string gpus;
+  std::string cpus;
+  double interval_s = 0.0;
+  std::string csv_path;
+  bool json = false;
+  std::string output_path;
+  std::string powercap_root = "/sys/class/powercap";
+  std::vector<std::string> command;
+};
+
+// Parses "0,2" into indices. kInvalidArgument names the bad entry.
+StatusOr<std::vector<int>> ParseIndexList(const std::string& flag, const std::string& list) {
+  std::vector<int> out;
+  for (const std::string& part : Split(list, ',')) {
+    StatusOr<int64_t> n = ParseInt64(part);
+    if (!n.ok() || *n < 0 || *n > 1'000'000) {
+      return InvalidArgumentError(flag + ": expected a comma-separated list of indices, got '" +
+                                  list + "'");
+    }
+    out.push_back(static_cast<int>(*n));
+  }
+  return out;
+}
+
+// The devices to measure, owning what the factories opened.
+struct Devices {
+  std::vector<std::unique_ptr<Gpu>> all_gpus;
+  std::vector<std::unique_ptr<Cpu>> all_cpus;
+  std::vector<Gpu*> gpus;
+  std::vector<Cpu*> cpus;
+  std::vector<int> gpu_indices;
+  std::vector<int> cpu_indices;
+};
+
+template <typename Device>
+StatusOr<std::vector<Device*>> Select(const std::string& flag, const std::string& list,
+                                      const std::vector<std::unique_ptr<Device>>& all,
+                                      const Status& open_status, const char* what) {
+  std::vector<Device*> out;
+  if (list.empty()) {
+    for (const auto& d : all) out.push_back(d.get());
+    return out;
+  }
+  if (!open_status.ok()) return open_status.WithContext(flag + " " + list);
+  ZEUS_ASSIGN_OR_RETURN(std::vector<int> indices, ParseIndexList(flag, list));
+  for (int index : indices) {
+    Device* found = nullptr;
+    for (const auto& d : all) {
+      if (d->index() == index) found = d.get();
+    }
+    if (found == nullptr) {
+      return InvalidArgumentError(flag + ": no " + what + " " + std::to_string(index) +
+                                  " (this machine has " + std::to_string(all.size()) + ")");
+    }
+    out.push_back(found);
+  }
+  return out;
+}
+
+StatusOr<Devices> OpenDevices(const MonitorFlags& flags) {
+  Devices d;
+  StatusOr<std::vector<std::unique_ptr<Gpu>>> gpus = OpenGpus();
+  Status gpu_status = gpus.status();
+  if (gpus.ok()) d.all_gpus = std::move(gpus).value();
+  StatusOr<std::vector<std::unique_ptr<Cpu>>> cpus = OpenCpus(flags.powercap_root);
+  Status cpu_status = cpus.status();
+  if (cpus.ok()) d.all_cpus = std::move(cpus).value();
+  ZEUS_ASSIGN_OR_RETURN(d.gpus, Select("--gpus", flags.gpus, d.all_gpus, gpu_status, "GPU"));
+  ZEUS_ASSIGN_OR_RETURN(d.cpus, Select("--cpus", flags.cpus, d.all_cpus, cpu_status, "CPU"));
+  if (d.gpus.empty() && d.cpus.empty()) {
+    std::string gpu_reason = gpu_status.ok() ? "NVML reports no GPU" : gpu_status.ToString();
+    std::string cpu_reason =
+        cpu_status.ok() ? "no RAPL zone under " + flags.powercap_root : cpu_status.ToString();
+    return NotFoundError("nothing to measure: no GPU (" + gpu_reason +
+                         ") and no readable RAPL zone (" + cpu_reason + ")");
+  }
+  for (Gpu* g : d.gpus) d.gpu_indices.push_back(g->index());
+  for (Cpu* c : d.cpus) d.cpu_indices.push_back(c->index());
+  return d;
+}
+
+// Starts `command` as a child. The child gets default signal dispositions.
+StatusOr<pid_t> StartChild(const std::vector<std::string>& command) {
+  std::vector<char*> argv;
+  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return InternalError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "zeus monitor: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  return pid;
+}
+
+// Polls `child` (when set) every few ms until it exits, or until a stop
+// signal without a child; calls `on_tick` every interval_s (> 0). Returns the
+// child's exit code.
+std::optional<int> WaitForEnd(std::optional<pid_t> child, double interval_s,
+                              const std::function<void()>& on_tick) {
+  using Clock = std::chrono::steady_clock;
+  auto next_tick = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(interval_s));
+  for (;;) {
+    if (child.has_value()) {
+      int status = 0;
+      pid_t done = waitpid(*child, &status, WNOHANG);
+      if (done == *child) {
+        if (WIFEXITED(status)) return WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+        return 1;
+      }
+      if (done < 0 && errno != EINTR) return 1;
+    } else if (g_stop_signal != 0) {
+      return std::nullopt;
+    }
+    if (interval_s > 0 && Clock::now() >= next_tick) {
+      on_tick();
+      next_tick +=
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+int RunMonitor(const MonitorFlags& flags) {
+  StatusOr<Devices> devices = OpenDevices(flags);
+  if (!devices.ok()) {
+    std::cerr << "zeus monitor: " << devices.status().message() << "\n";
+    return 1;
+  }
+  std::ofstream output_file;
+  std::ostream* out = &std::cout;
+  if (!flags.output_path.empty()) {
+    output_file.open(flags.output_path);
+    if (!output_file) {
+      std::cerr << "zeus monitor: cannot write --output '" << flags.output_path << "'\n";
+      return 1;
+    }
+    out = &output_file;
+  }
+  std::unique_ptr<MonitorReporter> reporter =
+      flags.json ? NewJsonReporter(out) : NewTextReporter(out);
+
+  EnergyMonitorOptions options;
+  options.csv_path = flags.csv_path;
+  StatusOr<std::unique_ptr<EnergyMonitor>> monitor =
+      EnergyMonitor::Create(devices->gpus, devices->cpus, RealClock(), options);
+  if (!monitor.ok()) {
+    std::cerr << "zeus monitor: " << monitor.status().message() << "\n";
+    return 1;
+  }
+  MonitorReport report;
+  report.command = flags.command;
+  report.gpu_indices = devices->gpu_indices;
+  report.cpu_indices = devices->cpu_indices;
+
+  InstallStopHandlers();
+  const std::string kWindow = "zeus monitor";
+  const std::string kInterval = "zeus monitor interval";
+  Status begun = (*monitor)->Begin(kWindow);
+  if (begun.ok() && flags.interval_s > 0) begun = (*monitor)->Begin(kInterval);
+  if (!begun.ok()) {
+    std::cerr << "zeus monitor: " << begun.message() << "\n";
+    return 1;
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::optional<pid_t> child;
+  if (!flags.command.empty()) {
+    StatusOr<pid_t> pid = StartChild(flags.command);
+    if (!pid.ok()) {
+      std::cerr << "zeus monitor: " << pid.status().message() << "\n";
+      return 1;
+    }
+    child = *pid;
+    g_child_pid = *pid;
+  }
+  Status interval_error;
+  auto on_tick = [&] {
+    if (!interval_error.ok()) return;
+    StatusOr<Measurement> m = (*monitor)->End(kInterval);
+    if (m.ok()) {
+      double elapsed_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      reporter->ReportInterval(elapsed_s, *m, report);
+      interval_error = (*monitor)->Begin(kInterval);
+    } else {
+      interval_error = m.status();
+    }
+    if (!interval_error.ok()) {
+      std::cerr << "zeus monitor: interval: " << interval_error.message() << "\n";
+    }
+  };
+  report.exit_code = WaitForEnd(child, flags.interval_s, on_tick);
+  g_child_pid = 0;
+  StatusOr<Measurement> m = (*monitor)->End(kWindow);
+  if (!m.ok()) {
+    std::cerr << "zeus monitor: " << m.status().message() << "\n";
+    return report.exit_code.value_or(0) != 0 ? *report.exit_code : 1;
+  }
+  report.measurement = *std::move(m);
+  reporter->ReportFinal(report);
+  return report.exit_code.value_or(0);
+}
+
+}  // namespace
+
+void RegisterMonitorCommand(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "monitor", "Run a command (or wait for Ctrl-C) and report its time and energy per device");
+  auto flags = std::make_shared<MonitorFlags>();
+  cmd->add_option("--gpus", flags->gpus, "Comma-separated GPU indices (default: all)");
+  cmd->add_option("--cpus", flags->cpus, "Comma-separated CPU socket indices (default: all)");
+  cmd->add_option("--interval", flags->interval_s, "Also print average power every S seconds")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--csv", flags->csv_path,
+                  "Append start_time,window_name,elapsed_time,gpu{i}_energy rows to FILE");
+  cmd->add_flag("--json", flags->json, "Report JSON instead of a table");
+  cmd->add_option("-o,--output", flags->output_path, "Write the report to FILE (default: stdout)");
+  cmd->add_option("--powercap-root", flags->powercap_root, "Root of the powercap sysfs tree")
+      ->capture_default_str();
+  cmd->add_option("command", flags->command, "The command to run, after --");
+  cmd->callback([exit_code, flags] { *exit_code = RunMonitor(*flags); });
+}
+
+}  // namespace zeus::cli
