@@ -232,6 +232,29 @@ TEST(EnergyMonitorTest, ReadsAllGpusOfABoundaryConcurrently) {
   for (auto& f : fakes) EXPECT_EQ(f->energy_reads(), 2);  // Create + Begin.
 }
 
+TEST(EnergyMonitorTest, WindowsFromManyThreadsAreAllMeasured) {
+  FakeClock clock(seconds(0));
+  FakeGpu gpu0(&clock, GpuOptions(0, 100.0));
+  FakeGpu gpu1(&clock, GpuOptions(1, 100.0));
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto monitor,
+                            EnergyMonitor::Create({&gpu0, &gpu1}, {}, &clock, ManualOptions()));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string name = "thread" + std::to_string(t);
+      for (int i = 0; i < 50; ++i) {
+        if (!monitor->Begin(name).ok()) ++failures;
+        clock.Advance(milliseconds(1));
+        StatusOr<Measurement> m = monitor->End(name);
+        if (!m.ok() || m->gpu_energy_j.size() != 2 || m->time_s <= 0.0) ++failures;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
 TEST(EnergyMonitorTest, GpuWithoutCounterIsIntegratedFromPowerSamples) {
   FakeClock clock(seconds(0));
   FakeGpuOptions options;
