@@ -92,6 +92,8 @@ void WriteEnvironmentText(const EnvironmentDescription& env, std::ostream& out) 
   out << "Dry run (ZEUS_DRY_RUN): " << (env.dry_run ? "on (setters only log)" : "off") << "\n";
   if (env.nvml.ok()) {
     out << "NVML: driver " << env.nvml->driver << ", NVML " << env.nvml->nvml << "\n";
+  } else if (env.NvmlLoaded()) {
+    out << "NVML: loaded, versions unknown (" << env.nvml.status().message() << ")\n";
   } else {
     out << "NVML: unavailable (" << env.nvml.status().message() << ")\n";
   }
@@ -156,7 +158,7 @@ std::string EnvironmentToJson(const EnvironmentDescription& env) {
   nlohmann::json j;
   j["dry_run"] = env.dry_run;
   nlohmann::json nvml;
-  nvml["available"] = env.nvml.ok();
+  nvml["available"] = env.NvmlLoaded();
   nvml["driver_version"] = env.nvml.ok() ? nlohmann::json(env.nvml->driver) : nullptr;
   nvml["nvml_version"] = env.nvml.ok() ? nlohmann::json(env.nvml->nvml) : nullptr;
   nvml["error"] = StatusJson(env.nvml.status());

@@ -104,11 +104,13 @@ TEST_F(EnvironmentTest, OldLibraryReportsEnergyCounterUnsupported) {
   EXPECT_TRUE(j["gpus"][0]["architecture"].is_null());
   EXPECT_THAT(j["gpus"][0]["errors"]["architecture"].get<std::string>(),
               HasSubstr("nvmlDeviceGetArchitecture"));
-  EXPECT_EQ(j["nvml"]["available"], false);
+  EXPECT_EQ(j["nvml"]["available"], true);
+  EXPECT_TRUE(j["nvml"]["driver_version"].is_null());
 
   std::ostringstream text;
   WriteEnvironmentText(env, text);
   EXPECT_THAT(text.str(), HasSubstr("energy counter: not supported"));
+  EXPECT_THAT(text.str(), HasSubstr("NVML: loaded, versions unknown"));
 }
 
 TEST_F(EnvironmentTest, NothingToMeasureIsStatedClearly) {

@@ -61,6 +61,9 @@ struct EnvironmentDescription {
   Status cpus_status;
   std::vector<CpuZoneDescription> cpu_zones;
 
+  // True when NVML loaded and initialised, even if it lacks the version
+  // queries (old drivers).
+  bool NvmlLoaded() const { return nvml.ok() || nvml.status().code() != StatusCode::kUnavailable; }
   // True when there is neither a GPU nor a RAPL zone.
   bool NothingToMeasure() const { return gpus.empty() && cpu_zones.empty(); }
 };
