@@ -63,6 +63,9 @@ struct Boundary {
 // the time at which the counter held it.
 struct Anchor {
   bool valid = false;
+  // True once the counter was seen to move between two reads, which times
+  // the anchor to within a poll period (before that, within an update period).
+  bool moved = false;
   std::chrono::nanoseconds time{0};
   uint64_t energy_mj = 0;
   std::chrono::nanoseconds last_read_time{0};
@@ -123,6 +126,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
       }
       if (options_.counter_poll_period.count() > 0) {
         for (size_t i : counter_gpus_) pollers_.emplace_back([this, i] { PollLoop(i); });
+        WaitForCountersToMove();
       }
     } else if (counter_gpus_.size() > 1) {
       std::vector<Gpu*> counter_gpus;
@@ -222,11 +226,31 @@ class EnergyMonitorImpl final : public EnergyMonitor {
       if (a.valid) earliest = std::max(earliest, a.last_read_time);
       a.time = std::max(created_time_, read_time - (read_time - earliest) / 2);
       a.energy_mj = *energy_mj;
+      if (a.valid && !a.moved) {
+        a.moved = true;
+        anchor_cv_.notify_all();
+      }
       a.valid = true;
     }
     a.last_read_time = read_time;
     a.last_read_mj = *energy_mj;
     return Status::Ok();
+  }
+
+  // Blocks (real time) until every polled counter has moved once, so that
+  // the first windows get accurately timed anchors; gives up after two
+  // update periods plus two polls (a counter that does not move, e.g. on
+  // an idle fake clock, keeps the coarser anchor).
+  void WaitForCountersToMove() {
+    auto deadline = std::chrono::steady_clock::now() + 2 * options_.counter_update_period +
+                    2 * options_.counter_poll_period;
+    std::unique_lock<std::mutex> lock(anchor_mu_);
+    anchor_cv_.wait_until(lock, deadline, [this] {
+      for (size_t i : counter_gpus_) {
+        if (!anchors_[i].moved) return false;
+      }
+      return true;
+    });
   }
 
   void PollLoop(size_t gpu) {
@@ -394,6 +418,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
   std::map<std::string, Boundary, std::less<>> windows_;  // Guarded by mu_.
   std::mutex anchor_mu_;
   std::vector<Anchor> anchors_;  // Guarded by anchor_mu_.
+  std::condition_variable anchor_cv_;
   std::mutex csv_mu_;
 
   std::mutex poll_mu_;

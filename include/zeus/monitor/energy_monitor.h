@@ -18,10 +18,12 @@
 //    each boundary is off by at most max power x counter_poll_period / 2 and
 //    a window by max power x counter_poll_period, whatever its length (e.g.
 //    <= 4 J at 400 W with 10 ms polls: <= 10% of a 0.1 s window, <= 0.1% of
-//    a 10 s one), plus the error of integrating sampled power. Until a GPU's
-//    counter has been seen to move once (one update period after Create),
-//    the bound is max power x counter_update_period / 2 per boundary. See
-//    docs/PERFORMANCE.md for measured errors.
+//    a 10 s one), plus the error of integrating sampled power, which spans
+//    only the time since the latest anchor (about one update period): a
+//    power reading biased by B watts adds at most B x ~0.11 s per boundary.
+//    Create waits (at most two update periods) until every counter has been
+//    seen to move once; before that an anchor is only timed to within an
+//    update period. See docs/PERFORMANCE.md for measured errors.
 //
 // GPUs without an energy counter (TotalEnergyMj() is kNotSupported) are
 // measured by trapezoid integration of instant-power samples (logged once at
@@ -131,7 +133,9 @@ class EnergyMonitor {
   // `cpus` and `clock` must outlive the monitor. Returns kInvalidArgument for
   // nothing to measure or null pointers, and the device error (with the GPU's
   // position as context) for a GPU whose counter read fails with anything
-  // but kNotSupported.
+  // but kNotSupported. In kLowOverhead mode with background readers, blocks
+  // until every counter has moved once (at most 2 x counter_update_period +
+  // 2 x counter_poll_period).
   static StatusOr<std::unique_ptr<EnergyMonitor>> Create(std::vector<Gpu*> gpus,
                                                          std::vector<Cpu*> cpus, Clock* clock,
                                                          EnergyMonitorOptions options);
