@@ -28,6 +28,11 @@ struct VisibleDeviceEntry {
 // ("MIG-..."), a non-integer that is not "GPU-<hex>", a duplicate.
 StatusOr<std::vector<VisibleDeviceEntry>> ParseCudaVisibleDevices(std::string_view value);
 
+// Integer entries are taken as NVML indices (PCI bus order). CUDA numbers
+// devices the same way with CUDA_DEVICE_ORDER=PCI_BUS_ID, and on machines of
+// identical GPUs also by default (fastest first, ties in PCI order); on mixed
+// machines use UUIDs.
+//
 // Our index i -> NVML index, for NVML devices whose UUIDs are `nvml_uuids`
 // (index j holds NVML device j's "GPU-..." UUID). `value` nullopt (variable
 // unset) means every device in NVML order. UUID entries match the unique

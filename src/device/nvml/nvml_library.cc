@@ -13,7 +13,8 @@
 namespace zeus::nvml {
 namespace {
 
-// Converts a dlsym result to the function-pointer type of `field`.
+// One table entry: the names tried in order, whether the symbol is required,
+// and how to store its address in NvmlFunctions::field with the right type.
 #define ZEUS_NVML_SYMBOL(field, required, ...)                                              \
   NvmlSymbolSpec {                                                                          \
     nullptr, {__VA_ARGS__}, required,                                                       \
