@@ -17,6 +17,7 @@ void RegisterMonitorCommand(CLI::App& app, int* exit_code);
 void RegisterPowerLimitCommand(CLI::App& app, int* exit_code);
 void RegisterServeCommand(CLI::App& app, int* exit_code);
 void RegisterShowEnvCommand(CLI::App& app, int* exit_code);
+void RegisterSimulateCommand(CLI::App& app, int* exit_code);
 
 }  // namespace zeus::cli
 

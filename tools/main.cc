@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   zeus::cli::RegisterPowerLimitCommand(app, &exit_code);
   zeus::cli::RegisterServeCommand(app, &exit_code);
   zeus::cli::RegisterShowEnvCommand(app, &exit_code);
+  zeus::cli::RegisterSimulateCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

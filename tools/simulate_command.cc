@@ -1,0 +1,292 @@
+// `zeus simulate`: the trace-driven simulation of the Zeus paper (NSDI'23).
+//
+//   zeus simulate [--traces DIR] [--gpu NAME] [--dataset NAME ...]
+//                 [--policy NAME ...] [--seeds 1-10] [--eta 0.5] [--beta 2]
+//                 [--recurrences N] [--history-csv FILE] [--json]
+//
+// Prints, per GPU, workload and policy, the cumulative energy, time and cost
+// relative to `default`, the regret against `oracle`, and the configuration
+// the policy settles on (means over the seeds).
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/sim/experiment.h"
+#include "zeus/sim/trace.h"
+#include "zeus/sim/trace_source.h"
+#include "zeus/util/strings.h"
+
+#include "tools/commands.h"
+
+namespace zeus::cli {
+namespace {
+
+struct SimulateArgs {
+  std::string traces;
+  std::string gpu;
+  std::vector<std::string> datasets;
+  std::vector<std::string> policies;
+  std::string seeds = "1-10";
+  double eta = 0.5;
+  std::string beta = "2";
+  int recurrences = 0;
+  std::string history_csv;
+  bool json = false;
+};
+
+// "1-10", "3", "1,2,7-9": the seeds, in order, without duplicates.
+StatusOr<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
+  std::vector<uint64_t> seeds;
+  std::set<uint64_t> seen;
+  for (const std::string& part : Split(text, ',')) {
+    const size_t dash = part.find('-');
+    uint64_t first = 0, last = 0;
+    if (dash == std::string::npos) {
+      ZEUS_ASSIGN_OR_RETURN(first, ParseUint64(part));
+      last = first;
+    } else {
+      ZEUS_ASSIGN_OR_RETURN(first, ParseUint64(part.substr(0, dash)));
+      ZEUS_ASSIGN_OR_RETURN(last, ParseUint64(part.substr(dash + 1)));
+    }
+    if (last < first || last - first > 100000) {
+      return InvalidArgumentError("--seeds: bad range '" + part + "'");
+    }
+    for (uint64_t seed = first; seed <= last; ++seed) {
+      if (seen.insert(seed).second) seeds.push_back(seed);
+    }
+  }
+  if (seeds.empty()) return InvalidArgumentError("--seeds: no seeds in '" + text + "'");
+  return seeds;
+}
+
+// "2" -> 2; "none", "off", "inf" -> no early stopping.
+StatusOr<std::optional<double>> ParseBeta(const std::string& text) {
+  const std::string lower = ToLower(Trim(text));
+  if (lower == "none" || lower == "off" || lower == "inf") return std::optional<double>();
+  StatusOr<double> beta = ParseDouble(text);
+  if (!beta.ok()) return InvalidArgumentError("--beta: " + beta.status().message());
+  return std::optional<double>(*beta);
+}
+
+// A one-line progress bar on stderr, only when stderr is a terminal.
+class ProgressBar {
+ public:
+  ProgressBar() : enabled_(isatty(STDERR_FILENO) == 1) {}
+  void Update(size_t done, size_t total) {
+    if (!enabled_ || total == 0) return;
+    const int width = 40;
+    const int filled = static_cast<int>(width * done / total);
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu simulations", std::string(filled, '#').c_str(),
+                 std::string(width - filled, ' ').c_str(), done, total);
+    if (done == total) std::fprintf(stderr, "\r%*s\r", width + 40, "");
+    std::fflush(stderr);
+  }
+  void Download(uint64_t received, uint64_t total, const std::string& name) {
+    if (!enabled_) return;
+    if (total > 0) {
+      std::fprintf(stderr, "\rdownloading %s: %3d%%", name.c_str(),
+                   static_cast<int>(100 * received / total));
+    } else {
+      std::fprintf(stderr, "\rdownloading %s: %llu bytes", name.c_str(),
+                   static_cast<unsigned long long>(received));
+    }
+    std::fflush(stderr);
+  }
+  void EndLine() {
+    if (enabled_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool enabled_;
+};
+
+nlohmann::json ResultToJson(const PolicyResult& r) {
+  return {{"gpu", r.gpu},
+          {"dataset", r.dataset},
+          {"policy", r.policy},
+          {"recurrences", r.num_recurrences},
+          {"seeds", r.num_seeds},
+          {"energy_j", r.energy_j},
+          {"time_s", r.time_s},
+          {"cost", r.cost},
+          {"energy_ratio", r.energy_ratio},
+          {"time_ratio", r.time_ratio},
+          {"cost_ratio", r.cost_ratio},
+          {"cost_ratio_min", r.cost_ratio_min},
+          {"cost_ratio_max", r.cost_ratio_max},
+          {"regret", r.regret},
+          {"final_batch_size", r.final_batch_size},
+          {"final_power_limit_w", r.final_power_limit_w},
+          {"default",
+           {{"batch_size", r.default_run.batch_size},
+            {"power_limit_w", r.default_run.power_limit_w},
+            {"energy_j", r.default_run.energy_j},
+            {"time_s", r.default_run.time_s},
+            {"cost", r.default_run.cost}}},
+          {"oracle",
+           {{"batch_size", r.oracle_run.batch_size},
+            {"power_limit_w", r.oracle_run.power_limit_w},
+            {"energy_j", r.oracle_run.energy_j},
+            {"time_s", r.oracle_run.time_s},
+            {"cost", r.oracle_run.cost}}}};
+}
+
+void PrintTable(const std::vector<PolicyResult>& results, size_t num_seeds, std::ostream& out) {
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-8s %-14s %-17s %5s %8s %8s %8s %8s  %s\n", "gpu", "workload",
+                "policy", "recs", "energy", "time", "cost", "regret", "settles on");
+  out << line;
+  std::string previous;
+  for (const PolicyResult& r : results) {
+    const std::string key = r.gpu + "/" + r.dataset;
+    if (!previous.empty() && key != previous) out << "\n";
+    previous = key;
+    std::snprintf(line, sizeof(line), "%-8s %-14s %-17s %5d %8.3f %8.3f %8.3f %7.1f%%  %d @ %d W\n",
+                  r.gpu.c_str(), r.dataset.c_str(), r.policy.c_str(), r.num_recurrences,
+                  r.energy_ratio, r.time_ratio, r.cost_ratio, 100.0 * r.regret, r.final_batch_size,
+                  r.final_power_limit_w);
+    out << line;
+  }
+  out << "\nenergy, time, cost: cumulative, relative to `default` (default batch size at the\n"
+         "maximum power limit); regret: against `oracle`; means over "
+      << num_seeds << " seed(s).\n";
+}
+
+int RunSimulate(const SimulateArgs& args) {
+  auto fail = [](const Status& status) {
+    std::fprintf(stderr, "zeus simulate: %s\n", status.message().c_str());
+    return 1;
+  };
+  StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(args.seeds);
+  if (!seeds.ok()) return fail(seeds.status());
+  StatusOr<std::optional<double>> beta = ParseBeta(args.beta);
+  if (!beta.ok()) return fail(beta.status());
+
+  ProgressBar bar;
+  TraceSourceOptions source;
+  source.explicit_dir = args.traces;
+  bool downloading = false;
+  StatusOr<std::string> dir =
+      ResolveTraceDir(source, [&](uint64_t received, uint64_t total, const std::string& name) {
+        downloading = true;
+        bar.Download(received, total, name);
+      });
+  if (downloading) bar.EndLine();
+  if (!dir.ok()) return fail(dir.status());
+
+  std::vector<std::string> gpus;
+  if (!args.gpu.empty()) {
+    gpus.push_back(args.gpu);
+  } else {
+    StatusOr<std::vector<std::string>> found = FindTraceGpus(*dir);
+    if (!found.ok()) return fail(found.status());
+    gpus = *found;
+  }
+  std::vector<Workload> workloads;
+  std::set<std::string> datasets_seen;
+  for (const std::string& gpu : gpus) {
+    StatusOr<std::vector<Workload>> loaded = LoadWorkloads(*dir, gpu);
+    if (!loaded.ok()) return fail(loaded.status());
+    for (Workload& w : *loaded) {
+      datasets_seen.insert(w.job.dataset);
+      if (!args.datasets.empty() && std::find(args.datasets.begin(), args.datasets.end(),
+                                              w.job.dataset) == args.datasets.end()) {
+        continue;
+      }
+      workloads.push_back(std::move(w));
+    }
+  }
+  for (const std::string& name : args.datasets) {
+    if (datasets_seen.count(name) == 0) {
+      return fail(NotFoundError("--dataset: no workload '" + name + "' in " + *dir + " (known: " +
+                                Join({datasets_seen.begin(), datasets_seen.end()}, ", ") + ")"));
+    }
+  }
+
+  ExperimentOptions options;
+  options.policies = args.policies.empty() ? PolicyNames() : args.policies;
+  options.seeds = *seeds;
+  options.simulation.eta = args.eta;
+  options.simulation.beta = *beta;
+  options.simulation.num_recurrences = args.recurrences;
+
+  std::unique_ptr<std::ofstream> history;
+  if (!args.history_csv.empty()) {
+    history = std::make_unique<std::ofstream>(args.history_csv);
+    if (!*history) {
+      return fail(IoError("--history-csv: cannot open '" + args.history_csv + "' for writing"));
+    }
+    *history << "gpu,dataset,seed,recurrence,batch_size,power_limit,energy_j,time_s,reached,"
+                "policy,cost\n";
+  }
+  char row[512];
+  StatusOr<std::vector<PolicyResult>> results = RunExperiment(
+      workloads, options, [&bar](size_t done, size_t total) { bar.Update(done, total); },
+      history == nullptr ? HistoryCallback()
+                         : [&](const HistoryRow& h) {
+                             std::snprintf(row, sizeof(row),
+                                           "%s,%s,%llu,%d,%d,%d,%.10g,%.10g,%s,%s,%.10g\n",
+                                           h.gpu->c_str(), h.dataset->c_str(),
+                                           static_cast<unsigned long long>(h.seed),
+                                           h.run.recurrence, h.run.batch_size,
+                                           h.run.power_limit_w, h.run.energy_j, h.run.time_s,
+                                           h.run.reached ? "true" : "false", h.policy->c_str(),
+                                           h.run.cost);
+                             *history << row;
+                           });
+  if (!results.ok()) return fail(results.status());
+  if (history != nullptr) {
+    history->close();
+    if (!*history)
+      return fail(IoError("--history-csv: write to '" + args.history_csv + "' failed"));
+  }
+  if (args.json) {
+    nlohmann::json out = {{"traces", *dir},
+                          {"eta", args.eta},
+                          {"beta", beta->has_value() ? nlohmann::json(**beta) : nlohmann::json()},
+                          {"seeds", *seeds},
+                          {"results", nlohmann::json::array()}};
+    for (const PolicyResult& r : *results) out["results"].push_back(ResultToJson(r));
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << "traces: " << *dir << "\n\n";
+    PrintTable(*results, seeds->size(), std::cout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "simulate", "Replay the Zeus paper's traces: energy, time and cost of each policy");
+  auto args = std::make_shared<SimulateArgs>();
+  cmd->add_option("--traces", args->traces,
+                  "Trace directory (else $ZEUS_TRACE_DIR, else the cache, else download)");
+  cmd->add_option("--gpu", args->gpu, "Read summary_power_NAME.csv only (default: every GPU)");
+  cmd->add_option("--dataset", args->datasets, "Workloads to simulate (default: all)");
+  cmd->add_option("--policy", args->policies,
+                  "Policies: " + Join(PolicyNames(), ", ") + " (default: all)");
+  cmd->add_option("--seeds", args->seeds, "Seeds, e.g. 1-10 or 1,3,5")->capture_default_str();
+  cmd->add_option("--eta", args->eta, "Weight of energy in the cost, in [0, 1]")
+      ->capture_default_str();
+  cmd->add_option("--beta", args->beta, "Early-stopping knob (> 0), or 'none'")
+      ->capture_default_str();
+  cmd->add_option("--recurrences", args->recurrences,
+                  "Recurrences per job (default: 2 x batch sizes x power limits)");
+  cmd->add_option("--history-csv", args->history_csv, "Write one row per run to FILE");
+  cmd->add_flag("--json", args->json, "Print JSON instead of a table");
+  cmd->callback([args, exit_code] { *exit_code = RunSimulate(*args); });
+}
+
+}  // namespace zeus::cli
