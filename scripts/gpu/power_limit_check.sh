@@ -13,7 +13,18 @@ build="${ZEUS_GPU_BUILD:-build-gpu}"
 mkdir -p "$out"
 export ZEUS_DRY_RUN=1
 export ZEUS_C_LIBRARY="$PWD/$build/python/libzeus_c.so"
-export LD_LIBRARY_PATH="$PWD/$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# libzeus_c.so needs libspdlog and libfmt from $build/lib. Expose only those to
+# Python (all of $build/lib could shadow libraries torch brings), adding the
+# copied libstdc++ only if the machine's own is too old.
+libs="$(mktemp -d)"
+trap 'rm -rf "$libs"' EXIT
+ln -s "$PWD/$build"/lib/libspdlog.so* "$PWD/$build"/lib/libfmt.so* "$libs/" 2>/dev/null
+export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if ! python3 -c "import torch, ctypes; ctypes.CDLL('$ZEUS_C_LIBRARY')" 2> "$out/load_probe.txt"; then
+  ln -s "$PWD/$build"/lib/libstdc++.so* "$libs/" 2>/dev/null
+  python3 -c "import torch, ctypes; ctypes.CDLL('$ZEUS_C_LIBRARY')" 2>> "$out/load_probe.txt" \
+    || echo "cannot load $ZEUS_C_LIBRARY (see load_probe.txt)"
+fi
 
 nvidia-smi -q -d POWER > "$out/nvidia_smi_power_before.txt" 2>&1
 timeout 240 python3 scripts/gpu/power_limit_train.py --out "$out" 2>&1 | tee "$out/power_limit_train.log"
@@ -35,7 +46,7 @@ fi
   if [ -f "$out/power_limit_profile.json" ]; then
     for selector in energy time cost slowdown; do
       echo -n "zeus power-limit select --selector $selector: "
-      "$build/tools/zeus" power-limit select --profile "$out/power_limit_profile.json" \
+      LD_LIBRARY_PATH="$PWD/$build/lib" "$build/tools/zeus" power-limit select --profile "$out/power_limit_profile.json" \
         --selector "$selector" --json 2>&1
     done
   fi

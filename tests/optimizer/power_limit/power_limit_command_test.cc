@@ -1,0 +1,85 @@
+// Runs the built `zeus power-limit select` on the shared A40 profiles and on
+// bad input.
+
+#include <cstdlib>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include "zeus/optimizer/power_limit/optimum_selector.h"
+#include "zeus/optimizer/power_limit/profile.h"
+#include "zeus/util/file.h"
+
+#include "tests/optimizer/power_limit/shared_profiles.h"
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+using ::testing::HasSubstr;
+
+class PowerLimitCommandTest : public ::testing::Test {
+ protected:
+  // Runs `zeus power-limit select <args>`; returns the exit code and leaves
+  // stdout/stderr in out_/err_.
+  int Run(const std::string& args) {
+    std::string cmd = std::string(ZEUS_BINARY) + " power-limit select " + args + " >" +
+                      dir_.File("out") + " 2>" + dir_.File("err");
+    int status = std::system(cmd.c_str());
+    out_ = ReadFileToString(dir_.File("out")).value_or("");
+    err_ = ReadFileToString(dir_.File("err")).value_or("");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  testing::TempDir dir_;
+  std::string out_;
+  std::string err_;
+};
+
+TEST_F(PowerLimitCommandTest, PrintsTheLimitOfEachSelectorInWatts) {
+  struct Case {
+    std::string args;
+    OptimumSelector selector;
+  };
+  std::vector<Case> cases = {
+      {"--selector energy", OptimumSelector::LeastEnergy()},
+      {"--selector time", OptimumSelector::LeastTime()},
+      {"--selector cost --eta 0.25", OptimumSelector::LeastCost(0.25)},
+      {"", OptimumSelector::LeastCost(0.5)},
+      {"--selector slowdown --max-slowdown 1.05", OptimumSelector::MaxSlowdown(1.05)},
+      {"--selector slowdown", OptimumSelector::MaxSlowdown(1.1)},
+  };
+  for (const testing::RawProfile& raw : testing::ReadSharedProfiles()) {
+    PowerLimitProfile profile = LoadProfile(raw.path).value();
+    for (const Case& c : cases) {
+      uint32_t expected_mw = SelectOptimumMw(profile, c.selector).value();
+      ASSERT_EQ(Run("--profile '" + raw.path + "' " + c.args + " --json"), 0) << err_;
+      nlohmann::json j = nlohmann::json::parse(out_);
+      EXPECT_EQ(j.at("power_limit_w").get<double>(), expected_mw / 1000.0) << raw.path << c.args;
+      ASSERT_EQ(Run("--profile '" + raw.path + "' " + c.args), 0) << err_;
+      EXPECT_EQ(out_, std::to_string(expected_mw / 1000) + "\n");
+    }
+  }
+}
+
+TEST_F(PowerLimitCommandTest, BadInputFailsWithTheReason) {
+  EXPECT_EQ(Run("--profile /nonexistent.csv"), 1);
+  EXPECT_THAT(err_, HasSubstr("zeus power-limit select: "));
+  EXPECT_THAT(err_, HasSubstr("/nonexistent.csv"));
+  std::string bad = dir_.WriteFile(
+      "bad.csv",
+      "start_time,window_name,elapsed_time,gpu0_energy\n1,__GlobalPowerLimitOptimizer_x,1,1\n");
+  EXPECT_EQ(Run("--profile " + bad), 1);
+  EXPECT_THAT(err_, HasSubstr(bad + ":2:2:"));
+  std::string good = testing::ReadSharedProfiles().at(0).path;
+  EXPECT_EQ(Run("--profile '" + good + "' --eta 1.5"), 1);
+  EXPECT_THAT(err_, HasSubstr("eta must be in [0, 1], got 1.5"));
+  EXPECT_EQ(Run("--profile '" + good + "' --selector fastest"), 1);
+  EXPECT_THAT(err_, HasSubstr("unknown name 'fastest'"));
+}
+
+}  // namespace
+}  // namespace zeus
