@@ -42,6 +42,19 @@ def nvml_limits_mw():
         pynvml.nvmlShutdown()
 
 
+def nvml_constraints_w(index=0):
+    """(min, max) power limit of GPU `index` in W, or None without pynvml."""
+    if pynvml is None:
+        return None
+    pynvml.nvmlInit()
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        lo, hi = pynvml.nvmlDeviceGetPowerManagementLimitConstraints(handle)
+        return lo / 1000, hi / 1000
+    finally:
+        pynvml.nvmlShutdown()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
@@ -135,16 +148,25 @@ def main():
         "options": options,
         "profile_saved": os.path.exists(profile_path),
     }
-    with open(os.path.join(args.out, "power_limit_summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
-    print(json.dumps(summary, indent=2))
     for m in profile["measurements"]:
         print(f"{m['power_limit_mw'] / 1000:6.0f} W: {m['energy_j']:9.1f} J {m['time_s']:7.3f} s "
               f"{m['steps']:4d} steps  {m['energy_j'] / m['steps']:7.2f} J/step "
               f"{1000 * m['time_s'] / m['steps']:7.2f} ms/step")
-    expected = [700 - 25 * i for i in range(21)]
+    # H100 SXM: 700 W down to 200 W in 25 W steps, 21 limits.
+    lo_w, hi_w = nvml_constraints_w() or (200, 700)
+    expected = []
+    limit_w = hi_w
+    while limit_w > lo_w:
+        expected.append(limit_w)
+        limit_w -= 25
+    expected.append(lo_w)
+    summary["limits_expected_w"] = expected
     ok = (sorted(measured_w, reverse=True) == expected and unchanged
           and reloaded_phase == "done" and reloaded_optimum_w == optimum_w)
+    summary["pass"] = ok
+    with open(os.path.join(args.out, "power_limit_summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    print(json.dumps(summary, indent=2))
     print("RESULT:", "PASS" if ok else "FAIL")
     return 0 if ok else 1
 
