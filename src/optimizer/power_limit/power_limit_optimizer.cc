@@ -345,12 +345,16 @@ void PowerLimitOptimizer::FitToEpoch(int64_t epoch_steps) {
 Status PowerLimitOptimizer::OnEpochEnd() {
   int64_t epoch_steps = steps_in_epoch_;
   steps_in_epoch_ = 0;
+  // The first epoch end may close an epoch the optimizer joined midway: only
+  // later ones tell the epoch length.
+  bool complete_epoch = saw_epoch_end_;
+  saw_epoch_end_ = true;
   switch (phase_) {
     case Phase::kDone:
       return Status::Ok();
     case Phase::kWaiting:
       // The wait did not finish within this epoch.
-      if (epoch_steps > 0) FitToEpoch(epoch_steps);
+      if (complete_epoch && epoch_steps > 0) FitToEpoch(epoch_steps);
       if (phase_ != Phase::kDone) steps_left_ = wait_steps_ + 1;
       return Status::Ok();
     case Phase::kWarmup:
@@ -365,7 +369,7 @@ Status PowerLimitOptimizer::OnEpochEnd() {
       Watts(power_limits_mw_[next_limit_]));
   if (phase_ == Phase::kMeasuring) cancel = monitor_->Cancel(WindowName());
   phase_ = Phase::kWaiting;
-  FitToEpoch(epoch_steps);
+  if (complete_epoch) FitToEpoch(epoch_steps);
   if (phase_ != Phase::kDone) steps_left_ = wait_steps_ + 1;
   ZEUS_RETURN_IF_ERROR(SetAllGpus(power_limits_mw_.front()));
   if (!cancel.ok()) return cancel.WithContext(kLog);

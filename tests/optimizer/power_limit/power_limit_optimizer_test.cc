@@ -220,15 +220,16 @@ TEST_F(ReplayTest, ShortEpochsShrinkTheStretchToFitAndSaySo) {
   LogCapture log;
   ReplayRig rig(raws_[0], kStepsPerRow);
   auto opt = MakeOptimizer(rig, StepOnlyOptions());
-  // 20-step epochs cannot hold 10 + 10 + 40 steps: after the first epoch the
-  // budget of 19 step begins becomes 4 wait + 3 warm-up + 12 measured.
+  // 20-step epochs cannot hold 10 + 10 + 40 steps: after the second epoch
+  // (the first may be partial, so its length is not used) the budget of 19
+  // step begins becomes 4 wait + 3 warm-up + 12 measured.
   int epochs = 0;
   while (opt->phase() != PowerLimitOptimizer::Phase::kDone && epochs < 100) {
     rig.RunEpoch(*opt, 20);
     ++epochs;
   }
   ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
-  EXPECT_EQ(epochs, 10);  // The first epoch is lost, then one limit per epoch.
+  EXPECT_EQ(epochs, 11);  // Two epochs are lost, then one limit per epoch.
   EXPECT_EQ(opt->wait_steps(), 4);
   EXPECT_EQ(opt->warmup_steps(), 3);
   EXPECT_EQ(opt->measure_steps(), 12);
@@ -248,15 +249,29 @@ TEST_F(ReplayTest, EpochsShorterThanTheMinimumTimeCapTheStretch) {
     ++epochs;
   }
   ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
-  EXPECT_EQ(epochs, 10);
+  EXPECT_EQ(epochs, 11);
   // 199 step begins - 10 wait - 10 warm-up.
   for (const PowerLimitMeasurement& m : opt->profile().measurements) EXPECT_EQ(m.steps, 179);
+}
+
+TEST_F(ReplayTest, APartialFirstEpochDoesNotShrinkTheStretch) {
+  ReplayRig rig(raws_[0], kStepsPerRow);
+  auto opt = MakeOptimizer(rig, StepOnlyOptions());
+  rig.RunEpoch(*opt, 3);  // Created 3 steps before the end of an epoch.
+  rig.RunEpoch(*opt, kLongEpoch);
+  ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+  EXPECT_EQ(opt->wait_steps(), 10);
+  EXPECT_EQ(opt->warmup_steps(), 10);
+  EXPECT_EQ(opt->measure_steps(), 40);
+  for (const PowerLimitMeasurement& m : opt->profile().measurements) EXPECT_EQ(m.steps, 40);
 }
 
 TEST_F(ReplayTest, OneStepEpochsGiveUpAtTheMaximumLimit) {
   LogCapture log;
   ReplayRig rig(raws_[0], kStepsPerRow);
   auto opt = MakeOptimizer(rig, StepOnlyOptions());
+  rig.RunEpoch(*opt, 1);
+  EXPECT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kWaiting);  // Maybe a partial epoch.
   rig.RunEpoch(*opt, 1);
   EXPECT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
   EXPECT_EQ(opt->optimum_mw(), 300'000u);

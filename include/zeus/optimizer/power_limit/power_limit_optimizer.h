@@ -18,7 +18,9 @@
 // to hold wait + warm-up + measurement, those are shrunk to fit (logged as a
 // warning), and stretches are then capped at what fits in one epoch, even if
 // that is under `min_measure_time`. Epochs of a single step cannot be
-// profiled: the optimizer then keeps the maximum limit (logged).
+// profiled: the optimizer then keeps the maximum limit (logged). Epoch
+// lengths are learned from complete epochs only: the first epoch end is not
+// used, as the optimizer may have been created mid-epoch.
 //
 // With `profile_path` naming an existing profile (JSON or CSV log), the
 // optimum is selected from it and set at creation: no profiling happens.
@@ -180,6 +182,7 @@ class PowerLimitOptimizer {
   // Step begins until the current phase ends (the ending one included).
   int64_t steps_left_ = 0;
   int64_t steps_in_epoch_ = 0;
+  bool saw_epoch_end_ = false;
   int64_t wait_steps_;
   int64_t warmup_steps_;
   int64_t measure_steps_;
