@@ -1,0 +1,170 @@
+#include "zeus/sim/job_groups.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "zeus/optimizer/batch_size/rng.h"
+#include "zeus/util/csv.h"
+
+namespace zeus {
+
+StatusOr<JobGroups> LoadJobGroups(const std::string& path) {
+  ZEUS_ASSIGN_OR_RETURN(CsvTable table, CsvTable::ReadFile(path));
+  std::vector<size_t> c;
+  for (const char* name : {"group", "start_time", "end_time", "dataset", "runtime_ratio"}) {
+    ZEUS_ASSIGN_OR_RETURN(size_t index, table.ColumnIndex(name));
+    c.push_back(index);
+  }
+  JobGroups groups;
+  for (size_t row = 0; row < table.num_rows(); ++row) {
+    JobSubmission s;
+    s.group = table.Field(row, c[0]);
+    if (s.group.empty()) return table.ErrorAt(row, c[0], "expected a group name");
+    ZEUS_ASSIGN_OR_RETURN(s.start_time_s, table.Double(row, c[1]));
+    ZEUS_ASSIGN_OR_RETURN(s.end_time_s, table.Double(row, c[2]));
+    s.dataset = table.Field(row, c[3]);
+    if (s.dataset.empty()) return table.ErrorAt(row, c[3], "expected a dataset name");
+    ZEUS_ASSIGN_OR_RETURN(s.runtime_ratio, table.Double(row, c[4]));
+    if (!std::isfinite(s.start_time_s)) {
+      return table.ErrorAt(row, c[1],
+                           "expected a finite time, got '" + table.Field(row, c[1]) + "'");
+    }
+    if (!std::isfinite(s.end_time_s) || s.end_time_s < s.start_time_s) {
+      return table.ErrorAt(
+          row, c[2], "expected a finite time >= start_time, got '" + table.Field(row, c[2]) + "'");
+    }
+    if (!std::isfinite(s.runtime_ratio) || s.runtime_ratio <= 0) {
+      return table.ErrorAt(row, c[4],
+                           "expected a positive ratio, got '" + table.Field(row, c[4]) + "'");
+    }
+    std::vector<JobSubmission>& group = groups[s.group];
+    if (!group.empty() && group.front().dataset != s.dataset) {
+      return table.ErrorAt(row, c[3],
+                           "group '" + s.group + "' mixes datasets '" + group.front().dataset +
+                               "' and '" + s.dataset + "'");
+    }
+    group.push_back(std::move(s));
+  }
+  for (auto& [name, group] : groups) {
+    std::stable_sort(group.begin(), group.end(),
+                     [](const JobSubmission& a, const JobSubmission& b) {
+                       return a.start_time_s < b.start_time_s;
+                     });
+  }
+  return groups;
+}
+
+StatusOr<JobGroups> GenerateJobGroups(const JobGroupGeneratorOptions& options,
+                                      const std::vector<std::string>& datasets) {
+  if (datasets.empty()) return InvalidArgumentError("job groups: no datasets to draw from");
+  if (options.num_groups <= 0 || options.submissions_per_group <= 0) {
+    return InvalidArgumentError("job groups: num_groups and submissions_per_group must be > 0");
+  }
+  if (!(options.mean_interarrival_s > 0) || !(options.mean_duration_s > 0) ||
+      !(options.runtime_ratio_sigma >= 0)) {
+    return InvalidArgumentError(
+        "job groups: mean_interarrival_s and mean_duration_s must be > 0, runtime_ratio_sigma "
+        ">= 0");
+  }
+  Rng rng(options.seed);
+  JobGroups groups;
+  for (int g = 0; g < options.num_groups; ++g) {
+    const std::string name = "group-" + std::to_string(g);
+    const std::string& dataset = datasets[rng.UniformInt(datasets.size())];
+    std::vector<JobSubmission>& group = groups[name];
+    double time_s = 0.0;
+    for (int i = 0; i < options.submissions_per_group; ++i) {
+      // Exponential gaps: -mean * log(U), U in (0, 1].
+      time_s += -options.mean_interarrival_s * std::log(1.0 - rng.Uniform01());
+      const double ratio = std::exp(options.runtime_ratio_sigma * rng.StandardNormal());
+      group.push_back({name, time_s, time_s + options.mean_duration_s * ratio, dataset, ratio});
+    }
+  }
+  return groups;
+}
+
+uint64_t GroupSeed(uint64_t seed, const std::string& group) {
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a.
+  for (unsigned char ch : group) {
+    hash ^= ch;
+    hash *= 0x100000001b3ULL;
+  }
+  return seed ^ hash;
+}
+
+namespace {
+
+struct InFlight {
+  RunPlan plan;
+  RunOutcome outcome;
+  double start_time_s = 0.0;
+  double end_time_s = 0.0;
+  int submission = 0;
+  int tries = 1;
+  double runtime_ratio = 1.0;
+};
+
+}  // namespace
+
+StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
+    const Workload& workload, Policy& policy, const std::vector<JobSubmission>& submissions,
+    const SimulationOptions& options) {
+  ZEUS_RETURN_IF_ERROR(options.Validate());
+  Rng rng(options.seed ^ 0x5851f42d4c957f2dULL);
+  std::vector<InFlight> running;
+  std::vector<GroupRunRecord> records;
+
+  auto launch = [&](int submission, int tries, double start_s, double end_s, double ratio) {
+    InFlight run;
+    run.plan = policy.Next();
+    run.outcome = ExecuteRun(workload, run.plan, options.eta, rng);
+    run.start_time_s = start_s;
+    run.end_time_s = end_s;
+    run.submission = submission;
+    run.tries = tries;
+    run.runtime_ratio = ratio;
+    running.push_back(run);
+  };
+  // Finishes every run that ends by `now`, earliest first; retries start at
+  // their predecessor's end and may themselves end by `now`.
+  auto reap = [&](double now) -> Status {
+    while (true) {
+      auto next = std::min_element(
+          running.begin(), running.end(),
+          [](const InFlight& a, const InFlight& b) { return a.end_time_s < b.end_time_s; });
+      if (next == running.end() || next->end_time_s > now) return Status::Ok();
+      const InFlight done = *next;
+      running.erase(next);
+      ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, done.outcome));
+      if (done.outcome.ran) {
+        GroupRunRecord record;
+        record.run = {done.submission,
+                      done.plan.batch_size,
+                      done.plan.power_limit_w,
+                      done.outcome.energy_j * done.runtime_ratio,
+                      done.outcome.time_s * done.runtime_ratio,
+                      done.outcome.reached,
+                      done.outcome.cost * done.runtime_ratio};
+        record.start_time_s = done.start_time_s;
+        record.end_time_s = done.end_time_s;
+        records.push_back(record);
+      }
+      if (!done.outcome.reached && done.tries < options.max_tries) {
+        const double duration_s = done.end_time_s - done.start_time_s;
+        launch(done.submission, done.tries + 1, done.end_time_s, done.end_time_s + duration_s,
+               done.runtime_ratio);
+      }
+    }
+  };
+
+  for (size_t i = 0; i < submissions.size(); ++i) {
+    const JobSubmission& s = submissions[i];
+    ZEUS_RETURN_IF_ERROR(reap(s.start_time_s));
+    launch(static_cast<int>(i), 1, s.start_time_s, s.end_time_s, s.runtime_ratio);
+  }
+  ZEUS_RETURN_IF_ERROR(reap(std::numeric_limits<double>::infinity()));
+  return records;
+}
+
+}  // namespace zeus

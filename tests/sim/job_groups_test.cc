@@ -1,0 +1,166 @@
+#include "zeus/sim/job_groups.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+// 32 and 64 always reach the target; 128 never does.
+Workload ToyWorkload() {
+  Workload w;
+  w.gpu = "toy";
+  w.job = {"toy", "net", "sgd", 0.5, 10, 64};
+  w.default_batch_size = 64;
+  w.max_power_w = 200;
+  w.power_limits_w = {100, 200};
+  w.batch_sizes = {
+      {32, {{100, 10, 80}, {200, 8, 120}}, {4.0, 5.0}},
+      {64, {{100, 6.5, 95}, {200, 6, 180}}, {3.0, 4.0}},
+      {128, {{100, 5, 99}, {200, 4, 190}}, {std::nullopt, std::nullopt}},
+  };
+  return w;
+}
+
+std::unique_ptr<Policy> Zeus(const Workload& w, uint64_t seed) {
+  PolicyContext context;
+  context.workload = &w;
+  context.seed = seed;
+  return std::move(MakePolicy("zeus", context)).value();
+}
+
+TEST(JobGroupsTest, LoadsGroupsSortedByStartTime) {
+  testing::TempDir dir;
+  const std::string path = dir.WriteFile("groups.csv",
+                                         "group,start_time,end_time,dataset,runtime_ratio\n"
+                                         "a,100,200,toy,1.5\n"
+                                         "b,0,10,toy,1\n"
+                                         "a,50,300,toy,0.5\n");
+  ZEUS_ASSERT_OK_AND_ASSIGN(JobGroups groups, LoadJobGroups(path));
+  ASSERT_EQ(groups.size(), 2u);
+  ASSERT_EQ(groups["a"].size(), 2u);
+  EXPECT_EQ(groups["a"][0].start_time_s, 50);
+  EXPECT_EQ(groups["a"][1].runtime_ratio, 1.5);
+}
+
+TEST(JobGroupsTest, RejectsBadRowsWithLocation) {
+  testing::TempDir dir;
+  auto load = [&](const std::string& row) {
+    return LoadJobGroups(
+               dir.WriteFile("g.csv", "group,start_time,end_time,dataset,runtime_ratio\n" + row))
+        .status();
+  };
+  Status status = load("a,100,50,toy,1\n");
+  EXPECT_NE(status.message().find("g.csv:2:3: column 'end_time'"), std::string::npos) << status;
+  status = load("a,0,50,toy,0\n");
+  EXPECT_NE(status.message().find("g.csv:2:5: column 'runtime_ratio'"), std::string::npos)
+      << status;
+  status = load("a,0,50,toy,1\na,1,60,other,1\n");
+  EXPECT_NE(status.message().find("mixes datasets"), std::string::npos) << status;
+  status = load("a,x,50,toy,1\n");
+  EXPECT_NE(status.message().find("column 'start_time'"), std::string::npos) << status;
+}
+
+TEST(JobGroupsTest, GeneratorIsSeededAndOverlaps) {
+  JobGroupGeneratorOptions options;
+  options.num_groups = 3;
+  options.submissions_per_group = 50;
+  ZEUS_ASSERT_OK_AND_ASSIGN(JobGroups a, GenerateJobGroups(options, {"x", "y"}));
+  ZEUS_ASSERT_OK_AND_ASSIGN(JobGroups b, GenerateJobGroups(options, {"x", "y"}));
+  ASSERT_EQ(a.size(), 3u);
+  int overlaps = 0;
+  for (const auto& [name, group] : a) {
+    ASSERT_EQ(group.size(), 50u);
+    for (size_t i = 0; i < group.size(); ++i) {
+      EXPECT_EQ(group[i].start_time_s, b[name][i].start_time_s);
+      EXPECT_GE(group[i].end_time_s, group[i].start_time_s);
+      if (i > 0) {
+        EXPECT_GE(group[i].start_time_s, group[i - 1].start_time_s);
+        overlaps += group[i].start_time_s < group[i - 1].end_time_s;
+      }
+    }
+  }
+  EXPECT_GT(overlaps, 30);
+  options.seed = 2;
+  ZEUS_ASSERT_OK_AND_ASSIGN(JobGroups c, GenerateJobGroups(options, {"x", "y"}));
+  EXPECT_NE(c.begin()->second[0].start_time_s, a.begin()->second[0].start_time_s);
+  EXPECT_FALSE(GenerateJobGroups(options, {}).ok());
+}
+
+TEST(JobGroupsTest, SpacedOutSubmissionsReduceToTheSequentialSimulation) {
+  const Workload w = ToyWorkload();
+  std::vector<JobSubmission> submissions;
+  for (int i = 0; i < 30; ++i) submissions.push_back({"g", i * 1000.0, i * 1000.0 + 1, "toy", 1.0});
+  SimulationOptions options;
+  options.seed = 4;
+  options.num_recurrences = 30;
+  std::unique_ptr<Policy> sequential_policy = Zeus(w, 4);
+  std::unique_ptr<Policy> group_policy = Zeus(w, 4);
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> sequential,
+                            SimulateRecurringJob(w, *sequential_policy, options));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> grouped,
+                            SimulateJobGroup(w, *group_policy, submissions, options));
+  ASSERT_EQ(sequential.size(), grouped.size());
+  for (size_t i = 0; i < sequential.size(); ++i) {
+    EXPECT_EQ(sequential[i].recurrence, grouped[i].run.recurrence);
+    EXPECT_EQ(sequential[i].batch_size, grouped[i].run.batch_size);
+    EXPECT_EQ(sequential[i].energy_j, grouped[i].run.energy_j);
+  }
+}
+
+TEST(JobGroupsTest, OverlappingSubmissionsAreObservedOutOfOrderAndAllComplete) {
+  const Workload w = ToyWorkload();
+  // Every submission overlaps the next two; durations vary so ends reorder.
+  std::vector<JobSubmission> submissions;
+  for (int i = 0; i < 40; ++i) {
+    const double duration = (i % 3 == 0) ? 250.0 : 90.0;
+    submissions.push_back({"g", i * 100.0, i * 100.0 + duration, "toy", i % 2 ? 2.0 : 1.0});
+  }
+  SimulationOptions options;
+  options.seed = 9;
+  std::unique_ptr<Policy> policy = Zeus(w, 9);
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records,
+                            SimulateJobGroup(w, *policy, submissions, options));
+  std::set<int> reached;
+  bool out_of_submission_order = false;
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (records[i].run.reached) reached.insert(records[i].run.recurrence);
+    if (i > 0) {
+      EXPECT_GE(records[i].end_time_s, records[i - 1].end_time_s);  // Observed by end time.
+      out_of_submission_order |= records[i].run.recurrence < records[i - 1].run.recurrence;
+    }
+  }
+  EXPECT_TRUE(out_of_submission_order);
+  EXPECT_EQ(reached.size(), 40u);
+  // The failing size is explored at most once per pruning round.
+  int runs128 = 0;
+  for (const GroupRunRecord& r : records) runs128 += r.run.batch_size == 128;
+  EXPECT_LE(runs128, 2);
+}
+
+TEST(JobGroupsTest, RuntimeRatioScalesEnergyAndTime) {
+  const Workload w = ToyWorkload();
+  PolicyContext context;
+  context.workload = &w;
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakePolicy("default", context));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      std::vector<GroupRunRecord> records,
+      SimulateJobGroup(w, *policy, {{"g", 0, 10, "toy", 2.5}}, SimulationOptions()));
+  ASSERT_EQ(records.size(), 1u);
+  // Default: 64 @ 200 W, 3 or 4 epochs of 6 s at 180 W.
+  const double epochs = records[0].run.time_s / (2.5 * 6);
+  EXPECT_TRUE(epochs == 3 || epochs == 4) << epochs;
+  EXPECT_DOUBLE_EQ(records[0].run.energy_j, 2.5 * epochs * 6 * 180);
+}
+
+TEST(JobGroupsTest, GroupSeedDependsOnTheName) {
+  EXPECT_NE(GroupSeed(1, "a"), GroupSeed(1, "b"));
+  EXPECT_EQ(GroupSeed(1, "a"), GroupSeed(1, "a"));
+  EXPECT_NE(GroupSeed(1, "a"), GroupSeed(2, "a"));
+}
+
+}  // namespace
+}  // namespace zeus
