@@ -26,6 +26,10 @@ constexpr unsigned char kQuit = 0;
 // only while our handlers are not installed.
 std::atomic<int> g_request_write_fd{-1};
 std::atomic<int> g_done_read_fd{-1};
+// The process that installed the handlers. A child forked from it (e.g. a
+// data-loader worker) inherits handlers and pipe but must not restore the
+// parent's GPUs when it is signalled.
+std::atomic<pid_t> g_owner_pid{0};
 struct sigaction g_previous[NSIG];
 
 // The registry; never touched by the handler.
@@ -40,7 +44,8 @@ void OnFatalSignal(int signo, siginfo_t* info, void* context) {
   int request_fd = g_request_write_fd.load();
   int done_fd = g_done_read_fd.load();
   unsigned char byte = static_cast<unsigned char>(signo);
-  if (request_fd >= 0 && done_fd >= 0 && write(request_fd, &byte, 1) == 1) {
+  bool owner = getpid() == g_owner_pid.load();
+  if (owner && request_fd >= 0 && done_fd >= 0 && write(request_fd, &byte, 1) == 1) {
     pollfd pfd{done_fd, POLLIN, 0};
     int timeout_ms = static_cast<int>(kSignalRestoreTimeout.count());
     if (poll(&pfd, 1, timeout_ms) > 0) {
@@ -107,6 +112,7 @@ Status Install() {
     close(request[1]);
     return s;
   }
+  g_owner_pid = getpid();
   g_request_read_fd = request[0];
   g_done_write_fd = done[1];
   g_request_write_fd = request[1];

@@ -177,6 +177,30 @@ TEST(PowerLimitRestoreTest, SignalRestoresThenCallsTheProgramsOwnHandler) {
   ExpectOriginalLimits(r);
 }
 
+TEST(PowerLimitRestoreTest, ASignalledForkedChildDoesNotRestoreTheParentsGpus) {
+  FakeClock clock;
+  FakeGpuOptions o;
+  o.power_limit_mw = 250'000;
+  FakeGpu gpu(&clock, o);
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::unique_ptr<PowerLimitRestorer> restorer,
+                            PowerLimitRestorer::Create({&gpu}, /*restore_on_signal=*/true));
+  ZEUS_ASSERT_OK(gpu.SetPowerLimitMw(200'000));
+  pid_t pid = fork();
+  if (pid == 0) {
+    // Like a data-loader worker stopped with SIGTERM.
+    raise(SIGTERM);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status)) << status;
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  // Give a (wrongly) woken service thread time to act before checking.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(restorer->restored());
+  EXPECT_EQ(gpu.PowerLimitMw().value(), 200'000u);
+}
+
 TEST(PowerLimitRestoreTest, HandlersArePutBackWhenTheLastRestorerGoes) {
   struct sigaction before;
   ASSERT_EQ(sigaction(SIGTERM, nullptr, &before), 0);

@@ -13,7 +13,10 @@
 // called (e.g. Python's KeyboardInterrupt), SIG_IGN ignores it, and SIG_DFL
 // is re-raised so the process dies of the same signal. The handlers are
 // installed while at least one signal-restoring restorer lives and the
-// previous dispositions are put back when the last one goes.
+// previous dispositions are put back when the last one goes. A process forked
+// from the one that created the restorer (e.g. a data-loader worker) inherits
+// the handlers but restores nothing when signalled: the signal only goes on
+// to the previous disposition.
 //
 // Caveat: if the signal interrupts a thread holding a lock the restore needs
 // (e.g. in the middle of a driver call on the same GPU), the service thread
