@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "zeus/util/units.h"
@@ -187,10 +188,17 @@ Status PowerLimitOptimizer::Advance() {
     case Phase::kMeasuring:
       return MaybeEndMeasuring();
     case Phase::kDone:
-      steps_left_ = kNever;
-      return Status::Ok();
+      return PinOptimum();
   }
   return Status::Ok();
+}
+
+Status PowerLimitOptimizer::PinOptimum() {
+  Status s = SetAllGpus(*optimum_mw_);
+  // Until it is set, try again at every step: the GPUs would otherwise stay
+  // at the last limit profiled, the lowest.
+  steps_left_ = s.ok() ? kNever : 1;
+  return s;
 }
 
 Status PowerLimitOptimizer::StartWarmup() {
@@ -234,7 +242,10 @@ Status PowerLimitOptimizer::MaybeEndMeasuring() {
   } else if (agreed_steps_ == 0) {
     // Every rank is here at the same step: agree on the slowest rank's time.
     StatusOr<StretchTotals> synced = options_.all_reduce(StretchTotals{0.0, elapsed_s, 0});
-    if (!synced.ok()) return synced.status().WithContext(std::string(kLog) + ": all_reduce");
+    if (!synced.ok()) {
+      steps_left_ = 1;  // Every rank failed alike: try again at the next step.
+      return synced.status().WithContext(std::string(kLog) + ": all_reduce");
+    }
     if (synced->time_s < min_s && !capped) {
       double per_step_s = synced->time_s / static_cast<double>(measured);
       int64_t target =
@@ -280,6 +291,7 @@ Status PowerLimitOptimizer::MaybeEndMeasuring() {
                pm.time_per_step_s());
   ++next_limit_;
   if (next_limit_ == power_limits_mw_.size()) return Finish();
+  phase_ = Phase::kWaiting;  // Until the next limit is set.
   return StartWarmup();
 }
 
@@ -292,12 +304,16 @@ Status PowerLimitOptimizer::Finish() {
   optimum_mw_ = *optimum;
   spdlog::info("{}: profiled {} limits; pinning {} ({})", kLog, profile_.measurements.size(),
                Watts(*optimum), options_.selector.ToString());
-  ZEUS_RETURN_IF_ERROR(SetAllGpus(*optimum));
+  Status pinned = PinOptimum();
   if (!options_.profile_path.empty()) {
     Status s = SaveProfile(options_.profile_path, profile_);
-    if (!s.ok()) return s.WithContext(fmt::format("{}: saving the profile", kLog));
+    if (!s.ok()) {
+      s = s.WithContext(fmt::format("{}: saving the profile", kLog));
+      spdlog::error("{}", s.ToString());
+      if (pinned.ok()) return s;
+    }
   }
-  return Status::Ok();
+  return pinned;
 }
 
 void PowerLimitOptimizer::FitToEpoch(int64_t epoch_steps) {

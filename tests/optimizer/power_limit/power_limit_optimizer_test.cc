@@ -307,6 +307,41 @@ TEST_F(ReplayTest, SavedProfilePinsTheOptimumWithoutProfiling) {
   }
 }
 
+TEST_F(ReplayTest, AFailedPinIsRetriedAtTheNextStepAndTheProfileStillSaved) {
+  testing::TempDir dir;
+  ReplayRig rig(raws_[0], kStepsPerRow);
+  PowerLimitOptimizerOptions o = StepOnlyOptions();
+  o.profile_path = dir.File("profile.json");
+  auto opt = MakeOptimizer(rig, o);
+  // The last stretch (100 W) ends at step begin 11 + 50 * 9 = 461.
+  rig.RunSteps(*opt, 460);
+  ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kMeasuring);
+  rig.gpu(0).InjectError(FakeGpuOp::kSetPowerLimit, UnavailableError("NVML: GPU is lost"));
+  Status s = opt->OnStepBegin();
+  EXPECT_THAT(s.message(), HasSubstr("GPU is lost")) << s;
+  EXPECT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+  EXPECT_EQ(rig.gpu(0).PowerLimitMw().value(), 100'000u);
+  EXPECT_TRUE(LoadProfile(o.profile_path).ok());
+  EXPECT_FALSE(opt->OnStepBegin().ok());
+  rig.gpu(0).ClearErrors();
+  ZEUS_EXPECT_OK(opt->OnStepBegin());
+  EXPECT_EQ(rig.gpu(0).PowerLimitMw().value(), *opt->optimum_mw());
+  size_t history = rig.gpu(0).power_limit_history().size();
+  rig.RunSteps(*opt, 100);
+  EXPECT_EQ(rig.gpu(0).power_limit_history().size(), history);
+}
+
+TEST_F(ReplayTest, AProfileThatCannotBeSavedIsAnErrorButTheOptimumIsPinned) {
+  ReplayRig rig(raws_[0], kStepsPerRow);
+  PowerLimitOptimizerOptions o = StepOnlyOptions();
+  o.profile_path = "/nonexistent-dir/profile.json";
+  auto opt = MakeOptimizer(rig, o);
+  rig.RunSteps(*opt, 460);
+  Status s = opt->OnStepBegin();
+  EXPECT_THAT(s.message(), HasSubstr("saving the profile")) << s;
+  EXPECT_EQ(rig.gpu(0).PowerLimitMw().value(), *opt->optimum_mw());
+}
+
 TEST_F(ReplayTest, DryRunMeasuresEveryLimitButSetsNothing) {
   setenv("ZEUS_DRY_RUN", "1", 1);
   ReplayRig rig(raws_[0], kStepsPerRow);

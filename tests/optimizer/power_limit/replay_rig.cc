@@ -93,13 +93,17 @@ std::vector<int> ReplayRig::LimitsW() const {
 }
 
 void ReplayRig::RunEpoch(PowerLimitOptimizer& opt, int64_t steps) {
+  RunSteps(opt, steps);
+  ZEUS_EXPECT_OK(opt.OnEpochEnd());
+}
+
+void ReplayRig::RunSteps(PowerLimitOptimizer& opt, int64_t steps) {
   for (int64_t s = 0; s < steps; ++s) {
     ZEUS_EXPECT_OK(opt.OnStepBegin());
     uint32_t limit_mw = gpus_[0]->PowerLimitMw().value();
     const RawProfileRow& row = Row(static_cast<int>(limit_mw / 1000));
     clock_.AdvanceSeconds(row.time_s / steps_per_row_);
   }
-  ZEUS_EXPECT_OK(opt.OnEpochEnd());
 }
 
 PowerLimitOptimizerOptions StepOnlyOptions() {

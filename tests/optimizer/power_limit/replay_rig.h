@@ -68,6 +68,8 @@ class ReplayRig {
   // one step at GPU 0's current limit; OnEpochEnd at the end. Fails the test
   // on any error.
   void RunEpoch(PowerLimitOptimizer& opt, int64_t steps);
+  // Like RunEpoch without the epoch end.
+  void RunSteps(PowerLimitOptimizer& opt, int64_t steps);
 
   // The limits (W) of the profile, from the highest down.
   std::vector<int> LimitsW() const;

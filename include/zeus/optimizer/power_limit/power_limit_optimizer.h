@@ -163,6 +163,8 @@ class PowerLimitOptimizer {
   Status StartMeasuring();
   Status MaybeEndMeasuring();
   Status Finish();
+  // Sets the optimum; on failure, retries at every step. REQUIRES: optimum_mw_.
+  Status PinOptimum();
   Status SetAllGpus(uint32_t power_limit_mw);
   // Shrinks wait/warm-up/measure steps so an epoch of `epoch_steps` steps can
   // hold one limit; caps stretches at what fits.
