@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -191,6 +193,9 @@ std::optional<int> WaitForEnd(std::optional<pid_t> child, double interval_s,
 }
 
 int RunMonitor(const MonitorFlags& flags) {
+  // Logs (e.g. "no energy counter") go to stderr: stdout carries the report
+  // and the child's own output.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("zeus-monitor"));
   StatusOr<Devices> devices = OpenDevices(flags);
   if (!devices.ok()) {
     std::cerr << "zeus monitor: " << devices.status().message() << "\n";

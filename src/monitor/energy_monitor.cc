@@ -212,8 +212,8 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     std::lock_guard<std::mutex> lock(anchor_mu_);
     Anchor& a = anchors_[gpu];
     if (!energy_mj.ok()) {
-      a.error = energy_mj.status().WithContext(fmt::format("GPU {}", gpu));
-      return a.error;
+      a.error = energy_mj.status();  // Boundaries add the window and GPU.
+      return a.error.WithContext(fmt::format("GPU {}", gpu));
     }
     a.error = Status::Ok();
     std::chrono::nanoseconds read_time = start + (end - start) / 2;

@@ -100,7 +100,7 @@ TEST(LowOverheadEnergyMonitorTest, ABackgroundReadErrorFailsTheNextBoundary) {
   EXPECT_EQ(monitor->SampleNow().code(), StatusCode::kUnavailable);
   StatusOr<Measurement> m = monitor->End("w");
   EXPECT_EQ(m.status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(m.status().message(), "energy monitor: window 'w' end: GPU 0: GPU 0: GPU is lost");
+  EXPECT_EQ(m.status().message(), "energy monitor: window 'w' end: GPU 0: GPU is lost");
   gpu.ClearErrors();
   ZEUS_ASSERT_OK(monitor->SampleNow());
   ZEUS_ASSERT_OK(monitor->Begin("w"));

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -156,6 +157,56 @@ TEST_F(MonitorCommandTest, WithoutACommandMeasuresUntilInterrupted) {
   EXPECT_TRUE(j["command"].empty());
   EXPECT_EQ(j["cpus"].size(), 1u);
 }
+
+#ifdef FAKE_NVML_FULL
+// The real NVML loader against the fake libnvml the device tests build: two
+// GPUs whose counter grows 1 J per read, 150 W instant power.
+class MonitorCommandNvmlTest : public MonitorCommandTest {
+ protected:
+  void SetUp() override {
+    MonitorCommandTest::SetUp();
+    setenv("ZEUS_NVML_LIBRARY", FAKE_NVML_FULL, 1);
+    empty_ = std::make_unique<TempDir>();
+  }
+  void TearDown() override {
+    unsetenv("FAKE_NVML_ENERGY_RC");
+    unsetenv("FAKE_NVML_LOST_AFTER_READS");
+  }
+  std::unique_ptr<TempDir> empty_;
+};
+
+TEST_F(MonitorCommandNvmlTest, ReportsEachGpusCounterDifference) {
+  EXPECT_EQ(Run("--json --powercap-root " + empty_->path() + " -- true"), 0) << err_;
+  nlohmann::json j = nlohmann::json::parse(out_);
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  // One read at Begin, one at End: one 1 J step.
+  EXPECT_EQ(j["gpus"][0]["energy_j"], 1.0);
+  EXPECT_EQ(j["gpus"][1]["energy_j"], 1.0);
+  EXPECT_EQ(j["gpus"][0]["source"], "counter");
+  EXPECT_EQ(j["total_gpu_energy_j"], 2.0);
+}
+
+TEST_F(MonitorCommandNvmlTest, EnergyNotSupportedFallsBackToPowerIntegration) {
+  setenv("FAKE_NVML_ENERGY_RC", "3", 1);  // NVML_ERROR_NOT_SUPPORTED.
+  EXPECT_EQ(Run("--json --gpus 1 --powercap-root " + empty_->path() + " -- sleep 0.2"), 0) << err_;
+  nlohmann::json j = nlohmann::json::parse(out_);
+  ASSERT_EQ(j["gpus"].size(), 1u);
+  EXPECT_EQ(j["gpus"][0]["index"], 1);
+  EXPECT_EQ(j["gpus"][0]["source"], "power_integration");
+  EXPECT_NEAR(j["gpus"][0]["energy_j"].get<double>(), 150.0 * j["time_s"].get<double>(), 1e-6);
+  EXPECT_NE(err_.find("GPU 0 has no energy counter"), std::string::npos) << err_;
+}
+
+TEST_F(MonitorCommandNvmlTest, GpuLostMidRunIsAnErrorNamingTheGpu) {
+  setenv("FAKE_NVML_LOST_AFTER_READS", "4", 1);  // Create and Begin read twice each.
+  EXPECT_EQ(Run("--powercap-root " + empty_->path() + " -- true"), 1);
+  EXPECT_NE(err_.find("zeus monitor: energy monitor: window 'zeus monitor' end: GPU 0: "),
+            std::string::npos)
+      << err_;
+  EXPECT_NE(err_.find("GPU_IS_LOST"), std::string::npos) << err_;
+  EXPECT_EQ(out_, "");
+}
+#endif  // FAKE_NVML_FULL
 
 }  // namespace
 }  // namespace zeus
