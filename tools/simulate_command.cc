@@ -3,10 +3,14 @@
 //   zeus simulate [--traces DIR] [--gpu NAME] [--dataset NAME ...]
 //                 [--policy NAME ...] [--seeds 1-10] [--eta 0.5] [--beta 2]
 //                 [--recurrences N] [--history-csv FILE] [--json]
+//                 [--groups FILE | --generate-groups N]
 //
 // Prints, per GPU, workload and policy, the cumulative energy, time and cost
 // relative to `default`, the regret against `oracle`, and the configuration
-// the policy settles on (means over the seeds).
+// the policy settles on (means over the seeds). With --groups or
+// --generate-groups, each workload recurs as the overlapping submissions of
+// recurring-job groups (group,start_time,end_time,dataset,runtime_ratio)
+// instead of one sequential job.
 
 #include <unistd.h>
 
@@ -22,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zeus/sim/experiment.h"
+#include "zeus/sim/job_groups.h"
 #include "zeus/sim/trace.h"
 #include "zeus/sim/trace_source.h"
 #include "zeus/util/strings.h"
@@ -42,6 +47,8 @@ struct SimulateArgs {
   int recurrences = 0;
   std::string history_csv;
   bool json = false;
+  std::string groups;
+  int generate_groups = 0;
 };
 
 // "1-10", "3", "1,2,7-9": the seeds, in order, without duplicates.
@@ -143,7 +150,7 @@ nlohmann::json ResultToJson(const PolicyResult& r) {
 
 void PrintTable(const std::vector<PolicyResult>& results, size_t num_seeds, std::ostream& out) {
   char line[256];
-  std::snprintf(line, sizeof(line), "%-8s %-14s %-17s %5s %8s %8s %8s %8s  %s\n", "gpu", "workload",
+  std::snprintf(line, sizeof(line), "%-8s %-14s %-17s %5s %9s %9s %9s %9s  %s\n", "gpu", "workload",
                 "policy", "recs", "energy", "time", "cost", "regret", "settles on");
   out << line;
   std::string previous;
@@ -151,7 +158,7 @@ void PrintTable(const std::vector<PolicyResult>& results, size_t num_seeds, std:
     const std::string key = r.gpu + "/" + r.dataset;
     if (!previous.empty() && key != previous) out << "\n";
     previous = key;
-    std::snprintf(line, sizeof(line), "%-8s %-14s %-17s %5d %8.3f %8.3f %8.3f %7.1f%%  %d @ %d W\n",
+    std::snprintf(line, sizeof(line), "%-8s %-14s %-17s %5d %9.3f %9.3f %9.3f %8.1f%%  %d @ %d W\n",
                   r.gpu.c_str(), r.dataset.c_str(), r.policy.c_str(), r.num_recurrences,
                   r.energy_ratio, r.time_ratio, r.cost_ratio, 100.0 * r.regret, r.final_batch_size,
                   r.final_power_limit_w);
@@ -229,21 +236,36 @@ int RunSimulate(const SimulateArgs& args) {
     *history << "gpu,dataset,seed,recurrence,batch_size,power_limit,energy_j,time_s,reached,"
                 "policy,cost\n";
   }
+  JobGroups groups;
+  if (!args.groups.empty()) {
+    StatusOr<JobGroups> loaded = LoadJobGroups(args.groups);
+    if (!loaded.ok()) return fail(loaded.status());
+    groups = std::move(*loaded);
+  } else if (args.generate_groups > 0) {
+    JobGroupGeneratorOptions generator;
+    generator.num_groups = args.generate_groups;
+    generator.seed = seeds->front();
+    std::set<std::string> names;
+    for (const Workload& w : workloads) names.insert(w.job.dataset);
+    StatusOr<JobGroups> generated = GenerateJobGroups(generator, {names.begin(), names.end()});
+    if (!generated.ok()) return fail(generated.status());
+    groups = std::move(*generated);
+  }
+  const bool grouped = !args.groups.empty() || args.generate_groups > 0;
   char row[512];
-  StatusOr<std::vector<PolicyResult>> results = RunExperiment(
-      workloads, options, [&bar](size_t done, size_t total) { bar.Update(done, total); },
-      history == nullptr ? HistoryCallback()
-                         : [&](const HistoryRow& h) {
-                             std::snprintf(row, sizeof(row),
-                                           "%s,%s,%llu,%d,%d,%d,%.10g,%.10g,%s,%s,%.10g\n",
-                                           h.gpu->c_str(), h.dataset->c_str(),
-                                           static_cast<unsigned long long>(h.seed),
-                                           h.run.recurrence, h.run.batch_size,
-                                           h.run.power_limit_w, h.run.energy_j, h.run.time_s,
-                                           h.run.reached ? "true" : "false", h.policy->c_str(),
-                                           h.run.cost);
-                             *history << row;
-                           });
+  const ProgressCallback progress = [&bar](size_t done, size_t total) { bar.Update(done, total); };
+  const HistoryCallback write_history =
+      history == nullptr ? HistoryCallback() : [&](const HistoryRow& h) {
+        std::snprintf(row, sizeof(row), "%s,%s,%llu,%d,%d,%d,%.10g,%.10g,%s,%s,%.10g\n",
+                      h.gpu->c_str(), h.dataset->c_str(), static_cast<unsigned long long>(h.seed),
+                      h.run.recurrence, h.run.batch_size, h.run.power_limit_w, h.run.energy_j,
+                      h.run.time_s, h.run.reached ? "true" : "false", h.policy->c_str(),
+                      h.run.cost);
+        *history << row;
+      };
+  StatusOr<std::vector<PolicyResult>> results =
+      grouped ? RunGroupExperiment(workloads, groups, options, progress, write_history)
+              : RunExperiment(workloads, options, progress, write_history);
   if (!results.ok()) return fail(results.status());
   if (history != nullptr) {
     history->close();
@@ -251,15 +273,24 @@ int RunSimulate(const SimulateArgs& args) {
       return fail(IoError("--history-csv: write to '" + args.history_csv + "' failed"));
   }
   if (args.json) {
-    nlohmann::json out = {{"traces", *dir},
-                          {"eta", args.eta},
-                          {"beta", beta->has_value() ? nlohmann::json(**beta) : nlohmann::json()},
-                          {"seeds", *seeds},
-                          {"results", nlohmann::json::array()}};
+    nlohmann::json out = {
+        {"traces", *dir},
+        {"job_groups", grouped ? nlohmann::json(groups.size()) : nlohmann::json()},
+        {"eta", args.eta},
+        {"beta", beta->has_value() ? nlohmann::json(**beta) : nlohmann::json()},
+        {"seeds", *seeds},
+        {"results", nlohmann::json::array()}};
     for (const PolicyResult& r : *results) out["results"].push_back(ResultToJson(r));
     std::cout << out.dump(2) << "\n";
   } else {
-    std::cout << "traces: " << *dir << "\n\n";
+    std::cout << "traces: " << *dir << "\n";
+    if (grouped) {
+      size_t submissions = 0;
+      for (const auto& [name, group] : groups) submissions += group.size();
+      std::cout << "job groups: " << groups.size() << " groups, " << submissions
+                << " submissions (recs = submissions per workload)\n";
+    }
+    std::cout << "\n";
     PrintTable(*results, seeds->size(), std::cout);
   }
   return 0;
@@ -286,6 +317,12 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
                   "Recurrences per job (default: 2 x batch sizes x power limits)");
   cmd->add_option("--history-csv", args->history_csv, "Write one row per run to FILE");
   cmd->add_flag("--json", args->json, "Print JSON instead of a table");
+  auto* groups_option = cmd->add_option(
+      "--groups", args->groups,
+      "Simulate recurring-job groups: CSV group,start_time,end_time,dataset,runtime_ratio");
+  cmd->add_option("--generate-groups", args->generate_groups,
+                  "Simulate N generated job groups (seeded arrival process, first seed)")
+      ->excludes(groups_option);
   cmd->callback([args, exit_code] { *exit_code = RunSimulate(*args); });
 }
 

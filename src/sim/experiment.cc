@@ -105,4 +105,106 @@ StatusOr<std::vector<PolicyResult>> RunExperiment(const std::vector<Workload>& w
   return results;
 }
 
+StatusOr<std::vector<PolicyResult>> RunGroupExperiment(const std::vector<Workload>& workloads,
+                                                       const JobGroups& groups,
+                                                       const ExperimentOptions& options,
+                                                       const ProgressCallback& progress,
+                                                       const HistoryCallback& history) {
+  ZEUS_RETURN_IF_ERROR(options.simulation.Validate());
+  if (options.seeds.empty()) return InvalidArgumentError("group experiment: no seeds");
+  size_t total = 0;
+  for (const Workload& workload : workloads) {
+    for (const auto& [name, submissions] : groups) {
+      if (!submissions.empty() && submissions.front().dataset == workload.job.dataset) ++total;
+    }
+  }
+  if (total == 0) {
+    return NotFoundError("group experiment: no group uses a dataset of the loaded workloads");
+  }
+  total *= options.policies.size() * options.seeds.size();
+  size_t done = 0;
+  std::vector<PolicyResult> results;
+  for (const Workload& workload : workloads) {
+    std::vector<const std::vector<JobSubmission>*> mine;
+    for (const auto& [name, submissions] : groups) {
+      if (!submissions.empty() && submissions.front().dataset == workload.job.dataset) {
+        mine.push_back(&submissions);
+      }
+    }
+    if (mine.empty()) continue;
+    ZEUS_ASSIGN_OR_RETURN(ExpectedRun default_run, DefaultRun(workload, options.simulation.eta));
+    ZEUS_ASSIGN_OR_RETURN(ExpectedRun oracle_run, OracleRun(workload, options.simulation.eta));
+    for (const std::string& policy_name : options.policies) {
+      PolicyResult result;
+      result.gpu = workload.gpu;
+      result.dataset = workload.job.dataset;
+      result.policy = policy_name;
+      result.num_seeds = static_cast<int>(options.seeds.size());
+      result.default_run = default_run;
+      result.oracle_run = oracle_run;
+      result.cost_ratio_min = std::numeric_limits<double>::infinity();
+      result.cost_ratio_max = -std::numeric_limits<double>::infinity();
+      std::map<int, int> final_sizes;
+      std::map<int, int> final_limits;
+      const double n = static_cast<double>(options.seeds.size());
+      for (uint64_t seed : options.seeds) {
+        double energy_j = 0, time_s = 0, cost = 0, size = 0;
+        int submissions_count = 0;
+        for (const std::vector<JobSubmission>* submissions : mine) {
+          const std::string& group = submissions->front().group;
+          PolicyContext context;
+          context.workload = &workload;
+          context.eta = options.simulation.eta;
+          context.beta = options.simulation.beta;
+          context.seed = GroupSeed(seed, group);
+          ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(policy_name, context));
+          SimulationOptions simulation = options.simulation;
+          simulation.seed = context.seed;
+          ZEUS_ASSIGN_OR_RETURN(std::vector<GroupRunRecord> runs,
+                                SimulateJobGroup(workload, *policy, *submissions, simulation));
+          for (const JobSubmission& s : *submissions) size += s.runtime_ratio;
+          submissions_count += static_cast<int>(submissions->size());
+          for (size_t i = 0; i < runs.size(); ++i) {
+            energy_j += runs[i].run.energy_j;
+            time_s += runs[i].run.time_s;
+            cost += runs[i].run.cost;
+            if (i + 20 >= runs.size()) {
+              ++final_sizes[runs[i].run.batch_size];
+              ++final_limits[runs[i].run.power_limit_w];
+            }
+          }
+          if (history) {
+            HistoryRow row;
+            row.gpu = &result.gpu;
+            row.dataset = &result.dataset;
+            row.policy = &result.policy;
+            row.seed = seed;
+            for (const GroupRunRecord& run : runs) {
+              row.run = run.run;
+              history(row);
+            }
+          }
+          ++done;
+          if (progress) progress(done, total);
+        }
+        result.num_recurrences = submissions_count;
+        const double cost_ratio = cost / (size * default_run.cost);
+        result.energy_j += energy_j / n;
+        result.time_s += time_s / n;
+        result.cost += cost / n;
+        result.cost_ratio += cost_ratio / n;
+        result.energy_ratio += energy_j / (size * default_run.energy_j) / n;
+        result.time_ratio += time_s / (size * default_run.time_s) / n;
+        result.regret += (cost - size * oracle_run.cost) / (size * oracle_run.cost) / n;
+        result.cost_ratio_min = std::min(result.cost_ratio_min, cost_ratio);
+        result.cost_ratio_max = std::max(result.cost_ratio_max, cost_ratio);
+      }
+      result.final_batch_size = Mode(final_sizes);
+      result.final_power_limit_w = Mode(final_limits);
+      results.push_back(std::move(result));
+    }
+  }
+  return results;
+}
+
 }  // namespace zeus

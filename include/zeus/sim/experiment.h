@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "zeus/sim/job_groups.h"
 #include "zeus/sim/simulator.h"
 #include "zeus/sim/trace.h"
 #include "zeus/status.h"
@@ -72,6 +73,20 @@ StatusOr<std::vector<PolicyResult>> RunExperiment(const std::vector<Workload>& w
                                                   const ExperimentOptions& options,
                                                   const ProgressCallback& progress = nullptr,
                                                   const HistoryCallback& history = nullptr);
+
+// Runs every (GPU workload, policy, seed, group) of `groups` whose dataset
+// the workloads hold (other groups are skipped; none matching is
+// kNotFound). Results are per (GPU, dataset, policy), summed over groups and
+// averaged over seeds; ratios compare with the default's and the oracle's
+// expected runs scaled by each submission's runtime_ratio, and
+// num_recurrences counts submissions. Each group runs with seed
+// GroupSeed(seed, group name). History rows carry the submission index as
+// the recurrence.
+StatusOr<std::vector<PolicyResult>> RunGroupExperiment(const std::vector<Workload>& workloads,
+                                                       const JobGroups& groups,
+                                                       const ExperimentOptions& options,
+                                                       const ProgressCallback& progress = nullptr,
+                                                       const HistoryCallback& history = nullptr);
 
 }  // namespace zeus
 
