@@ -1,0 +1,98 @@
+#include "zeus/sim/experiment.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+Workload ToyWorkload(const std::string& gpu) {
+  Workload w;
+  w.gpu = gpu;
+  w.job = {"toy", "net", "sgd", 0.5, 10, 64};
+  w.default_batch_size = 64;
+  w.max_power_w = 200;
+  w.power_limits_w = {100, 200};
+  w.batch_sizes = {
+      {32, {{100, 10, 80}, {200, 8, 120}}, {4.0, 5.0}},
+      {64, {{100, 6.5, 95}, {200, 6, 180}}, {3.0, 4.0}},
+      {128, {{100, 5, 99}, {200, 4, 190}}, {std::nullopt, std::nullopt}},
+  };
+  return w;
+}
+
+TEST(ExperimentTest, AveragesOverSeedsAndReportsEveryRun) {
+  const std::vector<Workload> workloads = {ToyWorkload("a"), ToyWorkload("b")};
+  ExperimentOptions options;
+  options.policies = {"zeus", "default", "oracle"};
+  options.seeds = {1, 2, 3};
+  size_t last_done = 0, last_total = 0, rows = 0;
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<PolicyResult> results, RunExperiment(
+                                                                   workloads, options,
+                                                                   [&](size_t done, size_t total) {
+                                                                     EXPECT_EQ(done, last_done + 1);
+                                                                     last_done = done;
+                                                                     last_total = total;
+                                                                   },
+                                                                   [&](const HistoryRow& row) {
+                                                                     ++rows;
+                                                                     EXPECT_GE(row.seed, 1u);
+                                                                     EXPECT_LE(row.seed, 3u);
+                                                                   }));
+  EXPECT_EQ(last_total, 2u * 3u * 3u);
+  EXPECT_EQ(last_done, last_total);
+  ASSERT_EQ(results.size(), 6u);
+  EXPECT_GE(rows, 2u * 3u * 3u * 12u);  // 12 recurrences, retries add rows.
+  for (const PolicyResult& r : results) {
+    EXPECT_EQ(r.num_recurrences, 12);
+    EXPECT_EQ(r.num_seeds, 3);
+    EXPECT_LE(r.cost_ratio_min, r.cost_ratio);
+    EXPECT_GE(r.cost_ratio_max, r.cost_ratio);
+    if (r.policy == "oracle") {
+      EXPECT_EQ(r.final_batch_size, r.oracle_run.batch_size);
+      EXPECT_EQ(r.final_power_limit_w, r.oracle_run.power_limit_w);
+    }
+    if (r.policy == "default") {
+      EXPECT_EQ(r.final_batch_size, 64);
+    }
+  }
+}
+
+TEST(ExperimentTest, RejectsUnknownPolicyAndBadOptions) {
+  const std::vector<Workload> workloads = {ToyWorkload("a")};
+  ExperimentOptions options;
+  options.policies = {"zeus", "nope"};
+  EXPECT_EQ(RunExperiment(workloads, options).status().code(), StatusCode::kNotFound);
+  options.policies = {"zeus"};
+  options.seeds.clear();
+  EXPECT_EQ(RunExperiment(workloads, options).status().code(), StatusCode::kInvalidArgument);
+  options.seeds = {1};
+  options.simulation.eta = -0.1;
+  EXPECT_EQ(RunExperiment(workloads, options).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ExperimentTest, GroupExperimentScalesReferencesByRuntimeRatio) {
+  const std::vector<Workload> workloads = {ToyWorkload("a")};
+  JobGroups groups;
+  groups["g"] = {{"g", 0, 10, "toy", 2.0}, {"g", 100, 110, "toy", 1.0}};
+  groups["other"] = {{"other", 0, 10, "mnist", 1.0}};
+  ExperimentOptions options;
+  options.policies = {"oracle"};
+  options.seeds = {1};
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<PolicyResult> results,
+                            RunGroupExperiment(workloads, groups, options));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].num_recurrences, 2);
+  // The oracle's configuration has epochs 3 or 4 per run: regret is the
+  // sampling noise around the expected 3.5 epochs, within +-1/7.
+  EXPECT_LE(std::abs(results[0].regret), 1.0 / 7 + 1e-9);
+
+  JobGroups unrelated;
+  unrelated["other"] = groups["other"];
+  EXPECT_EQ(RunGroupExperiment(workloads, unrelated, options).status().code(),
+            StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace zeus
