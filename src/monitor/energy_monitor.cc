@@ -38,7 +38,13 @@ std::string EnergyCsvHeader(size_t num_gpus) {
 }
 
 std::string EnergyCsvRow(const Measurement& m) {
-  std::string row = fmt::format("{},{},{}", m.start_time_s, m.name, m.time_s);
+  std::string name = m.name;
+  if (name.find_first_of(",\"\r\n") != std::string::npos) {  // RFC 4180 quoting.
+    std::string quoted = "\"";
+    for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    name = quoted + "\"";
+  }
+  std::string row = fmt::format("{},{},{}", m.start_time_s, name, m.time_s);
   for (double j : m.gpu_energy_j) row += fmt::format(",{}", j);
   return row;
 }
@@ -158,6 +164,9 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = windows_.find(name);
+      if (it == windows_.end()) {  // Cancelled by another thread meanwhile.
+        return NotFoundError(fmt::format("energy monitor: window '{}' was cancelled", name));
+      }
       begin = std::move(it->second);
       windows_.erase(it);
     }

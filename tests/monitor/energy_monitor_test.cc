@@ -313,6 +313,16 @@ TEST(EnergyMonitorTest, ShortWindowsAreFlaggedOrApproximatedOnRequest) {
   EXPECT_NEAR(long_window.gpu_energy_j[0], 100.0, 1e-3);
 }
 
+TEST(EnergyMonitorTest, CsvRowsQuoteAwkwardWindowNames) {
+  Measurement m;
+  m.name = "a,\"b\"";
+  m.start_time_s = 1.5;
+  m.time_s = 2.0;
+  m.gpu_energy_j = {3.25};
+  EXPECT_EQ(EnergyCsvRow(m), "1.5,\"a,\"\"b\"\"\",2,3.25");
+  EXPECT_EQ(EnergyCsvHeader(2), "start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy");
+}
+
 TEST(EnergyMonitorTest, AppendsTheProfileCsvFormat) {
   zeus::testing::TempDir dir;
   FakeClock clock(seconds(5));

@@ -98,6 +98,7 @@ enum class EnergyMonitorMode { kExact, kLowOverhead };
 struct EnergyMonitorOptions {
   // Called on the caller's thread right before each boundary timestamp (e.g.
   // torch.cuda.synchronize, so queued GPU work is attributed to the window).
+  // Runs while boundaries are serialised: it must not call this monitor.
   // Default: none.
   std::function<void()> sync;
   // Default: kExact.
@@ -175,7 +176,8 @@ class EnergyMonitor {
 // "start_time,window_name,elapsed_time,gpu0_energy,...": the CSV log header
 // for `num_gpus` GPUs (the format of the Zeus power-limit profiles).
 std::string EnergyCsvHeader(size_t num_gpus);
-// One CSV log row for `m` (no trailing newline).
+// One CSV log row for `m` (no trailing newline); a name holding a comma,
+// quote or newline is quoted as RFC 4180 says.
 std::string EnergyCsvRow(const Measurement& m);
 
 }  // namespace zeus
