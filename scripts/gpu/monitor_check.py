@@ -58,7 +58,7 @@ def main() -> int:
         json.dump(result, f, indent=2)
     print(json.dumps(result, indent=2))
     pynvml.nvmlShutdown()
-    return 0 if result.get("within_1_percent") else 1
+    return 0 if rc == 0 and result.get("within_1_percent") else 1
 
 
 if __name__ == "__main__":
