@@ -21,7 +21,7 @@ export LD_LIBRARY_PATH="$PWD/$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 python3 scripts/gpu/monitor_load.py --seconds 150 --out "$out" > "$out/monitor_load.log" 2>&1 &
 load_pid=$!
-sleep 10  # CUDA start-up and warm-up.
+sleep 15  # CUDA start-up, warm-up and a few step-time segments without the monitor.
 timeout 170 "$build/bench/monitor/nvml_monitor_bench" \
   --benchmark_out="$out/nvml_monitor_bench.json" --benchmark_out_format=json \
   2>&1 | tee "$out/nvml_monitor_bench.txt"
