@@ -140,6 +140,12 @@ StatusOr<Devices> OpenDevices(const MonitorFlags& flags) {
     return NotFoundError("nothing to measure: no GPU (" + gpu_reason +
                          ") and no readable RAPL zone (" + cpu_reason + ")");
   }
+  if (d.gpus.empty() && !gpu_status.ok()) {
+    spdlog::warn("zeus monitor: not measuring GPUs: {}", gpu_status.message());
+  }
+  if (d.cpus.empty() && !cpu_status.ok()) {
+    spdlog::warn("zeus monitor: not measuring CPUs: {}", cpu_status.message());
+  }
   for (Gpu* g : d.gpus) d.gpu_indices.push_back(g->index());
   for (Cpu* c : d.cpus) d.cpu_indices.push_back(c->index());
   return d;
