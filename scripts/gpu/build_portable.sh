@@ -10,13 +10,16 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DZEUS_STATIC_RUNTIME=ON \
   -DZEUS_BUILD_TESTS=OFF -DZEUS_BUILD_BENCHMARKS=ON ${ZEUS_GPU_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j "$(nproc)" --target ${ZEUS_GPU_TARGETS:-zeus}
 mkdir -p "$build/lib"
-for bin in "$build"/tools/zeus "$build"/bench/*/*_bench "$build"/python/*.so; do
+for bin in "$build"/tools/zeus "$build"/bench/*/*_bench "$build"/python/*.so "$build"/tests/*/*_test; do
   [ -f "$bin" ] || continue
   ldd "$bin" | awk '/=> \//{print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
-      libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libgcc_s.so*) ;;
+      # glibc and the C++ runtime: the GPU machine's own are newer, and a copy
+      # here would shadow them for Python (torch needs its newer libstdc++).
+      libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*) ;;
       *) cp -Lu "$lib" "$build/lib/" ;;
     esac
   done
 done
+strip "$build"/tools/zeus "$build"/bench/*/*_bench "$build"/python/*.so "$build"/tests/*/*_test 2>/dev/null || true
 du -sh "$build/lib"
