@@ -40,9 +40,11 @@ struct BatchSizeClientOptions {
   // Connect, read and write timeout of one request. Default: 30 s.
   double timeout_s = 30.0;
   // Attempts of an idempotent call while the server is unavailable (>= 1),
-  // waiting retry_delay_s, doubled each time, in between. Default: 3, 0.1 s.
+  // waiting retry_delay_s, doubled each time up to max_retry_delay_s, in
+  // between. Default: 3 attempts, 0.1 s, at most 2 s.
   int max_attempts = 3;
   double retry_delay_s = 0.1;
+  double max_retry_delay_s = 2.0;
 };
 
 class BatchSizeClient {

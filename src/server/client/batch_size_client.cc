@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <thread>
@@ -110,7 +111,7 @@ struct BatchSizeClient::Impl {
         return answer;
       }
       std::this_thread::sleep_for(std::chrono::duration<double>(delay_s));
-      delay_s *= 2;
+      delay_s = std::min(delay_s * 2, options.max_retry_delay_s);
     }
   }
 };
