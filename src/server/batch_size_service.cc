@@ -42,7 +42,7 @@ StatusOr<int> ToInt(int64_t value, const char* field) {
   return static_cast<int>(value);
 }
 
-StatusOr<BatchSizeOptimizerConfig> OptimizerConfig(const JobSpec& spec, uint64_t seed) {
+StatusOr<BatchSizeOptimizerConfig> OptimizerConfig(const BatchSizeJobSpec& spec, uint64_t seed) {
   BatchSizeOptimizerConfig c;
   for (int64_t size : spec.batch_sizes) {
     ZEUS_ASSIGN_OR_RETURN(int s, ToInt(size, "batch_sizes"));
@@ -61,12 +61,12 @@ StatusOr<BatchSizeOptimizerConfig> OptimizerConfig(const JobSpec& spec, uint64_t
   return c;
 }
 
-StatusOr<JobSpec> SpecOf(const JobRecord& job) {
+StatusOr<BatchSizeJobSpec> SpecOf(const JobRecord& job) {
   json parsed = json::parse(job.spec_json, nullptr, false);
   if (parsed.is_discarded()) {
     return InternalError("job \"" + job.job_id + "\": stored spec is not JSON");
   }
-  StatusOr<JobSpec> spec = ParseJobSpec(parsed);
+  StatusOr<BatchSizeJobSpec> spec = ParseJobSpec(parsed);
   if (!spec.ok())
     return InternalError("job \"" + job.job_id + "\": stored spec: " + spec.status().message());
   return spec;
@@ -167,7 +167,7 @@ Status BatchSizeService::Write(const std::function<Status(StoreTransaction&)>& b
   return status;
 }
 
-StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(JobSpec spec) {
+StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(BatchSizeJobSpec spec) {
   uint64_t seed = spec.mab_seed ? static_cast<uint64_t>(*spec.mab_seed) : RandomU64();
   ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizerConfig config, OptimizerConfig(spec, seed));
   ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(config));
@@ -190,7 +190,7 @@ StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(JobSpec s
         return Status::Ok();
       }
       ZEUS_ASSIGN_OR_RETURN(JobRecord existing, LockJob(txn, spec.job_id));
-      ZEUS_ASSIGN_OR_RETURN(JobSpec existing_spec, SpecOf(existing));
+      ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec existing_spec, SpecOf(existing));
       if (generate_id) {
         collided = true;
         return Status::Ok();
@@ -244,7 +244,7 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
       response = ReportResponse{true, trial.converged, trial.message};
       return Status::Ok();
     }
-    ZEUS_ASSIGN_OR_RETURN(JobSpec spec, SpecOf(job));
+    ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, SpecOf(job));
     const double cost = ZeusCost(result.energy_j, result.time_s, spec.eta_knob, spec.max_power);
     std::optional<double> cost_bound;
     if (spec.beta_knob && job.min_cost) cost_bound = *spec.beta_knob * *job.min_cost;

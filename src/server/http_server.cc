@@ -115,7 +115,7 @@ void HttpServer::Impl::Routes() {
   server.Post(kRegisterJobPath, [s](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> body = ParseBody(req, res);
     if (!body) return;
-    StatusOr<JobSpec> spec = ParseJobSpec(*body);
+    StatusOr<BatchSizeJobSpec> spec = ParseJobSpec(*body);
     if (!spec.ok()) return ReplyStatus(res, spec.status());
     StatusOr<BatchSizeService::Registration> reg = s->RegisterJob(std::move(*spec));
     if (!reg.ok()) return ReplyStatus(res, reg.status());

@@ -18,7 +18,9 @@ using server_internal::RequiredDouble;
 using server_internal::RequiredInt;
 using server_internal::RequiredString;
 
-bool operator==(const JobSpec& a, const JobSpec& b) { return JobSpecToJson(a) == JobSpecToJson(b); }
+bool operator==(const BatchSizeJobSpec& a, const BatchSizeJobSpec& b) {
+  return JobSpecToJson(a) == JobSpecToJson(b);
+}
 
 namespace {
 
@@ -39,13 +41,13 @@ Status ReadOptional(const json& body, const char* field, T* out) {
 
 }  // namespace
 
-StatusOr<JobSpec> ParseJobSpec(const json& body) {
+StatusOr<BatchSizeJobSpec> ParseJobSpec(const json& body) {
   ZEUS_RETURN_IF_ERROR(CheckObjectFields(
       body, {"job_id", "job_id_prefix", "batch_sizes", "default_batch_size", "eta_knob",
              "beta_knob", "target_metric", "higher_is_better_metric", "max_epochs",
              "num_pruning_rounds", "window_size", "mab_prior_mean", "mab_prior_precision",
              "mab_num_explorations", "mab_seed", "max_power", "number_of_gpus", "gpu_model"}));
-  JobSpec spec;
+  BatchSizeJobSpec spec;
   ZEUS_ASSIGN_OR_RETURN(std::optional<std::string> job_id, OptionalString(body, "job_id"));
   ZEUS_ASSIGN_OR_RETURN(spec.job_id_prefix, RequiredString(body, "job_id_prefix"));
   if (spec.job_id_prefix.empty()) return OutOfRange("job_id_prefix", "\"\"", "must not be empty");
@@ -153,7 +155,7 @@ StatusOr<JobSpec> ParseJobSpec(const json& body) {
   return spec;
 }
 
-json JobSpecToJson(const JobSpec& spec) {
+json JobSpecToJson(const BatchSizeJobSpec& spec) {
   json j;
   j["job_id"] = spec.job_id.empty() ? json(nullptr) : json(spec.job_id);
   j["job_id_prefix"] = spec.job_id_prefix;

@@ -140,7 +140,7 @@ TEST_P(CrashTest, SigkillAtRandomPointsLosesNoResultAndCountsNoneTwice) {
   options.max_retry_delay_s = 0.02;
   options.timeout_s = 5;
   BatchSizeClient client(options);
-  JobSpec spec;
+  BatchSizeJobSpec spec;
   spec.job_id = "crash-1";
   spec.job_id_prefix = "crash";
   spec.batch_sizes = {16, 32, 64, 128};
@@ -151,7 +151,7 @@ TEST_P(CrashTest, SigkillAtRandomPointsLosesNoResultAndCountsNoneTwice) {
   spec.max_power = 300;
   spec.number_of_gpus = 1;
   spec.gpu_model = "A40";
-  StatusOr<JobSpec> registered = client.Register(spec);
+  StatusOr<BatchSizeJobSpec> registered = client.Register(spec);
   ZEUS_ASSERT_OK(registered.status());
 
   std::map<int64_t, Outcome> finished;  // By trial number.

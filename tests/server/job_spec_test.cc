@@ -12,17 +12,17 @@ namespace {
 using nlohmann::json;
 
 TEST(JobSpecTest, RoundTripsThroughJson) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(JobSpec spec, ParseJobSpec(JobBody("img-7", 42)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeJobSpec spec, ParseJobSpec(JobBody("img-7", 42)));
   EXPECT_EQ(spec.job_id, "img-7");
   EXPECT_EQ(spec.mab_seed, 42);
-  ZEUS_ASSERT_OK_AND_ASSIGN(JobSpec again, ParseJobSpec(JobSpecToJson(spec)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeJobSpec again, ParseJobSpec(JobSpecToJson(spec)));
   EXPECT_TRUE(again == spec);
 }
 
 TEST(JobSpecTest, NullBetaDisablesEarlyStopping) {
   json body = JobBody("img-7");
   body["beta_knob"] = nullptr;
-  ZEUS_ASSERT_OK_AND_ASSIGN(JobSpec spec, ParseJobSpec(body));
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeJobSpec spec, ParseJobSpec(body));
   EXPECT_FALSE(spec.beta_knob.has_value());
   EXPECT_TRUE(JobSpecToJson(spec)["beta_knob"].is_null());
 }
@@ -30,7 +30,7 @@ TEST(JobSpecTest, NullBetaDisablesEarlyStopping) {
 TEST(JobSpecTest, ErrorsNameFieldAndValue) {
   json body = JobBody("img-7");
   body["default_batch_size"] = 100;
-  StatusOr<JobSpec> spec = ParseJobSpec(body);
+  StatusOr<BatchSizeJobSpec> spec = ParseJobSpec(body);
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(spec.status().message().find("default_batch_size"), std::string::npos);

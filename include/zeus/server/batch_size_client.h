@@ -3,7 +3,7 @@
 // epoch until told to stop, end the run early if it is abandoned.
 //
 //   BatchSizeClient client({.server_url = "http://127.0.0.1:8000"});
-//   ZEUS_ASSIGN_OR_RETURN(JobSpec job, client.Register(spec));
+//   ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec job, client.Register(spec));
 //   ZEUS_ASSIGN_OR_RETURN(TrialId trial, client.GetBatchSize());
 //   for (int epoch = 1;; ++epoch) {
 //     ... train one epoch with trial.batch_size, evaluate ...
@@ -56,7 +56,7 @@ class BatchSizeClient {
 
   // Registers `spec` (or finds the identical job) and remembers its id.
   // Returns the job as the server stored it, job_id filled in.
-  StatusOr<JobSpec> Register(const JobSpec& spec);
+  StatusOr<BatchSizeJobSpec> Register(const BatchSizeJobSpec& spec);
 
   // Starts a run of the registered job: the batch size to use and the trial
   // it belongs to. REQUIRES: Register() succeeded (else kFailedPrecondition).

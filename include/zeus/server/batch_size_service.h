@@ -46,13 +46,13 @@ class BatchSizeService {
     // True when the job was created, false when an identical job existed.
     bool created = false;
     // The spec with its job_id filled in.
-    JobSpec job;
+    BatchSizeJobSpec job;
   };
   // Registers `spec` (validated by ParseJobSpec). An empty job_id gets
   // `<job_id_prefix>-<8 hex chars>`; a null mab_seed gets a random seed
   // (kept in the optimizer state). kAlreadyExists when the job id exists
   // with a different spec.
-  StatusOr<Registration> RegisterJob(JobSpec spec);
+  StatusOr<Registration> RegisterJob(BatchSizeJobSpec spec);
 
   // Hands out the next trial of the job (exploration, concurrent or bandit).
   StatusOr<TrialId> NextBatchSize(const std::string& job_id);

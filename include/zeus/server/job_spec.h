@@ -18,7 +18,7 @@
 
 namespace zeus {
 
-struct JobSpec {
+struct BatchSizeJobSpec {
   // Unique id of the job. Empty in a registration means "let the server
   // create `<job_id_prefix>-<8 hex chars>`"; otherwise it starts with
   // `job_id_prefix`.
@@ -59,16 +59,16 @@ struct JobSpec {
   // Non-empty.
   std::string gpu_model;
 
-  friend bool operator==(const JobSpec& a, const JobSpec& b);
+  friend bool operator==(const BatchSizeJobSpec& a, const BatchSizeJobSpec& b);
 };
 
 // Parses and validates a registration body. Unknown fields, wrong types and
 // out-of-range values are kInvalidArgument naming the field and the value.
 // A null or missing `job_id` yields an empty `job_id`.
-StatusOr<JobSpec> ParseJobSpec(const nlohmann::json& body);
+StatusOr<BatchSizeJobSpec> ParseJobSpec(const nlohmann::json& body);
 
 // The wire form, every field present (`job_id` null when empty).
-nlohmann::json JobSpecToJson(const JobSpec& spec);
+nlohmann::json JobSpecToJson(const BatchSizeJobSpec& spec);
 
 }  // namespace zeus
 

@@ -121,10 +121,10 @@ BatchSizeClient::BatchSizeClient(BatchSizeClientOptions options)
 
 BatchSizeClient::~BatchSizeClient() = default;
 
-StatusOr<JobSpec> BatchSizeClient::Register(const JobSpec& spec) {
+StatusOr<BatchSizeJobSpec> BatchSizeClient::Register(const BatchSizeJobSpec& spec) {
   json body = JobSpecToJson(spec);
   ZEUS_ASSIGN_OR_RETURN(json answer, impl_->Idempotent("POST", kRegisterJobPath, &body));
-  StatusOr<JobSpec> job = ParseJobSpec(answer);
+  StatusOr<BatchSizeJobSpec> job = ParseJobSpec(answer);
   if (!job.ok()) return InternalError("server: bad job in answer: " + job.status().message());
   if (job->job_id.empty()) return InternalError("server: answer lacks a job_id");
   job_id_ = job->job_id;
