@@ -61,6 +61,35 @@ void BM_OnStepBeginMidStretch(benchmark::State& state) {
 }
 BENCHMARK(BM_OnStepBeginMidStretch);
 
+// Mid-stretch past measure_steps but short of min_measure_time: each step
+// reads the (real, steady) clock to decide whether the stretch may end.
+void BM_OnStepBeginExtendingStretch(benchmark::State& state) {
+  spdlog::set_level(spdlog::level::warn);
+  FakeGpuOptions go;
+  go.constraints = {200'000, 700'000};
+  go.default_power_limit_mw = 700'000;
+  go.power_limit_mw = 700'000;
+  FakeGpu gpu(RealClock(), go);
+  EnergyMonitorOptions mo;
+  mo.power_sample_period = std::chrono::nanoseconds(0);
+  mo.counter_poll_period = std::chrono::nanoseconds(0);
+  auto monitor = EnergyMonitor::Create({&gpu}, {}, RealClock(), mo).value();
+  PowerLimitOptimizerOptions o;
+  o.wait_steps = 0;
+  o.warmup_steps = 0;
+  o.measure_steps = 1;
+  o.min_measure_time = std::chrono::hours(24);
+  o.restore_on_signal = false;
+  auto opt = PowerLimitOptimizer::Create({&gpu}, monitor.get(), RealClock(), o).value();
+  for (int i = 0; i < 3; ++i) (void)opt->OnStepBegin();
+  if (opt->phase() != PowerLimitOptimizer::Phase::kMeasuring) state.SkipWithError("not measuring");
+  for (auto _ : state) {
+    Status s = opt->OnStepBegin();
+    benchmark::DoNotOptimize(s);
+  }
+}
+BENCHMARK(BM_OnStepBeginExtendingStretch);
+
 // After profiling: the optimum is pinned.
 void BM_OnStepBeginDone(benchmark::State& state) {
   PowerLimitOptimizerOptions o;

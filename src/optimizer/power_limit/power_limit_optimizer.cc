@@ -224,7 +224,6 @@ Status PowerLimitOptimizer::StartMeasuring() {
   phase_ = Phase::kMeasuring;
   measure_start_ = clock_->Now();
   measured_steps_ = steps_in_epoch_;  // Step begins before this stretch's first step ends.
-  agreed_steps_ = 0;
   steps_left_ = measure_steps_;
   return Status::Ok();
 }
@@ -232,31 +231,31 @@ Status PowerLimitOptimizer::StartMeasuring() {
 Status PowerLimitOptimizer::MaybeEndMeasuring() {
   int64_t measured = steps_in_epoch_ - measured_steps_;
   double elapsed_s = ToSeconds(clock_->Now() - measure_start_);
-  double min_s = ToSeconds(options_.min_measure_time);
-  bool capped = measured >= max_measured_steps_;
-  if (!options_.all_reduce) {
-    if (elapsed_s < min_s && !capped) {
-      steps_left_ = 1;
-      return Status::Ok();
-    }
-  } else if (agreed_steps_ == 0) {
-    // Every rank is here at the same step: agree on the slowest rank's time.
+  if (options_.all_reduce) {
+    // Every rank is here at the same step: decide on the slowest rank's time.
     StatusOr<StretchTotals> synced = options_.all_reduce(StretchTotals{0.0, elapsed_s, 0});
     if (!synced.ok()) {
       steps_left_ = 1;  // Every rank failed alike: try again at the next step.
       return synced.status().WithContext(std::string(kLog) + ": all_reduce");
     }
-    if (synced->time_s < min_s && !capped) {
-      double per_step_s = synced->time_s / static_cast<double>(measured);
-      int64_t target =
-          per_step_s > 0 ? static_cast<int64_t>(std::ceil(min_s / per_step_s)) : measured + 1;
-      target = std::min(std::max(target, measured + 1), max_measured_steps_);
-      if (target > measured) {
-        agreed_steps_ = target;
-        steps_left_ = target - measured;
-        return Status::Ok();
+    elapsed_s = synced->time_s;
+  }
+  // The clock counts whole nanoseconds.
+  double min_s = ToSeconds(options_.min_measure_time) - 1e-9;
+  if (elapsed_s < min_s && measured < max_measured_steps_) {
+    // Too short: extend to the step the rate so far says reaches the minimum,
+    // then look at the clock again, so the steps in between stay a decrement.
+    double per_step_s = elapsed_s / static_cast<double>(measured);
+    int64_t target = measured + 1;
+    if (per_step_s > 0) {
+      double estimate = std::ceil(min_s / per_step_s);
+      if (estimate > static_cast<double>(target)) {
+        target = estimate < 9e18 ? static_cast<int64_t>(estimate) : kNever;
       }
     }
+    target = std::min(target, max_measured_steps_);
+    steps_left_ = target - measured;
+    return Status::Ok();
   }
 
   StatusOr<Measurement> m = monitor_->End(WindowName());

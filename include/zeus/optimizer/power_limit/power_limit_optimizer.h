@@ -72,8 +72,10 @@ struct StretchTotals {
 // Data-parallel hook. Called collectively: every rank calls it at the same
 // step with its own totals, and it must return on every rank the sum of
 // energy_j, the sum of num_gpus and the max of time_s over all ranks (e.g.
-// torch.distributed.all_reduce). It is also called once per limit with
-// energy_j = 0 and num_gpus = 0 to agree on how far to extend a stretch.
+// torch.distributed.all_reduce). It is also called with energy_j = 0 and
+// num_gpus = 0 whenever a stretch reaches the length it was extended to, so
+// that all ranks agree on whether it spans min_measure_time (usually once or
+// twice per limit).
 using AllReduceFn = std::function<StatusOr<StretchTotals>(const StretchTotals& local)>;
 
 struct PowerLimitOptimizerOptions {
@@ -121,7 +123,9 @@ class PowerLimitOptimizer {
   PowerLimitOptimizer& operator=(const PowerLimitOptimizer&) = delete;
 
   // Call at the beginning of every training step. A step where no phase
-  // ends costs a counter decrement (see bench/optimizer). Errors come from
+  // ends costs a counter decrement (see bench/optimizer): a stretch too short
+  // for min_measure_time is extended to the step the rate so far predicts,
+  // and the clock is read again only there. Errors come from
   // setting limits, the monitor, the all-reduce hook or saving the profile;
   // after an error the optimizer stays usable in a consistent phase.
   Status OnStepBegin() {
@@ -195,8 +199,6 @@ class PowerLimitOptimizer {
   // Measuring: when the window began and how many steps it holds so far.
   std::chrono::nanoseconds measure_start_{0};
   int64_t measured_steps_ = 0;
-  // Measuring with all_reduce: the agreed stretch length, once decided.
-  int64_t agreed_steps_ = 0;
   uint32_t current_limit_mw_ = 0;
   PowerLimitProfile profile_;
   std::optional<uint32_t> optimum_mw_;
