@@ -65,6 +65,21 @@ TEST_F(PowerLimitCommandTest, PrintsTheLimitOfEachSelectorInWatts) {
   }
 }
 
+TEST_F(PowerLimitCommandTest, ReadsTheOptimizersJsonProfile) {
+  PowerLimitProfile p;
+  p.num_gpus = 1;
+  // Per step: 300 W 25 J, 0.1 s; 250 W 20 J, 0.11 s; 200 W 19 J, 0.15 s.
+  p.measurements = {{300'000, 1000, 4, 40}, {250'000, 1200, 6.6, 60}, {200'000, 950, 7.5, 50}};
+  std::string path = dir_.File("profile.json");
+  ZEUS_ASSERT_OK(SaveProfile(path, p));
+  ASSERT_EQ(Run("--profile " + path + " --selector energy"), 0) << err_;
+  EXPECT_EQ(out_, "200\n");
+  ASSERT_EQ(Run("--profile " + path + " --selector time"), 0) << err_;
+  EXPECT_EQ(out_, "300\n");
+  ASSERT_EQ(Run("--profile " + path + " --selector slowdown --max-slowdown 1.2 --json"), 0);
+  EXPECT_EQ(nlohmann::json::parse(out_).at("power_limit_w").get<double>(), 250.0);
+}
+
 TEST_F(PowerLimitCommandTest, BadInputFailsWithTheReason) {
   EXPECT_EQ(Run("--profile /nonexistent.csv"), 1);
   EXPECT_THAT(err_, HasSubstr("zeus power-limit select: "));
