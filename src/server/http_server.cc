@@ -6,6 +6,7 @@
 #include <utility>
 
 #include <nlohmann/json.hpp>
+#include <sys/socket.h>
 
 #include "zeus/util/file.h"
 #include "zeus/util/strings.h"
@@ -218,6 +219,14 @@ Status HttpServer::Start() {
         ReplyError(res, 500, "internal error while handling the request");
       });
   impl.Routes();
+  // cpp-httplib 0.11 listens with a backlog of 5, so a burst of clients
+  // connecting at once overflows it and waits for SYN retries (1 s and
+  // more). Remember the listening socket and raise its backlog after bind.
+  int listen_fd = -1;
+  impl.server.set_socket_options([&listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd = sock;
+  });
   if (impl.options.port == 0) {
     port_ = impl.server.bind_to_any_port(impl.options.host);
   } else {
@@ -227,6 +236,7 @@ Status HttpServer::Start() {
     return UnavailableError("http: cannot bind " + impl.options.host + ":" +
                             std::to_string(impl.options.port));
   }
+  if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
   impl.thread = std::thread([&impl] { impl.server.listen_after_bind(); });
   return Status::Ok();
 }

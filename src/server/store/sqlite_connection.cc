@@ -149,7 +149,10 @@ StatusOr<std::unique_ptr<SqlConnection>> OpenSqliteConnection(const std::string&
   auto connection = std::make_unique<SqliteConnection>(db);
   // WAL: readers never block the writer; synchronous=NORMAL in WAL mode loses
   // no committed transaction when the process dies (only on power loss).
-  Status status = connection->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+  // No automatic checkpoints: they fsync inside a request's commit; the
+  // store checkpoints from a background thread instead.
+  Status status = connection->Exec(
+      "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=0;");
   if (!status.ok()) return status.WithContext("sqlite: configuring \"" + path + "\"");
   return std::unique_ptr<SqlConnection>(std::move(connection));
 }

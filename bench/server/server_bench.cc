@@ -1,0 +1,228 @@
+// Throughput and latency of the batch-size server: 64 simulated recurring
+// jobs, each a client thread with its own keep-alive connection, drive one
+// server in this process (GET /jobs/batch_size, then POST /report per epoch
+// until told to stop, then again). Counters: requests/s over all requests,
+// and p50/p99 latency in ms of next-batch-size and of report.
+//
+//   server_bench                                   SQLite in a temp dir
+//   ZEUS_BENCH_POSTGRES_URL=postgresql://... server_bench   adds PostgreSQL
+//     (tests/server/postgres_cluster.sh start DIR writes such a URL to DIR/url)
+
+#include <httplib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
+
+#include "zeus/device/clock.h"
+#include "zeus/server/batch_size_service.h"
+#include "zeus/server/http_server.h"
+#include "zeus/server/store.h"
+
+namespace zeus {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kJobs = 64;
+constexpr double kRunSeconds = 4.0;
+
+json JobBody(const std::string& job_id) {
+  return json{{"job_id", job_id},
+              {"job_id_prefix", "bench"},
+              {"batch_sizes", {16, 32, 64, 128, 256}},
+              {"default_batch_size", 64},
+              {"max_epochs", 8},
+              {"mab_seed", 1},
+              {"max_power", 300.0},
+              {"number_of_gpus", 1},
+              {"gpu_model", "A40"}};
+}
+
+double Percentile(std::vector<double>& values, double q) {
+  if (values.empty()) return 0.0;
+  size_t index = static_cast<size_t>(q * static_cast<double>(values.size() - 1));
+  std::nth_element(values.begin(), values.begin() + index, values.end());
+  return values[index];
+}
+
+struct JobLatencies {
+  std::vector<double> next_ms;
+  std::vector<double> report_ms;
+  int errors = 0;
+};
+
+// Paces one job's requests at `interval` (zero: back to back). Latency is
+// measured from the scheduled send time, so a slow server is not hidden by
+// sending later (no coordinated omission).
+class Pacer {
+ public:
+  // Jobs are not synchronised: each starts at its own `phase` of the interval.
+  Pacer(Clock::duration interval, Clock::duration phase)
+      : interval_(interval), next_(Clock::now() + phase) {}
+  Clock::time_point Wait() {
+    if (interval_ == Clock::duration::zero()) return Clock::now();
+    std::this_thread::sleep_until(next_);
+    Clock::time_point scheduled = next_;
+    next_ += interval_;
+    return scheduled;
+  }
+
+ private:
+  Clock::duration interval_;
+  Clock::time_point next_;
+};
+
+// One simulated job: recurrences until the deadline. Batch size b converges
+// after b / 32 + 1 epochs; larger batches cost more energy per epoch.
+void DriveJob(int port, const std::string& job_id, Clock::duration interval, Clock::duration phase,
+              Clock::time_point deadline, JobLatencies* out) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_keep_alive(true);
+  client.set_tcp_nodelay(true);
+  client.Get("/health");  // Connect before the measurement.
+  Pacer pacer(interval, phase);
+  const std::string next_path = "/jobs/batch_size?job_id=" + job_id;
+  while (Clock::now() < deadline) {
+    auto start = pacer.Wait();
+    auto trial = client.Get(next_path.c_str());
+    out->next_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    if (!trial || trial->status != 200) {
+      ++out->errors;
+      continue;
+    }
+    json report = json::parse(trial->body);
+    const int batch_size = report["batch_size"];
+    const int converge_epoch = batch_size / 32 + 1;
+    for (int epoch = 1; Clock::now() < deadline; ++epoch) {
+      report["time"] = epoch * 10.0;
+      report["energy"] = epoch * 10.0 * (100.0 + batch_size);
+      report["metric"] = epoch >= converge_epoch ? 0.9 : 0.1;
+      report["current_epoch"] = epoch;
+      start = pacer.Wait();
+      auto answer = client.Post("/report", report.dump(), "application/json");
+      out->report_ms.push_back(
+          std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+      if (!answer || answer->status != 200) {
+        ++out->errors;
+        break;
+      }
+      if (json::parse(answer->body)["stop_train"] == true) break;
+    }
+  }
+}
+
+// state.range(0): offered load in requests/s over all jobs; 0 = every job
+// sends its next request as soon as the previous one is answered.
+void RunServerBenchmark(benchmark::State& state, const std::string& url) {
+  const double offered_per_s = static_cast<double>(state.range(0));
+  const Clock::duration interval = offered_per_s > 0
+                                       ? std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(kJobs / offered_per_s))
+                                       : Clock::duration::zero();
+  StatusOr<std::unique_ptr<Store>> store = OpenStore(url);
+  if (!store.ok()) {
+    state.SkipWithError(store.status().ToString().c_str());
+    return;
+  }
+  BatchSizeService service(store->get(), RealClock());
+  HttpServerOptions options;
+  options.threads = kJobs + 8;
+  HttpServer server(&service, options);
+  Status started = server.Start();
+  if (!started.ok()) {
+    state.SkipWithError(started.ToString().c_str());
+    return;
+  }
+  for (int i = 0; i < kJobs; ++i) {
+    BatchSizeJobSpec spec = *ParseJobSpec(JobBody("bench-" + std::to_string(i)));
+    if (!service.RegisterJob(spec).ok()) {
+      state.SkipWithError("registering a job failed");
+      return;
+    }
+  }
+  std::vector<JobLatencies> latencies(kJobs);
+  double elapsed_s = 0.0;
+  for (auto _ : state) {
+    auto begin = Clock::now();
+    auto deadline = begin + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(kRunSeconds));
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kJobs; ++i) {
+      threads.emplace_back(DriveJob, server.port(), "bench-" + std::to_string(i), interval,
+                           interval * i / kJobs, deadline, &latencies[i]);
+    }
+    for (std::thread& t : threads) t.join();
+    elapsed_s = std::chrono::duration<double>(Clock::now() - begin).count();
+    state.SetIterationTime(elapsed_s);
+  }
+  server.Stop();
+  std::vector<double> next_ms;
+  std::vector<double> report_ms;
+  int errors = 0;
+  for (const JobLatencies& l : latencies) {
+    next_ms.insert(next_ms.end(), l.next_ms.begin(), l.next_ms.end());
+    report_ms.insert(report_ms.end(), l.report_ms.begin(), l.report_ms.end());
+    errors += l.errors;
+  }
+  const double requests = static_cast<double>(next_ms.size() + report_ms.size());
+  std::vector<double> all_ms = next_ms;
+  all_ms.insert(all_ms.end(), report_ms.begin(), report_ms.end());
+  state.counters["requests"] = requests;
+  state.counters["req_per_s"] = requests / elapsed_s;
+  state.counters["errors"] = errors;
+  state.counters["all_p50_ms"] = Percentile(all_ms, 0.50);
+  state.counters["all_p99_ms"] = Percentile(all_ms, 0.99);
+  state.counters["next_p50_ms"] = Percentile(next_ms, 0.50);
+  state.counters["next_p99_ms"] = Percentile(next_ms, 0.99);
+  state.counters["report_p50_ms"] = Percentile(report_ms, 0.50);
+  state.counters["report_p99_ms"] = Percentile(report_ms, 0.99);
+}
+
+void BM_Server64JobsSqlite(benchmark::State& state) {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("zeus-bench-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  RunServerBenchmark(state, "sqlite:" + (dir / "bench.db").string());
+  std::filesystem::remove_all(dir);
+}
+
+void BM_Server64JobsPostgres(benchmark::State& state) {
+  const char* url = std::getenv("ZEUS_BENCH_POSTGRES_URL");
+  if (url == nullptr) {
+    state.SkipWithError("set ZEUS_BENCH_POSTGRES_URL to a PostgreSQL database to run this");
+    return;
+  }
+  RunServerBenchmark(state, url);
+}
+
+BENCHMARK(BM_Server64JobsSqlite)
+    ->Arg(0)
+    ->Arg(2000)
+    ->Arg(2500)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
+BENCHMARK(BM_Server64JobsPostgres)
+    ->Arg(0)
+    ->Arg(2000)
+    ->Arg(2500)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
+
+}  // namespace
+}  // namespace zeus
+
+BENCHMARK_MAIN();
