@@ -27,6 +27,7 @@
 
 #include "zeus/sim/experiment.h"
 #include "zeus/sim/job_groups.h"
+#include "zeus/sim/report.h"
 #include "zeus/sim/trace.h"
 #include "zeus/sim/trace_source.h"
 #include "zeus/util/strings.h"
@@ -117,58 +118,6 @@ class ProgressBar {
   bool enabled_;
 };
 
-nlohmann::json ResultToJson(const PolicyResult& r) {
-  return {{"gpu", r.gpu},
-          {"dataset", r.dataset},
-          {"policy", r.policy},
-          {"recurrences", r.num_recurrences},
-          {"seeds", r.num_seeds},
-          {"energy_j", r.energy_j},
-          {"time_s", r.time_s},
-          {"cost", r.cost},
-          {"energy_ratio", r.energy_ratio},
-          {"time_ratio", r.time_ratio},
-          {"cost_ratio", r.cost_ratio},
-          {"cost_ratio_min", r.cost_ratio_min},
-          {"cost_ratio_max", r.cost_ratio_max},
-          {"regret", r.regret},
-          {"final_batch_size", r.final_batch_size},
-          {"final_power_limit_w", r.final_power_limit_w},
-          {"default",
-           {{"batch_size", r.default_run.batch_size},
-            {"power_limit_w", r.default_run.power_limit_w},
-            {"energy_j", r.default_run.energy_j},
-            {"time_s", r.default_run.time_s},
-            {"cost", r.default_run.cost}}},
-          {"oracle",
-           {{"batch_size", r.oracle_run.batch_size},
-            {"power_limit_w", r.oracle_run.power_limit_w},
-            {"energy_j", r.oracle_run.energy_j},
-            {"time_s", r.oracle_run.time_s},
-            {"cost", r.oracle_run.cost}}}};
-}
-
-void PrintTable(const std::vector<PolicyResult>& results, size_t num_seeds, std::ostream& out) {
-  char line[256];
-  std::snprintf(line, sizeof(line), "%-8s %-14s %-17s %5s %9s %9s %9s %9s  %s\n", "gpu", "workload",
-                "policy", "recs", "energy", "time", "cost", "regret", "settles on");
-  out << line;
-  std::string previous;
-  for (const PolicyResult& r : results) {
-    const std::string key = r.gpu + "/" + r.dataset;
-    if (!previous.empty() && key != previous) out << "\n";
-    previous = key;
-    std::snprintf(line, sizeof(line), "%-8s %-14s %-17s %5d %9.3f %9.3f %9.3f %8.1f%%  %d @ %d W\n",
-                  r.gpu.c_str(), r.dataset.c_str(), r.policy.c_str(), r.num_recurrences,
-                  r.energy_ratio, r.time_ratio, r.cost_ratio, 100.0 * r.regret, r.final_batch_size,
-                  r.final_power_limit_w);
-    out << line;
-  }
-  out << "\nenergy, time, cost: cumulative, relative to `default` (default batch size at the\n"
-         "maximum power limit); regret: against `oracle`; means over "
-      << num_seeds << " seed(s).\n";
-}
-
 int RunSimulate(const SimulateArgs& args) {
   auto fail = [](const Status& status) {
     std::fprintf(stderr, "zeus simulate: %s\n", status.message().c_str());
@@ -233,8 +182,7 @@ int RunSimulate(const SimulateArgs& args) {
     if (!*history) {
       return fail(IoError("--history-csv: cannot open '" + args.history_csv + "' for writing"));
     }
-    *history << "gpu,dataset,seed,recurrence,batch_size,power_limit,energy_j,time_s,reached,"
-                "policy,cost\n";
+    WriteHistoryCsvHeader(*history);
   }
   JobGroups groups;
   if (!args.groups.empty()) {
@@ -252,17 +200,10 @@ int RunSimulate(const SimulateArgs& args) {
     groups = std::move(*generated);
   }
   const bool grouped = !args.groups.empty() || args.generate_groups > 0;
-  char row[512];
   const ProgressCallback progress = [&bar](size_t done, size_t total) { bar.Update(done, total); };
   const HistoryCallback write_history =
-      history == nullptr ? HistoryCallback() : [&](const HistoryRow& h) {
-        std::snprintf(row, sizeof(row), "%s,%s,%llu,%d,%d,%d,%.10g,%.10g,%s,%s,%.10g\n",
-                      h.gpu->c_str(), h.dataset->c_str(), static_cast<unsigned long long>(h.seed),
-                      h.run.recurrence, h.run.batch_size, h.run.power_limit_w, h.run.energy_j,
-                      h.run.time_s, h.run.reached ? "true" : "false", h.policy->c_str(),
-                      h.run.cost);
-        *history << row;
-      };
+      history == nullptr ? HistoryCallback()
+                         : [&](const HistoryRow& h) { WriteHistoryCsvRow(h, *history); };
   StatusOr<std::vector<PolicyResult>> results =
       grouped ? RunGroupExperiment(workloads, groups, options, progress, write_history)
               : RunExperiment(workloads, options, progress, write_history);
@@ -291,7 +232,7 @@ int RunSimulate(const SimulateArgs& args) {
                 << " submissions (recs = submissions per workload)\n";
     }
     std::cout << "\n";
-    PrintTable(*results, seeds->size(), std::cout);
+    WriteResultsTable(*results, seeds->size(), std::cout);
   }
   return 0;
 }

@@ -1,0 +1,38 @@
+// Reporters for simulation results: a text table, JSON, and the per-run
+// history CSV. They write to a caller's stream; the simulator never prints.
+//
+// Thread-safety: stateless functions; the stream is the caller's.
+
+#ifndef ZEUS_SIM_REPORT_H_
+#define ZEUS_SIM_REPORT_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/sim/experiment.h"
+
+namespace zeus {
+
+// One row per result: energy, time and cost relative to `default`, regret
+// against `oracle` in percent, and the configuration settled on; a blank line
+// between workloads; a legend naming `num_seeds`.
+void WriteResultsTable(const std::vector<PolicyResult>& results, size_t num_seeds,
+                       std::ostream& out);
+
+// Every field of `result`, the default and oracle references included.
+nlohmann::json ResultToJson(const PolicyResult& result);
+
+// The history CSV's header. Its leading columns are exactly
+// gpu,dataset,seed,recurrence,batch_size,power_limit,energy_j,time_s,reached,policy
+// (then cost).
+void WriteHistoryCsvHeader(std::ostream& out);
+// One run as a history CSV line (energy and time with 10 significant digits,
+// reached as true/false).
+void WriteHistoryCsvRow(const HistoryRow& row, std::ostream& out);
+
+}  // namespace zeus
+
+#endif  // ZEUS_SIM_REPORT_H_

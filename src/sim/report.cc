@@ -1,0 +1,76 @@
+#include "zeus/sim/report.h"
+
+#include <cstdio>
+
+namespace zeus {
+
+void WriteResultsTable(const std::vector<PolicyResult>& results, size_t num_seeds,
+                       std::ostream& out) {
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-8s %-14s %-17s %5s %9s %9s %9s %9s  %s\n", "gpu", "workload",
+                "policy", "recs", "energy", "time", "cost", "regret", "settles on");
+  out << line;
+  std::string previous;
+  for (const PolicyResult& r : results) {
+    const std::string key = r.gpu + "/" + r.dataset;
+    if (!previous.empty() && key != previous) out << "\n";
+    previous = key;
+    std::snprintf(line, sizeof(line), "%-8s %-14s %-17s %5d %9.3f %9.3f %9.3f %8.1f%%  %d @ %d W\n",
+                  r.gpu.c_str(), r.dataset.c_str(), r.policy.c_str(), r.num_recurrences,
+                  r.energy_ratio, r.time_ratio, r.cost_ratio, 100.0 * r.regret, r.final_batch_size,
+                  r.final_power_limit_w);
+    out << line;
+  }
+  out << "\nenergy, time, cost: cumulative, relative to `default` (default batch size at the\n"
+         "maximum power limit); regret: against `oracle`; means over "
+      << num_seeds << " seed(s).\n";
+}
+
+namespace {
+
+nlohmann::json ExpectedToJson(const ExpectedRun& run) {
+  return {{"batch_size", run.batch_size},
+          {"power_limit_w", run.power_limit_w},
+          {"energy_j", run.energy_j},
+          {"time_s", run.time_s},
+          {"cost", run.cost}};
+}
+
+}  // namespace
+
+nlohmann::json ResultToJson(const PolicyResult& r) {
+  return {{"gpu", r.gpu},
+          {"dataset", r.dataset},
+          {"policy", r.policy},
+          {"recurrences", r.num_recurrences},
+          {"seeds", r.num_seeds},
+          {"energy_j", r.energy_j},
+          {"time_s", r.time_s},
+          {"cost", r.cost},
+          {"energy_ratio", r.energy_ratio},
+          {"time_ratio", r.time_ratio},
+          {"cost_ratio", r.cost_ratio},
+          {"cost_ratio_min", r.cost_ratio_min},
+          {"cost_ratio_max", r.cost_ratio_max},
+          {"regret", r.regret},
+          {"final_batch_size", r.final_batch_size},
+          {"final_power_limit_w", r.final_power_limit_w},
+          {"default", ExpectedToJson(r.default_run)},
+          {"oracle", ExpectedToJson(r.oracle_run)}};
+}
+
+void WriteHistoryCsvHeader(std::ostream& out) {
+  out << "gpu,dataset,seed,recurrence,batch_size,power_limit,energy_j,time_s,reached,policy,"
+         "cost\n";
+}
+
+void WriteHistoryCsvRow(const HistoryRow& h, std::ostream& out) {
+  char line[512];
+  std::snprintf(line, sizeof(line), "%s,%s,%llu,%d,%d,%d,%.10g,%.10g,%s,%s,%.10g\n", h.gpu->c_str(),
+                h.dataset->c_str(), static_cast<unsigned long long>(h.seed), h.run.recurrence,
+                h.run.batch_size, h.run.power_limit_w, h.run.energy_j, h.run.time_s,
+                h.run.reached ? "true" : "false", h.policy->c_str(), h.run.cost);
+  out << line;
+}
+
+}  // namespace zeus

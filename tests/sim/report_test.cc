@@ -1,0 +1,83 @@
+#include "zeus/sim/report.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "zeus/util/csv.h"
+
+namespace zeus {
+namespace {
+
+PolicyResult MakeResult(const std::string& dataset, const std::string& policy) {
+  PolicyResult r;
+  r.gpu = "a40";
+  r.dataset = dataset;
+  r.policy = policy;
+  r.num_recurrences = 180;
+  r.num_seeds = 10;
+  r.energy_ratio = 0.3463;
+  r.time_ratio = 0.49;
+  r.cost_ratio = 0.4294;
+  r.regret = 0.0589;
+  r.final_batch_size = 128;
+  r.final_power_limit_w = 225;
+  r.default_run = {1024, 300, 1000.0, 10.0, 2000.0};
+  r.oracle_run = {128, 225, 330.0, 4.9, 800.0};
+  return r;
+}
+
+TEST(ReportTest, TableShowsRatiosRegretAndSettledConfiguration) {
+  std::ostringstream out;
+  WriteResultsTable({MakeResult("cifar100", "zeus"), MakeResult("squad", "zeus")}, 10, out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("a40      cifar100       zeus                180     0.346     0.490     "
+                      "0.429      5.9%  128 @ 225 W"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n\na40      squad"), std::string::npos) << text;  // Workloads separated.
+  EXPECT_NE(text.find("means over 10 seed(s)"), std::string::npos);
+}
+
+TEST(ReportTest, JsonCarriesEveryFieldAndTheReferences) {
+  const nlohmann::json json = ResultToJson(MakeResult("cifar100", "zeus"));
+  EXPECT_EQ(json["policy"], "zeus");
+  EXPECT_EQ(json["recurrences"], 180);
+  EXPECT_DOUBLE_EQ(json["regret"].get<double>(), 0.0589);
+  EXPECT_EQ(json["final_batch_size"], 128);
+  EXPECT_EQ(json["default"]["batch_size"], 1024);
+  EXPECT_EQ(json["oracle"]["power_limit_w"], 225);
+}
+
+TEST(ReportTest, HistoryCsvHasTheExactLeadingColumnsAndParses) {
+  std::ostringstream out;
+  WriteHistoryCsvHeader(out);
+  const std::string gpu = "v100", dataset = "squad", policy = "zeus";
+  HistoryRow row;
+  row.gpu = &gpu;
+  row.dataset = &dataset;
+  row.policy = &policy;
+  row.seed = 7;
+  row.run = {0, 32, 200, 123456.789, 4410.5, true, 99.5};
+  WriteHistoryCsvRow(row, out);
+  row.run.recurrence = 0;
+  row.run.reached = false;
+  WriteHistoryCsvRow(row, out);
+  const std::string text = out.str();
+  EXPECT_EQ(text.rfind("gpu,dataset,seed,recurrence,batch_size,power_limit,energy_j,time_s,"
+                       "reached,policy",
+                       0),
+            0u);
+  StatusOr<CsvTable> table = CsvTable::Parse(text, "history.csv");
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->num_rows(), 2u);
+  EXPECT_EQ(table->Field(0, 0), "v100");
+  EXPECT_EQ(table->Field(0, 2), "7");
+  EXPECT_EQ(table->Field(0, 6), "123456.789");
+  EXPECT_EQ(table->Field(0, 8), "true");
+  EXPECT_EQ(table->Field(1, 8), "false");
+  EXPECT_EQ(table->Field(1, 9), "zeus");
+}
+
+}  // namespace
+}  // namespace zeus
