@@ -388,9 +388,21 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
     ZEUS_RETURN_IF_ERROR(ReadState(entry, "batch_size", &trial.batch_size));
     ZEUS_RETURN_IF_ERROR(ReadState(entry, "kind", &kind));
     ZEUS_ASSIGN_OR_RETURN(trial.kind, ParseTrialKind(kind));
+    if (!std::binary_search(optimizer.config_.batch_sizes.begin(),
+                            optimizer.config_.batch_sizes.end(), trial.batch_size)) {
+      return InvalidArgumentError("batch size optimizer state: in-flight trial " +
+                                  std::to_string(trial.trial_number) + " has batch size " +
+                                  std::to_string(trial.batch_size) + ", not one of batch_sizes");
+    }
     optimizer.in_flight_[trial.trial_number] = trial;
   }
   ZEUS_RETURN_IF_ERROR(ReadState(json, "next_trial_number", &optimizer.next_trial_number_));
+  if (!optimizer.in_flight_.empty() &&
+      optimizer.in_flight_.rbegin()->first >= optimizer.next_trial_number_) {
+    return InvalidArgumentError(
+        "batch size optimizer state: field 'next_trial_number' must exceed every in-flight "
+        "trial number");
+  }
   ZEUS_RETURN_IF_ERROR(ReadState(json, "best_batch_size", &optimizer.best_batch_size_));
   if (!json.contains("exploration_trial")) {
     return InvalidArgumentError("batch size optimizer state: missing field 'exploration_trial'");

@@ -276,6 +276,12 @@ TEST(BatchSizeOptimizerTest, FromJsonRejectsBrokenState) {
   broken["exploration_trial"] = 42;
   EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
   broken = state;
+  broken["in_flight"][0]["batch_size"] = 48;
+  EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
+  broken = state;
+  broken["next_trial_number"] = 1;
+  EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
+  broken = state;
   broken["in_flight"][0]["kind"] = "nonsense";
   EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
   EXPECT_FALSE(BatchSizeOptimizer::FromJson(nlohmann::json::array()).ok());
