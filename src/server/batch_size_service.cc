@@ -11,14 +11,20 @@
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
+#include "src/server/optimizer_cache.h"
+
 namespace zeus {
 
 using nlohmann::json;
+
+using server_internal::OptimizerCache;
 
 namespace {
 
 constexpr int kMaxAbortRetries = 5;
 constexpr int kMaxJobIdAttempts = 8;
+// Jobs whose decoded optimizer state is kept in memory.
+constexpr size_t kOptimizerCacheJobs = 4096;
 
 uint64_t RandomU64() {
   std::random_device device;
@@ -72,7 +78,10 @@ StatusOr<BatchSizeJobSpec> SpecOf(const JobRecord& job) {
   return spec;
 }
 
-StatusOr<BatchSizeOptimizer> OptimizerOf(const JobRecord& job) {
+StatusOr<BatchSizeOptimizer> OptimizerOf(const JobRecord& job, OptimizerCache* cache) {
+  if (std::optional<BatchSizeOptimizer> cached = cache->Find(job.job_id, job.state_json)) {
+    return std::move(*cached);
+  }
   json parsed = json::parse(job.state_json, nullptr, false);
   if (parsed.is_discarded()) {
     return InternalError("job \"" + job.job_id + "\": stored optimizer state is not JSON");
@@ -82,12 +91,15 @@ StatusOr<BatchSizeOptimizer> OptimizerOf(const JobRecord& job) {
     return InternalError("job \"" + job.job_id +
                          "\": stored optimizer state: " + optimizer.status().message());
   }
+  cache->Put(job.job_id, job.state_json, *optimizer);
   return optimizer;
 }
 
-void StoreOptimizer(const BatchSizeOptimizer& optimizer, JobRecord* job) {
+void StoreOptimizer(const BatchSizeOptimizer& optimizer, JobRecord* job, OptimizerCache* cache) {
   job->state_json = optimizer.ToJson().dump();
   job->min_cost = optimizer.min_cost();
+  // Keyed by content: harmless if the transaction rolls back.
+  cache->Put(job->job_id, job->state_json, optimizer);
 }
 
 StatusOr<JobRecord> LockJob(StoreTransaction& txn, const std::string& job_id) {
@@ -110,12 +122,12 @@ StatusOr<TrialRecord> FindTrial(StoreTransaction& txn, const TrialId& id) {
 
 // Fails a dispatched trial: no observation for the bandit.
 Status FailTrial(StoreTransaction& txn, JobRecord& job, TrialRecord& trial, double now_s,
-                 std::string message) {
-  ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job));
+                 std::string message, OptimizerCache* cache) {
+  ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
   Status status = optimizer.ReportFailure(trial.trial_number);
   // A trial the optimizer no longer tracks has nothing to undo there.
   if (!status.ok() && status.code() != StatusCode::kNotFound) return status;
-  StoreOptimizer(optimizer, &job);
+  StoreOptimizer(optimizer, &job, cache);
   ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
   trial.status = TrialStatus::kFailed;
   trial.updated_at_s = now_s;
@@ -156,7 +168,12 @@ json TrialRecordToJson(const TrialRecord& t) {
 }
 
 BatchSizeService::BatchSizeService(Store* store, Clock* clock, BatchSizeServiceOptions options)
-    : store_(store), clock_(clock), options_(options) {}
+    : store_(store),
+      clock_(clock),
+      options_(options),
+      cache_(std::make_unique<OptimizerCache>(kOptimizerCacheJobs)) {}
+
+BatchSizeService::~BatchSizeService() = default;
 
 Status BatchSizeService::Write(const std::function<Status(StoreTransaction&)>& body) {
   Status status;
@@ -168,6 +185,7 @@ Status BatchSizeService::Write(const std::function<Status(StoreTransaction&)>& b
 }
 
 StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(BatchSizeJobSpec spec) {
+  OptimizerCache* cache = cache_.get();
   uint64_t seed = spec.mab_seed ? static_cast<uint64_t>(*spec.mab_seed) : RandomU64();
   ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizerConfig config, OptimizerConfig(spec, seed));
   ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(config));
@@ -182,7 +200,7 @@ StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(BatchSize
       JobRecord job;
       job.job_id = spec.job_id;
       job.spec_json = JobSpecToJson(spec).dump();
-      StoreOptimizer(optimizer, &job);
+      StoreOptimizer(optimizer, &job, cache);
       job.created_at_s = clock_->WallTimeS();
       ZEUS_ASSIGN_OR_RETURN(bool inserted, txn.InsertJob(job));
       if (inserted) {
@@ -213,12 +231,13 @@ StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(BatchSize
 }
 
 StatusOr<TrialId> BatchSizeService::NextBatchSize(const std::string& job_id) {
+  OptimizerCache* cache = cache_.get();
   TrialId id;
   Status txn_status = Write([&](StoreTransaction& txn) -> Status {
     ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, job_id));
-    ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job));
+    ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
     Trial trial = optimizer.NextTrial();
-    StoreOptimizer(optimizer, &job);
+    StoreOptimizer(optimizer, &job, cache);
     ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
     TrialRecord record;
     record.job_id = job_id;
@@ -236,6 +255,7 @@ StatusOr<TrialId> BatchSizeService::NextBatchSize(const std::string& job_id) {
 }
 
 StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) {
+  OptimizerCache* cache = cache_.get();
   ReportResponse response;
   Status txn_status = Write([&](StoreTransaction& txn) -> Status {
     ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, result.trial.job_id));
@@ -274,14 +294,14 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     }
     response.stop_train = true;
     response.converged = reached && within_bound;
-    ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job));
+    ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
     Status status = optimizer.ReportResult(trial.trial_number, cost, response.converged);
     if (!status.ok()) {
       return InternalError(
           "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
           " is dispatched but the optimizer rejects its result: " + status.ToString());
     }
-    StoreOptimizer(optimizer, &job);
+    StoreOptimizer(optimizer, &job, cache);
     ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
     trial.status = TrialStatus::kSucceeded;
     trial.cost = cost;
@@ -294,13 +314,14 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
 }
 
 StatusOr<TrialRecord> BatchSizeService::EndTrial(const TrialId& id) {
+  OptimizerCache* cache = cache_.get();
   TrialRecord out;
   Status txn_status = Write([&](StoreTransaction& txn) -> Status {
     ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, id.job_id));
     ZEUS_ASSIGN_OR_RETURN(out, FindTrial(txn, id));
     if (out.status != TrialStatus::kDispatched) return Status::Ok();
     return FailTrial(txn, job, out, clock_->WallTimeS(),
-                     "Trial ended by the client before its final report");
+                     "Trial ended by the client before its final report", cache);
   });
   if (!txn_status.ok()) return txn_status;
   return out;
@@ -316,6 +337,7 @@ Status BatchSizeService::DeleteJob(const std::string& job_id) {
 }
 
 StatusOr<int> BatchSizeService::FailSilentTrials() {
+  OptimizerCache* cache = cache_.get();
   const double now_s = clock_->WallTimeS();
   const double cutoff_s = now_s - options_.silent_trial_timeout_s;
   std::vector<TrialRecord> silent;
@@ -339,7 +361,8 @@ StatusOr<int> BatchSizeService::FailSilentTrials() {
       ++failed;
       return FailTrial(txn, *job, *trial, now_s,
                        fmt::format("Trial failed by the server: no report for more than {} s",
-                                   options_.silent_trial_timeout_s));
+                                   options_.silent_trial_timeout_s),
+                       cache);
     });
     ZEUS_RETURN_IF_ERROR(status);
   }
@@ -384,11 +407,12 @@ StatusOr<json> BatchSizeService::ListTrials(const std::string& job_id) {
 }
 
 StatusOr<json> BatchSizeService::ArmStates(const std::string& job_id) {
+  OptimizerCache* cache = cache_.get();
   json view;
   Status txn_status =
       store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
         ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, job_id));
-        ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job));
+        ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
         json arms = json::array();
         for (const ArmState& arm : optimizer.ArmStates()) {
           // JSON has no infinity: an arm whose observations are all equal

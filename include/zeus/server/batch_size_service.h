@@ -16,6 +16,8 @@
 #ifndef ZEUS_SERVER_BATCH_SIZE_SERVICE_H_
 #define ZEUS_SERVER_BATCH_SIZE_SERVICE_H_
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +32,10 @@
 
 namespace zeus {
 
+namespace server_internal {
+class OptimizerCache;
+}  // namespace server_internal
+
 struct BatchSizeServiceOptions {
   // A dispatched trial with no report (or dispatch) for longer than this is
   // failed by FailSilentTrials(). Must be > 0. Default: one day.
@@ -41,6 +47,9 @@ class BatchSizeService {
   // `store` and `clock` must outlive the service. The clock's WallTimeS()
   // timestamps trials (shared by every server process using the store).
   BatchSizeService(Store* store, Clock* clock, BatchSizeServiceOptions options = {});
+  ~BatchSizeService();
+  BatchSizeService(const BatchSizeService&) = delete;
+  BatchSizeService& operator=(const BatchSizeService&) = delete;
 
   struct Registration {
     // True when the job was created, false when an identical job existed.
@@ -92,6 +101,9 @@ class BatchSizeService {
   Store* store_;
   Clock* clock_;
   BatchSizeServiceOptions options_;
+  // Decoded optimizer states by job (valid only while the stored text
+  // matches, so correct across processes).
+  std::unique_ptr<server_internal::OptimizerCache> cache_;
 };
 
 // JSON view of a trial row (all fields; nulls for absent values).
