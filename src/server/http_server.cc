@@ -107,6 +107,8 @@ struct HttpServer::Impl {
   HttpServerOptions options;
   httplib::Server server;
   std::thread thread;
+  // The listening socket, recorded while binding.
+  int listen_fd = -1;
 
   void Routes();
 };
@@ -222,10 +224,9 @@ Status HttpServer::Start() {
   // cpp-httplib 0.11 listens with a backlog of 5, so a burst of clients
   // connecting at once overflows it and waits for SYN retries (1 s and
   // more). Remember the listening socket and raise its backlog after bind.
-  int listen_fd = -1;
-  impl.server.set_socket_options([&listen_fd](socket_t sock) {
+  impl.server.set_socket_options([&impl](socket_t sock) {
     httplib::default_socket_options(sock);
-    listen_fd = sock;
+    impl.listen_fd = sock;
   });
   if (impl.options.port == 0) {
     port_ = impl.server.bind_to_any_port(impl.options.host);
@@ -236,7 +237,7 @@ Status HttpServer::Start() {
     return UnavailableError("http: cannot bind " + impl.options.host + ":" +
                             std::to_string(impl.options.port));
   }
-  if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
+  if (impl.listen_fd >= 0) ::listen(impl.listen_fd, SOMAXCONN);
   impl.thread = std::thread([&impl] { impl.server.listen_after_bind(); });
   return Status::Ok();
 }
