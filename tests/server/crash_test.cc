@@ -2,7 +2,6 @@
 // `zeus serve` while the server is killed with SIGKILL at random points and
 // restarted. Every result the client saw is stored exactly once.
 
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -42,61 +41,9 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
-// `zeus serve` as a child process.
-class ServeProcess {
- public:
-  ~ServeProcess() { Kill(); }
-
-  // Starts the server and waits until it prints that it listens.
-  Status Start(const std::string& db_url, int port) {
-    int fds[2];
-    if (pipe(fds) != 0) return IoError("pipe failed");
-    // Built before fork(): the child of a threaded process may only make
-    // async-signal-safe calls until exec.
-    const std::string listen = "127.0.0.1:" + std::to_string(port);
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(fds[1], STDOUT_FILENO);
-      close(fds[0]);
-      close(fds[1]);
-      execl(ZEUS_BINARY, "zeus", "serve", "--db", db_url.c_str(), "--listen", listen.c_str(),
-            "--threads", "8", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(fds[1]);
-    out_ = fds[0];
-    std::string seen;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (seen.find("listening") == std::string::npos) {
-      pollfd p{out_, POLLIN, 0};
-      if (std::chrono::steady_clock::now() > deadline || poll(&p, 1, 100) < 0) {
-        return UnavailableError("zeus serve did not start: " + seen);
-      }
-      if (p.revents == 0) continue;
-      char buffer[256];
-      ssize_t n = read(out_, buffer, sizeof(buffer));
-      if (n <= 0) return UnavailableError("zeus serve exited: " + seen);
-      seen.append(buffer, n);
-    }
-    return Status::Ok();
-  }
-
-  void Kill() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
-    if (out_ >= 0) {
-      close(out_);
-      out_ = -1;
-    }
-  }
-
- private:
-  pid_t pid_ = -1;
-  int out_ = -1;
-};
+std::vector<std::string> ServeArgs(const std::string& url, int port) {
+  return {"--db", url, "--listen", "127.0.0.1:" + std::to_string(port), "--threads", "8"};
+}
 
 struct Outcome {
   int64_t batch_size;
@@ -115,7 +62,7 @@ TEST_P(CrashTest, SigkillAtRandomPointsLosesNoResultAndCountsNoneTwice) {
   const int port = FreePort();
   std::mutex server_mutex;
   ServeProcess server;
-  ZEUS_ASSERT_OK(server.Start(url, port));
+  ZEUS_ASSERT_OK(server.Start(ServeArgs(url, port)));
 
   std::atomic<bool> done{false};
   std::atomic<int> kills{0};
@@ -128,7 +75,7 @@ TEST_P(CrashTest, SigkillAtRandomPointsLosesNoResultAndCountsNoneTwice) {
       std::lock_guard<std::mutex> lock(server_mutex);
       server.Kill();
       ++kills;
-      Status status = server.Start(url, port);
+      Status status = server.Start(ServeArgs(url, port));
       if (!status.ok()) ADD_FAILURE() << status;
     }
   });

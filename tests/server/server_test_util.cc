@@ -1,13 +1,17 @@
 #include "tests/server/server_test_util.h"
 
+#include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <random>
 
 #include <libpq-fe.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 
 #include "zeus/util/file.h"
 #include "zeus/util/strings.h"
@@ -155,6 +159,74 @@ HttpReply Send(httplib::Client& client, const std::string& method, const std::st
   reply.body = nlohmann::json::parse(result->body, nullptr, false);
   if (reply.body.is_discarded()) reply.body = nullptr;
   return reply;
+}
+
+Status ServeProcess::Start(const std::vector<std::string>& args) {
+  Kill();
+  int fds[2];
+  if (pipe(fds) != 0) return IoError("pipe failed");
+  // Built before fork(): the child of a threaded process may only make
+  // async-signal-safe calls until exec.
+  std::vector<std::string> storage = {"zeus", "serve"};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : storage) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execv(ZEUS_BINARY, argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  out_ = fds[0];
+  std::string seen;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (seen.find('\n') == std::string::npos) {
+    pollfd p{out_, POLLIN, 0};
+    if (std::chrono::steady_clock::now() > deadline || poll(&p, 1, 100) < 0) {
+      return UnavailableError("zeus serve did not start: " + seen);
+    }
+    if (p.revents == 0) continue;
+    char buffer[256];
+    ssize_t n = read(out_, buffer, sizeof(buffer));
+    if (n <= 0) return UnavailableError("zeus serve exited: " + seen);
+    seen.append(buffer, n);
+  }
+  const std::string marker = "listening on http://";
+  size_t at = seen.find(marker);
+  size_t colon = at == std::string::npos ? at : seen.find(':', at + marker.size());
+  if (colon == std::string::npos) return InternalError("unexpected first line: " + seen);
+  port_ = std::atoi(seen.c_str() + colon + 1);
+  return Status::Ok();
+}
+
+void ServeProcess::Kill() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  if (out_ >= 0) {
+    close(out_);
+    out_ = -1;
+  }
+}
+
+int ServeProcess::SignalAndWait(int signal) {
+  int status = -1;
+  if (pid_ > 0) {
+    kill(pid_, signal);
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  if (out_ >= 0) {
+    close(out_);
+    out_ = -1;
+  }
+  return status;
 }
 
 }  // namespace zeus::testing

@@ -11,9 +11,11 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/types.h>
 
 #include "zeus/device/fake.h"
 #include "zeus/server/batch_size_service.h"
@@ -75,6 +77,31 @@ struct HttpReply {
 
 HttpReply Send(httplib::Client& client, const std::string& method, const std::string& path,
                const std::string& body = "", const httplib::Headers& headers = httplib::Headers());
+
+// `zeus serve` (the binary ZEUS_BINARY names) as a child process whose
+// stdout is read up to its "listening on" line.
+class ServeProcess {
+ public:
+  ServeProcess() = default;
+  ~ServeProcess() { Kill(); }
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
+
+  // Runs `zeus serve <args>` and waits (up to 20 s) until it listens.
+  Status Start(const std::vector<std::string>& args);
+  // The port from the "listening on" line.
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  // SIGKILL, then reaps the child. Idempotent.
+  void Kill();
+  // Sends `signal` and returns the exit status from waitpid.
+  int SignalAndWait(int signal);
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int port_ = 0;
+};
 
 }  // namespace zeus::testing
 
