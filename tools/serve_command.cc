@@ -54,18 +54,18 @@ Status Serve(const ServeFlags& flags) {
   if (!flags.token_file.empty()) {
     ZEUS_ASSIGN_OR_RETURN(options.token, ReadTokenFile(flags.token_file));
   }
-  ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(flags.db));
-  BatchSizeServiceOptions service_options;
-  service_options.silent_trial_timeout_s = flags.trial_timeout_s;
-  BatchSizeService service(store.get(), RealClock(), service_options);
-
-  // Block the stop signals before any thread starts so that only the wait
-  // below receives them.
+  // Block the stop signals before any thread starts (the SQLite store starts
+  // a checkpointer) so that only the wait below receives them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(flags.db));
+  BatchSizeServiceOptions service_options;
+  service_options.silent_trial_timeout_s = flags.trial_timeout_s;
+  BatchSizeService service(store.get(), RealClock(), service_options);
 
   HttpServer server(&service, options);
   ZEUS_RETURN_IF_ERROR(server.Start());
