@@ -189,6 +189,8 @@ TEST(PowerLimitRestoreTest, ASignalledForkedChildDoesNotRestoreTheParentsGpus) {
   if (pid == 0) {
     // Like a data-loader worker stopped with SIGTERM.
     raise(SIGTERM);
+    // Sanitizers may deliver the signal a little later.
+    for (int i = 0; i < 100; ++i) usleep(50'000);
     _exit(0);
   }
   int status = 0;
