@@ -26,6 +26,7 @@ struct ServeFlags {
   std::string token_file;
   double trial_timeout_s = 24 * 3600.0;
   int threads = 128;
+  int db_connections = 32;
   size_t max_body_bytes = 1 << 20;
 };
 
@@ -62,7 +63,8 @@ Status Serve(const ServeFlags& flags) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(flags.db));
+  ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                        OpenStore(flags.db, StoreOptions{flags.db_connections}));
   BatchSizeServiceOptions service_options;
   service_options.silent_trial_timeout_s = flags.trial_timeout_s;
   BatchSizeService service(store.get(), RealClock(), service_options);
@@ -113,6 +115,10 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--threads", flags->threads, "HTTP worker threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--db-connections", flags->db_connections,
+                  "Database connections this server keeps open at most")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--max-body-bytes", flags->max_body_bytes, "Larger request bodies get 413")
       ->capture_default_str();
   cmd->callback([flags, exit_code] {

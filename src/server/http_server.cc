@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 #include <utility>
 
@@ -109,6 +111,8 @@ struct HttpServer::Impl {
   std::thread thread;
   // The listening socket, recorded while binding.
   int listen_fd = -1;
+  // Set when listen_after_bind() returned.
+  std::atomic<bool> listening_done{false};
 
   void Routes();
 };
@@ -238,7 +242,21 @@ Status HttpServer::Start() {
                             std::to_string(impl.options.port));
   }
   if (impl.listen_fd >= 0) ::listen(impl.listen_fd, SOMAXCONN);
-  impl.thread = std::thread([&impl] { impl.server.listen_after_bind(); });
+  impl.listening_done = false;
+  impl.thread = std::thread([&impl] {
+    impl.server.listen_after_bind();
+    impl.listening_done = true;
+  });
+  // Stop() only interrupts a server that runs: wait until it accepts, or
+  // a Stop() right after Start() would leave the thread blocked in accept().
+  while (!impl.server.is_running() && !impl.listening_done) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  if (!impl.server.is_running()) {
+    impl.thread.join();
+    return UnavailableError("http: the server on port " + std::to_string(port_) +
+                            " stopped at once");
+  }
   return Status::Ok();
 }
 

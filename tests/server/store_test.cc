@@ -144,6 +144,12 @@ TEST_P(StoreTest, RefusesNewerSchema) {
   EXPECT_NE(reopened.status().message().find("99"), std::string::npos);
 }
 
+TEST(StoreUrlTest, RejectsZeroConnections) {
+  TempDir dir;
+  StatusOr<std::unique_ptr<Store>> store = OpenStore("sqlite:" + dir.File("a.db"), StoreOptions{0});
+  EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(StoreUrlTest, RejectsUnknownSchemesAndMemoryDatabases) {
   EXPECT_EQ(OpenStore("mysql://x").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(OpenStore("sqlite::memory:").status().code(), StatusCode::kInvalidArgument);

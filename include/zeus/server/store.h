@@ -124,6 +124,13 @@ class Store {
   virtual StatusOr<int> SchemaVersion() = 0;
 };
 
+struct StoreOptions {
+  // Database connections this store keeps open at most; a transaction waits
+  // for a free one. PostgreSQL allows 100 connections per cluster by default,
+  // shared by every server process. Must be >= 1. Default: 32.
+  int max_connections = 32;
+};
+
 // Opens the store named by `url`, creating or migrating the schema:
 //   "sqlite:PATH" (PATH created if absent; ":memory:" is refused because
 //                  every connection would see its own database),
@@ -131,7 +138,8 @@ class Store {
 // kInvalidArgument for another scheme; kFailedPrecondition when the database
 // holds a newer schema than kStoreSchemaVersion; kUnavailable when it cannot
 // be reached.
-StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& url);
+StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& url,
+                                           const StoreOptions& options = {});
 
 }  // namespace zeus
 

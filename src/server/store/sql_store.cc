@@ -236,8 +236,10 @@ using Connector = std::function<StatusOr<std::unique_ptr<SqlConnection>>()>;
 
 class SqlStore final : public Store {
  public:
-  SqlStore(std::string backend, Connector connect)
-      : backend_(std::move(backend)), connect_(std::move(connect)) {}
+  SqlStore(std::string backend, Connector connect, int max_connections)
+      : backend_(std::move(backend)),
+        connect_(std::move(connect)),
+        max_connections_(max_connections) {}
 
   ~SqlStore() override {
     if (checkpointer_.joinable()) {
@@ -355,29 +357,44 @@ class SqlStore final : public Store {
     return status;
   }
 
+  // A pooled connection, or a new one while fewer than max_connections_
+  // are open; otherwise waits for one to be released.
   StatusOr<std::unique_ptr<SqlConnection>> Acquire() {
-    {
-      std::lock_guard<std::mutex> lock(pool_mutex_);
-      if (!idle_.empty()) {
-        std::unique_ptr<SqlConnection> c = std::move(idle_.back());
-        idle_.pop_back();
-        return c;
-      }
+    std::unique_lock<std::mutex> lock(pool_mutex_);
+    pool_released_.wait(lock, [this] { return !idle_.empty() || open_ < max_connections_; });
+    if (!idle_.empty()) {
+      std::unique_ptr<SqlConnection> c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
     }
-    return connect_();
+    ++open_;
+    lock.unlock();
+    StatusOr<std::unique_ptr<SqlConnection>> c = connect_();
+    if (!c.ok()) {
+      lock.lock();
+      --open_;
+      pool_released_.notify_one();
+    }
+    return c;
   }
 
   void Release(std::unique_ptr<SqlConnection> c) {
-    if (!c->healthy()) return;
     std::lock_guard<std::mutex> lock(pool_mutex_);
-    if (idle_.size() < kMaxIdleConnections) idle_.push_back(std::move(c));
+    if (c->healthy()) {
+      idle_.push_back(std::move(c));
+    } else {
+      --open_;  // Dropped; a later Acquire() reconnects.
+    }
+    pool_released_.notify_one();
   }
-
-  static constexpr size_t kMaxIdleConnections = 128;
 
   std::string backend_;
   Connector connect_;
+  int max_connections_;
   std::mutex pool_mutex_;
+  std::condition_variable pool_released_;
+  // Connections open (idle or in use); at most max_connections_.
+  int open_ = 0;
   std::vector<std::unique_ptr<SqlConnection>> idle_;
   std::mutex sqlite_writer_mutex_;
   std::thread checkpointer_;
@@ -389,16 +406,22 @@ class SqlStore final : public Store {
 }  // namespace
 }  // namespace server_internal
 
-StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& url) {
+StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& url, const StoreOptions& options) {
+  if (options.max_connections < 1) {
+    return InvalidArgumentError("store: max_connections " +
+                                std::to_string(options.max_connections) + " must be >= 1");
+  }
   using server_internal::SqlStore;
   std::unique_ptr<SqlStore> store;
   if (url.rfind("sqlite:", 0) == 0) {
     std::string path = url.substr(7);
     store = std::make_unique<SqlStore>(
-        "sqlite", [path] { return server_internal::OpenSqliteConnection(path); });
+        "sqlite", [path] { return server_internal::OpenSqliteConnection(path); },
+        options.max_connections);
   } else if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) {
     store = std::make_unique<SqlStore>(
-        "postgresql", [url] { return server_internal::OpenPostgresConnection(url); });
+        "postgresql", [url] { return server_internal::OpenPostgresConnection(url); },
+        options.max_connections);
   } else {
     std::string shown = url.substr(0, url.find(':') == std::string::npos ? 32 : url.find(':'));
     return InvalidArgumentError("store url \"" + shown +
