@@ -413,6 +413,39 @@ TEST_P(HttpServerTest, TokenGuardsEveryRouteButHealth) {
   EXPECT_EQ(Send(*client_, "GET", "/jobs/batch_size?job_id=j-1", "", auth).status, 200);
 }
 
+// The request sequence of Zeus's Python client (zeus.optimizer.batch_size.
+// client.BatchSizeOptimizer): pydantic's JobSpecFromClient.json() with every
+// field (job_id null, integer max_power), TrialId.parse_obj of the answer,
+// TrainingResult per epoch, and an atexit PATCH /trials even after the run
+// finished, which must leave the finished trial alone.
+TEST_P(HttpServerTest, PythonClientRequestSequenceWorks) {
+  const std::string registration =
+      R"({"job_id": null, "job_id_prefix": "mnist", "batch_sizes": [32, 64, 256, 128],)"
+      R"( "default_batch_size": 64, "eta_knob": 0.5, "beta_knob": 2.0, "target_metric": 0.5,)"
+      R"( "higher_is_better_metric": true, "max_epochs": 100, "num_pruning_rounds": 2,)"
+      R"( "window_size": 0, "mab_prior_mean": 0.0, "mab_prior_precision": 0.0,)"
+      R"( "mab_num_explorations": 2, "mab_seed": null, "max_power": 3000,)"
+      R"( "number_of_gpus": 1, "gpu_model": "NVIDIA A40"})";
+  HttpReply job = Do("POST", "/jobs", registration);
+  ASSERT_EQ(job.status, 201) << job.raw;
+  const std::string job_id = job.body["job_id"];
+  EXPECT_EQ(job.body["batch_sizes"], json({32, 64, 128, 256}));
+  HttpReply trial = Next(job_id);
+  ASSERT_EQ(trial.status, 200) << trial.raw;
+  EXPECT_EQ(trial.body["batch_size"], 64);
+  const json trial_id = trial.body;
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    HttpReply r =
+        Report(job_id, 64, 1, 10.0 * epoch, 2000.0 * epoch, epoch == 3 ? 0.6 : 0.2, epoch);
+    ASSERT_EQ(r.status, 200) << r.raw;
+    EXPECT_EQ(r.body["stop_train"], epoch == 3);
+  }
+  HttpReply at_exit = Do("PATCH", "/trials", trial_id.dump());
+  ASSERT_EQ(at_exit.status, 200) << at_exit.raw;
+  EXPECT_EQ(at_exit.body["status"], "succeeded");
+  EXPECT_EQ(at_exit.body["converged"], true);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, HttpServerTest,
                          ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendParamName);
 
