@@ -3,12 +3,18 @@
 #include <cstdio>
 #include <exception>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Zeus: measure and cut the GPU energy of deep-learning training."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "zeus 0.1.0");
+  // Logs (dry-run notices included) go to stderr so stdout carries only
+  // reports, e.g. the JSON of `--json`.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("zeus"));
   int exit_code = 0;
   zeus::cli::RegisterMonitorCommand(app, &exit_code);
   zeus::cli::RegisterPowerLimitCommand(app, &exit_code);

@@ -199,9 +199,6 @@ std::optional<int> WaitForEnd(std::optional<pid_t> child, double interval_s,
 }
 
 int RunMonitor(const MonitorFlags& flags) {
-  // Logs (e.g. "no energy counter") go to stderr: stdout carries the report
-  // and the child's own output.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("zeus-monitor"));
   StatusOr<Devices> devices = OpenDevices(flags);
   if (!devices.ok()) {
     std::cerr << "zeus monitor: " << devices.status().message() << "\n";
