@@ -15,6 +15,12 @@ GaussianTs::GaussianTs(std::vector<int> arms, const GaussianTsConfig& config)
 }
 
 Status GaussianTs::Observe(int batch_size, double reward) {
+  ZEUS_RETURN_IF_ERROR(Append(batch_size, reward));
+  Refit(batch_size);
+  return Status::Ok();
+}
+
+Status GaussianTs::Append(int batch_size, double reward) {
   auto it = observations_.find(batch_size);
   if (it == observations_.end()) {
     return InvalidArgumentError("GaussianTs: batch size " + std::to_string(batch_size) +
@@ -28,7 +34,6 @@ Status GaussianTs::Observe(int batch_size, double reward) {
   if (config_.window_size > 0 && it->second.size() > static_cast<size_t>(config_.window_size)) {
     it->second.pop_front();
   }
-  Refit(batch_size);
   return Status::Ok();
 }
 
@@ -150,8 +155,11 @@ StatusOr<GaussianTs> GaussianTs::FromJson(const nlohmann::json& json,
     }
   }
   GaussianTs bandit(arms, config);
+  // A belief depends only on the arm's final window: refit each arm once
+  // (loading stays linear in the history, which the server does per request).
   for (size_t i = 0; i < arms.size(); ++i) {
-    for (double r : rewards[i]) ZEUS_RETURN_IF_ERROR(bandit.Observe(arms[i], r));
+    for (double r : rewards[i]) ZEUS_RETURN_IF_ERROR(bandit.Append(arms[i], r));
+    bandit.Refit(arms[i]);
   }
   return bandit;
 }

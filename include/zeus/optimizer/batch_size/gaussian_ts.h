@@ -82,6 +82,8 @@ class GaussianTs {
     double precision = 0.0;
     double reward_precision = 0.0;
   };
+  // Validates `reward` and appends it to the arm's window without refitting.
+  Status Append(int batch_size, double reward);
   void Refit(int batch_size);
 
   std::vector<int> arms_;
