@@ -40,19 +40,7 @@ void BeginEndCost(benchmark::State& state, EnergyMonitorMode mode) {
     state.SkipWithError(monitor.status().ToString().c_str());
     return;
   }
-  bench::LatencyStats stats;
-  for (auto _ : state) {
-    auto start = std::chrono::steady_clock::now();
-    Status begun = (*monitor)->Begin("step");
-    StatusOr<Measurement> m = (*monitor)->End("step");
-    stats.Add(std::chrono::steady_clock::now() - start);
-    if (!begun.ok() || !m.ok()) {
-      state.SkipWithError("window failed");
-      break;
-    }
-    benchmark::DoNotOptimize(m->gpu_energy_j.data());
-  }
-  stats.Report(state);
+  bench::MeasureBeginEnd(state, **monitor);
 }
 
 void BM_ExactBeginEnd(benchmark::State& state) { BeginEndCost(state, EnergyMonitorMode::kExact); }

@@ -9,6 +9,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "zeus/monitor/energy_monitor.h"
+
 namespace zeus::bench {
 
 // Collects per-iteration wall times and reports p50/p99/max (us) as counters.
@@ -31,6 +33,24 @@ class LatencyStats {
  private:
   std::vector<double> us_;
 };
+
+// Times Begin+End of one window per iteration on the caller's thread and
+// reports the latency counters. Stops with an error when a window fails.
+inline void MeasureBeginEnd(benchmark::State& state, EnergyMonitor& monitor) {
+  LatencyStats stats;
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    Status begun = monitor.Begin("step");
+    StatusOr<Measurement> m = monitor.End("step");
+    stats.Add(std::chrono::steady_clock::now() - start);
+    if (!begun.ok() || !m.ok()) {
+      state.SkipWithError(begun.ok() ? m.status().ToString().c_str() : begun.ToString().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(m->gpu_energy_j.data());
+  }
+  stats.Report(state);
+}
 
 }  // namespace zeus::bench
 

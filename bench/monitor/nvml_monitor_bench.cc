@@ -83,18 +83,7 @@ void BM_NvmlBeginEnd(benchmark::State& state) {
     state.SkipWithError(monitor.status().ToString().c_str());
     return;
   }
-  bench::LatencyStats stats;
-  for (auto _ : state) {
-    auto start = std::chrono::steady_clock::now();
-    Status begun = (*monitor)->Begin("step");
-    StatusOr<Measurement> m = (*monitor)->End("step");
-    stats.Add(std::chrono::steady_clock::now() - start);
-    if (!begun.ok() || !m.ok()) {
-      state.SkipWithError(begun.ok() ? m.status().ToString().c_str() : begun.ToString().c_str());
-      break;
-    }
-  }
-  stats.Report(state);
+  bench::MeasureBeginEnd(state, **monitor);
 }
 BENCHMARK(BM_NvmlBeginEnd)
     ->Arg(0)
