@@ -20,6 +20,23 @@ int Mode(const std::map<int, int>& counts) {
   return best;
 }
 
+// Passes every run of one (workload, policy, seed) simulation to `history`;
+// `run_of` maps an element of `runs` to its RunRecord.
+template <typename Runs, typename RunOf>
+void EmitHistory(const HistoryCallback& history, const PolicyResult& result, uint64_t seed,
+                 const Runs& runs, RunOf run_of) {
+  if (!history) return;
+  HistoryRow row;
+  row.gpu = &result.gpu;
+  row.dataset = &result.dataset;
+  row.policy = &result.policy;
+  row.seed = seed;
+  for (const auto& run : runs) {
+    row.run = run_of(run);
+    history(row);
+  }
+}
+
 }  // namespace
 
 StatusOr<std::vector<PolicyResult>> RunExperiment(const std::vector<Workload>& workloads,
@@ -83,17 +100,7 @@ StatusOr<std::vector<PolicyResult>> RunExperiment(const std::vector<Workload>& w
           ++final_sizes[runs[i].batch_size];
           ++final_limits[runs[i].power_limit_w];
         }
-        if (history) {
-          HistoryRow row;
-          row.gpu = &result.gpu;
-          row.dataset = &result.dataset;
-          row.policy = &result.policy;
-          row.seed = seed;
-          for (const RunRecord& run : runs) {
-            row.run = run;
-            history(row);
-          }
-        }
+        EmitHistory(history, result, seed, runs, [](const RunRecord& run) { return run; });
         ++done;
         if (progress) progress(done, total);
       }
@@ -173,17 +180,8 @@ StatusOr<std::vector<PolicyResult>> RunGroupExperiment(const std::vector<Workloa
               ++final_limits[runs[i].run.power_limit_w];
             }
           }
-          if (history) {
-            HistoryRow row;
-            row.gpu = &result.gpu;
-            row.dataset = &result.dataset;
-            row.policy = &result.policy;
-            row.seed = seed;
-            for (const GroupRunRecord& run : runs) {
-              row.run = run.run;
-              history(row);
-            }
-          }
+          EmitHistory(history, result, seed, runs,
+                      [](const GroupRunRecord& run) { return run.run; });
           ++done;
           if (progress) progress(done, total);
         }
