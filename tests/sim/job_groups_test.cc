@@ -4,26 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/sim/toy_workload.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
 namespace {
 
-// 32 and 64 always reach the target; 128 never does.
-Workload ToyWorkload() {
-  Workload w;
-  w.gpu = "toy";
-  w.job = {"toy", "net", "sgd", 0.5, 10, 64};
-  w.default_batch_size = 64;
-  w.max_power_w = 200;
-  w.power_limits_w = {100, 200};
-  w.batch_sizes = {
-      {32, {{100, 10, 80}, {200, 8, 120}}, {4.0, 5.0}},
-      {64, {{100, 6.5, 95}, {200, 6, 180}}, {3.0, 4.0}},
-      {128, {{100, 5, 99}, {200, 4, 190}}, {std::nullopt, std::nullopt}},
-  };
-  return w;
-}
+using testing::ToyWorkload;
 
 std::unique_ptr<Policy> Zeus(const Workload& w, uint64_t seed) {
   PolicyContext context;

@@ -8,25 +8,18 @@
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
+#include "tests/sim/toy_workload.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
 namespace {
 
-// A toy workload: 32 is cheap and always reaches the target in 4 epochs,
-// 64 (default) in 3, 128 never. Max power 200 W.
+// The shared toy workload with one target epoch per batch size: 32 is cheap
+// and always reaches the target in 4 epochs, 64 (default) in 3, 128 never.
 Workload ToyWorkload() {
-  Workload w;
-  w.gpu = "toy";
-  w.job = {"toy", "net", "sgd", 0.5, 10, 64};
-  w.default_batch_size = 64;
-  w.max_power_w = 200;
-  w.power_limits_w = {100, 200};
-  w.batch_sizes = {
-      {32, {{100, 10, 80}, {200, 8, 120}}, {4.0, 4.0}},
-      {64, {{100, 6.5, 95}, {200, 6, 180}}, {3.0, 3.0}},
-      {128, {{100, 5, 99}, {200, 4, 190}}, {std::nullopt, std::nullopt}},
-  };
+  Workload w = testing::ToyWorkload();
+  w.batch_sizes[0].target_epochs = {4.0, 4.0};
+  w.batch_sizes[1].target_epochs = {3.0, 3.0};
   return w;
 }
 
