@@ -2,9 +2,8 @@
 // workloads, 10 seeds of policy `zeus` in under 0.5 s on one core (the
 // original Python simulator needs about 130 s).
 //
-// Reads ../shared/traces/zeus-nsdi23 ($ZEUS_SHARED_DIR overrides ../shared).
+// Reads the bundled traces, data/traces/zeus-nsdi23.
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -16,11 +15,7 @@
 namespace zeus {
 namespace {
 
-std::string TraceDir() {
-  const char* shared = std::getenv("ZEUS_SHARED_DIR");
-  return (shared != nullptr ? std::string(shared) : std::string(ZEUS_SOURCE_DIR) + "/../shared") +
-         "/traces/zeus-nsdi23";
-}
+std::string TraceDir() { return std::string(ZEUS_SOURCE_DIR) + "/data/traces/zeus-nsdi23"; }
 
 StatusOr<std::vector<Workload>> LoadAll() {
   std::vector<Workload> all;

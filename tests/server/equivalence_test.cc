@@ -43,9 +43,9 @@ class RecordingPolicy final : public Policy {
 };
 
 TEST(EquivalenceTest, HttpJobFollowsSimulatorZeusPolicySequence) {
-  const std::string traces = SharedDir() + "/traces/zeus-nsdi23";
+  const std::string traces = DataDir() + "/traces/zeus-nsdi23";
   StatusOr<std::vector<Workload>> workloads = LoadWorkloads(traces, "a40");
-  if (!workloads.ok()) GTEST_SKIP() << "A40 traces unavailable: " << workloads.status();
+  ASSERT_TRUE(workloads.ok()) << workloads.status();
   ASSERT_FALSE(workloads->empty());
   TempDir dir;
   std::string skip_reason;

@@ -1,5 +1,5 @@
 // Policy `zeus` against the original Python Zeus simulator on the paper's
-// V100 and A40 traces (../shared/golden/zeus_reference_v100_a40.csv, seeds
+// V100 and A40 traces (data/golden/zeus_reference_v100_a40.csv, seeds
 // 1-10, eta 0.5, beta 2). A different random generator is fine: the
 // statistics must match.
 
@@ -33,12 +33,10 @@ struct Reference {
 class GoldenTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    trace_dir_ = zeus::testing::SharedDir() + "/traces/zeus-nsdi23";
-    golden_path_ = zeus::testing::SharedDir() + "/golden/zeus_reference_v100_a40.csv";
-    if (!Exists(trace_dir_ + "/jobs.csv") || !Exists(golden_path_)) {
-      GTEST_SKIP() << "shared traces or golden file absent (" << golden_path_
-                   << "); set ZEUS_SHARED_DIR to run the golden comparison";
-    }
+    trace_dir_ = zeus::testing::DataDir() + "/traces/zeus-nsdi23";
+    golden_path_ = zeus::testing::DataDir() + "/golden/zeus_reference_v100_a40.csv";
+    ASSERT_TRUE(Exists(trace_dir_ + "/jobs.csv") && Exists(golden_path_))
+        << "bundled traces or golden file missing under " << zeus::testing::DataDir();
     StatusOr<CsvTable> table = CsvTable::ReadFile(golden_path_);
     ASSERT_TRUE(table.ok()) << table.status();
     auto col = [&](const char* name) { return table->ColumnIndex(name).value(); };

@@ -21,9 +21,7 @@
 namespace zeus {
 namespace {
 
-std::string SharedTraces() { return zeus::testing::SharedDir() + "/traces/zeus-nsdi23"; }
-
-bool HaveSharedTraces() { return IsCompleteTraceDir(SharedTraces()); }
+std::string BundledTraces() { return zeus::testing::DataDir() + "/traces/zeus-nsdi23"; }
 
 // Serves a directory (and optionally corrupts one file) on a free loopback port.
 class LoopbackTraceServer {
@@ -60,12 +58,12 @@ class LoopbackTraceServer {
   std::atomic<int> requests_{0};
 };
 
-TEST(TraceSourceTest, BundledJobsAndChecksumsMatchTheSharedTraces) {
-  if (!HaveSharedTraces()) GTEST_SKIP() << "shared traces absent: " << SharedTraces();
-  ZEUS_ASSERT_OK_AND_ASSIGN(std::string jobs, ReadFileToString(SharedTraces() + "/jobs.csv"));
+TEST(TraceSourceTest, BundledJobsAndChecksumsMatchTheBundledTraces) {
+  ASSERT_TRUE(IsCompleteTraceDir(BundledTraces())) << BundledTraces();
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::string jobs, ReadFileToString(BundledTraces() + "/jobs.csv"));
   EXPECT_EQ(BundledJobsCsv(), jobs);
   for (const TraceFile& file : PublicTraceFiles()) {
-    ZEUS_ASSERT_OK_AND_ASSIGN(std::string data, ReadFileToString(SharedTraces() + "/" + file.name));
+    ZEUS_ASSERT_OK_AND_ASSIGN(std::string data, ReadFileToString(BundledTraces() + "/" + file.name));
     EXPECT_EQ(Sha256Hex(data), file.sha256) << file.name;
   }
 }
@@ -75,8 +73,8 @@ TEST(TraceSourceTest, Sha256OfKnownInput) {
 }
 
 TEST(TraceSourceTest, DownloadsVerifiesAndCachesFromLoopbackServer) {
-  if (!HaveSharedTraces()) GTEST_SKIP() << "shared traces absent: " << SharedTraces();
-  LoopbackTraceServer server(SharedTraces());
+  ASSERT_TRUE(IsCompleteTraceDir(BundledTraces())) << BundledTraces();
+  LoopbackTraceServer server(BundledTraces());
   testing::TempDir cache;
   const std::string dir = cache.path() + "/nested/traces";
   uint64_t last_received = 0;
@@ -104,8 +102,8 @@ TEST(TraceSourceTest, DownloadsVerifiesAndCachesFromLoopbackServer) {
 }
 
 TEST(TraceSourceTest, ChecksumMismatchWritesNothing) {
-  if (!HaveSharedTraces()) GTEST_SKIP() << "shared traces absent: " << SharedTraces();
-  LoopbackTraceServer server(SharedTraces(), "summary_power_v100.csv");
+  ASSERT_TRUE(IsCompleteTraceDir(BundledTraces())) << BundledTraces();
+  LoopbackTraceServer server(BundledTraces(), "summary_power_v100.csv");
   testing::TempDir cache;
   const Status status = DownloadTraces(server.base_url(), cache.path());
   EXPECT_EQ(status.code(), StatusCode::kIoError);
@@ -149,10 +147,10 @@ TEST(TraceSourceTest, ExplicitAndEnvironmentDirectoriesComeFirst) {
   const Status status = ResolveTraceDir(options).status();
   unsetenv("ZEUS_TRACE_DIR");
   EXPECT_NE(status.message().find("ZEUS_TRACE_DIR"), std::string::npos) << status;
-  if (HaveSharedTraces()) {
-    options.explicit_dir = SharedTraces();
+  if (HaveBundledTraces()) {
+    options.explicit_dir = BundledTraces();
     ZEUS_ASSERT_OK_AND_ASSIGN(std::string dir, ResolveTraceDir(options));
-    EXPECT_EQ(dir, SharedTraces());
+    EXPECT_EQ(dir, BundledTraces());
   }
   options.explicit_dir.clear();
   options.cache_dir = empty.path();

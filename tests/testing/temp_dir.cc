@@ -30,9 +30,6 @@ std::string TempDir::WriteFile(const std::string& name, const std::string& conte
   return path;
 }
 
-std::string SharedDir() {
-  if (auto dir = GetEnv("ZEUS_SHARED_DIR")) return *dir;
-  return std::string(ZEUS_SOURCE_DIR) + "/../shared";
-}
+std::string DataDir() { return std::string(ZEUS_SOURCE_DIR) + "/data"; }
 
 }  // namespace zeus::testing

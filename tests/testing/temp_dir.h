@@ -1,4 +1,4 @@
-// Test helpers: a self-deleting temporary directory, the path of ../shared,
+// Test helpers: a self-deleting temporary directory, the bundled data directory,
 // and Status matchers.
 
 #ifndef ZEUS_TESTS_TESTING_TEMP_DIR_H_
@@ -30,9 +30,9 @@ class TempDir {
   std::string path_;
 };
 
-// The read-only shared material (traces, profiles, golden results):
-// $ZEUS_SHARED_DIR if set, else the `shared` directory beside the checkout.
-std::string SharedDir();
+// The repository's bundled data (traces, profiles, golden results): data/
+// of the source tree.
+std::string DataDir();
 
 }  // namespace zeus::testing
 

@@ -4,7 +4,7 @@
 
 #include "zeus/optimizer/power_limit/profile.h"
 
-#include "tests/optimizer/power_limit/shared_profiles.h"
+#include "tests/optimizer/power_limit/bundled_profiles.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -29,17 +29,17 @@ int ExpectedArgminW(const RawProfile& raw, Score score) {
   return best_w;
 }
 
-class SharedProfilesTest : public ::testing::Test {
+class BundledProfilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    raws_ = testing::ReadSharedProfiles();
-    ASSERT_GE(raws_.size(), 6u) << "expected the six A40 profiles under " << testing::SharedDir()
+    raws_ = testing::ReadBundledProfiles();
+    ASSERT_GE(raws_.size(), 6u) << "expected the six A40 profiles under " << testing::DataDir()
                                 << "/profiles";
   }
   std::vector<RawProfile> raws_;
 };
 
-TEST_F(SharedProfilesTest, LeastEnergyAndLeastTimeMatchTheRawNumbers) {
+TEST_F(BundledProfilesTest, LeastEnergyAndLeastTimeMatchTheRawNumbers) {
   for (const RawProfile& raw : raws_) {
     ZEUS_ASSERT_OK_AND_ASSIGN(PowerLimitProfile profile, LoadProfile(raw.path));
     ZEUS_ASSERT_OK_AND_ASSIGN(uint32_t energy_mw,
@@ -55,7 +55,7 @@ TEST_F(SharedProfilesTest, LeastEnergyAndLeastTimeMatchTheRawNumbers) {
   }
 }
 
-TEST_F(SharedProfilesTest, LeastCostMatchesTheRawNumbersForEveryEta) {
+TEST_F(BundledProfilesTest, LeastCostMatchesTheRawNumbersForEveryEta) {
   for (const RawProfile& raw : raws_) {
     ZEUS_ASSERT_OK_AND_ASSIGN(PowerLimitProfile profile, LoadProfile(raw.path));
     int max_w = 0;
@@ -72,7 +72,7 @@ TEST_F(SharedProfilesTest, LeastCostMatchesTheRawNumbersForEveryEta) {
   }
 }
 
-TEST_F(SharedProfilesTest, MaxSlowdownMatchesTheRawNumbersForEveryFactor) {
+TEST_F(BundledProfilesTest, MaxSlowdownMatchesTheRawNumbersForEveryFactor) {
   for (const RawProfile& raw : raws_) {
     ZEUS_ASSERT_OK_AND_ASSIGN(PowerLimitProfile profile, LoadProfile(raw.path));
     const RawProfileRow* at_max = &raw.rows[0];
@@ -91,7 +91,7 @@ TEST_F(SharedProfilesTest, MaxSlowdownMatchesTheRawNumbersForEveryFactor) {
   }
 }
 
-TEST_F(SharedProfilesTest, ExtremesOfTheKnobsAgreeWithEnergyAndTime) {
+TEST_F(BundledProfilesTest, ExtremesOfTheKnobsAgreeWithEnergyAndTime) {
   for (const RawProfile& raw : raws_) {
     ZEUS_ASSERT_OK_AND_ASSIGN(PowerLimitProfile profile, LoadProfile(raw.path));
     EXPECT_EQ(SelectOptimumMw(profile, OptimumSelector::LeastCost(1.0)).value(),

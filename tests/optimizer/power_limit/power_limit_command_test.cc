@@ -13,7 +13,7 @@
 #include "zeus/optimizer/power_limit/profile.h"
 #include "zeus/util/file.h"
 
-#include "tests/optimizer/power_limit/shared_profiles.h"
+#include "tests/optimizer/power_limit/bundled_profiles.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -52,7 +52,7 @@ TEST_F(PowerLimitCommandTest, PrintsTheLimitOfEachSelectorInWatts) {
       {"--selector slowdown --max-slowdown 1.05", OptimumSelector::MaxSlowdown(1.05)},
       {"--selector slowdown", OptimumSelector::MaxSlowdown(1.1)},
   };
-  for (const testing::RawProfile& raw : testing::ReadSharedProfiles()) {
+  for (const testing::RawProfile& raw : testing::ReadBundledProfiles()) {
     PowerLimitProfile profile = LoadProfile(raw.path).value();
     for (const Case& c : cases) {
       uint32_t expected_mw = SelectOptimumMw(profile, c.selector).value();
@@ -89,7 +89,7 @@ TEST_F(PowerLimitCommandTest, BadInputFailsWithTheReason) {
       "start_time,window_name,elapsed_time,gpu0_energy\n1,__GlobalPowerLimitOptimizer_x,1,1\n");
   EXPECT_EQ(Run("--profile " + bad), 1);
   EXPECT_THAT(err_, HasSubstr(bad + ":2:2:"));
-  std::string good = testing::ReadSharedProfiles().at(0).path;
+  std::string good = testing::ReadBundledProfiles().at(0).path;
   EXPECT_EQ(Run("--profile '" + good + "' --eta 1.5"), 1);
   EXPECT_THAT(err_, HasSubstr("eta must be in [0, 1], got 1.5"));
   EXPECT_EQ(Run("--profile '" + good + "' --selector fastest"), 1);

@@ -18,7 +18,7 @@
 #include "zeus/util/units.h"
 
 #include "tests/optimizer/power_limit/replay_rig.h"
-#include "tests/optimizer/power_limit/shared_profiles.h"
+#include "tests/optimizer/power_limit/bundled_profiles.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -76,7 +76,7 @@ void ExpectProfileMatchesCsv(const PowerLimitOptimizer& opt, ReplayRig& rig) {
 class ReplayTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    raws_ = testing::ReadSharedProfiles();
+    raws_ = testing::ReadBundledProfiles();
     ASSERT_GE(raws_.size(), 6u);
   }
   std::vector<RawProfile> raws_;

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/optimizer/power_limit/shared_profiles.h"
+#include "tests/optimizer/power_limit/bundled_profiles.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -12,7 +12,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(ProfileTest, ReadsTheSharedCsvLogsSummingGpuColumns) {
-  for (const testing::RawProfile& raw : testing::ReadSharedProfiles()) {
+  for (const testing::RawProfile& raw : testing::ReadBundledProfiles()) {
     ZEUS_ASSERT_OK_AND_ASSIGN(PowerLimitProfile profile, LoadProfile(raw.path));
     EXPECT_EQ(profile.num_gpus, static_cast<int>(raw.rows[0].gpu_energy_j.size())) << raw.path;
     ASSERT_EQ(profile.measurements.size(), raw.rows.size()) << raw.path;

@@ -1,9 +1,9 @@
-// Test helper: the A40 profiler logs under ../shared/profiles, parsed here with
+// Test helper: the A40 profiler logs under data/profiles, parsed here with
 // plain string handling (independently of the library's CSV reader) so tests
 // can compute expected answers from the raw numbers.
 
-#ifndef ZEUS_TESTS_OPTIMIZER_POWER_LIMIT_SHARED_PROFILES_H_
-#define ZEUS_TESTS_OPTIMIZER_POWER_LIMIT_SHARED_PROFILES_H_
+#ifndef ZEUS_TESTS_OPTIMIZER_POWER_LIMIT_BUNDLED_PROFILES_H_
+#define ZEUS_TESTS_OPTIMIZER_POWER_LIMIT_BUNDLED_PROFILES_H_
 
 #include <string>
 #include <vector>
@@ -22,10 +22,10 @@ struct RawProfile {
   std::vector<RawProfileRow> rows;  // In file order (descending limits).
 };
 
-// Every *.csv under SharedDir()/profiles, sorted by path. Fails the calling
+// Every *.csv under DataDir()/profiles, sorted by path. Fails the calling
 // test (ADD_FAILURE) on a malformed file.
-std::vector<RawProfile> ReadSharedProfiles();
+std::vector<RawProfile> ReadBundledProfiles();
 
 }  // namespace zeus::testing
 
-#endif  // ZEUS_TESTS_OPTIMIZER_POWER_LIMIT_SHARED_PROFILES_H_
+#endif  // ZEUS_TESTS_OPTIMIZER_POWER_LIMIT_BUNDLED_PROFILES_H_

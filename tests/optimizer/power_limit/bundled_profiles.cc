@@ -1,4 +1,4 @@
-#include "tests/optimizer/power_limit/shared_profiles.h"
+#include "tests/optimizer/power_limit/bundled_profiles.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -17,9 +17,9 @@ double RawProfileRow::TotalEnergyJ() const {
   return sum;
 }
 
-std::vector<RawProfile> ReadSharedProfiles() {
+std::vector<RawProfile> ReadBundledProfiles() {
   std::vector<RawProfile> profiles;
-  for (const auto& entry : std::filesystem::directory_iterator(SharedDir() + "/profiles")) {
+  for (const auto& entry : std::filesystem::directory_iterator(DataDir() + "/profiles")) {
     if (entry.path().extension() != ".csv") continue;
     RawProfile profile;
     profile.path = entry.path().string();
