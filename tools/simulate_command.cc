@@ -1,13 +1,14 @@
 // `zeus simulate`: the trace-driven simulation of the Zeus paper (NSDI'23).
 //
-//   zeus simulate [--traces DIR] [--gpu NAME] [--dataset NAME ...]
+//   zeus simulate [--traces DIR | --download] [--gpu NAME] [--dataset NAME ...]
 //                 [--policy NAME ...] [--seeds 1-10] [--eta 0.5] [--beta 2]
-//                 [--recurrences N] [--history-csv FILE] [--json]
+//                 [--recurrences N] [--history-csv FILE] [--json] [--quiet]
 //                 [--groups FILE | --generate-groups N]
 //
 // Prints, per GPU, workload and policy, the cumulative energy, time and cost
 // relative to `default`, the regret against `oracle`, and the configuration
-// the policy settles on (means over the seeds). With --groups or
+// the policy settles on (means over the seeds). With no flags it replays the
+// traces bundled with Zeus, offline. With --groups or
 // --generate-groups, each workload recurs as the overlapping submissions of
 // recurring-job groups (group,start_time,end_time,dataset,runtime_ratio)
 // instead of one sequential job.
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,6 +41,8 @@ namespace {
 
 struct SimulateArgs {
   std::string traces;
+  bool download = false;
+  bool quiet = false;
   std::string gpu;
   std::vector<std::string> datasets;
   std::vector<std::string> policies;
@@ -86,10 +90,11 @@ StatusOr<std::optional<double>> ParseBeta(const std::string& text) {
   return std::optional<double>(*beta);
 }
 
-// A one-line progress bar on stderr, only when stderr is a terminal.
+// A one-line progress bar on stderr, only when stderr is a terminal and
+// progress is wanted.
 class ProgressBar {
  public:
-  ProgressBar() : enabled_(isatty(STDERR_FILENO) == 1) {}
+  explicit ProgressBar(bool wanted) : enabled_(wanted && isatty(STDERR_FILENO) == 1) {}
   void Update(size_t done, size_t total) {
     if (!enabled_ || total == 0) return;
     const int width = 40;
@@ -118,42 +123,23 @@ class ProgressBar {
   bool enabled_;
 };
 
-int RunSimulate(const SimulateArgs& args) {
-  auto fail = [](const Status& status) {
-    std::fprintf(stderr, "zeus simulate: %s\n", status.message().c_str());
-    return 1;
-  };
-  StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(args.seeds);
-  if (!seeds.ok()) return fail(seeds.status());
-  StatusOr<std::optional<double>> beta = ParseBeta(args.beta);
-  if (!beta.ok()) return fail(beta.status());
-
-  ProgressBar bar;
-  TraceSourceOptions source;
-  source.explicit_dir = args.traces;
-  bool downloading = false;
-  StatusOr<std::string> dir =
-      ResolveTraceDir(source, [&](uint64_t received, uint64_t total, const std::string& name) {
-        downloading = true;
-        bar.Download(received, total, name);
-      });
-  if (downloading) bar.EndLine();
-  if (!dir.ok()) return fail(dir.status());
-
-  std::vector<std::string> gpus;
+// The workloads of every requested GPU (default: all in `dir`), filtered by
+// --dataset.
+StatusOr<std::vector<Workload>> LoadSelectedWorkloads(const SimulateArgs& args,
+                                                      const std::string& dir) {
+  ZEUS_ASSIGN_OR_RETURN(std::vector<std::string> gpus, FindTraceGpus(dir));
   if (!args.gpu.empty()) {
-    gpus.push_back(args.gpu);
-  } else {
-    StatusOr<std::vector<std::string>> found = FindTraceGpus(*dir);
-    if (!found.ok()) return fail(found.status());
-    gpus = *found;
+    if (std::find(gpus.begin(), gpus.end(), args.gpu) == gpus.end()) {
+      return NotFoundError("--gpu: no trace for GPU '" + args.gpu + "' in " + dir +
+                           " (it has: " + Join(gpus, ", ") + ")");
+    }
+    gpus = {args.gpu};
   }
   std::vector<Workload> workloads;
   std::set<std::string> datasets_seen;
   for (const std::string& gpu : gpus) {
-    StatusOr<std::vector<Workload>> loaded = LoadWorkloads(*dir, gpu);
-    if (!loaded.ok()) return fail(loaded.status());
-    for (Workload& w : *loaded) {
+    ZEUS_ASSIGN_OR_RETURN(std::vector<Workload> loaded, LoadWorkloads(dir, gpu));
+    for (Workload& w : loaded) {
       datasets_seen.insert(w.job.dataset);
       if (!args.datasets.empty() && std::find(args.datasets.begin(), args.datasets.end(),
                                               w.job.dataset) == args.datasets.end()) {
@@ -164,10 +150,76 @@ int RunSimulate(const SimulateArgs& args) {
   }
   for (const std::string& name : args.datasets) {
     if (datasets_seen.count(name) == 0) {
-      return fail(NotFoundError("--dataset: no workload '" + name + "' in " + *dir + " (known: " +
-                                Join({datasets_seen.begin(), datasets_seen.end()}, ", ") + ")"));
+      return NotFoundError("--dataset: no workload '" + name + "' in " + dir + " (known: " +
+                           Join({datasets_seen.begin(), datasets_seen.end()}, ", ") + ")");
     }
   }
+  return workloads;
+}
+
+// The job groups of --groups or --generate-groups (empty: neither).
+StatusOr<JobGroups> SelectJobGroups(const SimulateArgs& args, uint64_t seed,
+                                    const std::vector<Workload>& workloads) {
+  if (!args.groups.empty()) return LoadJobGroups(args.groups);
+  if (args.generate_groups <= 0) return JobGroups();
+  JobGroupGeneratorOptions generator;
+  generator.num_groups = args.generate_groups;
+  generator.seed = seed;
+  std::set<std::string> names;
+  for (const Workload& w : workloads) names.insert(w.job.dataset);
+  return GenerateJobGroups(generator, {names.begin(), names.end()});
+}
+
+void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGroups* groups,
+                  const std::vector<uint64_t>& seeds, const std::optional<double>& beta,
+                  const std::vector<PolicyResult>& results) {
+  if (args.json) {
+    nlohmann::json out = {
+        {"traces", dir},
+        {"job_groups", groups != nullptr ? nlohmann::json(groups->size()) : nlohmann::json()},
+        {"eta", args.eta},
+        {"beta", beta.has_value() ? nlohmann::json(*beta) : nlohmann::json()},
+        {"seeds", seeds},
+        {"results", nlohmann::json::array()}};
+    for (const PolicyResult& r : results) out["results"].push_back(ResultToJson(r));
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::cout << "traces: " << dir << "\n";
+  if (groups != nullptr) {
+    size_t submissions = 0;
+    for (const auto& [name, group] : *groups) submissions += group.size();
+    std::cout << "job groups: " << groups->size() << " groups, " << submissions
+              << " submissions (recs = submissions per workload)\n";
+  }
+  std::cout << "\n";
+  WriteResultsTable(results, seeds.size(), std::cout);
+}
+
+int RunSimulate(const SimulateArgs& args) {
+  auto fail = [](const Status& status) {
+    std::fprintf(stderr, "zeus simulate: %s\n", status.message().c_str());
+    return 1;
+  };
+  StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(args.seeds);
+  if (!seeds.ok()) return fail(seeds.status());
+  StatusOr<std::optional<double>> beta = ParseBeta(args.beta);
+  if (!beta.ok()) return fail(beta.status());
+
+  ProgressBar bar(!args.quiet);
+  TraceSourceOptions source;
+  source.explicit_dir = args.traces;
+  source.allow_download = args.download;
+  bool downloading = false;
+  StatusOr<std::string> dir =
+      ResolveTraceDir(source, [&](uint64_t received, uint64_t total, const std::string& name) {
+        downloading = true;
+        bar.Download(received, total, name);
+      });
+  if (downloading) bar.EndLine();
+  if (!dir.ok()) return fail(dir.status());
+  StatusOr<std::vector<Workload>> workloads = LoadSelectedWorkloads(args, *dir);
+  if (!workloads.ok()) return fail(workloads.status());
 
   ExperimentOptions options;
   options.policies = args.policies.empty() ? PolicyNames() : args.policies;
@@ -184,56 +236,23 @@ int RunSimulate(const SimulateArgs& args) {
     }
     WriteHistoryCsvHeader(*history);
   }
-  JobGroups groups;
-  if (!args.groups.empty()) {
-    StatusOr<JobGroups> loaded = LoadJobGroups(args.groups);
-    if (!loaded.ok()) return fail(loaded.status());
-    groups = std::move(*loaded);
-  } else if (args.generate_groups > 0) {
-    JobGroupGeneratorOptions generator;
-    generator.num_groups = args.generate_groups;
-    generator.seed = seeds->front();
-    std::set<std::string> names;
-    for (const Workload& w : workloads) names.insert(w.job.dataset);
-    StatusOr<JobGroups> generated = GenerateJobGroups(generator, {names.begin(), names.end()});
-    if (!generated.ok()) return fail(generated.status());
-    groups = std::move(*generated);
-  }
+  StatusOr<JobGroups> groups = SelectJobGroups(args, seeds->front(), *workloads);
+  if (!groups.ok()) return fail(groups.status());
   const bool grouped = !args.groups.empty() || args.generate_groups > 0;
   const ProgressCallback progress = [&bar](size_t done, size_t total) { bar.Update(done, total); };
   const HistoryCallback write_history =
       history == nullptr ? HistoryCallback()
                          : [&](const HistoryRow& h) { WriteHistoryCsvRow(h, *history); };
   StatusOr<std::vector<PolicyResult>> results =
-      grouped ? RunGroupExperiment(workloads, groups, options, progress, write_history)
-              : RunExperiment(workloads, options, progress, write_history);
+      grouped ? RunGroupExperiment(*workloads, *groups, options, progress, write_history)
+              : RunExperiment(*workloads, options, progress, write_history);
   if (!results.ok()) return fail(results.status());
   if (history != nullptr) {
     history->close();
     if (!*history)
       return fail(IoError("--history-csv: write to '" + args.history_csv + "' failed"));
   }
-  if (args.json) {
-    nlohmann::json out = {
-        {"traces", *dir},
-        {"job_groups", grouped ? nlohmann::json(groups.size()) : nlohmann::json()},
-        {"eta", args.eta},
-        {"beta", beta->has_value() ? nlohmann::json(**beta) : nlohmann::json()},
-        {"seeds", *seeds},
-        {"results", nlohmann::json::array()}};
-    for (const PolicyResult& r : *results) out["results"].push_back(ResultToJson(r));
-    std::cout << out.dump(2) << "\n";
-  } else {
-    std::cout << "traces: " << *dir << "\n";
-    if (grouped) {
-      size_t submissions = 0;
-      for (const auto& [name, group] : groups) submissions += group.size();
-      std::cout << "job groups: " << groups.size() << " groups, " << submissions
-                << " submissions (recs = submissions per workload)\n";
-    }
-    std::cout << "\n";
-    WriteResultsTable(*results, seeds->size(), std::cout);
-  }
+  PrintResults(args, *dir, grouped ? &*groups : nullptr, *seeds, *beta, *results);
   return 0;
 }
 
@@ -243,8 +262,19 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "simulate", "Replay the Zeus paper's traces: energy, time and cost of each policy");
   auto args = std::make_shared<SimulateArgs>();
-  cmd->add_option("--traces", args->traces,
-                  "Trace directory (else $ZEUS_TRACE_DIR, else the cache, else download)");
+  cmd->footer(
+      "Columns: energy, time and cost are cumulative over all recurrences, relative to the\n"
+      "`default` policy (default batch size at the maximum power limit). regret is the extra\n"
+      "cumulative cost over the `oracle` policy (always the configuration with the least\n"
+      "expected cost) on the same seeds: 0 for the oracle, 0.05 = 5 % more. Progress goes to\n"
+      "stderr when it is a terminal (--quiet silences it); stdout carries only the report.");
+  auto* traces_option = cmd->add_option(
+      "--traces", args->traces,
+      "Trace directory (default: $ZEUS_TRACE_DIR, else the bundled NSDI'23 traces)");
+  cmd->add_flag("--download", args->download,
+                "Fetch the public traces into the cache (~/.cache/zeus/traces) and use them")
+      ->excludes(traces_option);
+  cmd->add_flag("--quiet,-q", args->quiet, "No progress on stderr");
   cmd->add_option("--gpu", args->gpu, "Read summary_power_NAME.csv only (default: every GPU)");
   cmd->add_option("--dataset", args->datasets, "Workloads to simulate (default: all)");
   cmd->add_option("--policy", args->policies,

@@ -37,6 +37,42 @@ void EmitHistory(const HistoryCallback& history, const PolicyResult& result, uin
   }
 }
 
+// One simulation of `policy_name` on `workload` with `seed`.
+StatusOr<std::vector<RunRecord>> SimulateSeed(const Workload& workload,
+                                              const std::string& policy_name, uint64_t seed,
+                                              const SimulationOptions& base) {
+  PolicyContext context;
+  context.workload = &workload;
+  context.eta = base.eta;
+  context.beta = base.beta;
+  context.seed = seed;
+  ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(policy_name, context));
+  SimulationOptions simulation = base;
+  simulation.seed = seed;
+  return SimulateRecurringJob(workload, *policy, simulation);
+}
+
+double TotalCost(const std::vector<RunRecord>& runs) {
+  double cost = 0.0;
+  for (const RunRecord& run : runs) cost += run.cost;
+  return cost;
+}
+
+// One group simulation of `policy_name` with the group's seed.
+StatusOr<std::vector<GroupRunRecord>> SimulateGroupSeed(
+    const Workload& workload, const std::string& policy_name, uint64_t seed,
+    const std::vector<JobSubmission>& submissions, const SimulationOptions& base) {
+  PolicyContext context;
+  context.workload = &workload;
+  context.eta = base.eta;
+  context.beta = base.beta;
+  context.seed = GroupSeed(seed, submissions.front().group);
+  ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(policy_name, context));
+  SimulationOptions simulation = base;
+  simulation.seed = context.seed;
+  return SimulateJobGroup(workload, *policy, submissions, simulation);
+}
+
 }  // namespace
 
 StatusOr<std::vector<PolicyResult>> RunExperiment(const std::vector<Workload>& workloads,
@@ -58,6 +94,13 @@ StatusOr<std::vector<PolicyResult>> RunExperiment(const std::vector<Workload>& w
   size_t done = 0;
   std::vector<PolicyResult> results;
   for (const Workload& workload : workloads) {
+    // The oracle policy's cumulative cost per seed: regret's reference.
+    std::map<uint64_t, double> oracle_cost;
+    for (uint64_t seed : options.seeds) {
+      ZEUS_ASSIGN_OR_RETURN(std::vector<RunRecord> runs,
+                            SimulateSeed(workload, "oracle", seed, options.simulation));
+      oracle_cost[seed] = TotalCost(runs);
+    }
     for (const std::string& policy_name : options.policies) {
       PolicyResult result;
       result.gpu = workload.gpu;
@@ -70,20 +113,13 @@ StatusOr<std::vector<PolicyResult>> RunExperiment(const std::vector<Workload>& w
       std::map<int, int> final_limits;
       const double n = static_cast<double>(options.seeds.size());
       for (uint64_t seed : options.seeds) {
-        PolicyContext context;
-        context.workload = &workload;
-        context.eta = options.simulation.eta;
-        context.beta = options.simulation.beta;
-        context.seed = seed;
-        ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(policy_name, context));
-        SimulationOptions simulation = options.simulation;
-        simulation.seed = seed;
         ZEUS_ASSIGN_OR_RETURN(std::vector<RunRecord> runs,
-                              SimulateRecurringJob(workload, *policy, simulation));
-        const int recurrences = simulation.num_recurrences > 0 ? simulation.num_recurrences
-                                                               : DefaultRecurrences(workload);
+                              SimulateSeed(workload, policy_name, seed, options.simulation));
+        const int recurrences = options.simulation.num_recurrences > 0
+                                    ? options.simulation.num_recurrences
+                                    : DefaultRecurrences(workload);
         ZEUS_ASSIGN_OR_RETURN(SimulationSummary summary,
-                              Summarize(workload, runs, recurrences, simulation.eta));
+                              Summarize(workload, runs, recurrences, options.simulation.eta));
         result.num_recurrences = recurrences;
         result.default_run = summary.default_run;
         result.oracle_run = summary.oracle_run;
@@ -93,7 +129,8 @@ StatusOr<std::vector<PolicyResult>> RunExperiment(const std::vector<Workload>& w
         result.cost_ratio += summary.cost_ratio / n;
         result.energy_ratio += summary.energy_ratio / n;
         result.time_ratio += summary.time_ratio / n;
-        result.regret += summary.regret / n;
+        result.regret += (summary.cost - oracle_cost[seed]) / oracle_cost[seed] / n;
+        result.expected_regret += summary.regret / n;
         result.cost_ratio_min = std::min(result.cost_ratio_min, summary.cost_ratio);
         result.cost_ratio_max = std::max(result.cost_ratio_max, summary.cost_ratio);
         for (size_t i = runs.size() > 20 ? runs.size() - 20 : 0; i < runs.size(); ++i) {
@@ -141,6 +178,16 @@ StatusOr<std::vector<PolicyResult>> RunGroupExperiment(const std::vector<Workloa
     if (mine.empty()) continue;
     ZEUS_ASSIGN_OR_RETURN(ExpectedRun default_run, DefaultRun(workload, options.simulation.eta));
     ZEUS_ASSIGN_OR_RETURN(ExpectedRun oracle_run, OracleRun(workload, options.simulation.eta));
+    // The oracle policy's cumulative cost over the groups, per seed: regret's reference.
+    std::map<uint64_t, double> oracle_cost;
+    for (uint64_t seed : options.seeds) {
+      for (const std::vector<JobSubmission>* submissions : mine) {
+        ZEUS_ASSIGN_OR_RETURN(
+            std::vector<GroupRunRecord> runs,
+            SimulateGroupSeed(workload, "oracle", seed, *submissions, options.simulation));
+        for (const GroupRunRecord& run : runs) oracle_cost[seed] += run.run.cost;
+      }
+    }
     for (const std::string& policy_name : options.policies) {
       PolicyResult result;
       result.gpu = workload.gpu;
@@ -158,17 +205,9 @@ StatusOr<std::vector<PolicyResult>> RunGroupExperiment(const std::vector<Workloa
         double energy_j = 0, time_s = 0, cost = 0, size = 0;
         int submissions_count = 0;
         for (const std::vector<JobSubmission>* submissions : mine) {
-          const std::string& group = submissions->front().group;
-          PolicyContext context;
-          context.workload = &workload;
-          context.eta = options.simulation.eta;
-          context.beta = options.simulation.beta;
-          context.seed = GroupSeed(seed, group);
-          ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(policy_name, context));
-          SimulationOptions simulation = options.simulation;
-          simulation.seed = context.seed;
-          ZEUS_ASSIGN_OR_RETURN(std::vector<GroupRunRecord> runs,
-                                SimulateJobGroup(workload, *policy, *submissions, simulation));
+          ZEUS_ASSIGN_OR_RETURN(
+              std::vector<GroupRunRecord> runs,
+              SimulateGroupSeed(workload, policy_name, seed, *submissions, options.simulation));
           for (const JobSubmission& s : *submissions) size += s.runtime_ratio;
           submissions_count += static_cast<int>(submissions->size());
           for (size_t i = 0; i < runs.size(); ++i) {
@@ -193,7 +232,8 @@ StatusOr<std::vector<PolicyResult>> RunGroupExperiment(const std::vector<Workloa
         result.cost_ratio += cost_ratio / n;
         result.energy_ratio += energy_j / (size * default_run.energy_j) / n;
         result.time_ratio += time_s / (size * default_run.time_s) / n;
-        result.regret += (cost - size * oracle_run.cost) / (size * oracle_run.cost) / n;
+        result.regret += (cost - oracle_cost[seed]) / oracle_cost[seed] / n;
+        result.expected_regret += (cost - size * oracle_run.cost) / (size * oracle_run.cost) / n;
         result.cost_ratio_min = std::min(result.cost_ratio_min, cost_ratio);
         result.cost_ratio_max = std::max(result.cost_ratio_max, cost_ratio);
       }

@@ -22,7 +22,8 @@ void WriteResultsTable(const std::vector<PolicyResult>& results, size_t num_seed
     out << line;
   }
   out << "\nenergy, time, cost: cumulative, relative to `default` (default batch size at the\n"
-         "maximum power limit); regret: against `oracle`; means over "
+         "maximum power limit); regret: extra cost over always running the best\n"
+         "configuration (the `oracle` policy, same seeds: 0 for itself); means over "
       << num_seeds << " seed(s).\n";
 }
 
@@ -53,6 +54,7 @@ nlohmann::json ResultToJson(const PolicyResult& r) {
           {"cost_ratio_min", r.cost_ratio_min},
           {"cost_ratio_max", r.cost_ratio_max},
           {"regret", r.regret},
+          {"expected_regret", r.expected_regret},
           {"final_batch_size", r.final_batch_size},
           {"final_power_limit_w", r.final_power_limit_w},
           {"default", ExpectedToJson(r.default_run)},

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 
@@ -160,6 +161,14 @@ Status DownloadTraces(const std::string& base_url, const std::string& dir,
   return WriteFileAtomically(dir + "/jobs.csv", BundledJobsCsv());
 }
 
+StatusOr<std::string> BundledTraceDir() {
+  ZEUS_ASSIGN_OR_RETURN(std::string exe_dir, ExecutableDir());
+  const std::string dir =
+      std::filesystem::path(exe_dir + "/../share/zeus/traces/zeus-nsdi23").lexically_normal();
+  if (!IsCompleteTraceDir(dir)) return NotFoundError("no bundled traces at '" + dir + "'");
+  return dir;
+}
+
 StatusOr<std::string> DefaultTraceCacheDir() {
   std::optional<std::string> xdg = GetEnv("XDG_CACHE_HOME");
   if (xdg.has_value() && !xdg->empty()) return *xdg + "/zeus/traces";
@@ -190,14 +199,20 @@ StatusOr<std::string> ResolveTraceDir(const TraceSourceOptions& options,
     ZEUS_RETURN_IF_ERROR(require_complete(*env_dir, "$ZEUS_TRACE_DIR"));
     return *env_dir;
   }
+  std::string bundled = options.bundled_dir;
+  if (bundled.empty()) bundled = BundledTraceDir().value_or("");
+  if (!options.allow_download && !bundled.empty() && IsCompleteTraceDir(bundled)) return bundled;
   std::string cache = options.cache_dir;
   if (cache.empty()) {
     ZEUS_ASSIGN_OR_RETURN(cache, DefaultTraceCacheDir());
   }
   if (IsCompleteTraceDir(cache)) return cache;
   if (!options.allow_download) {
-    return NotFoundError("no traces: pass --traces DIR or set ZEUS_TRACE_DIR (cache '" + cache +
-                         "' is empty and downloads are off)");
+    return NotFoundError(
+        "no traces: the bundled ones are missing (" +
+        (bundled.empty() ? std::string("no share/zeus beside the binary") : bundled) +
+        ") and the cache '" + cache +
+        "' is empty; pass --traces DIR, set ZEUS_TRACE_DIR, or --download");
   }
   std::string base_url = options.base_url;
   if (base_url.empty()) base_url = GetEnv("ZEUS_TRACE_BASE_URL").value_or(kDefaultTraceBaseUrl);

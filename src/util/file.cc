@@ -1,5 +1,8 @@
 #include "zeus/util/file.h"
 
+#include <limits.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -36,6 +39,14 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
     return IoError(path + ": rename from " + tmp + " failed: " + std::strerror(errno));
   }
   return Status::Ok();
+}
+
+StatusOr<std::string> ExecutableDir() {
+  char buffer[PATH_MAX];
+  const ssize_t length = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (length <= 0) return NotFoundError(std::string("/proc/self/exe: ") + std::strerror(errno));
+  std::string path(buffer, static_cast<size_t>(length));
+  return path.substr(0, path.find_last_of('/'));
 }
 
 }  // namespace zeus

@@ -47,6 +47,21 @@ TEST(ExperimentTest, AveragesOverSeedsAndReportsEveryRun) {
   }
 }
 
+TEST(ExperimentTest, RegretIsZeroForTheOracleAndPositiveForTheDefault) {
+  const std::vector<Workload> workloads = {ToyWorkload("a")};
+  ExperimentOptions options;
+  options.policies = {"oracle", "default"};
+  options.seeds = {7};
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<PolicyResult> results, RunExperiment(workloads, options));
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].regret, 0.0);
+  // The toy's default configuration is not its cheapest one.
+  ASSERT_NE(results[1].default_run.cost, results[1].oracle_run.cost);
+  EXPECT_GT(results[1].regret, 0.0);
+  // Both are relative to the same oracle cost: cost = (1 + regret) x oracle's.
+  EXPECT_NEAR(results[1].cost / (1 + results[1].regret), results[0].cost, 1e-9 * results[0].cost);
+}
+
 TEST(ExperimentTest, RejectsUnknownPolicyAndBadOptions) {
   const std::vector<Workload> workloads = {ToyWorkload("a")};
   ExperimentOptions options;

@@ -63,7 +63,8 @@ TEST(TraceSourceTest, BundledJobsAndChecksumsMatchTheBundledTraces) {
   ZEUS_ASSERT_OK_AND_ASSIGN(std::string jobs, ReadFileToString(BundledTraces() + "/jobs.csv"));
   EXPECT_EQ(BundledJobsCsv(), jobs);
   for (const TraceFile& file : PublicTraceFiles()) {
-    ZEUS_ASSERT_OK_AND_ASSIGN(std::string data, ReadFileToString(BundledTraces() + "/" + file.name));
+    ZEUS_ASSERT_OK_AND_ASSIGN(std::string data,
+                              ReadFileToString(BundledTraces() + "/" + file.name));
     EXPECT_EQ(Sha256Hex(data), file.sha256) << file.name;
   }
 }
@@ -95,6 +96,7 @@ TEST(TraceSourceTest, DownloadsVerifiesAndCachesFromLoopbackServer) {
   TraceSourceOptions options;
   options.cache_dir = cache2.path() + "/traces";
   options.base_url = server.base_url();
+  options.allow_download = true;
   unsetenv("ZEUS_TRACE_DIR");
   ZEUS_ASSERT_OK_AND_ASSIGN(std::string resolved, ResolveTraceDir(options));
   EXPECT_EQ(resolved, options.cache_dir);
@@ -130,6 +132,7 @@ TEST(TraceSourceTest, UnreachableServerIsUnavailableWithAHint) {
   TraceSourceOptions options;
   options.cache_dir = cache.path();
   options.base_url = "http://127.0.0.1:" + std::to_string(port) + "/trace";
+  options.allow_download = true;
   unsetenv("ZEUS_TRACE_DIR");
   const Status status = ResolveTraceDir(options).status();
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
@@ -147,14 +150,30 @@ TEST(TraceSourceTest, ExplicitAndEnvironmentDirectoriesComeFirst) {
   const Status status = ResolveTraceDir(options).status();
   unsetenv("ZEUS_TRACE_DIR");
   EXPECT_NE(status.message().find("ZEUS_TRACE_DIR"), std::string::npos) << status;
-  if (HaveBundledTraces()) {
-    options.explicit_dir = BundledTraces();
-    ZEUS_ASSERT_OK_AND_ASSIGN(std::string dir, ResolveTraceDir(options));
-    EXPECT_EQ(dir, BundledTraces());
-  }
+  options.explicit_dir = BundledTraces();
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::string dir, ResolveTraceDir(options));
+  EXPECT_EQ(dir, BundledTraces());
   options.explicit_dir.clear();
   options.cache_dir = empty.path();
-  EXPECT_EQ(ResolveTraceDir(options).status().code(), StatusCode::kNotFound);
+  options.bundled_dir = empty.path() + "/nothing";
+  const Status none = ResolveTraceDir(options).status();
+  EXPECT_EQ(none.code(), StatusCode::kNotFound);
+  EXPECT_NE(none.message().find("--download"), std::string::npos) << none;
+}
+
+TEST(TraceSourceTest, BundledTracesComeBeforeTheCacheAndNeedNoNetwork) {
+  testing::TempDir cache;
+  TraceSourceOptions options;
+  options.cache_dir = cache.path();
+  options.bundled_dir = BundledTraces();
+  // Nothing listens here: any download attempt would fail.
+  options.base_url = "http://127.0.0.1:1/trace";
+  unsetenv("ZEUS_TRACE_DIR");
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::string dir, ResolveTraceDir(options));
+  EXPECT_EQ(dir, BundledTraces());
+  // Asking for a download skips the bundled set.
+  options.allow_download = true;
+  EXPECT_EQ(ResolveTraceDir(options).status().code(), StatusCode::kUnavailable);
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 // Where `zeus simulate` finds its traces, and how it fetches the public ones.
 //
 // Resolution order: an explicit directory (--traces), else $ZEUS_TRACE_DIR,
-// else the cache directory ($XDG_CACHE_HOME/zeus/traces, else
-// ~/.cache/zeus/traces) when it holds a complete trace set, else a download
-// of the public NSDI'23 traces of the ml-energy/zeus repository into the
-// cache. Every downloaded file is checked against its SHA-256 before it is
-// moved into place, so the cache never holds a partial or altered file.
+// else the traces bundled with Zeus (share/zeus/traces/zeus-nsdi23 beside the
+// installed or built binary), else the cache directory
+// ($XDG_CACHE_HOME/zeus/traces, else ~/.cache/zeus/traces) when it holds a
+// complete trace set. Nothing is downloaded unless asked for: with
+// allow_download, the public NSDI'23 traces of the ml-energy/zeus repository
+// are fetched into the cache (skipping the bundled ones), every file checked
+// against its SHA-256 before it is moved into place, so the cache never holds
+// a partial or altered file.
 //
 // Thread-safety: functions are reentrant; two processes filling one cache at
 // once each write whole files atomically.
@@ -66,21 +69,30 @@ StatusOr<std::string> DefaultTraceCacheDir();
 // summary_power_<gpu>.csv.
 bool IsCompleteTraceDir(const std::string& dir);
 
+// The bundled traces: <directory of this executable>/../share/zeus/traces/
+// zeus-nsdi23 (an installed tree, or a build tree, whose share/zeus links the
+// source's data/). kNotFound when that is not a complete trace directory.
+StatusOr<std::string> BundledTraceDir();
+
 struct TraceSourceOptions {
   // --traces; empty = not given.
   std::string explicit_dir;
+  // The bundled traces; empty = BundledTraceDir().
+  std::string bundled_dir;
   // Base URL for downloads; empty = $ZEUS_TRACE_BASE_URL, else
   // kDefaultTraceBaseUrl.
   std::string base_url;
   // Cache directory; empty = DefaultTraceCacheDir().
   std::string cache_dir;
-  // Whether a download is allowed at all.
-  bool allow_download = true;
+  // Fetch the public traces into the cache (unless the cache already holds
+  // them) instead of using the bundled ones. Default: never touch the network.
+  bool allow_download = false;
 };
 
 // The directory to read traces from, following the order above. An explicit
 // directory or $ZEUS_TRACE_DIR that is not a complete trace set is
-// kNotFound (never silently replaced by a download). A failed download is
+// kNotFound (never silently replaced by another source). No trace set at all
+// is kNotFound naming the places looked at; a failed download is
 // kUnavailable with a message saying how to pass --traces instead.
 StatusOr<std::string> ResolveTraceDir(const TraceSourceOptions& options,
                                       const DownloadProgress& progress = nullptr);

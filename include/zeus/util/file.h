@@ -18,6 +18,10 @@ StatusOr<std::string> ReadFileToString(const std::string& path);
 // then rename), so a reader never sees a half-written file.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
+// The directory holding this process's executable (/proc/self/exe), e.g.
+// "/usr/local/bin". kNotFound when the link cannot be read.
+StatusOr<std::string> ExecutableDir();
+
 }  // namespace zeus
 
 #endif  // ZEUS_UTIL_FILE_H_
