@@ -17,8 +17,8 @@
 #include "zeus/optimizer/power_limit/profile.h"
 #include "zeus/util/units.h"
 
-#include "tests/optimizer/power_limit/replay_rig.h"
 #include "tests/optimizer/power_limit/bundled_profiles.h"
+#include "tests/optimizer/power_limit/replay_rig.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
