@@ -6,12 +6,14 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "zeus/version.h"
+
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Zeus: measure and cut the GPU energy of deep-learning training."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "zeus 0.1.0");
+  app.set_version_flag("--version", "zeus " ZEUS_VERSION);
   // Logs (dry-run notices included) go to stderr so stdout carries only
   // reports, e.g. the JSON of `--json`.
   spdlog::set_default_logger(spdlog::stderr_color_mt("zeus"));
