@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zeus/fetch/trace_download.h"
 #include "zeus/sim/experiment.h"
 #include "zeus/sim/job_groups.h"
 #include "zeus/sim/report.h"
@@ -131,6 +132,7 @@ int RunSimulate(const SimulateArgs& args) {
   ProgressBar bar;
   TraceSourceOptions source;
   source.explicit_dir = args.traces;
+  source.download = DownloadTraces;
   bool downloading = false;
   StatusOr<std::string> dir =
       ResolveTraceDir(source, [&](uint64_t received, uint64_t total, const std::string& name) {
