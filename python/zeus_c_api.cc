@@ -19,7 +19,7 @@
 #include "zeus/util/units.h"
 
 struct zeus_plo {
-  std::vector<std::unique_ptr<zeus::Gpu>> all_gpus;
+  zeus::SelectedDevices devices;
   std::vector<zeus::Gpu*> gpus;
   std::unique_ptr<zeus::EnergyMonitor> monitor;
   std::unique_ptr<zeus::PowerLimitOptimizer> optimizer;
@@ -136,20 +136,12 @@ Status Create(const char* options_json, zeus_sync_fn sync, zeus_all_reduce_fn al
   *out = nullptr;
   ZEUS_ASSIGN_OR_RETURN(ParsedOptions parsed, ParseOptions(options_json));
   auto plo = std::make_unique<zeus_plo>();
-  ZEUS_ASSIGN_OR_RETURN(plo->all_gpus, zeus::OpenGpus());
-  if (plo->all_gpus.empty()) return zeus::UnavailableError("zeus_plo_create: no GPUs found");
-  if (parsed.all_gpus) {
-    for (auto& g : plo->all_gpus) plo->gpus.push_back(g.get());
-  } else {
-    for (int index : parsed.gpu_indices) {
-      if (index < 0 || static_cast<size_t>(index) >= plo->all_gpus.size()) {
-        return zeus::InvalidArgumentError("zeus_plo_create: gpu_indices holds " +
-                                          std::to_string(index) + " but this process sees " +
-                                          std::to_string(plo->all_gpus.size()) + " GPUs");
-      }
-      plo->gpus.push_back(plo->all_gpus[index].get());
-    }
-  }
+  zeus::DeviceSelection selection;
+  selection.gpus_name = "zeus_plo_create: gpu_indices";
+  if (!parsed.all_gpus) selection.gpu_indices = parsed.gpu_indices;
+  selection.cpu_indices = std::vector<int>{};  // The optimizer measures GPUs only.
+  ZEUS_ASSIGN_OR_RETURN(plo->devices, zeus::OpenSelectedDevices(selection));
+  plo->gpus = plo->devices.GpuPointers();
   zeus::EnergyMonitorOptions monitor_options;
   monitor_options.mode = parsed.mode;
   if (sync != nullptr) {

@@ -63,7 +63,7 @@ class ZeusCtypesTest(unittest.TestCase):
     def test_errors_raise_one_class_per_code(self):
         with self.assertRaises(z.InvalidArgumentError) as e:
             z.PowerLimitOptimizer(gpu_indices=[5])
-        self.assertIn("gpu_indices holds 5", str(e.exception))
+        self.assertIn("gpu_indices: no GPU 5", str(e.exception))
         with self.assertRaises(z.InvalidArgumentError):
             z.PowerLimitOptimizer(measure_steps=0)
         with self.assertRaises(z.InvalidArgumentError) as e:

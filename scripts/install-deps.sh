@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   libsqlite3-dev libpq-dev postgresql
-  libcurl4-openssl-dev libssl-dev
+  libssl-dev
   python3 python3-dev pybind11-dev
 )
 

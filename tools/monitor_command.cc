@@ -29,7 +29,6 @@
 #include "zeus/device/devices.h"
 #include "zeus/monitor/energy_monitor.h"
 #include "zeus/monitor/reporter.h"
-#include "zeus/util/strings.h"
 
 #include "tools/commands.h"
 
@@ -74,80 +73,26 @@ struct MonitorFlags {
   std::vector<std::string> command;
 };
 
-// Parses "0,2" into indices. kInvalidArgument names the bad entry.
-StatusOr<std::vector<int>> ParseIndexList(const std::string& flag, const std::string& list) {
-  std::vector<int> out;
-  for (const std::string& part : Split(list, ',')) {
-    StatusOr<int64_t> n = ParseInt64(part);
-    if (!n.ok() || *n < 0 || *n > 1'000'000) {
-      return InvalidArgumentError(flag + ": expected a comma-separated list of indices, got '" +
-                                  list + "'");
-    }
-    out.push_back(static_cast<int>(*n));
+// Opens the devices --gpus/--cpus select; warns about a kind that cannot be
+// measured when the other can.
+StatusOr<SelectedDevices> OpenDevices(const MonitorFlags& flags) {
+  DeviceSelection selection;
+  selection.gpus_name = "--gpus";
+  selection.cpus_name = "--cpus";
+  selection.powercap_root = flags.powercap_root;
+  if (!flags.gpus.empty()) {
+    ZEUS_ASSIGN_OR_RETURN(selection.gpu_indices, ParseDeviceIndexList("--gpus", flags.gpus));
   }
-  return out;
-}
-
-// The devices to measure, owning what the factories opened.
-struct Devices {
-  std::vector<std::unique_ptr<Gpu>> all_gpus;
-  std::vector<std::unique_ptr<Cpu>> all_cpus;
-  std::vector<Gpu*> gpus;
-  std::vector<Cpu*> cpus;
-  std::vector<int> gpu_indices;
-  std::vector<int> cpu_indices;
-};
-
-template <typename Device>
-StatusOr<std::vector<Device*>> Select(const std::string& flag, const std::string& list,
-                                      const std::vector<std::unique_ptr<Device>>& all,
-                                      const Status& open_status, const char* what) {
-  std::vector<Device*> out;
-  if (list.empty()) {
-    for (const auto& d : all) out.push_back(d.get());
-    return out;
+  if (!flags.cpus.empty()) {
+    ZEUS_ASSIGN_OR_RETURN(selection.cpu_indices, ParseDeviceIndexList("--cpus", flags.cpus));
   }
-  if (!open_status.ok()) return open_status.WithContext(flag + " " + list);
-  ZEUS_ASSIGN_OR_RETURN(std::vector<int> indices, ParseIndexList(flag, list));
-  for (int index : indices) {
-    Device* found = nullptr;
-    for (const auto& d : all) {
-      if (d->index() == index) found = d.get();
-    }
-    if (found == nullptr) {
-      return InvalidArgumentError(flag + ": no " + what + " " + std::to_string(index) +
-                                  " (this machine has " + std::to_string(all.size()) + ")");
-    }
-    out.push_back(found);
+  ZEUS_ASSIGN_OR_RETURN(SelectedDevices d, OpenSelectedDevices(selection));
+  if (d.gpus.empty() && !d.gpus_status.ok()) {
+    spdlog::warn("zeus monitor: not measuring GPUs: {}", d.gpus_status.message());
   }
-  return out;
-}
-
-StatusOr<Devices> OpenDevices(const MonitorFlags& flags) {
-  Devices d;
-  StatusOr<std::vector<std::unique_ptr<Gpu>>> gpus = OpenGpus();
-  Status gpu_status = gpus.status();
-  if (gpus.ok()) d.all_gpus = std::move(gpus).value();
-  StatusOr<std::vector<std::unique_ptr<Cpu>>> cpus = OpenCpus(flags.powercap_root);
-  Status cpu_status = cpus.status();
-  if (cpus.ok()) d.all_cpus = std::move(cpus).value();
-  ZEUS_ASSIGN_OR_RETURN(d.gpus, Select("--gpus", flags.gpus, d.all_gpus, gpu_status, "GPU"));
-  ZEUS_ASSIGN_OR_RETURN(d.cpus, Select("--cpus", flags.cpus, d.all_cpus, cpu_status, "CPU"));
-  if (d.gpus.empty() && d.cpus.empty()) {
-    std::string gpu_reason = gpu_status.ok() ? "NVML reports no GPU" : gpu_status.ToString();
-    std::string cpu_reason =
-        cpu_status.ok() ? "no RAPL zone under " + flags.powercap_root : cpu_status.ToString();
-    return NotFoundError("nothing to measure: no GPU (" + gpu_reason +
-                         ") and no readable RAPL zone (" + cpu_reason + ")");
+  if (d.cpus.empty() && !d.cpus_status.ok()) {
+    spdlog::warn("zeus monitor: not measuring CPUs: {}", d.cpus_status.message());
   }
-  if (d.gpus.empty() && !gpu_status.ok()) {
-    spdlog::warn("zeus monitor: not measuring GPUs: {}", gpu_status.message());
-  }
-  if (d.cpus.empty() && !cpu_status.ok()) {
-    spdlog::warn("zeus monitor: not measuring CPUs: {}", cpu_status.message());
-  }
-  for (Gpu* g : d.gpus) d.gpu_indices.push_back(g->index());
-  for (Cpu* c : d.cpus) d.cpu_indices.push_back(c->index());
   return d;
 }
 
@@ -199,7 +144,7 @@ std::optional<int> WaitForEnd(std::optional<pid_t> child, double interval_s,
 }
 
 int RunMonitor(const MonitorFlags& flags) {
-  StatusOr<Devices> devices = OpenDevices(flags);
+  StatusOr<SelectedDevices> devices = OpenDevices(flags);
   if (!devices.ok()) {
     std::cerr << "zeus monitor: " << devices.status().message() << "\n";
     return 1;
@@ -218,17 +163,17 @@ int RunMonitor(const MonitorFlags& flags) {
       flags.json ? NewJsonReporter(out) : NewTextReporter(out);
 
   EnergyMonitorOptions options;
-  options.csv_path = flags.csv_path;
+  if (!flags.csv_path.empty()) options.window_reporter = NewCsvWindowReporter(flags.csv_path);
   StatusOr<std::unique_ptr<EnergyMonitor>> monitor =
-      EnergyMonitor::Create(devices->gpus, devices->cpus, RealClock(), options);
+      EnergyMonitor::Create(devices->GpuPointers(), devices->CpuPointers(), RealClock(), options);
   if (!monitor.ok()) {
     std::cerr << "zeus monitor: " << monitor.status().message() << "\n";
     return 1;
   }
   MonitorReport report;
   report.command = flags.command;
-  report.gpu_indices = devices->gpu_indices;
-  report.cpu_indices = devices->cpu_indices;
+  report.gpu_indices = devices->GpuIndices();
+  report.cpu_indices = devices->CpuIndices();
 
   InstallStopHandlers();
   const std::string kWindow = "zeus monitor";
@@ -284,8 +229,10 @@ void RegisterMonitorCommand(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "monitor", "Run a command (or wait for Ctrl-C) and report its time and energy per device");
   auto flags = std::make_shared<MonitorFlags>();
-  cmd->add_option("--gpus", flags->gpus, "Comma-separated GPU indices (default: all)");
-  cmd->add_option("--cpus", flags->cpus, "Comma-separated CPU socket indices (default: all)");
+  cmd->add_option("--gpus", flags->gpus,
+                  "Comma-separated GPU indices, each at most once (default: all)");
+  cmd->add_option("--cpus", flags->cpus,
+                  "Comma-separated CPU socket indices, each at most once (default: all)");
   cmd->add_option("--interval", flags->interval_s, "Also print average power every S seconds")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--csv", flags->csv_path,

@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zeus/fetch/trace_download.h"
 #include "zeus/sim/experiment.h"
 #include "zeus/sim/job_groups.h"
 #include "zeus/sim/report.h"
@@ -210,6 +211,7 @@ int RunSimulate(const SimulateArgs& args) {
   TraceSourceOptions source;
   source.explicit_dir = args.traces;
   source.allow_download = args.download;
+  source.download = DownloadTraces;
   bool downloading = false;
   StatusOr<std::string> dir =
       ResolveTraceDir(source, [&](uint64_t received, uint64_t total, const std::string& name) {

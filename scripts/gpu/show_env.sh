@@ -58,8 +58,9 @@ def check(what, ours, theirs):
     print(f"{'OK      ' if good else 'MISMATCH'} {what}: zeus={ours!r} nvml={theirs!r}")
 def s(x):
     return x.decode() if isinstance(x, bytes) else x
-check("driver version", zeus["nvml"]["driver_version"], s(n.nvmlSystemGetDriverVersion()))
-check("NVML version", zeus["nvml"]["nvml_version"], s(n.nvmlSystemGetNVMLVersion()))
+nvml = next(b for b in zeus["gpu_backends"] if b["name"] == "nvml")
+check("driver version", nvml["versions"].get("driver"), s(n.nvmlSystemGetDriverVersion()))
+check("NVML version", nvml["versions"].get("nvml"), s(n.nvmlSystemGetNVMLVersion()))
 check("GPU count", len(zeus["gpus"]), n.nvmlDeviceGetCount())
 for g in zeus["gpus"]:
     h = n.nvmlDeviceGetHandleByIndex(g["index"])

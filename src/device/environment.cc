@@ -73,10 +73,17 @@ nlohmann::json StatusJson(const Status& status) {
 
 }  // namespace
 
+bool EnvironmentDescription::AnyGpuBackendLoaded() const {
+  for (const GpuBackendDescription& backend : gpu_backends) {
+    if (backend.loaded) return true;
+  }
+  return false;
+}
+
 EnvironmentDescription DescribeEnvironment(const EnvironmentOptions& options) {
   EnvironmentDescription env;
   env.dry_run = IsDryRun();
-  env.nvml = GetNvmlVersions(options.gpus);
+  env.gpu_backends = DescribeGpuBackends(options.gpus);
   StatusOr<std::vector<std::unique_ptr<Gpu>>> gpus = OpenGpus(options.gpus);
   if (gpus.ok()) {
     for (const std::unique_ptr<Gpu>& gpu : *gpus) env.gpus.push_back(DescribeGpu(*gpu));
@@ -90,16 +97,23 @@ EnvironmentDescription DescribeEnvironment(const EnvironmentOptions& options) {
 
 void WriteEnvironmentText(const EnvironmentDescription& env, std::ostream& out) {
   out << "Dry run (ZEUS_DRY_RUN): " << (env.dry_run ? "on (setters only log)" : "off") << "\n";
-  if (env.nvml.ok()) {
-    out << "NVML: driver " << env.nvml->driver << ", NVML " << env.nvml->nvml << "\n";
-  } else if (env.NvmlLoaded()) {
-    out << "NVML: loaded, versions unknown (" << env.nvml.status().message() << ")\n";
-  } else {
-    out << "NVML: unavailable (" << env.nvml.status().message() << ")\n";
+  for (const GpuBackendDescription& backend : env.gpu_backends) {
+    out << backend.display_name << ": ";
+    if (backend.loaded && !backend.versions.empty()) {
+      for (size_t i = 0; i < backend.versions.size(); ++i) {
+        out << (i == 0 ? "" : ", ") << backend.versions[i].first << " "
+            << backend.versions[i].second;
+      }
+      out << "\n";
+    } else if (backend.loaded) {
+      out << "loaded, versions unknown (" << backend.status.message() << ")\n";
+    } else {
+      out << "unavailable (" << backend.status.message() << ")\n";
+    }
   }
 
-  if (!env.gpus_status.ok() && !env.nvml.ok() && env.gpus_status == env.nvml.status()) {
-    out << "GPUs: none (NVML unavailable)\n";
+  if (!env.gpus_status.ok() && !env.AnyGpuBackendLoaded()) {
+    out << "GPUs: none (no GPU library available)\n";
   } else if (!env.gpus_status.ok()) {
     out << "GPUs: none (" << env.gpus_status.ToString() << ")\n";
   } else if (env.gpus.empty()) {
@@ -149,7 +163,7 @@ void WriteEnvironmentText(const EnvironmentDescription& env, std::ostream& out) 
   }
 
   if (env.NothingToMeasure()) {
-    out << "Nothing to measure on this machine: no usable NVIDIA GPU and no CPU RAPL zone. "
+    out << "Nothing to measure on this machine: no usable GPU and no CPU RAPL zone. "
            "Zeus's simulator and fakes still work.\n";
   }
 }
@@ -157,12 +171,16 @@ void WriteEnvironmentText(const EnvironmentDescription& env, std::ostream& out) 
 std::string EnvironmentToJson(const EnvironmentDescription& env) {
   nlohmann::json j;
   j["dry_run"] = env.dry_run;
-  nlohmann::json nvml;
-  nvml["available"] = env.NvmlLoaded();
-  nvml["driver_version"] = env.nvml.ok() ? nlohmann::json(env.nvml->driver) : nullptr;
-  nvml["nvml_version"] = env.nvml.ok() ? nlohmann::json(env.nvml->nvml) : nullptr;
-  nvml["error"] = StatusJson(env.nvml.status());
-  j["nvml"] = nvml;
+  nlohmann::json backends = nlohmann::json::array();
+  for (const GpuBackendDescription& backend : env.gpu_backends) {
+    nlohmann::json versions = nlohmann::json::object();
+    for (const auto& [component, version] : backend.versions) versions[component] = version;
+    backends.push_back({{"name", backend.name},
+                        {"available", backend.loaded},
+                        {"versions", versions},
+                        {"error", StatusJson(backend.status)}});
+  }
+  j["gpu_backends"] = backends;
 
   j["gpus_error"] = StatusJson(env.gpus_status);
   nlohmann::json gpus = nlohmann::json::array();

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -13,7 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "zeus/monitor/power_monitor.h"
-#include "zeus/util/file.h"
+#include "zeus/monitor/reporter.h"
 #include "zeus/util/units.h"
 
 #include "src/monitor/counter_reader_pool.h"
@@ -29,24 +28,6 @@ double Measurement::TotalGpuEnergyJ() const {
 bool Measurement::AnyBelowCounterResolution() const {
   return std::any_of(gpu_below_counter_resolution.begin(), gpu_below_counter_resolution.end(),
                      [](bool b) { return b; });
-}
-
-std::string EnergyCsvHeader(size_t num_gpus) {
-  std::string header = "start_time,window_name,elapsed_time";
-  for (size_t i = 0; i < num_gpus; ++i) header += fmt::format(",gpu{}_energy", i);
-  return header;
-}
-
-std::string EnergyCsvRow(const Measurement& m) {
-  std::string name = m.name;
-  if (name.find_first_of(",\"\r\n") != std::string::npos) {  // RFC 4180 quoting.
-    std::string quoted = "\"";
-    for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    name = quoted + "\"";
-  }
-  std::string row = fmt::format("{},{},{}", m.start_time_s, name, m.time_s);
-  for (double j : m.gpu_energy_j) row += fmt::format(",{}", j);
-  return row;
 }
 
 namespace {
@@ -172,8 +153,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     }
     if (!end.ok()) return end.status();
     ZEUS_ASSIGN_OR_RETURN(Measurement m, Measure(name, begin, *end));
-    if (!options_.csv_path.empty()) {
-      ZEUS_RETURN_IF_ERROR(AppendCsv(m).WithContext(WindowContext(name, "end")));
+    if (options_.window_reporter != nullptr) {
+      std::lock_guard<std::mutex> lock(reporter_mu_);
+      ZEUS_RETURN_IF_ERROR(
+          options_.window_reporter->ReportWindow(m).WithContext(WindowContext(name, "end")));
     }
     return m;
   }
@@ -226,7 +209,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     }
     a.error = Status::Ok();
     std::chrono::nanoseconds read_time = start + (end - start) / 2;
-    const std::chrono::nanoseconds period = options_.counter_update_period;
+    const std::chrono::nanoseconds period = gpus_[gpu]->EnergyCounterUpdatePeriod();
     if (!a.valid || *energy_mj != a.last_read_mj) {
       // The counter moved since the previous read: with a periodic counter
       // the update happened in (previous read, this read], so take the
@@ -251,8 +234,12 @@ class EnergyMonitorImpl final : public EnergyMonitor {
   // update periods plus two polls (a counter that does not move, e.g. on
   // an idle fake clock, keeps the coarser anchor).
   void WaitForCountersToMove() {
-    auto deadline = std::chrono::steady_clock::now() + 2 * options_.counter_update_period +
-                    2 * options_.counter_poll_period;
+    std::chrono::nanoseconds longest_period{0};
+    for (size_t i : counter_gpus_) {
+      longest_period = std::max(longest_period, gpus_[i]->EnergyCounterUpdatePeriod());
+    }
+    auto deadline =
+        std::chrono::steady_clock::now() + 2 * longest_period + 2 * options_.counter_poll_period;
     std::unique_lock<std::mutex> lock(anchor_mu_);
     anchor_cv_.wait_until(lock, deadline, [this] {
       for (size_t i : counter_gpus_) {
@@ -358,8 +345,8 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     m.name = std::string(name);
     m.start_time_s = ToSeconds(begin.time);
     m.time_s = ToSeconds(end.time - begin.time);
-    const bool short_window = end.time - begin.time < options_.counter_update_period;
     for (size_t i = 0; i < gpus_.size(); ++i) {
+      const bool short_window = end.time - begin.time < gpus_[i]->EnergyCounterUpdatePeriod();
       double energy_j = 0.0;
       GpuEnergySource source = GpuEnergySource::kPowerIntegration;
       bool below_resolution = false;
@@ -398,17 +385,6 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     return m;
   }
 
-  Status AppendCsv(const Measurement& m) {
-    std::lock_guard<std::mutex> lock(csv_mu_);
-    std::FILE* f = std::fopen(options_.csv_path.c_str(), "a");
-    if (f == nullptr) return IoError(fmt::format("cannot append to '{}'", options_.csv_path));
-    std::string row = EnergyCsvRow(m) + "\n";
-    bool ok = std::fwrite(row.data(), 1, row.size(), f) == row.size();
-    ok = std::fclose(f) == 0 && ok;
-    if (!ok) return IoError(fmt::format("cannot write to '{}'", options_.csv_path));
-    return Status::Ok();
-  }
-
   const std::vector<Gpu*> gpus_;
   const std::vector<bool> has_counter_;
   const std::vector<Cpu*> cpus_;
@@ -428,37 +404,13 @@ class EnergyMonitorImpl final : public EnergyMonitor {
   std::mutex anchor_mu_;
   std::vector<Anchor> anchors_;  // Guarded by anchor_mu_.
   std::condition_variable anchor_cv_;
-  std::mutex csv_mu_;
+  std::mutex reporter_mu_;  // Serialises window_reporter calls.
 
   std::mutex poll_mu_;
   std::condition_variable poll_cv_;
   bool stop_polling_ = false;  // Guarded by poll_mu_.
   std::vector<std::thread> pollers_;
 };
-
-Status PrepareCsv(const std::string& path, size_t num_gpus) {
-  const std::string header = EnergyCsvHeader(num_gpus);
-  StatusOr<std::string> existing = ReadFileToString(path);
-  if (existing.ok() && !existing->empty()) {
-    std::string first_line = existing->substr(0, existing->find('\n'));
-    if (first_line != header) {
-      return InvalidArgumentError(
-          fmt::format("energy monitor: csv_path '{}' has header '{}', expected '{}'", path,
-                      first_line, header));
-    }
-    return Status::Ok();
-  }
-  if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) {
-    return existing.status().WithContext("energy monitor: csv_path");
-  }
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return IoError(fmt::format("energy monitor: cannot create '{}'", path));
-  std::string line = header + "\n";
-  bool ok = std::fwrite(line.data(), 1, line.size(), f) == line.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) return IoError(fmt::format("energy monitor: cannot write '{}'", path));
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -479,8 +431,7 @@ StatusOr<std::unique_ptr<EnergyMonitor>> EnergyMonitor::Create(std::vector<Gpu*>
       return InvalidArgumentError(fmt::format("energy monitor: CPU at position {} is null", i));
     }
   }
-  if (options.counter_update_period.count() < 0 || options.power_sample_period.count() < 0 ||
-      options.counter_poll_period.count() < 0) {
+  if (options.power_sample_period.count() < 0 || options.counter_poll_period.count() < 0) {
     return InvalidArgumentError("energy monitor: periods must not be negative");
   }
   std::vector<bool> has_counter;
@@ -496,7 +447,10 @@ StatusOr<std::unique_ptr<EnergyMonitor>> EnergyMonitor::Create(std::vector<Gpu*>
       return energy_mj.status().WithContext(fmt::format("energy monitor: GPU {}", i));
     }
   }
-  if (!options.csv_path.empty()) ZEUS_RETURN_IF_ERROR(PrepareCsv(options.csv_path, gpus.size()));
+  if (options.window_reporter != nullptr) {
+    ZEUS_RETURN_IF_ERROR(
+        options.window_reporter->Open(gpus.size()).WithContext("energy monitor: window reporter"));
+  }
   auto monitor = std::make_unique<EnergyMonitorImpl>(std::move(gpus), std::move(has_counter),
                                                      std::move(cpus), clock, std::move(options));
   ZEUS_RETURN_IF_ERROR(monitor->Init());

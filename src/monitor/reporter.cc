@@ -1,11 +1,97 @@
 #include "zeus/monitor/reporter.h"
 
+#include <cstdio>
+#include <mutex>
+#include <utility>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "zeus/util/strings.h"
 
 namespace zeus {
+
+std::string EnergyCsvHeader(size_t num_gpus) {
+  std::string header = "start_time,window_name,elapsed_time";
+  for (size_t i = 0; i < num_gpus; ++i) header += fmt::format(",gpu{}_energy", i);
+  return header;
+}
+
+std::string EnergyCsvRow(const Measurement& m) {
+  std::string name = m.name;
+  if (name.find_first_of(",\"\r\n") != std::string::npos) {  // RFC 4180 quoting.
+    std::string quoted = "\"";
+    for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    name = quoted + "\"";
+  }
+  std::string row = fmt::format("{},{},{}", m.start_time_s, name, m.time_s);
+  for (double j : m.gpu_energy_j) row += fmt::format(",{}", j);
+  return row;
+}
+
+namespace {
+
+// Appends `text` to `path` (created when missing), then closes it.
+Status AppendToFile(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (f == nullptr) return IoError(fmt::format("cannot append to '{}'", path));
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) return IoError(fmt::format("cannot write to '{}'", path));
+  return Status::Ok();
+}
+
+// The first line of regular file `path` (without its newline), reading at most
+// `limit` bytes; "" for an empty file.
+StatusOr<std::string> ReadFirstLine(const std::string& path, size_t limit) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return IoError(fmt::format("cannot read '{}'", path));
+  std::string line;
+  int c = 0;
+  while (line.size() < limit && (c = std::fgetc(f)) != EOF && c != '\n') {
+    line += static_cast<char>(c);
+  }
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return IoError(fmt::format("cannot read '{}'", path));
+  return line;
+}
+
+class CsvWindowReporter final : public WindowReporter {
+ public:
+  explicit CsvWindowReporter(std::string path) : path_(std::move(path)) {}
+
+  Status Open(size_t num_gpus) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string header = EnergyCsvHeader(num_gpus);
+    struct stat st;
+    if (stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      ZEUS_ASSIGN_OR_RETURN(std::string first_line, ReadFirstLine(path_, header.size() + 1));
+      if (first_line != header) {
+        return InvalidArgumentError(
+            fmt::format("csv log '{}' has header '{}', expected '{}'", path_, first_line, header));
+      }
+      return Status::Ok();
+    }
+    return AppendToFile(path_, header + "\n");
+  }
+
+  Status ReportWindow(const Measurement& m) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return AppendToFile(path_, EnergyCsvRow(m) + "\n");
+  }
+
+ private:
+  const std::string path_;
+  std::mutex mu_;
+};
+
+}  // namespace
+
+std::shared_ptr<WindowReporter> NewCsvWindowReporter(std::string path) {
+  return std::make_shared<CsvWindowReporter>(std::move(path));
+}
 
 const char* GpuEnergySourceName(GpuEnergySource source) {
   switch (source) {

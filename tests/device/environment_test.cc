@@ -54,9 +54,18 @@ class EnvironmentTest : public ::testing::Test {
 
   EnvironmentOptions Options(const char* library, const std::string& powercap_root) {
     EnvironmentOptions options;
-    options.gpus.nvml_library = library;
+    options.gpus.environment["ZEUS_NVML_LIBRARY"] = library;
     options.powercap_root = powercap_root;
     return options;
+  }
+
+  // The NVML entry of the report's "gpu_backends".
+  static nlohmann::json Nvml(const nlohmann::json& j) {
+    for (const nlohmann::json& backend : j["gpu_backends"]) {
+      if (backend["name"] == "nvml") return backend;
+    }
+    ADD_FAILURE() << "no nvml backend in " << j.dump();
+    return nlohmann::json::object();
   }
 
   testing::ScopedEnv env_;
@@ -71,9 +80,9 @@ TEST_F(EnvironmentTest, JsonDescribesGpusAndRaplZones) {
   nlohmann::json j = nlohmann::json::parse(EnvironmentToJson(env));
 
   EXPECT_EQ(j["dry_run"], true);
-  EXPECT_EQ(j["nvml"]["available"], true);
-  EXPECT_EQ(j["nvml"]["driver_version"], fake::kDriverVersion);
-  EXPECT_EQ(j["nvml"]["nvml_version"], fake::kNvmlVersion);
+  EXPECT_EQ(Nvml(j)["available"], true);
+  EXPECT_EQ(Nvml(j)["versions"]["driver"], fake::kDriverVersion);
+  EXPECT_EQ(Nvml(j)["versions"]["nvml"], fake::kNvmlVersion);
   ASSERT_EQ(j["gpus"].size(), 2u);
   const nlohmann::json& gpu = j["gpus"][0];
   EXPECT_EQ(gpu["index"], 0);
@@ -104,8 +113,8 @@ TEST_F(EnvironmentTest, OldLibraryReportsEnergyCounterUnsupported) {
   EXPECT_TRUE(j["gpus"][0]["architecture"].is_null());
   EXPECT_THAT(j["gpus"][0]["errors"]["architecture"].get<std::string>(),
               HasSubstr("nvmlDeviceGetArchitecture"));
-  EXPECT_EQ(j["nvml"]["available"], true);
-  EXPECT_TRUE(j["nvml"]["driver_version"].is_null());
+  EXPECT_EQ(Nvml(j)["available"], true);
+  EXPECT_TRUE(Nvml(j)["versions"].empty());
 
   std::ostringstream text;
   WriteEnvironmentText(env, text);
@@ -123,8 +132,8 @@ TEST_F(EnvironmentTest, NothingToMeasureIsStatedClearly) {
   EXPECT_THAT(text.str(), HasSubstr("Dry run (ZEUS_DRY_RUN): off"));
   nlohmann::json j = nlohmann::json::parse(EnvironmentToJson(env));
   EXPECT_EQ(j["nothing_to_measure"], true);
-  EXPECT_EQ(j["nvml"]["available"], false);
-  EXPECT_THAT(j["nvml"]["error"].get<std::string>(), HasSubstr("/nonexistent/libnvidia-ml.so.1"));
+  EXPECT_EQ(Nvml(j)["available"], false);
+  EXPECT_THAT(Nvml(j)["error"].get<std::string>(), HasSubstr("/nonexistent/libnvidia-ml.so.1"));
 }
 
 TEST_F(EnvironmentTest, TextReportShowsLimitsInWatts) {

@@ -60,6 +60,7 @@ class AnalyticGpu final : public Gpu {
     int64_t update_ns = now_ns - now_ns % update_period_.count();
     return static_cast<uint64_t>(TrainingEnergyJ(NsToS(update_ns)) * 1e3);
   }
+  std::chrono::nanoseconds EnergyCounterUpdatePeriod() const override { return update_period_; }
   StatusOr<uint32_t> PowerMw() override {
     return static_cast<uint32_t>(std::lround(TrainingPowerW(ToSeconds(clock_->Now())) * 1e3));
   }

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "zeus/device/fake.h"
+#include "zeus/monitor/reporter.h"
 #include "zeus/util/file.h"
 #include "zeus/util/units.h"
 
@@ -192,6 +193,9 @@ class RendezvousGpu final : public Gpu {
   StatusOr<bool> PersistenceMode() override { return inner_->PersistenceMode(); }
   Status SetPersistenceMode(bool enabled) override { return inner_->SetPersistenceMode(enabled); }
   StatusOr<uint32_t> PowerMw() override { return inner_->PowerMw(); }
+  std::chrono::nanoseconds EnergyCounterUpdatePeriod() const override {
+    return inner_->EnergyCounterUpdatePeriod();
+  }
   StatusOr<uint64_t> TotalEnergyMj() override {
     if (armed_) {
       ++*in_flight_;
@@ -313,6 +317,67 @@ TEST(EnergyMonitorTest, ShortWindowsAreFlaggedOrApproximatedOnRequest) {
   EXPECT_NEAR(long_window.gpu_energy_j[0], 100.0, 1e-3);
 }
 
+TEST(EnergyMonitorTest, EachGpuSaysItsOwnCounterUpdatePeriod) {
+  FakeClock clock(milliseconds(1000));
+  FakeGpuOptions periodic_options = GpuOptions(0, 100.0);
+  periodic_options.energy_update_period = milliseconds(100);
+  FakeGpu periodic(&clock, periodic_options);
+  FakeGpu continuous(&clock, GpuOptions(1, 100.0));
+  EXPECT_EQ(periodic.EnergyCounterUpdatePeriod(), milliseconds(100));
+  EXPECT_EQ(continuous.EnergyCounterUpdatePeriod(), std::chrono::nanoseconds(0));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      auto monitor, EnergyMonitor::Create({&periodic, &continuous}, {}, &clock, ManualOptions()));
+  ZEUS_ASSERT_OK(monitor->Begin("short"));
+  clock.AdvanceSeconds(0.05);
+  ZEUS_ASSERT_OK_AND_ASSIGN(Measurement m, monitor->End("short"));
+  EXPECT_TRUE(m.gpu_below_counter_resolution[0]);
+  EXPECT_FALSE(m.gpu_below_counter_resolution[1]);
+  EXPECT_NEAR(m.gpu_energy_j[1], 5.0, 1e-6);
+}
+
+// Records what the monitor hands its window reporter.
+class RecordingWindowReporter final : public WindowReporter {
+ public:
+  Status Open(size_t num_gpus) override {
+    opened_with.push_back(num_gpus);
+    return open_status;
+  }
+  Status ReportWindow(const Measurement& m) override {
+    names.push_back(m.name);
+    return report_status;
+  }
+  std::vector<size_t> opened_with;
+  std::vector<std::string> names;
+  Status open_status;
+  Status report_status;
+};
+
+TEST(EnergyMonitorTest, HandsEveryClosedWindowToItsReporter) {
+  FakeClock clock(seconds(5));
+  FakeGpu gpu(&clock, GpuOptions(0, 100.0));
+  auto reporter = std::make_shared<RecordingWindowReporter>();
+  EnergyMonitorOptions options = ManualOptions();
+  options.window_reporter = reporter;
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto monitor, EnergyMonitor::Create({&gpu}, {}, &clock, options));
+  EXPECT_EQ(reporter->opened_with, std::vector<size_t>{1});
+  ZEUS_ASSERT_OK(monitor->Begin("a"));
+  ZEUS_ASSERT_OK(monitor->Begin("b"));
+  ZEUS_ASSERT_OK(monitor->Cancel("b"));
+  clock.AdvanceSeconds(1.0);
+  ZEUS_ASSERT_OK(monitor->End("a").status());
+  EXPECT_EQ(reporter->names, std::vector<std::string>{"a"});
+
+  reporter->report_status = IoError("disk full");
+  ZEUS_ASSERT_OK(monitor->Begin("c"));
+  StatusOr<Measurement> failed = monitor->End("c");
+  EXPECT_EQ(failed.status().code(), StatusCode::kIoError);
+  EXPECT_FALSE(monitor->IsOpen("c"));
+
+  reporter->open_status = InvalidArgumentError("bad log");
+  EXPECT_EQ(EnergyMonitor::Create({&gpu}, {}, &clock, options).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(EnergyMonitorTest, CsvRowsQuoteAwkwardWindowNames) {
   Measurement m;
   m.name = "a,\"b\"";
@@ -329,7 +394,8 @@ TEST(EnergyMonitorTest, AppendsTheProfileCsvFormat) {
   FakeGpu gpu0(&clock, GpuOptions(0, 100.0));
   FakeGpu gpu1(&clock, GpuOptions(1, 200.0));
   EnergyMonitorOptions options = ManualOptions();
-  options.csv_path = dir.File("log.csv");
+  const std::string csv_path = dir.File("log.csv");
+  options.window_reporter = NewCsvWindowReporter(csv_path);
   {
     ZEUS_ASSERT_OK_AND_ASSIGN(auto monitor,
                               EnergyMonitor::Create({&gpu0, &gpu1}, {}, &clock, options));
@@ -345,7 +411,7 @@ TEST(EnergyMonitorTest, AppendsTheProfileCsvFormat) {
     clock.AdvanceSeconds(1.0);
     ZEUS_ASSERT_OK(monitor->End("b").status());
   }
-  ZEUS_ASSERT_OK_AND_ASSIGN(std::string contents, ReadFileToString(options.csv_path));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::string contents, ReadFileToString(csv_path));
   EXPECT_EQ(contents,
             "start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy\n"
             "5,__GlobalPowerLimitOptimizer_300,2.5,250,500\n"

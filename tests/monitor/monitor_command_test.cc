@@ -124,6 +124,9 @@ TEST_F(MonitorCommandTest, BadDeviceListsAreClearErrors) {
       << err_;
   EXPECT_EQ(Run("--gpus 0 --powercap-root " + rapl_ + " -- true"), 1);
   EXPECT_NE(err_.find("--gpus 0: "), std::string::npos) << err_;
+  // Measuring a device twice would double its energy: refused.
+  EXPECT_EQ(Run("--cpus 0,0 --powercap-root " + rapl_ + " -- true"), 1);
+  EXPECT_NE(err_.find("--cpus: CPU 0 is listed twice"), std::string::npos) << err_;
 }
 
 TEST_F(MonitorCommandTest, ForwardsSigtermToTheChildAndKeepsItsStatus) {

@@ -1,20 +1,13 @@
+// ResolveTraceDir's order (explicit directory, $ZEUS_TRACE_DIR, bundled,
+// cache) with no network: downloads are tested in tests/fetch.
+
 #include "zeus/sim/trace_source.h"
 
-#include <httplib.h>
 #include <stdlib.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <thread>
-
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 
 #include "zeus/sim/trace.h"
-#include "zeus/util/file.h"
 
 #include "tests/testing/temp_dir.h"
 
@@ -22,122 +15,6 @@ namespace zeus {
 namespace {
 
 std::string BundledTraces() { return zeus::testing::DataDir() + "/traces/zeus-nsdi23"; }
-
-// Serves a directory (and optionally corrupts one file) on a free loopback port.
-class LoopbackTraceServer {
- public:
-  LoopbackTraceServer(std::string dir, std::string corrupt = "") : dir_(std::move(dir)) {
-    server_.Get(R"(/trace/([A-Za-z0-9_.\-]+))",
-                [this, corrupt](const httplib::Request& req, httplib::Response& res) {
-                  ++requests_;
-                  const std::string name = req.matches[1];
-                  StatusOr<std::string> body = ReadFileToString(dir_ + "/" + name);
-                  if (!body.ok()) {
-                    res.status = 404;
-                    return;
-                  }
-                  std::string data = *body;
-                  if (name == corrupt) data[data.size() / 2] ^= 1;
-                  res.set_content(data, "text/csv");
-                });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  ~LoopbackTraceServer() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/trace"; }
-  int requests() const { return requests_; }
-
- private:
-  std::string dir_;
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
-  std::atomic<int> requests_{0};
-};
-
-TEST(TraceSourceTest, BundledJobsAndChecksumsMatchTheBundledTraces) {
-  ASSERT_TRUE(IsCompleteTraceDir(BundledTraces())) << BundledTraces();
-  ZEUS_ASSERT_OK_AND_ASSIGN(std::string jobs, ReadFileToString(BundledTraces() + "/jobs.csv"));
-  EXPECT_EQ(BundledJobsCsv(), jobs);
-  for (const TraceFile& file : PublicTraceFiles()) {
-    ZEUS_ASSERT_OK_AND_ASSIGN(std::string data,
-                              ReadFileToString(BundledTraces() + "/" + file.name));
-    EXPECT_EQ(Sha256Hex(data), file.sha256) << file.name;
-  }
-}
-
-TEST(TraceSourceTest, Sha256OfKnownInput) {
-  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-}
-
-TEST(TraceSourceTest, DownloadsVerifiesAndCachesFromLoopbackServer) {
-  ASSERT_TRUE(IsCompleteTraceDir(BundledTraces())) << BundledTraces();
-  LoopbackTraceServer server(BundledTraces());
-  testing::TempDir cache;
-  const std::string dir = cache.path() + "/nested/traces";
-  uint64_t last_received = 0;
-  ZEUS_ASSERT_OK(DownloadTraces(
-      server.base_url(), dir,
-      [&](uint64_t received, uint64_t, const std::string&) { last_received = received; }));
-  EXPECT_GT(last_received, 0u);
-  EXPECT_EQ(server.requests(), 3);
-  EXPECT_TRUE(IsCompleteTraceDir(dir));
-  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<Workload> workloads, LoadWorkloads(dir, "a40"));
-  EXPECT_EQ(workloads.size(), 6u);
-  // A second call finds verified files and fetches nothing.
-  ZEUS_ASSERT_OK(DownloadTraces(server.base_url(), dir));
-  EXPECT_EQ(server.requests(), 3);
-
-  // Resolution with an empty cache downloads into the cache.
-  testing::TempDir cache2;
-  TraceSourceOptions options;
-  options.cache_dir = cache2.path() + "/traces";
-  options.base_url = server.base_url();
-  options.allow_download = true;
-  unsetenv("ZEUS_TRACE_DIR");
-  ZEUS_ASSERT_OK_AND_ASSIGN(std::string resolved, ResolveTraceDir(options));
-  EXPECT_EQ(resolved, options.cache_dir);
-  EXPECT_TRUE(IsCompleteTraceDir(resolved));
-}
-
-TEST(TraceSourceTest, ChecksumMismatchWritesNothing) {
-  ASSERT_TRUE(IsCompleteTraceDir(BundledTraces())) << BundledTraces();
-  LoopbackTraceServer server(BundledTraces(), "summary_power_v100.csv");
-  testing::TempDir cache;
-  const Status status = DownloadTraces(server.base_url(), cache.path());
-  EXPECT_EQ(status.code(), StatusCode::kIoError);
-  EXPECT_NE(status.message().find("summary_power_v100.csv: checksum mismatch"), std::string::npos)
-      << status;
-  struct stat st;
-  EXPECT_NE(stat(cache.File("summary_power_v100.csv").c_str(), &st), 0);
-  EXPECT_FALSE(IsCompleteTraceDir(cache.path()));
-}
-
-TEST(TraceSourceTest, UnreachableServerIsUnavailableWithAHint) {
-  // Bind a free port, then close it: nothing listens there.
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t length = sizeof(addr);
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length), 0);
-  const int port = ntohs(addr.sin_port);
-  close(fd);
-  testing::TempDir cache;
-  TraceSourceOptions options;
-  options.cache_dir = cache.path();
-  options.base_url = "http://127.0.0.1:" + std::to_string(port) + "/trace";
-  options.allow_download = true;
-  unsetenv("ZEUS_TRACE_DIR");
-  const Status status = ResolveTraceDir(options).status();
-  EXPECT_EQ(status.code(), StatusCode::kUnavailable);
-  EXPECT_NE(status.message().find("--traces"), std::string::npos) << status;
-}
 
 TEST(TraceSourceTest, ExplicitAndEnvironmentDirectoriesComeFirst) {
   testing::TempDir empty;
@@ -166,14 +43,31 @@ TEST(TraceSourceTest, BundledTracesComeBeforeTheCacheAndNeedNoNetwork) {
   TraceSourceOptions options;
   options.cache_dir = cache.path();
   options.bundled_dir = BundledTraces();
-  // Nothing listens here: any download attempt would fail.
-  options.base_url = "http://127.0.0.1:1/trace";
+  int downloads = 0;
+  options.download = [&](const std::string&, const std::string&, const DownloadProgress&) {
+    ++downloads;
+    return UnavailableError("offline");
+  };
   unsetenv("ZEUS_TRACE_DIR");
   ZEUS_ASSERT_OK_AND_ASSIGN(std::string dir, ResolveTraceDir(options));
   EXPECT_EQ(dir, BundledTraces());
+  EXPECT_EQ(downloads, 0);
   // Asking for a download skips the bundled set.
   options.allow_download = true;
   EXPECT_EQ(ResolveTraceDir(options).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(downloads, 1);
+}
+
+TEST(TraceSourceTest, WithoutADownloaderAnEmptyCacheIsNotFound) {
+  testing::TempDir empty;
+  TraceSourceOptions options;
+  options.cache_dir = empty.path();
+  options.bundled_dir = empty.path() + "/nothing";
+  options.allow_download = true;
+  unsetenv("ZEUS_TRACE_DIR");
+  const Status status = ResolveTraceDir(options).status();
+  EXPECT_EQ(status.code(), StatusCode::kNotFound);
+  EXPECT_NE(status.message().find("--traces"), std::string::npos) << status;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// What this machine offers Zeus (GPUs through NVML, CPU RAPL zones, dry-run
-// state), gathered once and formatted by reporters, so that gathering never
+// What this machine offers Zeus (GPU backends and their GPUs, CPU RAPL zones,
+// dry-run state), gathered once and formatted by reporters, so that gathering never
 // prints. `zeus show-env` is its front end.
 //
 // Thread-safety: DescribeEnvironment may run on any thread; the result is a
@@ -51,8 +51,8 @@ struct CpuZoneDescription {
 
 struct EnvironmentDescription {
   bool dry_run = false;
-  // OK with the versions when NVML loaded; else why it did not.
-  StatusOr<NvmlVersions> nvml = UnavailableError("not read");
+  // Every GPU backend compiled in (see DescribeGpuBackends).
+  std::vector<GpuBackendDescription> gpu_backends;
   // Why OpenGpus failed (OK when it worked, even with zero GPUs).
   Status gpus_status;
   std::vector<GpuDescription> gpus;
@@ -61,15 +61,15 @@ struct EnvironmentDescription {
   Status cpus_status;
   std::vector<CpuZoneDescription> cpu_zones;
 
-  // True when NVML loaded and initialised, even if it lacks the version
-  // queries (old drivers).
-  bool NvmlLoaded() const { return nvml.ok() || nvml.status().code() != StatusCode::kUnavailable; }
+  // True when at least one GPU backend's library loaded.
+  bool AnyGpuBackendLoaded() const;
   // True when there is neither a GPU nor a RAPL zone.
   bool NothingToMeasure() const { return gpus.empty() && cpu_zones.empty(); }
 };
 
 struct EnvironmentOptions {
-  // Where to find NVML and which GPUs are visible. Default: the environment.
+  // Where the GPU backends look and which GPUs are visible. Default: the
+  // process environment.
   GpuOptions gpus;
   // The powercap sysfs root. Default: /sys/class/powercap.
   std::string powercap_root = "/sys/class/powercap";
@@ -84,7 +84,9 @@ EnvironmentDescription DescribeEnvironment(const EnvironmentOptions& options = {
 void WriteEnvironmentText(const EnvironmentDescription& env, std::ostream& out);
 
 // The same as a JSON document (power in W, null for what could not be read,
-// with the reason under "errors"); see tools/show_env_command.cc.
+// with the reason under "errors"): {"dry_run", "gpu_backends": [{"name",
+// "available", "versions": {component: version}, "error"}], "gpus_error",
+// "gpus": [...], "cpus": {...}, "nothing_to_measure"}.
 std::string EnvironmentToJson(const EnvironmentDescription& env);
 
 }  // namespace zeus

@@ -53,8 +53,8 @@ struct FakeGpuOptions {
   uint32_t power_limit_mw = 300'000;
   // False makes TotalEnergyMj() return kNotSupported (pre-Volta behaviour).
   bool has_energy_counter = true;
-  // The counter only moves at multiples of this period (NVML: ~100 ms).
-  // Zero = a continuous counter.
+  // The counter only moves at multiples of this period (NVML: ~100 ms), and
+  // EnergyCounterUpdatePeriod() reports it. Zero = a continuous counter.
   std::chrono::nanoseconds energy_update_period{0};
   // Real (wall-clock) time each TotalEnergyMj() call blocks, to model NVML's
   // slow counter read. Zero = instant.
@@ -97,6 +97,9 @@ class FakeGpu final : public Gpu {
   StatusOr<bool> PersistenceMode() override;
   Status SetPersistenceMode(bool enabled) override;
   StatusOr<uint64_t> TotalEnergyMj() override;
+  std::chrono::nanoseconds EnergyCounterUpdatePeriod() const override {
+    return options_.energy_update_period;
+  }
   StatusOr<uint32_t> PowerMw() override;
 
   // Makes `op` return `status` from now on (until ClearErrors). `status`
@@ -140,8 +143,10 @@ class FakeCpu final : public Cpu {
   bool HasDram() const override { return has_dram_; }
 
   void AddEnergyUj(uint64_t package_uj, uint64_t dram_uj);
-  // Makes both counters return `status` (OK clears).
-  void SetError(Status status);
+  // Makes both counters return `status` from now on (until ClearErrors).
+  // `status` must not be OK.
+  void InjectError(Status status);
+  void ClearErrors();
 
  private:
   const int index_;

@@ -7,6 +7,7 @@
 #ifndef ZEUS_DEVICE_GPU_H_
 #define ZEUS_DEVICE_GPU_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,7 +29,8 @@ class Gpu {
   Gpu& operator=(const Gpu&) = delete;
   virtual ~Gpu() = default;
 
-  // This process's index of the GPU (after CUDA_VISIBLE_DEVICES mapping).
+  // This process's index of the GPU: its position among the GPUs OpenGpus
+  // returns (for NVIDIA, the CUDA device index after CUDA_VISIBLE_DEVICES).
   virtual int index() const = 0;
 
   // Product name, e.g. "NVIDIA H100 80GB HBM3".
@@ -36,7 +38,7 @@ class Gpu {
   // Architecture name, e.g. "Volta", "Ampere", "Hopper"; "Unknown" when the
   // driver reports a code we do not know.
   virtual StatusOr<std::string> Architecture() = 0;
-  // "GPU-<uuid>" as NVML reports it.
+  // The backend's stable identifier, e.g. NVML's "GPU-<uuid>".
   virtual StatusOr<std::string> Uuid() = 0;
 
   // NVML: the range accepted by SetPowerLimitMw, in mW.
@@ -58,10 +60,15 @@ class Gpu {
   // Same permission and ZEUS_DRY_RUN contract as SetPowerLimitMw.
   virtual Status SetPersistenceMode(bool enabled) = 0;
 
-  // NVML: energy in mJ consumed since the driver was loaded; Volta and newer.
-  // kNotSupported on older GPUs (callers integrate PowerMw() instead). The
-  // counter moves only about every 100 ms, and one read may take milliseconds.
+  // Energy in mJ consumed since an arbitrary origin (NVML: since the driver
+  // was loaded; Volta and newer). kNotSupported on GPUs without an energy
+  // counter (callers integrate PowerMw() instead). The counter moves only
+  // every EnergyCounterUpdatePeriod(), and one read may take milliseconds.
   virtual StatusOr<uint64_t> TotalEnergyMj() = 0;
+  // How often TotalEnergyMj() moves: windows shorter than this cannot be
+  // measured by counter differences alone. Zero for a continuous counter.
+  // NVML: about 100 ms. A constant of the backend; cheap, never fails.
+  virtual std::chrono::nanoseconds EnergyCounterUpdatePeriod() const = 0;
   // NVML: instant board power in mW. Cheap (sub-microsecond on H100).
   virtual StatusOr<uint32_t> PowerMw() = 0;
 };

@@ -50,6 +50,8 @@
 
 namespace zeus {
 
+class WindowReporter;  // reporter.h
+
 // How a GPU's energy in a Measurement was obtained.
 enum class GpuEnergySource {
   // Difference of the NVML energy counter (exact mode).
@@ -78,8 +80,8 @@ struct Measurement {
   // How each GPU's energy was obtained.
   std::vector<GpuEnergySource> gpu_energy_source;
   // True for GPUs measured by counter whose window was shorter than the
-  // counter's update period: the value may be 0 J or one update's worth
-  // regardless of what was consumed. Not set when approximated (see
+  // counter's update period (Gpu::EnergyCounterUpdatePeriod()): the value may be 0 J or one
+  // update's worth regardless of what was consumed. Not set when approximated (see
   // gpu_energy_source).
   std::vector<bool> gpu_below_counter_resolution;
   // CPU package energy per socket, in J.
@@ -103,16 +105,14 @@ struct EnergyMonitorOptions {
   std::function<void()> sync;
   // Default: kExact.
   EnergyMonitorMode mode = EnergyMonitorMode::kExact;
-  // When not empty, every successful End appends a row
-  // "start_time,window_name,elapsed_time,gpu0_energy,..." (s, s, J) to this
-  // file, writing the header first when the file is new or empty.
-  // Default: no log.
-  std::string csv_path;
-  // The period at which the GPU energy counter moves. Windows shorter than
-  // this are flagged (gpu_below_counter_resolution). Default: 100 ms (NVML).
-  std::chrono::nanoseconds counter_update_period = std::chrono::milliseconds(100);
-  // Replace the counter difference of windows shorter than
-  // counter_update_period by mean(instant power at both ends) * elapsed.
+  // Receives every measurement a successful End returns (e.g. a CSV log:
+  // NewCsvWindowReporter in reporter.h); its Open runs in Create, and its
+  // errors fail Create or End. May be shared by several monitors. Default:
+  // none.
+  std::shared_ptr<WindowReporter> window_reporter;
+  // Replace the counter difference of a window shorter than a GPU's
+  // Gpu::EnergyCounterUpdatePeriod() by mean(instant power at both ends) *
+  // elapsed.
   // Default: off (flag only).
   bool approximate_short_windows = false;
   // Period of the background power sampler (one thread for all GPUs), used
@@ -135,8 +135,8 @@ class EnergyMonitor {
   // nothing to measure or null pointers, and the device error (with the GPU's
   // position as context) for a GPU whose counter read fails with anything
   // but kNotSupported. In kLowOverhead mode with background readers, blocks
-  // until every counter has moved once (at most 2 x counter_update_period +
-  // 2 x counter_poll_period).
+  // until every counter has moved once (at most 2 x the longest
+  // Gpu::EnergyCounterUpdatePeriod() + 2 x counter_poll_period).
   static StatusOr<std::unique_ptr<EnergyMonitor>> Create(std::vector<Gpu*> gpus,
                                                          std::vector<Cpu*> cpus, Clock* clock,
                                                          EnergyMonitorOptions options);
@@ -172,13 +172,6 @@ class EnergyMonitor {
  protected:
   EnergyMonitor() = default;
 };
-
-// "start_time,window_name,elapsed_time,gpu0_energy,...": the CSV log header
-// for `num_gpus` GPUs (the format of the Zeus power-limit profiles).
-std::string EnergyCsvHeader(size_t num_gpus);
-// One CSV log row for `m` (no trailing newline); a name holding a comma,
-// quote or newline is quoted as RFC 4180 says.
-std::string EnergyCsvRow(const Measurement& m);
 
 }  // namespace zeus
 

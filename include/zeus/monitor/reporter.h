@@ -1,8 +1,10 @@
-// Formats measurements for people (text) and programs (JSON). Measuring code
-// never prints; the `zeus monitor` tool hands what it measured to a reporter
-// writing to a stream it chooses.
+// Formats measurements for people (text), programs (JSON) and logs (CSV).
+// Measuring code never prints: the `zeus monitor` tool hands what it measured
+// to a MonitorReporter writing to a stream it chooses, and an EnergyMonitor
+// hands each window it closes to its WindowReporter.
 //
-// Thread-safety: a reporter is used from one thread at a time.
+// Thread-safety: a MonitorReporter is used from one thread at a time; see
+// WindowReporter for its own rule.
 
 #ifndef ZEUS_MONITOR_REPORTER_H_
 #define ZEUS_MONITOR_REPORTER_H_
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "zeus/monitor/energy_monitor.h"
+#include "zeus/status.h"
 
 namespace zeus {
 
@@ -50,6 +53,40 @@ std::unique_ptr<MonitorReporter> NewTextReporter(std::ostream* out);
 // "cpus": [{"index", "package_energy_j", "dram_energy_j"}],
 // "total_gpu_energy_j"}. `out` must outlive the reporter.
 std::unique_ptr<MonitorReporter> NewJsonReporter(std::ostream* out);
+
+// Receives the windows an EnergyMonitor closes (EnergyMonitorOptions::
+// window_reporter), e.g. to log them.
+//
+// Thread-safety: one monitor serialises its calls; a reporter shared by
+// several monitors must lock.
+class WindowReporter {
+ public:
+  virtual ~WindowReporter() = default;
+  // Called by EnergyMonitor::Create with the number of GPUs measured; an
+  // error fails Create.
+  virtual Status Open(size_t num_gpus) = 0;
+  // Called after each successful End with its measurement; an error is
+  // returned by End (the window is closed either way).
+  virtual Status ReportWindow(const Measurement& m) = 0;
+};
+
+// Appends one row "start_time,window_name,elapsed_time,gpu0_energy,..."
+// (s, s, J; the format of the Zeus power-limit profiles) per window to the
+// file `path`. Open writes the header when the file is new or empty, and
+// reads only the first line of an existing regular file: kInvalidArgument
+// naming the file when that header is for another number of GPUs. A file
+// that is not regular (a pipe, /dev/stdout) gets the header without being
+// read. Each row is appended and flushed by itself (open, write, close), so
+// a crash loses no finished window. kIoError naming the file when a write
+// fails. Thread-safe.
+std::shared_ptr<WindowReporter> NewCsvWindowReporter(std::string path);
+
+// "start_time,window_name,elapsed_time,gpu0_energy,...": the CSV log header
+// for `num_gpus` GPUs.
+std::string EnergyCsvHeader(size_t num_gpus);
+// One CSV log row for `m` (no trailing newline); a name holding a comma,
+// quote or newline is quoted as RFC 4180 says.
+std::string EnergyCsvRow(const Measurement& m);
 
 // "counter", "counter+power", "power_integration" or "instant_power_approximation".
 const char* GpuEnergySourceName(GpuEnergySource source);

@@ -6,9 +6,10 @@
 // ($XDG_CACHE_HOME/zeus/traces, else ~/.cache/zeus/traces) when it holds a
 // complete trace set. Nothing is downloaded unless asked for: with
 // allow_download, the public NSDI'23 traces of the ml-energy/zeus repository
-// are fetched into the cache (skipping the bundled ones), every file checked
-// against its SHA-256 before it is moved into place, so the cache never holds
-// a partial or altered file.
+// are fetched into the cache (skipping the bundled ones). This library does no
+// network I/O: the download is the caller's TraceSourceOptions::download
+// (zeus/fetch/trace_download.h checks every file against its SHA-256 before
+// moving it into place, so the cache never holds a partial or altered file).
 //
 // Thread-safety: functions are reentrant; two processes filling one cache at
 // once each write whole files atomically.
@@ -45,21 +46,15 @@ const std::vector<TraceFile>& PublicTraceFiles();
 // downloaded traces. These are its exact contents.
 const std::string& BundledJobsCsv();
 
-// Lower-case hex SHA-256 of `data` (OpenSSL EVP).
-std::string Sha256Hex(const std::string& data);
-
 // (bytes received so far, bytes expected or 0 when unknown, file name).
 using DownloadProgress =
     std::function<void(uint64_t received, uint64_t total, const std::string& name)>;
 
-// Downloads every PublicTraceFiles() entry from `base_url` + "/" + name into
-// `dir` (created if needed) and writes BundledJobsCsv() as jobs.csv.
-// kUnavailable when the server cannot be reached or answers non-200;
-// kIoError on a checksum mismatch (naming the file, expected and actual
-// sums) or a write failure. Files already present with the right checksum
-// are not fetched again.
-Status DownloadTraces(const std::string& base_url, const std::string& dir,
-                      const DownloadProgress& progress = nullptr);
+// Fills directory `dir` with the trace set found at `base_url` (e.g.
+// DownloadTraces of zeus/fetch/trace_download.h); an error is returned by
+// ResolveTraceDir with a hint.
+using TraceDownloader = std::function<Status(const std::string& base_url, const std::string& dir,
+                                             const DownloadProgress& progress)>;
 
 // $XDG_CACHE_HOME/zeus/traces, else $HOME/.cache/zeus/traces; kNotFound
 // when neither variable is set.
@@ -87,6 +82,8 @@ struct TraceSourceOptions {
   // Fetch the public traces into the cache (unless the cache already holds
   // them) instead of using the bundled ones. Default: never touch the network.
   bool allow_download = false;
+  // How to download; empty = downloads are off.
+  TraceDownloader download;
 };
 
 // The directory to read traces from, following the order above. An explicit

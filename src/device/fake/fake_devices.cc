@@ -201,9 +201,15 @@ void FakeCpu::AddEnergyUj(uint64_t package_uj, uint64_t dram_uj) {
   dram_uj_ += dram_uj;
 }
 
-void FakeCpu::SetError(Status status) {
+void FakeCpu::InjectError(Status status) {
+  ZEUS_CHECK(!status.ok());
   std::lock_guard<std::mutex> lock(mu_);
   error_ = std::move(status);
+}
+
+void FakeCpu::ClearErrors() {
+  std::lock_guard<std::mutex> lock(mu_);
+  error_ = Status::Ok();
 }
 
 }  // namespace zeus

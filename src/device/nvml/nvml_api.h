@@ -85,17 +85,6 @@ constexpr unsigned int kDeviceNameBufferSize = 96;     // NVML_DEVICE_NAME_V2_BU
 constexpr unsigned int kDeviceUuidBufferSize = 96;     // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 constexpr unsigned int kSystemVersionBufferSize = 80;  // NVML_SYSTEM_*_VERSION_BUFFER_SIZE
 
-// The `version` field of a versioned NVML struct: its size in the low 24
-// bits and the struct version in the high 8 (NVML_STRUCT_VERSION). A plain
-// number there makes NVML answer ARGUMENT_VERSION_MISMATCH.
-constexpr unsigned int StructVersion(size_t struct_size, unsigned int version) {
-  return static_cast<unsigned int>(struct_size) | (version << 24U);
-}
-template <typename T>
-constexpr unsigned int StructVersion(unsigned int version) {
-  return StructVersion(sizeof(T), version);
-}
-
 }  // namespace zeus::nvml
 
 #endif  // ZEUS_SRC_DEVICE_NVML_NVML_API_H_

@@ -6,6 +6,7 @@
 #ifndef ZEUS_SRC_DEVICE_NVML_NVML_GPU_H_
 #define ZEUS_SRC_DEVICE_NVML_NVML_GPU_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -48,6 +49,10 @@ class NvmlGpu final : public Gpu {
   StatusOr<bool> PersistenceMode() override;
   Status SetPersistenceMode(bool enabled) override;
   StatusOr<uint64_t> TotalEnergyMj() override;
+  // NVML: the energy counter moves about every 100 ms.
+  std::chrono::nanoseconds EnergyCounterUpdatePeriod() const override {
+    return std::chrono::milliseconds(100);
+  }
   StatusOr<uint32_t> PowerMw() override;
 
  private:

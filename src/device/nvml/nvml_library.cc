@@ -6,8 +6,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "zeus/util/env.h"
-
 #include "src/device/nvml/nvml_error.h"
 
 namespace zeus::nvml {
@@ -58,9 +56,6 @@ std::vector<NvmlSymbolSpec> BuildSymbolTable() {
 
 std::vector<std::string> CandidatePaths(const NvmlLibraryOptions& options) {
   if (!options.library_path.empty()) return {options.library_path};
-  if (std::optional<std::string> env = GetEnv("ZEUS_NVML_LIBRARY"); env && !env->empty()) {
-    return {*env};
-  }
   return {"libnvidia-ml.so.1", "libnvidia-ml.so"};
 }
 

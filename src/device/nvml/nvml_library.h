@@ -57,8 +57,9 @@ struct NvmlSymbolSpec {
 const std::vector<NvmlSymbolSpec>& NvmlSymbolTable();
 
 struct NvmlLibraryOptions {
-  // What to dlopen (a path or a soname). Default (empty): $ZEUS_NVML_LIBRARY
-  // when set, else libnvidia-ml.so.1, else libnvidia-ml.so.
+  // What to dlopen (a path or a soname). Default (empty): libnvidia-ml.so.1,
+  // else libnvidia-ml.so. ($ZEUS_NVML_LIBRARY is read by the backend, which
+  // passes it here.)
   std::string library_path;
 };
 

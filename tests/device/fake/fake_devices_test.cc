@@ -30,6 +30,7 @@ TEST(FakeGpuTest, CounterMovesOnlyAtItsUpdatePeriod) {
   EXPECT_EQ(*gpu.TotalEnergyMj(), 10'000u);
   clock.AdvanceSeconds(0.02);
   EXPECT_EQ(*gpu.TotalEnergyMj(), 20'000u);
+  EXPECT_EQ(gpu.EnergyCounterUpdatePeriod(), std::chrono::milliseconds(100));
 }
 
 TEST(FakeGpuTest, SetPowerLimitChecksRangeHonoursDryRunAndRecordsHistory) {
@@ -54,6 +55,17 @@ TEST(FakeGpuTest, InjectedErrorsAndMissingCounterAreReported) {
   EXPECT_EQ(gpu.PowerMw().status().code(), StatusCode::kUnavailable);
   gpu.ClearErrors();
   EXPECT_EQ(*gpu.PowerMw(), 100'000u);
+}
+
+TEST(FakeCpuTest, InjectedErrorsReachBothCountersUntilCleared) {
+  FakeCpu cpu(0);
+  cpu.AddEnergyUj(5, 3);
+  cpu.InjectError(PermissionDeniedError("energy_uj is root-only"));
+  EXPECT_EQ(cpu.PackageEnergyUj().status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(cpu.DramEnergyUj().status().code(), StatusCode::kPermissionDenied);
+  cpu.ClearErrors();
+  EXPECT_EQ(*cpu.PackageEnergyUj(), 5u);
+  EXPECT_EQ(*cpu.DramEnergyUj(), 3u);
 }
 
 }  // namespace

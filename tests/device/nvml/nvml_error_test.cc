@@ -57,17 +57,6 @@ TEST(NvmlErrorTest, FallsBackToOwnTableWithoutErrorString) {
 
 TEST(NvmlErrorTest, SuccessIsOk) { EXPECT_TRUE(NvmlError("nvmlInit_v2", kSuccess).ok()); }
 
-TEST(NvmlApiTest, StructVersionPutsVersionInTopByte) {
-  struct TwoInts {
-    unsigned int version;
-    unsigned int value;
-  };
-  EXPECT_EQ(StructVersion<TwoInts>(1), 8u | (1u << 24));
-  EXPECT_EQ(StructVersion(sizeof(TwoInts), 2), 0x02000008u);
-  // NVML's nvmlMemory_v2_t is 40 bytes: NVML_STRUCT_VERSION(Memory, 2).
-  EXPECT_EQ(StructVersion(40, 2), 0x02000028u);
-}
-
 TEST(NvmlArchitectureTest, NamesEveryKnownCode) {
   EXPECT_EQ(ArchitectureName(2), "Kepler");
   EXPECT_EQ(ArchitectureName(3), "Maxwell");

@@ -41,8 +41,25 @@ class NvmlLoaderTest : public ::testing::Test {
 
   static GpuOptions Library(const char* path) {
     GpuOptions options;
-    options.nvml_library = path;
+    options.environment["ZEUS_NVML_LIBRARY"] = path;
     return options;
+  }
+
+  // The NVML entry of DescribeGpuBackends.
+  static GpuBackendDescription Nvml(const GpuOptions& options = {}) {
+    for (GpuBackendDescription& backend : DescribeGpuBackends(options)) {
+      if (backend.name == "nvml") return backend;
+    }
+    ADD_FAILURE() << "no nvml backend";
+    return {};
+  }
+
+  // The version of `component` the backend reports, or "" when none.
+  static std::string Version(const GpuBackendDescription& backend, const std::string& component) {
+    for (const auto& [name, version] : backend.versions) {
+      if (name == component) return version;
+    }
+    return "";
   }
 
   testing::ScopedEnv env_;
@@ -53,16 +70,18 @@ TEST_F(NvmlLoaderTest, MissingLibraryIsUnavailableAndNamesThePath) {
   ASSERT_FALSE(gpus.ok());
   EXPECT_EQ(gpus.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(gpus.status().message(), HasSubstr("/nonexistent/libnvidia-ml.so.1"));
-  EXPECT_FALSE(GetNvmlVersions(Library("/nonexistent/libnvidia-ml.so.1")).ok());
+  EXPECT_FALSE(Nvml(Library("/nonexistent/libnvidia-ml.so.1")).status.ok());
+  EXPECT_FALSE(Nvml(Library("/nonexistent/libnvidia-ml.so.1")).loaded);
 }
 
 TEST_F(NvmlLoaderTest, ZeusNvmlLibraryOverridesThePath) {
   env_.Set("ZEUS_NVML_LIBRARY", FAKE_NVML_FULL);
   ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus());
   EXPECT_EQ(gpus.size(), 2u);
-  ZEUS_ASSERT_OK_AND_ASSIGN(NvmlVersions versions, GetNvmlVersions());
-  EXPECT_EQ(versions.driver, fake::kDriverVersion);
-  EXPECT_EQ(versions.nvml, fake::kNvmlVersion);
+  GpuBackendDescription nvml = Nvml();
+  ZEUS_ASSERT_OK(nvml.status);
+  EXPECT_EQ(Version(nvml, "driver"), fake::kDriverVersion);
+  EXPECT_EQ(Version(nvml, "nvml"), fake::kNvmlVersion);
 
   env_.Set("ZEUS_NVML_LIBRARY", "/nonexistent/libfake.so");
   auto missing = OpenGpus();
@@ -117,7 +136,7 @@ TEST_F(NvmlLoaderTest, FallsBackToV1SymbolsAndTreatsMissingOptionalsAsUnsupporte
   EXPECT_EQ(energy.status().code(), StatusCode::kNotSupported);
   EXPECT_THAT(energy.status().message(), HasSubstr("nvmlDeviceGetTotalEnergyConsumption"));
   EXPECT_EQ(gpus[1]->Architecture().status().code(), StatusCode::kNotSupported);
-  EXPECT_EQ(GetNvmlVersions(Library(FAKE_NVML_V1)).status().code(), StatusCode::kNotSupported);
+  EXPECT_EQ(Nvml(Library(FAKE_NVML_V1)).status.code(), StatusCode::kNotSupported);
 }
 
 TEST_F(NvmlLoaderTest, MissingRequiredSymbolIsUnavailableAndNamed) {
@@ -238,12 +257,12 @@ TEST_F(NvmlLoaderTest, CudaVisibleDevicesReordersGpus) {
 
 TEST_F(NvmlLoaderTest, CudaVisibleDevicesErrorsAndEmptyList) {
   GpuOptions options = Library(FAKE_NVML_FULL);
-  options.cuda_visible_devices = "";
+  options.environment["CUDA_VISIBLE_DEVICES"] = "";
   ZEUS_ASSERT_OK_AND_ASSIGN(auto none, OpenGpus(options));
   EXPECT_TRUE(none.empty());
-  options.cuda_visible_devices = "MIG-GPU-fa4e0000-1111-2222-3333-000000000000/1/0";
+  options.environment["CUDA_VISIBLE_DEVICES"] = "MIG-GPU-fa4e0000-1111-2222-3333-000000000000/1/0";
   EXPECT_EQ(OpenGpus(options).status().code(), StatusCode::kInvalidArgument);
-  options.cuda_visible_devices = "5";
+  options.environment["CUDA_VISIBLE_DEVICES"] = "5";
   auto out_of_range = OpenGpus(options);
   EXPECT_EQ(out_of_range.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(out_of_range.status().message(), HasSubstr("NVML sees 2 GPU(s)"));

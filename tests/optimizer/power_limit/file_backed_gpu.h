@@ -30,6 +30,9 @@ class FileBackedGpu final : public Gpu {
   StatusOr<bool> PersistenceMode() override { return inner_->PersistenceMode(); }
   Status SetPersistenceMode(bool enabled) override { return inner_->SetPersistenceMode(enabled); }
   StatusOr<uint64_t> TotalEnergyMj() override { return inner_->TotalEnergyMj(); }
+  std::chrono::nanoseconds EnergyCounterUpdatePeriod() const override {
+    return inner_->EnergyCounterUpdatePeriod();
+  }
   StatusOr<uint32_t> PowerMw() override { return inner_->PowerMw(); }
 
   // The limit (mW) last written to `path`, or -1 when unreadable.

@@ -1,0 +1,39 @@
+// GpuBackend: one vendor's GPU management library behind OpenGpus and
+// DescribeGpuBackends. A new vendor (AMD next) adds a directory beside nvml/
+// with a function returning its GpuBackend, and one line in GpuBackends().
+//
+// Thread-safety: backends are stateless; everything they open is owned by
+// the Gpus they return.
+
+#ifndef ZEUS_SRC_DEVICE_GPU_BACKEND_H_
+#define ZEUS_SRC_DEVICE_GPU_BACKEND_H_
+
+#include <memory>
+#include <vector>
+
+#include "zeus/device/devices.h"
+#include "zeus/device/gpu.h"
+#include "zeus/status.h"
+
+namespace zeus {
+
+struct GpuBackend {
+  // Short name, e.g. "nvml".
+  const char* name;
+  // The name for people, e.g. "NVML".
+  const char* display_name;
+  // Opens this vendor's GPUs visible to this process, in its runtime's order,
+  // numbering them (Gpu::index()) from `first_index`. kUnavailable when the
+  // vendor's library is not present.
+  StatusOr<std::vector<std::unique_ptr<Gpu>>> (*open)(const GpuOptions& options, int first_index);
+  // Loads the library and reads its versions; never fails as a whole.
+  GpuBackendDescription (*describe)(const GpuOptions& options);
+};
+
+// The backends compiled in, in the order OpenGpus tries them (registered
+// explicitly here, not by static constructors).
+const std::vector<GpuBackend>& GpuBackends();
+
+}  // namespace zeus
+
+#endif  // ZEUS_SRC_DEVICE_GPU_BACKEND_H_
