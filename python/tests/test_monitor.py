@@ -100,7 +100,7 @@ def test_low_overhead_mode_measures_windows_from_many_threads():
         t.join()
     assert len(results) == 60
     for m in results:
-        assert m.time > 0
+        assert m.time >= 0.001  # Each window spans its thread's 1 ms sleep.
         assert all(e >= 0 for e in m.gpu_energy.values())
 
 

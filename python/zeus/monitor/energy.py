@@ -10,6 +10,7 @@ its error bound).
 
 import ctypes
 import logging
+import threading
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -77,12 +78,13 @@ class ZeusMonitor:
         self.sync_with = sync_execution_with
         self._lib = _lib.lib()
         self._handle = None
-        # Whether the next boundary synchronises; set by begin/end_window.
-        self._sync_now = False
+        # Set during a begin/end_window call with sync_execution=False; every
+        # other boundary (the optimizers' included) synchronises.
+        self._skip_sync = False
         self._callback_error = None
 
         def sync_trampoline(_user):
-            if not self._sync_now:
+            if self._skip_sync:
                 return 0
             try:
                 _sync_execution(self.gpu_indices, self.sync_with)
@@ -106,19 +108,29 @@ class ZeusMonitor:
         n_cpus = self._lib.zeus_monitor_num_cpus(handle)
         self.gpu_indices = [self._lib.zeus_monitor_gpu_index(handle, i) for i in range(n_gpus)]
         self.cpu_indices = [self._lib.zeus_monitor_cpu_index(handle, i) for i in range(n_cpus)]
-        self._values = (ctypes.c_double * (2 + n_gpus + 2 * n_cpus))()
-        self._message = ctypes.create_string_buffer(_lib.MESSAGE_SIZE)
+        self._num_values = 2 + n_gpus + 2 * n_cpus
+        # Per-thread result and message buffers: windows may close on any thread.
+        self._buffers = threading.local()
+
+    def _thread_buffers(self):
+        buffers = self._buffers
+        try:
+            return buffers.values, buffers.message
+        except AttributeError:
+            buffers.values = (ctypes.c_double * self._num_values)()
+            buffers.message = ctypes.create_string_buffer(_lib.MESSAGE_SIZE)
+            return buffers.values, buffers.message
 
     # The original's names for the NVML indices of the monitored GPUs.
     @property
     def nvml_gpu_indices(self):
         return list(self.gpu_indices)
 
-    def _check(self, code):
+    def _check(self, code, message):
         if self._callback_error is not None:
             e, self._callback_error = self._callback_error, None
             raise e
-        _lib.raise_for(code, self._message)
+        _lib.raise_for(code, message)
 
     def _require_open(self):
         if self._handle is None:
@@ -128,9 +140,18 @@ class ZeusMonitor:
         """Opens window `key`. Raises AlreadyExistsError (a ValueError) when
         a window of that name is open."""
         self._require_open()
-        self._sync_now = sync_execution
-        self._check(self._lib.zeus_monitor_begin(self._handle, key.encode(), self._message,
-                                                 _lib.MESSAGE_SIZE))
+        _, message = self._thread_buffers()
+        if sync_execution:
+            code = self._lib.zeus_monitor_begin(self._handle, key.encode(), message,
+                                                _lib.MESSAGE_SIZE)
+        else:
+            self._skip_sync = True
+            try:
+                code = self._lib.zeus_monitor_begin(self._handle, key.encode(), message,
+                                                    _lib.MESSAGE_SIZE)
+            finally:
+                self._skip_sync = False
+        self._check(code, message)
 
     def end_window(self, key: str, sync_execution: bool = True,
                    cancel: bool = False) -> Measurement:
@@ -140,16 +161,24 @@ class ZeusMonitor:
         """
         self._require_open()
         name = key.encode()
+        values, message = self._thread_buffers()
         if cancel:
-            self._check(self._lib.zeus_monitor_cancel(self._handle, name, self._message,
-                                                      _lib.MESSAGE_SIZE))
+            self._check(self._lib.zeus_monitor_cancel(self._handle, name, message,
+                                                      _lib.MESSAGE_SIZE), message)
             return Measurement(time=0.0, gpu_energy={i: 0.0 for i in self.gpu_indices},
                                cpu_energy={i: 0.0 for i in self.cpu_indices} or None,
                                dram_energy={i: 0.0 for i in self.cpu_indices} or None)
-        self._sync_now = sync_execution
-        values = self._values
-        self._check(self._lib.zeus_monitor_end(self._handle, name, values, len(values),
-                                               self._message, _lib.MESSAGE_SIZE))
+        if sync_execution:
+            code = self._lib.zeus_monitor_end(self._handle, name, values, len(values), message,
+                                              _lib.MESSAGE_SIZE)
+        else:
+            self._skip_sync = True
+            try:
+                code = self._lib.zeus_monitor_end(self._handle, name, values, len(values),
+                                                  message, _lib.MESSAGE_SIZE)
+            finally:
+                self._skip_sync = False
+        self._check(code, message)
         n_gpus = len(self.gpu_indices)
         gpu = {index: values[2 + i] for i, index in enumerate(self.gpu_indices)}
         cpu = dram = None

@@ -36,7 +36,9 @@ class OptimumSelector:
     """How the optimum is picked from the profile (per training step)."""
 
     def _options(self):
-        raise NotImplementedError
+        raise InvalidArgumentError(
+            f"GlobalPowerLimitOptimizer: custom optimum selectors ({type(self).__name__}) are not "
+            f"supported; use Energy(), Time(), ZeusCost(...) or MaxSlowdownConstraint(...)")
 
 
 class Energy(OptimumSelector):
@@ -103,7 +105,7 @@ class GlobalPowerLimitOptimizer(Callback):
 
     Args:
         monitor: The ZeusMonitor whose GPUs are optimized (and measured).
-        optimum_selector: Default Time().
+        optimum_selector: Default ZeusCost(eta_knob=0.5).
         wait_steps: Steps at the maximum limit before profiling starts.
         warmup_steps: Steps at a new limit before its measurement.
         profile_steps: Fewest steps measured per limit.
@@ -126,7 +128,8 @@ class GlobalPowerLimitOptimizer(Callback):
             raise InvalidArgumentError(
                 "GlobalPowerLimitOptimizer: monitor must be a zeus.monitor.ZeusMonitor")
         self.monitor = monitor
-        self.optimum_selector = optimum_selector if optimum_selector is not None else Time()
+        self.optimum_selector = (optimum_selector if optimum_selector is not None else
+                                 ZeusCost(eta_knob=0.5, world_size=len(monitor.gpu_indices) or 1))
         if not isinstance(self.optimum_selector, OptimumSelector):
             raise InvalidArgumentError(
                 "GlobalPowerLimitOptimizer: optimum_selector must be Energy(), Time(), "

@@ -29,13 +29,10 @@ def jax_is_available(ensure_available=False):
 
 
 def _torch_cuda_ready():
+    # A program that has not imported torch has no torch work to wait for, and
+    # CUDA is never initialised here: only a program already using it syncs.
     torch = sys.modules.get("torch")
-    if torch is None:
-        if not torch_is_available():
-            return None
-        import torch
-    # Never initialise CUDA ourselves: only sync when the program already uses it.
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
         return torch
     return None
 
@@ -67,12 +64,10 @@ def all_reduce(values, operation):
     """Sums ("sum") or maxes ("max") a list of floats across the ranks of the
     initialised torch.distributed process group; the values unchanged when
     not distributed."""
-    if not torch_is_available():
+    if not is_distributed():
         return list(values)
     import torch
     import torch.distributed as dist
-    if not (dist.is_available() and dist.is_initialized()):
-        return list(values)
     device = "cpu"
     if dist.get_backend() == "nccl":
         device = torch.device("cuda", torch.cuda.current_device())
@@ -83,7 +78,7 @@ def all_reduce(values, operation):
 
 
 def is_distributed():
-    if not torch_is_available():
-        return False
-    import torch.distributed as dist
-    return dist.is_available() and dist.is_initialized()
+    """True inside an initialised torch.distributed process group (never
+    imports torch: a program that has not imported it is not distributed)."""
+    dist = sys.modules.get("torch.distributed")
+    return dist is not None and dist.is_available() and dist.is_initialized()
