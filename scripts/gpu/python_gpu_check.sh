@@ -11,7 +11,7 @@
 #     profiling (dry run), energy per recurrence vs the default batch size.
 #  3. python_ddp.py (only with >= 2 GPUs): DDP over NCCL, one process per GPU,
 #     GlobalPowerLimitOptimizer in dry run: both ranks reach the same decision.
-# Usage: OUT=/some/dir scripts/gpu/python_gpu_check.sh [1 2 3]   (about 6 minutes)
+# Usage: OUT=/some/dir scripts/gpu/python_gpu_check.sh [1 2 3]   (about 10 minutes; one check per call fits the 10-minute limit)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:?set OUT to the output directory}"
@@ -22,10 +22,11 @@ export ZEUS_DRY_RUN=1
 python="${ZEUS_GPU_PYTHON:-python3}"
 
 # A venv that sees the machine's torch, with the wheel installed offline.
-venv="$(mktemp -d)/venv"
+scratch="$(mktemp -d)"
+venv="$scratch/venv"
 "$python" -m venv --system-site-packages "$venv"
 "$venv/bin/python" -m pip install --no-index --no-deps --disable-pip-version-check -q \
-  "$build"/python/dist/zeus-*.whl 2>&1 | tee "$out/pip_install.log"
+  "$build"/python/dist/zeus-*.whl 2>&1 | tee "$scratch/pip_install.log"
 py="$venv/bin/python"
 (cd / && "$py" -c "import sys, torch, zeus; print(sys.version.split()[0], 'torch', torch.__version__, 'zeus', zeus.__version__, zeus.__file__)") \
   2>&1 | tee "$out/python_env.txt"
@@ -36,8 +37,8 @@ rc=0
 for check in $checks; do
   case "$check" in
     1) timeout 300 "$py" scripts/gpu/python_step_overhead.py --out "$out" 2>&1 | tee "$out/step_overhead.log" ;;
-    2) LD_LIBRARY_PATH="$PWD/$build/lib" timeout 400 "$py" scripts/gpu/python_recurring_job.py \
-         --zeus "$build/tools/zeus" --out "$out" 2>&1 | tee "$out/recurring_job.log" ;;
+    2) timeout 560 "$py" scripts/gpu/python_recurring_job.py --zeus "$build/tools/zeus" \
+         --zeus-lib "$PWD/$build/lib" --out "$out" 2>&1 | tee "$out/recurring_job.log" ;;
     3) if [ "$num_gpus" -ge 2 ]; then
          timeout 300 "$py" -m torch.distributed.run --standalone --nproc_per_node=2 \
            scripts/gpu/python_ddp.py --out "$out" 2>&1 | tee "$out/ddp.log"
@@ -48,9 +49,9 @@ for check in $checks; do
   [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "check $check failed"; rc=1; }
 done
 nvidia-smi -q -d POWER > "$out/nvidia_smi_power_after.txt" 2>&1
-grep -i "power limit" "$out/nvidia_smi_power_before.txt" > "$out/limits_before.txt"
-grep -i "power limit" "$out/nvidia_smi_power_after.txt" > "$out/limits_after.txt"
-if diff "$out/limits_before.txt" "$out/limits_after.txt" > /dev/null; then
+grep -i "power limit" "$out/nvidia_smi_power_before.txt" > "$scratch/limits_before.txt"
+grep -i "power limit" "$out/nvidia_smi_power_after.txt" > "$scratch/limits_after.txt"
+if diff "$scratch/limits_before.txt" "$scratch/limits_after.txt" > /dev/null; then
   echo "nvidia_smi_power_limits=unchanged" | tee -a "$out/python_env.txt"
 else
   echo "nvidia_smi_power_limits=CHANGED" | tee -a "$out/python_env.txt"; rc=1

@@ -2,13 +2,14 @@
 """End-to-end recurring job on a GPU through the zeus Python package (issue 9).
 
 A learnable synthetic task made here (no download): 16-class classification
-of points drawn around random centres in 512 dimensions with label noise; an
-MLP trains on cuda:0 until validation accuracy reaches --target. Every
+of 1M points drawn around random centres in 512 dimensions with label noise;
+an MLP trains on cuda:0 until validation accuracy reaches --target. Every
 recurrence is a full training run:
   - its batch size comes from `zeus serve` (started here on 127.0.0.1, SQLite
-    in --out) through zeus.optimizer.batch_size.BatchSizeOptimizer;
-  - a GlobalPowerLimitOptimizer profiles power limits in DRY RUN (the
-    profile is saved and loaded by later recurrences; no limit is ever set);
+    in a temporary directory) through zeus.optimizer.batch_size.BatchSizeOptimizer;
+  - a GlobalPowerLimitOptimizer profiles power limits in DRY RUN (one
+    profile per batch size, saved and reused by later recurrences with it;
+    no limit is ever set);
   - ZeusMonitor measures the energy of the whole recurrence.
 First, --baseline runs at the default batch size (no server) give the energy
 to compare with. Writes recurring_job.json and recurring_job.md (the table)
@@ -22,6 +23,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 
 import torch
 
@@ -35,16 +37,19 @@ DEFAULT_BATCH_SIZE = 256
 CLASSES, FEATURES = 16, 512
 
 
-def make_task(device, train=60_000, val=10_000, seed=0):
-    gen = torch.Generator(device="cpu").manual_seed(seed)
-    centres = torch.randn(CLASSES, FEATURES, generator=gen) * 0.35
+def make_task(device, train=1_000_000, val=20_000, seed=0):
+    """Drawn on the GPU: 16 Gaussian classes whose centres overlap enough that
+    accuracy climbs over a few epochs, 5% of labels flipped at random."""
+    gen = torch.Generator(device=device).manual_seed(seed)
+    centres = torch.randn(CLASSES, FEATURES, generator=gen, device=device) * 0.12
 
     def draw(n):
-        labels = torch.randint(0, CLASSES, (n,), generator=gen)
-        x = centres[labels] + torch.randn(n, FEATURES, generator=gen)
-        noisy = torch.rand(n, generator=gen) < 0.05
-        labels[noisy] = torch.randint(0, CLASSES, (int(noisy.sum()),), generator=gen)
-        return x.to(device), labels.to(device)
+        labels = torch.randint(0, CLASSES, (n,), generator=gen, device=device)
+        x = centres[labels] + torch.randn(n, FEATURES, generator=gen, device=device)
+        noisy = torch.rand(n, generator=gen, device=device) < 0.05
+        labels[noisy] = torch.randint(0, CLASSES, (int(noisy.sum()),), generator=gen,
+                                      device=device)
+        return x, labels
 
     return draw(train), draw(val)
 
@@ -52,8 +57,9 @@ def make_task(device, train=60_000, val=10_000, seed=0):
 def make_model(device, seed):
     torch.manual_seed(seed)
     return torch.nn.Sequential(
-        torch.nn.Linear(FEATURES, 2048), torch.nn.ReLU(), torch.nn.Linear(2048, 2048),
-        torch.nn.ReLU(), torch.nn.Linear(2048, CLASSES)).to(device)
+        torch.nn.Linear(FEATURES, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096),
+        torch.nn.ReLU(), torch.nn.Linear(4096, 4096), torch.nn.ReLU(),
+        torch.nn.Linear(4096, CLASSES)).to(device)
 
 
 def accuracy(model, x, y):
@@ -102,12 +108,13 @@ def train_run(data, batch_size, target, max_epochs, seed, plo=None, bso=None):
     return max_epochs, acc, acc >= target
 
 
-def start_server(zeus, out):
-    db = os.path.join(out, "recurring_job.db")
-    if os.path.exists(db):
-        os.remove(db)
+def start_server(zeus, lib_dir, work):
+    db = os.path.join(work, "recurring_job.db")
+    env = dict(os.environ)
+    if lib_dir:  # The server's libraries, for it alone (they could shadow torch's).
+        env["LD_LIBRARY_PATH"] = lib_dir + os.pathsep + env.get("LD_LIBRARY_PATH", "")
     proc = subprocess.Popen([zeus, "serve", "--listen", "127.0.0.1:0", "--db", f"sqlite:{db}"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     line = proc.stdout.readline()
     match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
     if not match:
@@ -119,10 +126,11 @@ def start_server(zeus, out):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--zeus", required=True, help="the zeus binary (for zeus serve)")
+    parser.add_argument("--zeus-lib", default="", help="LD_LIBRARY_PATH for the zeus binary")
     parser.add_argument("--out", required=True)
     parser.add_argument("--recurrences", type=int, default=24)
     parser.add_argument("--baseline", type=int, default=3)
-    parser.add_argument("--target", type=float, default=0.90)
+    parser.add_argument("--target", type=float, default=0.85)
     parser.add_argument("--max-epochs", type=int, default=12)
     parser.add_argument("--eta", type=float, default=0.5)
     args = parser.parse_args()
@@ -144,21 +152,26 @@ def main():
         print(f"baseline {i}: batch {DEFAULT_BATCH_SIZE}, {epochs} epochs, acc {acc:.3f}, "
               f"{m.time:.1f} s, {m.total_energy:.0f} J", flush=True)
     base_energy = statistics.mean(b["energy_j"] for b in baseline)
+    if not all(b["converged"] for b in baseline):
+        sys.exit(f"the default batch size did not reach accuracy {args.target} in "
+                 f"{args.max_epochs} epochs: lower --target")
 
-    server, url = start_server(args.zeus, args.out)
-    profile_path = os.path.join(args.out, "recurring_job_power_profile.json")
-    if os.path.exists(profile_path):
-        os.remove(profile_path)
+    work = tempfile.mkdtemp(prefix="zeus-recurring-")  # Server database, power profiles.
+    server, url = start_server(args.zeus, args.zeus_lib, work)
+    # One JIT profile per batch size (power and step time depend on it): the
+    # first run of a batch size profiles, later runs with it pin at once.
+    profile_dir = work
     job = JobSpec(job_id_prefix="gpu-recurring", batch_sizes=BATCH_SIZES,
                   default_batch_size=DEFAULT_BATCH_SIZE, eta_knob=args.eta, beta_knob=2.0,
                   target_metric=args.target, max_epochs=args.max_epochs, mab_seed=1)
     try:
         for r in range(args.recurrences):
             bso = BatchSizeOptimizer(monitor, url, job)
-            plo = GlobalPowerLimitOptimizer(monitor, ZeusCost(args.eta), wait_steps=5,
-                                            warmup_steps=5, profile_steps=20, pl_step=50,
-                                            profile_path=profile_path, min_measure_time_s=1.0)
             batch_size = bso.get_batch_size()
+            plo = GlobalPowerLimitOptimizer(
+                monitor, ZeusCost(args.eta), wait_steps=5, warmup_steps=3, profile_steps=10,
+                pl_step=100, profile_path=os.path.join(profile_dir, f"batch_{batch_size}.json"),
+                min_measure_time_s=0.3)
             monitor.begin_window("recurrence")
             epochs, acc, ok = train_run(data, batch_size, args.target, args.max_epochs,
                                         seed=r, plo=plo, bso=bso)
