@@ -1,5 +1,5 @@
-// The C ABI of python/zeus_c_api.h: a thin, exception-free shell over
-// PowerLimitOptimizer, EnergyMonitor and OpenGpus.
+// The C ABI of the power-limit optimizer (zeus_plo_*, python/zeus_c_api.h): a
+// thin, exception-free shell over PowerLimitOptimizer on a zeus_monitor.
 
 #include "python/zeus_c_api.h"
 
@@ -13,15 +13,15 @@
 #include <spdlog/spdlog.h>
 
 #include "zeus/device/clock.h"
-#include "zeus/device/devices.h"
 #include "zeus/monitor/energy_monitor.h"
 #include "zeus/optimizer/power_limit/power_limit_optimizer.h"
 #include "zeus/util/units.h"
 
+#include "python/zeus_c_internal.h"
+
 struct zeus_plo {
-  zeus::SelectedDevices devices;
-  std::vector<zeus::Gpu*> gpus;
-  std::unique_ptr<zeus::EnergyMonitor> monitor;
+  // Shared with the zeus_monitor handle, so either may be freed first.
+  std::shared_ptr<zeus::c_api::MonitorState> monitor;
   std::unique_ptr<zeus::PowerLimitOptimizer> optimizer;
 };
 
@@ -29,131 +29,52 @@ namespace {
 
 using zeus::Status;
 using zeus::StatusOr;
+using zeus::c_api::Guard;
+using zeus::c_api::NullHandle;
+using zeus::c_api::Read;
+using zeus::c_api::Report;
 
-int32_t Report(const Status& status, char* message, size_t message_size) {
-  if (message != nullptr && message_size > 0) {
-    size_t n = std::min(status.message().size(), message_size - 1);
-    std::memcpy(message, status.message().data(), n);
-    message[n] = '\0';
-  }
-  return static_cast<int32_t>(status.code());
-}
+constexpr const char* kCreate = "zeus_plo_create";
 
-// Runs `body` (returning Status), turning any escaping exception into
-// kInternal.
-template <typename Body>
-int32_t Guard(Body body, char* message, size_t message_size) {
-  try {
-    return Report(body(), message, message_size);
-  } catch (const std::exception& e) {
-    return Report(zeus::InternalError(std::string("zeus C API: ") + e.what()), message,
-                  message_size);
-  } catch (...) {
-    return Report(zeus::InternalError("zeus C API: unknown exception"), message, message_size);
-  }
-}
-
-template <typename T>
-Status Read(const nlohmann::json& j, const char* key, T* out) {
-  auto it = j.find(key);
-  if (it == j.end()) return Status::Ok();
-  try {
-    *out = it->get<T>();
-  } catch (const std::exception&) {
-    return zeus::InvalidArgumentError(std::string("zeus_plo_create: option '") + key +
-                                      "' has the wrong type: " + it->dump());
-  }
-  return Status::Ok();
-}
-
-struct ParsedOptions {
-  zeus::PowerLimitOptimizerOptions optimizer;
-  zeus::EnergyMonitorMode mode = zeus::EnergyMonitorMode::kExact;
-  std::vector<int> gpu_indices;
-  bool all_gpus = true;
-};
-
-StatusOr<ParsedOptions> ParseOptions(const char* options_json) {
-  ParsedOptions parsed;
-  std::string text = options_json == nullptr ? "{}" : options_json;
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return zeus::InvalidArgumentError("zeus_plo_create: options must be a JSON object, got " +
-                                      text);
-  }
-  static const char* const kKnown[] = {
-      "gpu_indices",        "wait_steps",         "warmup_steps",      "measure_steps",
-      "min_measure_time_s", "power_limit_step_w", "selector",          "eta",
-      "max_slowdown",       "profile_path",       "restore_on_signal", "monitor_mode"};
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    bool known = false;
-    for (const char* k : kKnown) known = known || it.key() == k;
-    if (!known) {
-      return zeus::InvalidArgumentError("zeus_plo_create: unknown option '" + it.key() + "'");
-    }
-  }
-  zeus::PowerLimitOptimizerOptions& o = parsed.optimizer;
-  ZEUS_RETURN_IF_ERROR(Read(j, "wait_steps", &o.wait_steps));
-  ZEUS_RETURN_IF_ERROR(Read(j, "warmup_steps", &o.warmup_steps));
-  ZEUS_RETURN_IF_ERROR(Read(j, "measure_steps", &o.measure_steps));
+StatusOr<zeus::PowerLimitOptimizerOptions> ParseOptimizerOptions(const nlohmann::json& j) {
+  zeus::PowerLimitOptimizerOptions o;
+  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "wait_steps", &o.wait_steps));
+  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "warmup_steps", &o.warmup_steps));
+  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "measure_steps", &o.measure_steps));
   double min_time_s = zeus::ToSeconds(o.min_measure_time);
-  ZEUS_RETURN_IF_ERROR(Read(j, "min_measure_time_s", &min_time_s));
+  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "min_measure_time_s", &min_time_s));
   o.min_measure_time = zeus::FromSeconds(min_time_s);
   double step_w = zeus::MwToW(o.power_limit_step_mw);
-  ZEUS_RETURN_IF_ERROR(Read(j, "power_limit_step_w", &step_w));
+  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "power_limit_step_w", &step_w));
   if (!(step_w >= 1.0 && step_w <= 4e6)) {
     return zeus::InvalidArgumentError("zeus_plo_create: power_limit_step_w must be >= 1, got " +
                                       std::to_string(step_w));
   }
   o.power_limit_step_mw = static_cast<uint32_t>(step_w * 1000.0);
   std::string selector = "cost";
-  ZEUS_RETURN_IF_ERROR(Read(j, "selector", &selector));
+  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "selector", &selector));
   ZEUS_ASSIGN_OR_RETURN(o.selector.kind, zeus::ParseOptimumKind(selector));
-  ZEUS_RETURN_IF_ERROR(Read(j, "eta", &o.selector.eta));
-  ZEUS_RETURN_IF_ERROR(Read(j, "max_slowdown", &o.selector.max_slowdown));
-  ZEUS_RETURN_IF_ERROR(Read(j, "profile_path", &o.profile_path));
-  ZEUS_RETURN_IF_ERROR(Read(j, "restore_on_signal", &o.restore_on_signal));
-  std::string mode = "exact";
-  ZEUS_RETURN_IF_ERROR(Read(j, "monitor_mode", &mode));
-  if (mode == "low_overhead") {
-    parsed.mode = zeus::EnergyMonitorMode::kLowOverhead;
-  } else if (mode != "exact") {
-    return zeus::InvalidArgumentError(
-        "zeus_plo_create: monitor_mode must be \"exact\" or "
-        "\"low_overhead\", got \"" +
-        mode + "\"");
-  }
-  if (j.contains("gpu_indices")) {
-    parsed.all_gpus = false;
-    ZEUS_RETURN_IF_ERROR(Read(j, "gpu_indices", &parsed.gpu_indices));
-  }
-  return parsed;
+  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "eta", &o.selector.eta));
+  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "max_slowdown", &o.selector.max_slowdown));
+  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "profile_path", &o.profile_path));
+  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "restore_on_signal", &o.restore_on_signal));
+  return o;
 }
 
-Status Create(const char* options_json, zeus_sync_fn sync, zeus_all_reduce_fn all_reduce,
-              void* user, zeus_plo** out) {
-  if (out == nullptr) return zeus::InvalidArgumentError("zeus_plo_create: out is NULL");
-  *out = nullptr;
-  ZEUS_ASSIGN_OR_RETURN(ParsedOptions parsed, ParseOptions(options_json));
-  auto plo = std::make_unique<zeus_plo>();
-  zeus::DeviceSelection selection;
-  selection.gpus_name = "zeus_plo_create: gpu_indices";
-  if (!parsed.all_gpus) selection.gpu_indices = parsed.gpu_indices;
-  selection.cpu_indices = std::vector<int>{};  // The optimizer measures GPUs only.
-  ZEUS_ASSIGN_OR_RETURN(plo->devices, zeus::OpenSelectedDevices(selection));
-  plo->gpus = plo->devices.GpuPointers();
-  zeus::EnergyMonitorOptions monitor_options;
-  monitor_options.mode = parsed.mode;
-  if (sync != nullptr) {
-    monitor_options.sync = [sync, user] {
-      if (sync(user) != 0) spdlog::warn("zeus C API: the sync callback failed");
-    };
+const std::vector<std::string> kOptimizerKeys = {
+    "wait_steps", "warmup_steps", "measure_steps", "min_measure_time_s", "power_limit_step_w",
+    "selector",   "eta",          "max_slowdown",  "profile_path",       "restore_on_signal"};
+
+Status CreateOnMonitor(std::shared_ptr<zeus::c_api::MonitorState> monitor, const nlohmann::json& j,
+                       zeus_all_reduce_fn all_reduce, void* user, zeus_plo** out) {
+  if (monitor->gpus.picked.empty() || monitor->monitor == nullptr) {
+    return zeus::InvalidArgumentError(
+        "zeus_plo_create: the monitor measures no GPU (the optimizer sets GPU power limits)");
   }
-  ZEUS_ASSIGN_OR_RETURN(
-      plo->monitor, zeus::EnergyMonitor::Create(plo->gpus, {}, zeus::RealClock(), monitor_options));
+  ZEUS_ASSIGN_OR_RETURN(zeus::PowerLimitOptimizerOptions options, ParseOptimizerOptions(j));
   if (all_reduce != nullptr) {
-    parsed.optimizer.all_reduce =
-        [all_reduce, user](const zeus::StretchTotals& local) -> StatusOr<zeus::StretchTotals> {
+    options.all_reduce = [all_reduce,
+                          user](const zeus::StretchTotals& local) -> StatusOr<zeus::StretchTotals> {
       zeus::StretchTotals t = local;
       int32_t num_gpus = t.num_gpus;
       if (all_reduce(&t.energy_j, &t.time_s, &num_gpus, user) != 0) {
@@ -163,22 +84,61 @@ Status Create(const char* options_json, zeus_sync_fn sync, zeus_all_reduce_fn al
       return t;
     };
   }
-  ZEUS_ASSIGN_OR_RETURN(plo->optimizer,
-                        zeus::PowerLimitOptimizer::Create(plo->gpus, plo->monitor.get(),
-                                                          zeus::RealClock(), parsed.optimizer));
+  auto plo = std::make_unique<zeus_plo>();
+  plo->monitor = std::move(monitor);
+  ZEUS_ASSIGN_OR_RETURN(plo->optimizer, zeus::PowerLimitOptimizer::Create(
+                                            plo->monitor->gpus.picked, plo->monitor->monitor.get(),
+                                            zeus::RealClock(), options));
   *out = plo.release();
   return Status::Ok();
 }
 
-Status NullHandle(const char* fn) {
-  return zeus::InvalidArgumentError(std::string(fn) + ": NULL handle");
+Status Create(const char* options_json, zeus_sync_fn sync, zeus_all_reduce_fn all_reduce,
+              void* user, zeus_plo** out) {
+  if (out == nullptr) return zeus::InvalidArgumentError("zeus_plo_create: out is NULL");
+  *out = nullptr;
+  std::vector<std::string> keys = kOptimizerKeys;
+  keys.push_back("gpu_indices");
+  keys.push_back("monitor_mode");
+  ZEUS_ASSIGN_OR_RETURN(nlohmann::json j, zeus::c_api::ParseObject(kCreate, options_json, keys));
+  nlohmann::json monitor_options = nlohmann::json::object();
+  monitor_options["cpu_indices"] = nlohmann::json::array();
+  if (j.contains("gpu_indices")) monitor_options["gpu_indices"] = j["gpu_indices"];
+  if (j.contains("monitor_mode")) monitor_options["mode"] = j["monitor_mode"];
+  j.erase("gpu_indices");
+  j.erase("monitor_mode");
+  zeus_monitor* monitor = nullptr;
+  char message[1024];
+  int32_t code = zeus_monitor_create(monitor_options.dump().c_str(), sync, user, &monitor, message,
+                                     sizeof(message));
+  if (code != 0) {
+    return Status(static_cast<zeus::StatusCode>(code), message);
+  }
+  std::unique_ptr<zeus_monitor> owner(monitor);
+  if (owner->state->gpus.picked.empty()) {
+    return zeus::UnavailableError("zeus_plo_create: no GPUs found");
+  }
+  return CreateOnMonitor(owner->state, j, all_reduce, user, out);
 }
 
 }  // namespace
 
 extern "C" {
 
-int32_t zeus_c_api_version(void) { return 1; }
+int32_t zeus_plo_create_on_monitor(zeus_monitor* monitor, const char* options_json,
+                                   zeus_all_reduce_fn all_reduce, void* user, zeus_plo** out,
+                                   char* message, size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        if (out == nullptr) return zeus::InvalidArgumentError("zeus_plo_create: out is NULL");
+        *out = nullptr;
+        if (monitor == nullptr) return NullHandle("zeus_plo_create_on_monitor");
+        ZEUS_ASSIGN_OR_RETURN(nlohmann::json j,
+                              zeus::c_api::ParseObject(kCreate, options_json, kOptimizerKeys));
+        return CreateOnMonitor(monitor->state, j, all_reduce, user, out);
+      },
+      message, message_size);
+}
 
 int32_t zeus_plo_create(const char* options_json, zeus_sync_fn sync, zeus_all_reduce_fn all_reduce,
                         void* user, zeus_plo** out, char* message, size_t message_size) {
@@ -218,15 +178,9 @@ int32_t zeus_plo_profile_json(const zeus_plo* plo, char* buffer, size_t buffer_s
   return Guard(
       [&]() -> Status {
         if (plo == nullptr) return NullHandle("zeus_plo_profile_json");
-        std::string json = zeus::ProfileToJson(plo->optimizer->profile());
-        if (length != nullptr) *length = json.size();
-        if (buffer == nullptr || buffer_size < json.size() + 1) {
-          return zeus::InvalidArgumentError("zeus_plo_profile_json: buffer of " +
-                                            std::to_string(buffer_size) + " bytes, need " +
-                                            std::to_string(json.size() + 1));
-        }
-        std::memcpy(buffer, json.c_str(), json.size() + 1);
-        return Status::Ok();
+        return zeus::c_api::CopyOut("zeus_plo_profile_json",
+                                    zeus::ProfileToJson(plo->optimizer->profile()), buffer,
+                                    buffer_size, length);
       },
       nullptr, 0);
 }

@@ -1,13 +1,27 @@
-/* A minimal C ABI over the power-limit optimizer, for ctypes and other FFIs.
+/* The C ABI of Zeus (libzeus_c.so), for ctypes and other FFIs: the energy
+ * monitor, the power monitor, the power-limit optimizer and the GPUs. The
+ * Python package `zeus` (python/zeus) is built on it. It needs nothing but
+ * glibc when built portable (scripts/gpu/python_wheel_build.sh), hence no
+ * HTTP client here: the batch-size client is pure Python.
  *
  * Opaque handles; every fallible call returns a status code (0 = OK, else the
  * zeus::StatusCode value: 1 invalid_argument, 2 not_found, 3 not_supported,
  * 4 permission_denied, 5 unavailable, 6 failed_precondition, 7 io_error,
  * 8 internal, 9 already_exists, 10 aborted) and writes the error message,
  * NUL-terminated and truncated to `message_size` bytes, to `message` (which
- * may be NULL). No C++ exception crosses this boundary.
+ * may be NULL). No C++ exception crosses this boundary. Options are JSON
+ * objects (NULL means "{}"); unknown keys are an error. Times are seconds
+ * of one monotonic clock (zeus_now_s), energies J, powers W unless a name
+ * says mW/mJ.
  *
- * Thread-safety: one handle must be used from one thread at a time. */
+ * Calls that return variable-length text (JSON) take `buffer`,
+ * `buffer_size` and `length`: *length gets the text's length (without NUL);
+ * when the buffer is too small, nothing is written to it and the call
+ * returns 1 (invalid_argument), so the caller can retry with *length + 1.
+ *
+ * Thread-safety: a monitor handle may be used from any thread (boundaries
+ * are serialised); every other handle from one thread at a time. Handles may
+ * be destroyed in any order: an optimizer keeps its monitor's GPUs alive. */
 
 #ifndef ZEUS_PYTHON_ZEUS_C_API_H_
 #define ZEUS_PYTHON_ZEUS_C_API_H_
@@ -21,7 +35,10 @@ extern "C" {
 
 #define ZEUS_C_EXPORT __attribute__((visibility("default")))
 
+typedef struct zeus_monitor zeus_monitor;
 typedef struct zeus_plo zeus_plo;
+typedef struct zeus_power_monitor zeus_power_monitor;
+typedef struct zeus_gpus zeus_gpus;
 
 /* Called before each measurement boundary (e.g. torch.cuda.synchronize).
  * Returns 0 on success; a failure is logged. */
@@ -31,17 +48,79 @@ typedef int (*zeus_sync_fn)(void* user);
  * *time_s over all ranks. Called collectively. Returns 0 on success. */
 typedef int (*zeus_all_reduce_fn)(double* energy_j, double* time_s, int32_t* num_gpus, void* user);
 
-/* The ABI version of this header: 1. */
+/* The ABI version of this header: 2. */
 ZEUS_C_EXPORT int32_t zeus_c_api_version(void);
 
-/* Creates an optimizer over this process's GPUs (NVML, CUDA order).
- * `options_json` (may be NULL or "{}") holds any of: "gpu_indices" (list of
- * CUDA indices; default all), "wait_steps", "warmup_steps", "measure_steps",
+/* Seconds on the monotonic clock every handle uses. */
+ZEUS_C_EXPORT double zeus_now_s(void);
+
+/* ---- GPUs --------------------------------------------------------------- */
+
+/* Opens this process's GPUs (NVML, CUDA order; $ZEUS_NVML_LIBRARY overrides
+ * the library). kUnavailable when NVML cannot be loaded. */
+ZEUS_C_EXPORT int32_t zeus_gpus_open(zeus_gpus** out, char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_gpus_count(const zeus_gpus* gpus);
+/* A JSON list, one object per GPU: "index", "name", "uuid", "architecture",
+ * "min_power_limit_mw", "max_power_limit_mw", "default_power_limit_mw",
+ * "power_limit_mw", "has_energy_counter"; a value that cannot be read is
+ * null. */
+ZEUS_C_EXPORT int32_t zeus_gpus_json(zeus_gpus* gpus, char* buffer, size_t buffer_size,
+                                     size_t* length, char* message, size_t message_size);
+/* Instant power (mW), energy counter (mJ) and power limit (mW) of GPU
+ * `position`. */
+ZEUS_C_EXPORT int32_t zeus_gpus_power_mw(zeus_gpus* gpus, int32_t position, uint32_t* power_mw,
+                                         char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_gpus_energy_mj(zeus_gpus* gpus, int32_t position, uint64_t* energy_mj,
+                                          char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_gpus_power_limit_mw(zeus_gpus* gpus, int32_t position,
+                                               uint32_t* power_limit_mw, char* message,
+                                               size_t message_size);
+ZEUS_C_EXPORT void zeus_gpus_destroy(zeus_gpus* gpus);
+
+/* ---- Energy monitor ----------------------------------------------------- */
+
+/* Creates an energy monitor. `options_json` keys: "gpu_indices" (CUDA
+ * indices; null or absent: every GPU, none when NVML is missing),
+ * "cpu_indices" (RAPL sockets; null or absent: every readable socket, none
+ * when RAPL cannot be read), "mode" ("exact" or "low_overhead"),
+ * "approx_instant_energy" (bool), "log_file" (CSV path),
+ * "power_sample_period_s", "counter_poll_period_s". With no GPU and no CPU,
+ * windows measure time only. `sync` may be NULL. */
+ZEUS_C_EXPORT int32_t zeus_monitor_create(const char* options_json, zeus_sync_fn sync, void* user,
+                                          zeus_monitor** out, char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_monitor_num_gpus(const zeus_monitor* monitor);
+ZEUS_C_EXPORT int32_t zeus_monitor_num_cpus(const zeus_monitor* monitor);
+/* The CUDA index of GPU `position` / the socket of CPU `position`; -1 when
+ * out of range. */
+ZEUS_C_EXPORT int32_t zeus_monitor_gpu_index(const zeus_monitor* monitor, int32_t position);
+ZEUS_C_EXPORT int32_t zeus_monitor_cpu_index(const zeus_monitor* monitor, int32_t position);
+/* Opens window `name` (9 already_exists when open). */
+ZEUS_C_EXPORT int32_t zeus_monitor_begin(zeus_monitor* monitor, const char* name, char* message,
+                                         size_t message_size);
+/* Closes window `name` (2 not_found when not open) and writes to `values`
+ * (at least 2 + num_gpus + 2 * num_cpus doubles): elapsed s, start s, then
+ * GPU energies, CPU package energies, DRAM energies (J, by position). */
+ZEUS_C_EXPORT int32_t zeus_monitor_end(zeus_monitor* monitor, const char* name, double* values,
+                                       size_t num_values, char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_monitor_cancel(zeus_monitor* monitor, const char* name, char* message,
+                                          size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_monitor_is_open(const zeus_monitor* monitor, const char* name);
+ZEUS_C_EXPORT void zeus_monitor_destroy(zeus_monitor* monitor);
+
+/* ---- Power-limit optimizer ---------------------------------------------- */
+
+/* Creates an optimizer over the GPUs of `monitor`, measuring through it.
+ * `options_json` keys: "wait_steps", "warmup_steps", "measure_steps",
  * "min_measure_time_s", "power_limit_step_w", "selector" ("energy", "time",
  * "cost", "slowdown"), "eta", "max_slowdown", "profile_path",
- * "restore_on_signal" (bool), "monitor_mode" ("exact" or "low_overhead").
- * Unknown keys are an error. `sync` and `all_reduce` may be NULL; `user` is
- * passed to both. On success *out owns the optimizer (zeus_plo_destroy). */
+ * "restore_on_signal" (bool). `all_reduce` may be NULL. kInvalidArgument when
+ * the monitor has no GPU. */
+ZEUS_C_EXPORT int32_t zeus_plo_create_on_monitor(zeus_monitor* monitor, const char* options_json,
+                                                 zeus_all_reduce_fn all_reduce, void* user,
+                                                 zeus_plo** out, char* message,
+                                                 size_t message_size);
+/* Like zeus_plo_create_on_monitor over a monitor of its own; also accepts
+ * "gpu_indices" and "monitor_mode" ("exact" or "low_overhead"). */
 ZEUS_C_EXPORT int32_t zeus_plo_create(const char* options_json, zeus_sync_fn sync,
                                       zeus_all_reduce_fn all_reduce, void* user, zeus_plo** out,
                                       char* message, size_t message_size);
@@ -59,16 +138,37 @@ ZEUS_C_EXPORT uint32_t zeus_plo_optimum_mw(const zeus_plo* plo);
 /* The limit last set on every GPU by the optimizer, in mW. */
 ZEUS_C_EXPORT uint32_t zeus_plo_current_limit_mw(const zeus_plo* plo);
 
-/* Writes the profile measured so far as JSON (the profile file format) to
- * `buffer` and its length (without NUL) to *length. When `buffer_size` is too
- * small, writes nothing to buffer and returns 1 (invalid_argument) with
- * *length set, so the caller can retry. */
+/* The profile measured so far as JSON (the profile file format). See the
+ * buffer convention above. */
 ZEUS_C_EXPORT int32_t zeus_plo_profile_json(const zeus_plo* plo, char* buffer, size_t buffer_size,
                                             size_t* length);
 
 /* Restores the GPUs (like zeus_plo_restore) and frees the optimizer. NULL is a
  * no-op. */
 ZEUS_C_EXPORT void zeus_plo_destroy(zeus_plo* plo);
+
+/* ---- Power monitor ------------------------------------------------------ */
+
+/* Samples the instant power of GPUs on one background thread.
+ * `options_json` keys: "gpu_indices" (null or absent: every GPU),
+ * "period_s" (default 0.1), "max_points_per_gpu". */
+ZEUS_C_EXPORT int32_t zeus_power_monitor_create(const char* options_json, zeus_power_monitor** out,
+                                                char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_power_monitor_num_gpus(const zeus_power_monitor* pm);
+ZEUS_C_EXPORT int32_t zeus_power_monitor_gpu_index(const zeus_power_monitor* pm, int32_t position);
+/* Energy of GPU `position` between two zeus_now_s times, in J. */
+ZEUS_C_EXPORT int32_t zeus_power_monitor_energy(const zeus_power_monitor* pm, int32_t position,
+                                                double start_s, double end_s, double* energy_j,
+                                                char* message, size_t message_size);
+/* The stored points of GPU `position` in [start_s, end_s]: at most
+ * `capacity` pairs written to times_s and powers_w; *count gets the number
+ * of points (when larger than capacity, nothing is written and 1 is
+ * returned). */
+ZEUS_C_EXPORT int32_t zeus_power_monitor_timeline(const zeus_power_monitor* pm, int32_t position,
+                                                  double start_s, double end_s, double* times_s,
+                                                  double* powers_w, size_t capacity, size_t* count,
+                                                  char* message, size_t message_size);
+ZEUS_C_EXPORT void zeus_power_monitor_destroy(zeus_power_monitor* pm);
 
 #ifdef __cplusplus
 }

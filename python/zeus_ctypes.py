@@ -118,8 +118,8 @@ def _load(path=None):
     lib.zeus_plo_profile_json.restype = ctypes.c_int32
     lib.zeus_plo_destroy.argtypes = [ctypes.c_void_p]
     lib.zeus_plo_destroy.restype = None
-    if lib.zeus_c_api_version() != 1:
-        raise UnavailableError(f"libzeus_c.so ABI version {lib.zeus_c_api_version()}, expected 1")
+    if lib.zeus_c_api_version() != 2:
+        raise UnavailableError(f"libzeus_c.so ABI version {lib.zeus_c_api_version()}, expected 2")
     return lib
 
 

@@ -11,6 +11,7 @@ packages=(
   libsqlite3-dev libpq-dev postgresql
   libssl-dev
   python3 python3-dev pybind11-dev
+  python3-venv python3-pip python3-torch python3-pytest
 )
 
 missing=()

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -47,6 +48,8 @@ struct State {
   long long reads = 0;              // NOLINT(runtime/int)
   unsigned int power_mw = 150'000;
   unsigned long long energy_step_mj = 1000;  // NOLINT(runtime/int)
+  // Power limit in W -> energy step in mJ (kEnergyStepMjByLimit).
+  std::map<unsigned int, unsigned long long> energy_step_mj_by_limit;  // NOLINT(runtime/int)
 };
 
 // A static object rather than a leaked heap one: dlclose destroys it, so
@@ -110,6 +113,14 @@ void Configure() {
   s.power_mw = static_cast<unsigned int>(EnvInt(cfg::kPowerMw, 150'000));
   s.energy_step_mj = static_cast<unsigned long long>(  // NOLINT(runtime/int)
       EnvInt(cfg::kEnergyStepMj, 1000));
+  s.energy_step_mj_by_limit.clear();
+  for (const std::string& item : EnvList(cfg::kEnergyStepMjByLimit)) {
+    size_t colon = item.find(':');
+    if (colon == std::string::npos) continue;
+    s.energy_step_mj_by_limit[static_cast<unsigned int>(std::atoll(item.c_str()))] =
+        static_cast<unsigned long long>(  // NOLINT(runtime/int)
+            std::atoll(item.c_str() + colon + 1));
+  }
 }
 
 // Looks up a handle; the handle is the device index plus one.
@@ -319,7 +330,8 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(
   if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
   if (s.energy_rc != kSuccess) return s.energy_rc;
   ++s.reads;
-  d->energy_mj += s.energy_step_mj;
+  auto by_limit = s.energy_step_mj_by_limit.find(d->limit_mw / 1000);
+  d->energy_mj += by_limit == s.energy_step_mj_by_limit.end() ? s.energy_step_mj : by_limit->second;
   *energy_mj = d->energy_mj;
   return kSuccess;
 }

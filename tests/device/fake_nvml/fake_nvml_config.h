@@ -34,6 +34,9 @@ inline constexpr char kLostAfterReads[] = "FAKE_NVML_LOST_AFTER_READS";
 inline constexpr char kPowerMw[] = "FAKE_NVML_POWER_MW";
 // Energy counter increment per read, in mJ. Default: 1000 (from 1e6 mJ).
 inline constexpr char kEnergyStepMj[] = "FAKE_NVML_ENERGY_STEP_MJ";
+// Per-limit energy model: "limit_w:step_mj,..."; a GPU whose power limit is
+// listed advances its counter by that step per read instead. Default: none.
+inline constexpr char kEnergyStepMjByLimit[] = "FAKE_NVML_ENERGY_STEP_MJ_BY_LIMIT";
 // When set, "init" and "shutdown" lines are appended to this file.
 inline constexpr char kLog[] = "FAKE_NVML_LOG";
 

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Builds the zeus wheel: the pure-Python package python/zeus plus
+libzeus_c.so, tagged py3-none-linux_x86_64 (one wheel for every CPython >= 3.9:
+the library is reached through ctypes, so nothing depends on the Python ABI).
+
+    build_wheel.py --library build/python/libzeus_c.so --out dist/
+
+Needs only the standard library (no setuptools, no network).
+"""
+
+import argparse
+import base64
+import hashlib
+import os
+import platform
+import re
+import stat
+import sys
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE_DIR = os.path.join(HERE, "zeus")
+# A fixed timestamp makes the wheel reproducible (zip cannot store < 1980).
+EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def record_hash(data):
+    digest = hashlib.sha256(data).digest()
+    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def package_files():
+    files = []
+    for root, dirs, names in os.walk(PACKAGE_DIR):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                files.append((os.path.relpath(path, HERE), path))
+    return files
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--library", required=True, help="path of libzeus_c.so")
+    parser.add_argument("--version", help="the package version (default: zeus.__version__)")
+    parser.add_argument("--out", required=True, help="directory the wheel is written to")
+    parser.add_argument("--platform-tag", default="linux_" + platform.machine(),
+                        help="wheel platform tag (default linux_<machine>)")
+    args = parser.parse_args()
+    if not os.path.isfile(args.library):
+        sys.exit(f"build_wheel.py: --library {args.library}: no such file")
+
+    name = "zeus"
+    with open(os.path.join(PACKAGE_DIR, "__init__.py")) as f:
+        package_version = re.search(r'^__version__ = "([^"]+)"', f.read(), re.M).group(1)
+    if args.version is None:
+        args.version = package_version
+    elif args.version != package_version:
+        sys.exit(f"build_wheel.py: --version {args.version} differs from zeus.__version__ "
+                 f"{package_version} (python/zeus/__init__.py)")
+    tag = f"py3-none-{args.platform_tag}"
+    dist_info = f"{name}-{args.version}.dist-info"
+    metadata = (
+        "Metadata-Version: 2.1\n"
+        f"Name: {name}\n"
+        f"Version: {args.version}\n"
+        "Summary: GPU energy measurement and optimisation for deep learning "
+        "(Zeus API on a C++ core)\n"
+        "Requires-Python: >=3.9\n"
+        "License: Apache-2.0\n")
+    wheel = ("Wheel-Version: 1.0\n"
+             "Generator: zeus build_wheel.py\n"
+             "Root-Is-Purelib: false\n"
+             f"Tag: {tag}\n")
+
+    entries = []  # (archive name, bytes, mode)
+    for arcname, path in package_files():
+        with open(path, "rb") as f:
+            entries.append((arcname, f.read(), 0o644))
+    with open(args.library, "rb") as f:
+        entries.append((f"{name}/libzeus_c.so", f.read(), 0o755))
+    entries.append((f"{dist_info}/METADATA", metadata.encode(), 0o644))
+    entries.append((f"{dist_info}/WHEEL", wheel.encode(), 0o644))
+    record_lines = [f"{n},{record_hash(d)},{len(d)}" for n, d, _ in entries]
+    record_lines.append(f"{dist_info}/RECORD,,")
+    entries.append((f"{dist_info}/RECORD", ("\n".join(record_lines) + "\n").encode(), 0o644))
+
+    os.makedirs(args.out, exist_ok=True)
+    wheel_path = os.path.join(args.out, f"{name}-{args.version}-{tag}.whl")
+    with zipfile.ZipFile(wheel_path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for arcname, data, mode in entries:
+            info = zipfile.ZipInfo(arcname, date_time=EPOCH)
+            info.external_attr = (stat.S_IFREG | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, data)
+    print(wheel_path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""Fixtures of the zeus package tests. Run by ctest (python/CMakeLists.txt)
+in a venv with the wheel installed, with ZEUS_NVML_LIBRARY naming the fake
+libnvml of tests/device (2 GPUs, limits 100-700 W, instant power 150 W, each
+energy-counter read advancing the counter by a step) and ZEUS_SERVE naming
+the `zeus` binary."""
+
+import gc
+import os
+import re
+import socket
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# The fake's energy model, per power limit in W: each counter read advances
+# the counter by this many mJ (1000 mJ at limits not listed, e.g. 700 W).
+# Per step, 400 W is the cheapest limit.
+ENERGY_STEP_MJ_BY_LIMIT = {600: 800, 500: 600, 400: 300, 300: 500, 200: 900, 100: 1200}
+os.environ["FAKE_NVML_ENERGY_STEP_MJ_BY_LIMIT"] = ",".join(
+    f"{w}:{mj}" for w, mj in ENERGY_STEP_MJ_BY_LIMIT.items())
+os.environ.pop("ZEUS_DRY_RUN", None)  # The fake accepts limits: let the optimizer set them.
+
+if "ZEUS_NVML_LIBRARY" not in os.environ:
+    pytest.exit("ZEUS_NVML_LIBRARY must name the fake libnvml (run through ctest)", returncode=2)
+
+
+@pytest.fixture(autouse=True)
+def release_devices():
+    """Frees every handle between tests, so the fake libnvml starts afresh."""
+    yield
+    gc.collect()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def zeus_server(tmp_path):
+    """A `zeus serve` on 127.0.0.1 (a free port, SQLite in tmp_path); yields
+    its URL and stops it."""
+    serve = os.environ.get("ZEUS_SERVE")
+    if not serve:
+        pytest.fail("ZEUS_SERVE must name the zeus binary (run through ctest)")
+    proc = subprocess.Popen(
+        [serve, "serve", "--listen", "127.0.0.1:0", "--db", f"sqlite:{tmp_path / 'bso.db'}"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = proc.stdout.readline()
+        match = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
+        if not match:
+            proc.kill()
+            pytest.fail(f"zeus serve did not start: {line}{proc.stdout.read()}")
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def run_python(args, env=None, timeout=300):
+    """Runs this interpreter on `args`; returns the CompletedProcess."""
+    return subprocess.run([sys.executable] + args, env=env, capture_output=True, text=True,
+                          timeout=timeout)

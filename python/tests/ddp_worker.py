@@ -1,0 +1,45 @@
+"""One rank of test_distributed.py: DDP training on gloo over fake GPU
+`rank`, with a GlobalPowerLimitOptimizer; prints the decision as JSON."""
+
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from training import batches, make_task  # noqa: E402
+from zeus.monitor import ZeusMonitor  # noqa: E402
+from zeus.optimizer.power_limit import Energy, GlobalPowerLimitOptimizer  # noqa: E402
+
+
+def main():
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.manual_seed(0)
+    model = torch.nn.parallel.DistributedDataParallel(
+        torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    x, y = make_task(seed=rank)
+    monitor = ZeusMonitor(gpu_indices=[rank])
+    plo = GlobalPowerLimitOptimizer(monitor, Energy(), wait_steps=2, warmup_steps=2,
+                                    profile_steps=3, pl_step=100, min_measure_time_s=0.0)
+    for _ in range(4):
+        for bx, by in batches(x, y, 8):
+            plo.on_step_begin()
+            opt.zero_grad()
+            loss_fn(model(bx), by).backward()
+            opt.step()
+        plo.on_epoch_end()
+    profile = plo.profile()
+    print(json.dumps({"rank": rank, "phase": plo.phase, "optimum_w": plo.optimal_power_limit,
+                      "limits_w": [m["power_limit_mw"] // 1000 for m in profile["measurements"]],
+                      "num_gpus": profile["num_gpus"]}))
+    plo.close()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""ZeusMonitor and PowerMonitor over the fake GPUs, around a real PyTorch
+training loop. In exact mode every window boundary reads each GPU's counter
+once, and each read advances the fake counter by 1 J (at the default 700 W
+limit): a window's energy per GPU is therefore the number of boundaries
+inside it (its own end included), which the tests count."""
+
+import csv
+import threading
+import time
+
+import pytest
+
+from training import Trainer, batches, make_task
+from zeus.exception import AlreadyExistsError, InvalidArgumentError, NotFoundError
+from zeus.monitor import Measurement, PowerMonitor, ZeusMonitor
+
+
+def test_windows_around_steps_and_epochs_of_a_training_loop(tmp_path):
+    log = tmp_path / "windows.csv"
+    monitor = ZeusMonitor(log_file=str(log))
+    assert monitor.gpu_indices == [0, 1]
+    x, y = make_task()
+    trainer = Trainer()
+    steps_per_epoch = len(x) // 64
+    epochs = []
+    for epoch in range(3):
+        monitor.begin_window("epoch")
+        for bx, by in batches(x, y, 64):
+            monitor.begin_window("step")
+            trainer.step(bx, by)
+            step = monitor.end_window("step")
+            assert isinstance(step, Measurement)
+            assert step.time > 0
+            assert step.gpu_energy == {0: pytest.approx(1.0), 1: pytest.approx(1.0)}
+            assert step.total_energy == pytest.approx(2.0)
+        epochs.append(monitor.end_window("epoch"))
+    for m in epochs:
+        # The nested step windows' 2 boundaries per step, plus the epoch's end.
+        assert m.gpu_energy[0] == pytest.approx(2 * steps_per_epoch + 1)
+        assert m.time > 0
+    assert trainer.accuracy(x, y) > 0.7  # It did train.
+    rows = list(csv.reader(open(log)))
+    assert rows[0][:3] == ["start_time", "window_name", "elapsed_time"]
+    assert len(rows) == 1 + 3 * steps_per_epoch + 3
+    monitor.close()
+
+
+def test_overlapping_windows_are_independent():
+    monitor = ZeusMonitor(gpu_indices=[1])
+    monitor.begin_window("a")
+    monitor.begin_window("b")
+    a = monitor.end_window("a")  # Reads: b's begin, a's end.
+    monitor.begin_window("c")
+    b = monitor.end_window("b")  # Reads: a's end, c's begin, b's end.
+    c = monitor.end_window("c")
+    assert list(a.gpu_energy) == [1]
+    assert (a.gpu_energy[1], b.gpu_energy[1], c.gpu_energy[1]) == (2.0, 3.0, 2.0)
+    assert a.time >= 0 and b.time >= a.time - 1e-3
+
+
+def test_cancel_and_errors_keep_other_windows():
+    monitor = ZeusMonitor()
+    monitor.begin_window("kept")
+    monitor.begin_window("dropped")
+    cancelled = monitor.end_window("dropped", cancel=True)
+    assert cancelled.total_energy == 0
+    with pytest.raises(NotFoundError, match="dropped"):
+        monitor.end_window("dropped")
+    with pytest.raises(KeyError):  # NotFoundError is a KeyError too.
+        monitor.end_window("never opened")
+    with pytest.raises(AlreadyExistsError, match="kept"):
+        monitor.begin_window("kept")
+    kept = monitor.end_window("kept")  # Still measures, errors and all.
+    assert kept.gpu_energy[0] > 0 and kept.time > 0
+
+
+def test_bad_arguments_raise_clear_errors():
+    with pytest.raises(InvalidArgumentError, match="gpu_indices holds 7"):
+        ZeusMonitor(gpu_indices=[7])
+    with pytest.raises(InvalidArgumentError, match="mode"):
+        ZeusMonitor(mode="fast")
+    with pytest.raises(ValueError, match="sync_execution_with"):
+        ZeusMonitor(sync_execution_with="tensorflow")
+
+
+def test_low_overhead_mode_measures_windows_from_many_threads():
+    monitor = ZeusMonitor(mode="low_overhead", counter_poll_period_s=0.005)
+    results = []
+
+    def work(name):
+        for _ in range(20):
+            monitor.begin_window(name)
+            time.sleep(0.001)
+            results.append(monitor.end_window(name))
+
+    threads = [threading.Thread(target=work, args=(f"t{i}",)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 60
+    for m in results:
+        assert m.time >= 0.001  # Each window spans its thread's 1 ms sleep.
+        assert all(e >= 0 for e in m.gpu_energy.values())
+
+
+def test_monitor_without_gpus_measures_time():
+    monitor = ZeusMonitor(gpu_indices=[], cpu_indices=[])
+    monitor.begin_window("t")
+    m = monitor.end_window("t")
+    assert m.gpu_energy == {} and m.time >= 0 and m.cpu_energy is None
+
+
+def test_power_monitor_timeline_and_energy():
+    monitor = PowerMonitor(update_period=0.02)
+    start = time.time()
+    time.sleep(0.3)
+    end = time.time()
+    timeline = monitor.get_power_timeline(gpu_index=0)
+    assert timeline[0], "no samples"
+    assert all(p == 150.0 for _, p in timeline[0])
+    energy = monitor.get_energy(start, end)
+    # 150 W held over the span: 150 W x (end - start) s.
+    assert energy[0] == pytest.approx(150.0 * (end - start), rel=1e-3)
+    assert monitor.get_power() == {0: 150.0, 1: 150.0}
+    monitor.stop()

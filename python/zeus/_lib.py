@@ -1,0 +1,150 @@
+"""Loading libzeus_c.so (the C ABI of python/zeus_c_api.h) through ctypes.
+
+ctypes.CDLL releases the GIL for the duration of every foreign call, so NVML
+reads made by the core never block other Python threads. The library is found
+at $ZEUS_C_LIBRARY, else beside this file (the wheel bundles it there).
+"""
+
+import ctypes
+import json
+import os
+import threading
+
+from zeus.exception import ERRORS_BY_CODE, UnavailableError, ZeusError
+
+ABI_VERSION = 2
+MESSAGE_SIZE = 2048
+
+SYNC_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+ALL_REDUCE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_double),
+                                 ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int32),
+                                 ctypes.c_void_p)
+
+_c = ctypes
+_P = _c.c_void_p
+_MSG = [_c.c_char_p, _c.c_size_t]
+_TEXT = [_c.c_char_p, _c.c_size_t, _c.POINTER(_c.c_size_t)]
+_I32 = _c.c_int32
+
+# name: (restype, argtypes)
+_SIGNATURES = {
+    "zeus_c_api_version": (_I32, []),
+    "zeus_now_s": (_c.c_double, []),
+    "zeus_gpus_open": (_I32, [_c.POINTER(_P)] + _MSG),
+    "zeus_gpus_count": (_I32, [_P]),
+    "zeus_gpus_json": (_I32, [_P] + _TEXT + _MSG),
+    "zeus_gpus_power_mw": (_I32, [_P, _I32, _c.POINTER(_c.c_uint32)] + _MSG),
+    "zeus_gpus_energy_mj": (_I32, [_P, _I32, _c.POINTER(_c.c_uint64)] + _MSG),
+    "zeus_gpus_power_limit_mw": (_I32, [_P, _I32, _c.POINTER(_c.c_uint32)] + _MSG),
+    "zeus_gpus_destroy": (None, [_P]),
+    "zeus_monitor_create": (_I32, [_c.c_char_p, SYNC_FN, _P, _c.POINTER(_P)] + _MSG),
+    "zeus_monitor_num_gpus": (_I32, [_P]),
+    "zeus_monitor_num_cpus": (_I32, [_P]),
+    "zeus_monitor_gpu_index": (_I32, [_P, _I32]),
+    "zeus_monitor_cpu_index": (_I32, [_P, _I32]),
+    "zeus_monitor_begin": (_I32, [_P, _c.c_char_p] + _MSG),
+    "zeus_monitor_end": (_I32, [_P, _c.c_char_p, _c.POINTER(_c.c_double), _c.c_size_t] + _MSG),
+    "zeus_monitor_cancel": (_I32, [_P, _c.c_char_p] + _MSG),
+    "zeus_monitor_is_open": (_I32, [_P, _c.c_char_p]),
+    "zeus_monitor_destroy": (None, [_P]),
+    "zeus_plo_create_on_monitor": (_I32, [_P, _c.c_char_p, ALL_REDUCE_FN, _P, _c.POINTER(_P)] +
+                                   _MSG),
+    "zeus_plo_on_step_begin": (_I32, [_P] + _MSG),
+    "zeus_plo_on_epoch_end": (_I32, [_P] + _MSG),
+    "zeus_plo_restore": (_I32, [_P] + _MSG),
+    "zeus_plo_phase": (_I32, [_P]),
+    "zeus_plo_optimum_mw": (_c.c_uint32, [_P]),
+    "zeus_plo_current_limit_mw": (_c.c_uint32, [_P]),
+    "zeus_plo_profile_json": (_I32, [_P] + _TEXT),
+    "zeus_plo_destroy": (None, [_P]),
+    "zeus_power_monitor_create": (_I32, [_c.c_char_p, _c.POINTER(_P)] + _MSG),
+    "zeus_power_monitor_num_gpus": (_I32, [_P]),
+    "zeus_power_monitor_gpu_index": (_I32, [_P, _I32]),
+    "zeus_power_monitor_energy": (_I32, [_P, _I32, _c.c_double, _c.c_double,
+                                         _c.POINTER(_c.c_double)] + _MSG),
+    "zeus_power_monitor_timeline": (_I32, [_P, _I32, _c.c_double, _c.c_double,
+                                           _c.POINTER(_c.c_double), _c.POINTER(_c.c_double),
+                                           _c.c_size_t, _c.POINTER(_c.c_size_t)] + _MSG),
+    "zeus_power_monitor_destroy": (None, [_P]),
+}
+
+_lock = threading.Lock()
+_lib = None
+
+
+def _candidates():
+    env = os.environ.get("ZEUS_C_LIBRARY")
+    if env:
+        return [env]
+    return [os.path.join(os.path.dirname(os.path.abspath(__file__)), "libzeus_c.so")]
+
+
+def lib():
+    """The loaded library, with every signature declared (loaded once)."""
+    global _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        errors = []
+        loaded = None
+        for path in _candidates():
+            try:
+                loaded = ctypes.CDLL(path)
+                break
+            except OSError as e:
+                errors.append(f"{path}: {e}")
+        if loaded is None:
+            raise UnavailableError("zeus: cannot load libzeus_c.so: " + "; ".join(errors))
+        for name, (restype, argtypes) in _SIGNATURES.items():
+            try:
+                fn = getattr(loaded, name)
+            except AttributeError:
+                raise UnavailableError(f"zeus: libzeus_c.so lacks {name} (an older build?)")
+            fn.restype = restype
+            fn.argtypes = argtypes
+        version = loaded.zeus_c_api_version()
+        if version != ABI_VERSION:
+            raise UnavailableError(
+                f"zeus: libzeus_c.so has ABI version {version}, this package needs {ABI_VERSION}")
+        _lib = loaded
+        return _lib
+
+
+def raise_for(code, message):
+    """Raises the exception class of status `code` (no-op for 0)."""
+    if code != 0:
+        text = message.value.decode("utf-8", "replace") if message is not None else ""
+        raise ERRORS_BY_CODE.get(code, ZeusError)(text, code)
+
+
+def call(fn, *args):
+    """Calls a C function whose last two parameters are the message buffer,
+    raising on a non-OK status."""
+    message = ctypes.create_string_buffer(MESSAGE_SIZE)
+    raise_for(fn(*args, message, MESSAGE_SIZE), message)
+
+
+def call_text(fn, *args):
+    """Calls a function following the buffer convention of zeus_c_api.h
+    (buffer, size, length, message...) and returns the text."""
+    length = ctypes.c_size_t(0)
+    size = 4096
+    while True:
+        buffer = ctypes.create_string_buffer(size)
+        message = ctypes.create_string_buffer(MESSAGE_SIZE)
+        code = fn(*args, buffer, size, ctypes.byref(length), message, MESSAGE_SIZE)
+        if code == 1 and length.value + 1 > size:
+            size = length.value + 1
+            continue
+        raise_for(code, message)
+        return buffer.value.decode("utf-8")
+
+
+def options_json(options):
+    """The JSON text of an options dict, dropping None values."""
+    return json.dumps({k: v for k, v in options.items() if v is not None}).encode()
+
+
+def now_s():
+    """Seconds on the core's monotonic clock."""
+    return lib().zeus_now_s()

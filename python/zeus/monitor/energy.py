@@ -1,0 +1,213 @@
+"""ZeusMonitor: time and energy of named measurement windows.
+
+Windows are keyed by name and may nest and overlap freely; each Measurement
+is what a window would have measured alone. Backed by the C++ EnergyMonitor:
+in the default exact mode every boundary reads every GPU's energy counter
+(all GPUs concurrently); with mode="low_overhead" a background reader keeps
+the counters and a boundary costs microseconds (see docs/PERFORMANCE.md for
+its error bound).
+"""
+
+import ctypes
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from zeus import _lib
+from zeus.exception import ZeusBaseError
+from zeus.utils.framework import sync_execution as _sync_execution
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Measurement:
+    """What one window measured.
+
+    Attributes:
+        time: Elapsed time of the window, in seconds.
+        gpu_energy: GPU index -> energy in J.
+        cpu_energy: CPU socket -> package energy in J (None without CPUs).
+        dram_energy: CPU socket -> DRAM energy in J (None without CPUs).
+    """
+
+    time: float
+    gpu_energy: Dict[int, float]
+    cpu_energy: Optional[Dict[int, float]] = None
+    dram_energy: Optional[Dict[int, float]] = None
+    # When the window began, in seconds of the monitor's monotonic clock.
+    start_time: float = field(default=0.0, repr=False, compare=False)
+
+    @property
+    def total_energy(self) -> float:
+        """Total GPU energy of the window, in J (as the original defines it)."""
+        return sum(self.gpu_energy.values())
+
+
+class ZeusMonitor:
+    """Measures the time and energy of named windows on GPUs and CPUs.
+
+    Args:
+        gpu_indices: CUDA indices of the GPUs to measure (respecting
+            CUDA_VISIBLE_DEVICES); None: every GPU (none when NVML is
+            missing).
+        cpu_indices: RAPL sockets to measure; None: every readable socket
+            (none when RAPL cannot be read, e.g. energy_uj is root-only).
+        approx_instant_energy: For windows shorter than the energy counter's
+            ~100 ms update period, report mean instant power x time instead
+            of a counter difference that may read 0.
+        log_file: CSV file each finished window is appended to.
+        sync_execution_with: "torch" or "jax": what to synchronise at window
+            boundaries when sync_execution is True.
+        mode: "exact" (default) or "low_overhead" (extra, see module doc).
+
+    Errors raise zeus.exception.ZeusError subclasses carrying the core's
+    message; a failed call leaves every other window as it was.
+    Thread-safety: windows may be opened and closed from any thread.
+    """
+
+    def __init__(self, gpu_indices: Optional[List[int]] = None,
+                 cpu_indices: Optional[List[int]] = None, approx_instant_energy: bool = False,
+                 log_file: Optional[str] = None, sync_execution_with: str = "torch", *,
+                 mode: str = "exact", power_sample_period_s: Optional[float] = None,
+                 counter_poll_period_s: Optional[float] = None):
+        if sync_execution_with not in ("torch", "jax"):
+            raise ValueError(
+                f'zeus: sync_execution_with must be "torch" or "jax", got {sync_execution_with!r}')
+        self.sync_with = sync_execution_with
+        self._lib = _lib.lib()
+        self._handle = None
+        # Set during a begin/end_window call with sync_execution=False; every
+        # other boundary (the optimizers' included) synchronises.
+        self._skip_sync = False
+        self._callback_error = None
+
+        def sync_trampoline(_user):
+            if self._skip_sync:
+                return 0
+            try:
+                _sync_execution(self.gpu_indices, self.sync_with)
+                return 0
+            except BaseException as e:  # Never let an exception cross into C.
+                self._callback_error = e
+                return 1
+
+        self._sync_fn = _lib.SYNC_FN(sync_trampoline)  # Lives as long as the handle.
+        handle = ctypes.c_void_p()
+        options = dict(gpu_indices=None if gpu_indices is None else list(gpu_indices),
+                       cpu_indices=None if cpu_indices is None else list(cpu_indices),
+                       approx_instant_energy=bool(approx_instant_energy), log_file=log_file,
+                       mode=mode, power_sample_period_s=power_sample_period_s,
+                       counter_poll_period_s=counter_poll_period_s)
+        self.gpu_indices = []  # Set below; the sync trampoline reads it.
+        _lib.call(self._lib.zeus_monitor_create, _lib.options_json(options), self._sync_fn, None,
+                  ctypes.byref(handle))
+        self._handle = handle
+        n_gpus = self._lib.zeus_monitor_num_gpus(handle)
+        n_cpus = self._lib.zeus_monitor_num_cpus(handle)
+        self.gpu_indices = [self._lib.zeus_monitor_gpu_index(handle, i) for i in range(n_gpus)]
+        self.cpu_indices = [self._lib.zeus_monitor_cpu_index(handle, i) for i in range(n_cpus)]
+        self._num_values = 2 + n_gpus + 2 * n_cpus
+        # Per-thread result and message buffers: windows may close on any thread.
+        self._buffers = threading.local()
+
+    def _thread_buffers(self):
+        buffers = self._buffers
+        try:
+            return buffers.values, buffers.message
+        except AttributeError:
+            buffers.values = (ctypes.c_double * self._num_values)()
+            buffers.message = ctypes.create_string_buffer(_lib.MESSAGE_SIZE)
+            return buffers.values, buffers.message
+
+    # The original's names for the NVML indices of the monitored GPUs.
+    @property
+    def nvml_gpu_indices(self):
+        return list(self.gpu_indices)
+
+    def _check(self, code, message):
+        if self._callback_error is not None:
+            e, self._callback_error = self._callback_error, None
+            raise e
+        _lib.raise_for(code, message)
+
+    def _require_open(self):
+        if self._handle is None:
+            raise ZeusBaseError("zeus: the monitor is closed")
+
+    def begin_window(self, key: str, sync_execution: bool = True) -> None:
+        """Opens window `key`. Raises AlreadyExistsError (a ValueError) when
+        a window of that name is open."""
+        self._require_open()
+        _, message = self._thread_buffers()
+        if sync_execution:
+            code = self._lib.zeus_monitor_begin(self._handle, key.encode(), message,
+                                                _lib.MESSAGE_SIZE)
+        else:
+            self._skip_sync = True
+            try:
+                code = self._lib.zeus_monitor_begin(self._handle, key.encode(), message,
+                                                    _lib.MESSAGE_SIZE)
+            finally:
+                self._skip_sync = False
+        self._check(code, message)
+
+    def end_window(self, key: str, sync_execution: bool = True,
+                   cancel: bool = False) -> Measurement:
+        """Closes window `key` and returns what it measured. With cancel,
+        drops it and returns an all-zero Measurement. Raises NotFoundError
+        (a KeyError) for a window that is not open; other windows are kept.
+        """
+        self._require_open()
+        name = key.encode()
+        values, message = self._thread_buffers()
+        if cancel:
+            self._check(self._lib.zeus_monitor_cancel(self._handle, name, message,
+                                                      _lib.MESSAGE_SIZE), message)
+            return Measurement(time=0.0, gpu_energy={i: 0.0 for i in self.gpu_indices},
+                               cpu_energy={i: 0.0 for i in self.cpu_indices} or None,
+                               dram_energy={i: 0.0 for i in self.cpu_indices} or None)
+        if sync_execution:
+            code = self._lib.zeus_monitor_end(self._handle, name, values, len(values), message,
+                                              _lib.MESSAGE_SIZE)
+        else:
+            self._skip_sync = True
+            try:
+                code = self._lib.zeus_monitor_end(self._handle, name, values, len(values),
+                                                  message, _lib.MESSAGE_SIZE)
+            finally:
+                self._skip_sync = False
+        self._check(code, message)
+        n_gpus = len(self.gpu_indices)
+        gpu = {index: values[2 + i] for i, index in enumerate(self.gpu_indices)}
+        cpu = dram = None
+        if self.cpu_indices:
+            base = 2 + n_gpus
+            n_cpus = len(self.cpu_indices)
+            cpu = {index: values[base + i] for i, index in enumerate(self.cpu_indices)}
+            dram = {index: values[base + n_cpus + i] for i, index in enumerate(self.cpu_indices)}
+        measurement = Measurement(time=values[0], gpu_energy=gpu, cpu_energy=cpu,
+                                  dram_energy=dram, start_time=values[1])
+        return measurement
+
+    def is_window_open(self, key: str) -> bool:
+        return self._handle is not None and bool(
+            self._lib.zeus_monitor_is_open(self._handle, key.encode()))
+
+    def _handle_for_optimizer(self):
+        self._require_open()
+        return self._handle
+
+    def close(self) -> None:
+        """Stops the monitor's background threads; open windows are dropped.
+        An optimizer built on this monitor keeps working."""
+        if self._handle is not None:
+            self._lib.zeus_monitor_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

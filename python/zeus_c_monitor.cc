@@ -1,0 +1,302 @@
+// The C ABI of the energy monitor (zeus_monitor_*) and the power monitor
+// (zeus_power_monitor_*).
+
+#include <spdlog/spdlog.h>
+
+#include "zeus/device/clock.h"
+#include "zeus/monitor/power_monitor.h"
+#include "zeus/util/units.h"
+
+#include "python/zeus_c_internal.h"
+
+namespace {
+
+using zeus::Status;
+using zeus::StatusOr;
+using zeus::c_api::Guard;
+using zeus::c_api::MonitorState;
+using zeus::c_api::NullHandle;
+using zeus::c_api::Read;
+using zeus::c_api::Report;
+
+Status CreateMonitor(const char* options_json, zeus_sync_fn sync, void* user, zeus_monitor** out) {
+  constexpr const char* kFn = "zeus_monitor_create";
+  if (out == nullptr) return zeus::InvalidArgumentError("zeus_monitor_create: out is NULL");
+  *out = nullptr;
+  ZEUS_ASSIGN_OR_RETURN(
+      nlohmann::json j,
+      zeus::c_api::ParseObject(kFn, options_json,
+                               {"gpu_indices", "cpu_indices", "mode", "approx_instant_energy",
+                                "log_file", "power_sample_period_s", "counter_poll_period_s"}));
+  zeus::EnergyMonitorOptions options;
+  std::string mode = "exact";
+  ZEUS_RETURN_IF_ERROR(Read(kFn, j, "mode", &mode));
+  if (mode == "low_overhead") {
+    options.mode = zeus::EnergyMonitorMode::kLowOverhead;
+  } else if (mode != "exact") {
+    return zeus::InvalidArgumentError(
+        "zeus_monitor_create: mode must be \"exact\" or \"low_overhead\", got \"" + mode + "\"");
+  }
+  ZEUS_RETURN_IF_ERROR(Read(kFn, j, "approx_instant_energy", &options.approximate_short_windows));
+  ZEUS_RETURN_IF_ERROR(Read(kFn, j, "log_file", &options.csv_path));
+  for (const char* key : {"power_sample_period_s", "counter_poll_period_s"}) {
+    double period_s = -1.0;
+    ZEUS_RETURN_IF_ERROR(Read(kFn, j, key, &period_s));
+    if (j.contains(key) && !(period_s >= 0.0 && period_s <= 3600.0)) {
+      return zeus::InvalidArgumentError(std::string("zeus_monitor_create: ") + key +
+                                        " must be in [0, 3600], got " + j[key].dump());
+    }
+    if (period_s >= 0.0) {
+      (std::string(key) == "power_sample_period_s" ? options.power_sample_period
+                                                   : options.counter_poll_period) =
+          zeus::FromSeconds(period_s);
+    }
+  }
+  auto state = std::make_shared<MonitorState>();
+  ZEUS_ASSIGN_OR_RETURN(state->gpus,
+                        zeus::c_api::SelectGpus(kFn, j.value("gpu_indices", nlohmann::json())));
+  ZEUS_ASSIGN_OR_RETURN(state->cpus,
+                        zeus::c_api::SelectCpus(kFn, j.value("cpu_indices", nlohmann::json())));
+  if (sync != nullptr) {
+    state->sync = [sync, user] {
+      if (sync(user) != 0) spdlog::warn("zeus C API: the sync callback failed");
+    };
+    options.sync = state->sync;
+  }
+  if (!state->gpus.picked.empty() || !state->cpus.picked.empty()) {
+    ZEUS_ASSIGN_OR_RETURN(state->monitor,
+                          zeus::EnergyMonitor::Create(state->gpus.picked, state->cpus.picked,
+                                                      zeus::RealClock(), options));
+  }
+  *out = new zeus_monitor{std::move(state)};
+  return Status::Ok();
+}
+
+Status CheckName(const char* fn, const zeus_monitor* monitor, const char* name) {
+  if (monitor == nullptr) return NullHandle(fn);
+  if (name == nullptr) return zeus::InvalidArgumentError(std::string(fn) + ": name is NULL");
+  return Status::Ok();
+}
+
+Status Begin(zeus_monitor* monitor, const char* name) {
+  ZEUS_RETURN_IF_ERROR(CheckName("zeus_monitor_begin", monitor, name));
+  MonitorState& s = *monitor->state;
+  if (s.monitor != nullptr) return s.monitor->Begin(name);
+  if (*name == '\0') return zeus::InvalidArgumentError("zeus_monitor_begin: empty window name");
+  if (s.sync) s.sync();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.bare_windows.emplace(name, zeus::RealClock()->Now()).second) {
+    return zeus::AlreadyExistsError(std::string("zeus_monitor_begin: window '") + name +
+                                    "' is already open");
+  }
+  return Status::Ok();
+}
+
+Status End(zeus_monitor* monitor, const char* name, double* values, size_t num_values) {
+  ZEUS_RETURN_IF_ERROR(CheckName("zeus_monitor_end", monitor, name));
+  MonitorState& s = *monitor->state;
+  const size_t need = 2 + s.gpus.picked.size() + 2 * s.cpus.picked.size();
+  if (values == nullptr || num_values < need) {
+    return zeus::InvalidArgumentError("zeus_monitor_end: values holds " +
+                                      std::to_string(num_values) + " doubles, need " +
+                                      std::to_string(need));
+  }
+  if (s.monitor == nullptr) {
+    if (s.sync) s.sync();
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.bare_windows.find(name);
+    if (it == s.bare_windows.end()) {
+      return zeus::NotFoundError(std::string("zeus_monitor_end: no open window '") + name + "'");
+    }
+    values[0] = zeus::ToSeconds(zeus::RealClock()->Now() - it->second);
+    values[1] = zeus::ToSeconds(it->second);
+    s.bare_windows.erase(it);
+    return Status::Ok();
+  }
+  ZEUS_ASSIGN_OR_RETURN(zeus::Measurement m, s.monitor->End(name));
+  size_t k = 0;
+  values[k++] = m.time_s;
+  values[k++] = m.start_time_s;
+  for (double e : m.gpu_energy_j) values[k++] = e;
+  for (double e : m.cpu_energy_j) values[k++] = e;
+  for (double e : m.dram_energy_j) values[k++] = e;
+  return Status::Ok();
+}
+
+Status Cancel(zeus_monitor* monitor, const char* name) {
+  ZEUS_RETURN_IF_ERROR(CheckName("zeus_monitor_cancel", monitor, name));
+  MonitorState& s = *monitor->state;
+  if (s.monitor != nullptr) return s.monitor->Cancel(name);
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.bare_windows.erase(name) == 0) {
+    return zeus::NotFoundError(std::string("zeus_monitor_cancel: no open window '") + name + "'");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+struct zeus_power_monitor {
+  zeus::c_api::GpuSelection gpus;
+  std::unique_ptr<zeus::PowerMonitor> monitor;
+};
+
+namespace {
+
+Status CreatePowerMonitor(const char* options_json, zeus_power_monitor** out) {
+  constexpr const char* kFn = "zeus_power_monitor_create";
+  if (out == nullptr) return zeus::InvalidArgumentError("zeus_power_monitor_create: out is NULL");
+  *out = nullptr;
+  ZEUS_ASSIGN_OR_RETURN(nlohmann::json j,
+                        zeus::c_api::ParseObject(
+                            kFn, options_json, {"gpu_indices", "period_s", "max_points_per_gpu"}));
+  zeus::PowerMonitorOptions options;
+  double period_s = zeus::ToSeconds(options.period);
+  ZEUS_RETURN_IF_ERROR(Read(kFn, j, "period_s", &period_s));
+  if (!(period_s >= 0.0 && period_s <= 3600.0)) {
+    return zeus::InvalidArgumentError(
+        "zeus_power_monitor_create: period_s must be in [0, 3600], got " +
+        std::to_string(period_s));
+  }
+  options.period = zeus::FromSeconds(period_s);
+  ZEUS_RETURN_IF_ERROR(Read(kFn, j, "max_points_per_gpu", &options.max_points_per_gpu));
+  auto pm = std::make_unique<zeus_power_monitor>();
+  ZEUS_ASSIGN_OR_RETURN(pm->gpus,
+                        zeus::c_api::SelectGpus(kFn, j.value("gpu_indices", nlohmann::json())));
+  if (pm->gpus.picked.empty()) {
+    return zeus::UnavailableError("zeus_power_monitor_create: no GPUs to monitor");
+  }
+  ZEUS_ASSIGN_OR_RETURN(pm->monitor,
+                        zeus::PowerMonitor::Create(pm->gpus.picked, zeus::RealClock(), options));
+  *out = pm.release();
+  return Status::Ok();
+}
+
+Status PowerPosition(const char* fn, const zeus_power_monitor* pm, int32_t position) {
+  if (pm == nullptr) return NullHandle(fn);
+  if (position < 0 || static_cast<size_t>(position) >= pm->gpus.picked.size()) {
+    return zeus::InvalidArgumentError(std::string(fn) + ": no GPU at position " +
+                                      std::to_string(position));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t zeus_monitor_create(const char* options_json, zeus_sync_fn sync, void* user,
+                            zeus_monitor** out, char* message, size_t message_size) {
+  return Guard([&] { return CreateMonitor(options_json, sync, user, out); }, message, message_size);
+}
+
+int32_t zeus_monitor_num_gpus(const zeus_monitor* monitor) {
+  return monitor == nullptr ? 0 : static_cast<int32_t>(monitor->state->gpus.picked.size());
+}
+
+int32_t zeus_monitor_num_cpus(const zeus_monitor* monitor) {
+  return monitor == nullptr ? 0 : static_cast<int32_t>(monitor->state->cpus.picked.size());
+}
+
+int32_t zeus_monitor_gpu_index(const zeus_monitor* monitor, int32_t position) {
+  if (position < 0 || position >= zeus_monitor_num_gpus(monitor)) return -1;
+  return monitor->state->gpus.picked[position]->index();
+}
+
+int32_t zeus_monitor_cpu_index(const zeus_monitor* monitor, int32_t position) {
+  if (position < 0 || position >= zeus_monitor_num_cpus(monitor)) return -1;
+  return monitor->state->cpus.picked[position]->index();
+}
+
+int32_t zeus_monitor_begin(zeus_monitor* monitor, const char* name, char* message,
+                           size_t message_size) {
+  return Guard([&] { return Begin(monitor, name); }, message, message_size);
+}
+
+int32_t zeus_monitor_end(zeus_monitor* monitor, const char* name, double* values, size_t num_values,
+                         char* message, size_t message_size) {
+  return Guard([&] { return End(monitor, name, values, num_values); }, message, message_size);
+}
+
+int32_t zeus_monitor_cancel(zeus_monitor* monitor, const char* name, char* message,
+                            size_t message_size) {
+  return Guard([&] { return Cancel(monitor, name); }, message, message_size);
+}
+
+int32_t zeus_monitor_is_open(const zeus_monitor* monitor, const char* name) {
+  if (monitor == nullptr || name == nullptr) return 0;
+  MonitorState& s = *monitor->state;
+  if (s.monitor != nullptr) return s.monitor->IsOpen(name) ? 1 : 0;
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.bare_windows.count(name) > 0 ? 1 : 0;
+}
+
+void zeus_monitor_destroy(zeus_monitor* monitor) {
+  try {
+    delete monitor;
+  } catch (...) {
+    spdlog::error("zeus C API: exception while destroying a monitor");
+  }
+}
+
+int32_t zeus_power_monitor_create(const char* options_json, zeus_power_monitor** out, char* message,
+                                  size_t message_size) {
+  return Guard([&] { return CreatePowerMonitor(options_json, out); }, message, message_size);
+}
+
+int32_t zeus_power_monitor_num_gpus(const zeus_power_monitor* pm) {
+  return pm == nullptr ? 0 : static_cast<int32_t>(pm->gpus.picked.size());
+}
+
+int32_t zeus_power_monitor_gpu_index(const zeus_power_monitor* pm, int32_t position) {
+  if (position < 0 || position >= zeus_power_monitor_num_gpus(pm)) return -1;
+  return pm->gpus.picked[position]->index();
+}
+
+int32_t zeus_power_monitor_energy(const zeus_power_monitor* pm, int32_t position, double start_s,
+                                  double end_s, double* energy_j, char* message,
+                                  size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(PowerPosition("zeus_power_monitor_energy", pm, position));
+        ZEUS_ASSIGN_OR_RETURN(*energy_j, pm->monitor->EnergyJ(position, zeus::FromSeconds(start_s),
+                                                              zeus::FromSeconds(end_s)));
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_power_monitor_timeline(const zeus_power_monitor* pm, int32_t position, double start_s,
+                                    double end_s, double* times_s, double* powers_w,
+                                    size_t capacity, size_t* count, char* message,
+                                    size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(PowerPosition("zeus_power_monitor_timeline", pm, position));
+        ZEUS_ASSIGN_OR_RETURN(
+            std::vector<zeus::PowerSample> samples,
+            pm->monitor->Timeline(position, zeus::FromSeconds(start_s), zeus::FromSeconds(end_s)));
+        if (count != nullptr) *count = samples.size();
+        if (times_s == nullptr || powers_w == nullptr || capacity < samples.size()) {
+          return zeus::InvalidArgumentError("zeus_power_monitor_timeline: room for " +
+                                            std::to_string(capacity) + " points, need " +
+                                            std::to_string(samples.size()));
+        }
+        for (size_t i = 0; i < samples.size(); ++i) {
+          times_s[i] = zeus::ToSeconds(samples[i].time);
+          powers_w[i] = zeus::MwToW(samples[i].power_mw);
+        }
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+void zeus_power_monitor_destroy(zeus_power_monitor* pm) {
+  try {
+    delete pm;
+  } catch (...) {
+    spdlog::error("zeus C API: exception while destroying a power monitor");
+  }
+}
+
+}  // extern "C"

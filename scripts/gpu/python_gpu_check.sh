@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Real-GPU checks of the zeus Python package (issue 9), read-only
+# (ZEUS_DRY_RUN=1: limits are logged, never set; nvidia-smi's power report is
+# compared before and after). Builds nothing: expects the portable wheel and
+# `zeus` binary of scripts/gpu/python_wheel_build.sh in build-gpu/.
+#  1. python_step_overhead.py: p50 step time of a ~1.5 ms bf16 matmul step and
+#     ResNet-18 (batch 256 and 64) without windows, with per-step windows in
+#     exact and low-overhead modes, and begin+end cost from Python.
+#  2. python_recurring_job.py: >= 20 recurrences of a job trained to a target
+#     accuracy, batch size from `zeus serve`, GlobalPowerLimitOptimizer
+#     profiling (dry run), energy per recurrence vs the default batch size.
+#  3. python_ddp.py (only with >= 2 GPUs): DDP over NCCL, one process per GPU,
+#     GlobalPowerLimitOptimizer in dry run: both ranks reach the same decision.
+# Usage: OUT=/some/dir scripts/gpu/python_gpu_check.sh [1 2 3]   (about 10 minutes; one check per call fits the 10-minute limit)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out="${OUT:?set OUT to the output directory}"
+build="${ZEUS_GPU_BUILD:-build-gpu}"
+checks="${*:-1 2 3}"
+mkdir -p "$out"
+export ZEUS_DRY_RUN=1
+python="${ZEUS_GPU_PYTHON:-python3}"
+
+# A venv that sees the machine's torch, with the wheel installed offline.
+scratch="$(mktemp -d)"
+venv="$scratch/venv"
+"$python" -m venv --system-site-packages "$venv"
+"$venv/bin/python" -m pip install --no-index --no-deps --disable-pip-version-check -q \
+  "$build"/python/dist/zeus-*.whl 2>&1 | tee "$scratch/pip_install.log"
+py="$venv/bin/python"
+(cd / && "$py" -c "import sys, torch, zeus; print(sys.version.split()[0], 'torch', torch.__version__, 'zeus', zeus.__version__, zeus.__file__)") \
+  2>&1 | tee "$out/python_env.txt"
+num_gpus="$(nvidia-smi -L | grep -c '^GPU')"
+
+nvidia-smi -q -d POWER > "$out/nvidia_smi_power_before.txt" 2>&1
+rc=0
+for check in $checks; do
+  case "$check" in
+    1) timeout 300 "$py" scripts/gpu/python_step_overhead.py --out "$out" 2>&1 | tee "$out/step_overhead.log" ;;
+    2) timeout 560 "$py" scripts/gpu/python_recurring_job.py --zeus "$build/tools/zeus" \
+         --zeus-lib "$PWD/$build/lib" --out "$out" 2>&1 | tee "$out/recurring_job.log" ;;
+    3) if [ "$num_gpus" -ge 2 ]; then
+         timeout 300 "$py" -m torch.distributed.run --standalone --nproc_per_node=2 \
+           scripts/gpu/python_ddp.py --out "$out" 2>&1 | tee "$out/ddp.log"
+       else
+         echo "check 3 skipped: $num_gpus GPU(s)" | tee "$out/ddp.log"; true
+       fi ;;
+  esac
+  [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "check $check failed"; rc=1; }
+done
+nvidia-smi -q -d POWER > "$out/nvidia_smi_power_after.txt" 2>&1
+grep -i "power limit" "$out/nvidia_smi_power_before.txt" > "$scratch/limits_before.txt"
+grep -i "power limit" "$out/nvidia_smi_power_after.txt" > "$scratch/limits_after.txt"
+if diff "$scratch/limits_before.txt" "$scratch/limits_after.txt" > /dev/null; then
+  echo "nvidia_smi_power_limits=unchanged" | tee -a "$out/python_env.txt"
+else
+  echo "nvidia_smi_power_limits=CHANGED" | tee -a "$out/python_env.txt"; rc=1
+fi
+exit "$rc"
