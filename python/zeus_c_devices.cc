@@ -1,6 +1,8 @@
 // The C ABI's shared helpers and its GPU calls (zeus_gpus_*): choosing the
 // GPUs and CPU sockets a handle works on.
 
+#include <optional>
+
 #include <spdlog/spdlog.h>
 
 #include "zeus/device/clock.h"
@@ -41,95 +43,63 @@ StatusOr<nlohmann::json> ParseObject(const char* fn, const char* options_json,
 
 namespace {
 
-StatusOr<std::vector<int>> ParseIndices(const char* fn, const char* what,
-                                        const nlohmann::json& indices) {
+// gpu_indices / cpu_indices: null = every device, else a list of integers.
+StatusOr<std::optional<std::vector<int>>> ParseIndices(const char* fn, const char* what,
+                                                       const nlohmann::json& indices) {
+  if (indices.is_null()) return std::optional<std::vector<int>>();
   std::vector<int> out;
-  if (!indices.is_array()) {
+  bool integers = indices.is_array();
+  for (const nlohmann::json& v : indices) {
+    if (!integers || !v.is_number_integer()) break;
+    out.push_back(v.get<int>());
+  }
+  if (!integers || out.size() != indices.size()) {
     return InvalidArgumentError(std::string(fn) + ": " + what +
                                 " must be a list of integers, got " + indices.dump());
   }
-  for (const nlohmann::json& v : indices) {
-    if (!v.is_number_integer()) {
-      return InvalidArgumentError(std::string(fn) + ": " + what +
-                                  " must be a list of integers, got " + indices.dump());
-    }
-    out.push_back(v.get<int>());
-  }
-  return out;
+  return std::optional<std::vector<int>>(std::move(out));
 }
 
-// Picks `indices` among `count` devices whose index() is given by `index_of`.
-template <typename Device>
-StatusOr<std::vector<Device*>> Pick(const char* fn, const char* what,
-                                    const std::vector<std::unique_ptr<Device>>& all,
-                                    const std::vector<int>& indices) {
-  std::vector<Device*> picked;
-  for (int index : indices) {
-    Device* found = nullptr;
-    for (const auto& d : all) {
-      if (d->index() == index) found = d.get();
-    }
-    if (found == nullptr) {
-      return InvalidArgumentError(std::string(fn) + ": " + what + " holds " +
-                                  std::to_string(index) + " but this process sees " +
-                                  std::to_string(all.size()));
-    }
-    for (Device* p : picked) {
-      if (p == found) {
-        return InvalidArgumentError(std::string(fn) + ": " + what + " holds " +
-                                    std::to_string(index) + " twice");
-      }
-    }
-    picked.push_back(found);
+// Opens the chosen devices through the device layer (the one place that
+// turns a choice of indices into devices); `gpus` or `cpus` is nullopt for
+// every device of that kind and empty for none.
+StatusOr<SelectedDevices> Open(const char* fn, std::optional<std::vector<int>> gpus,
+                               std::optional<std::vector<int>> cpus) {
+  DeviceSelection selection;
+  selection.gpu_indices = std::move(gpus);
+  selection.cpu_indices = std::move(cpus);
+  selection.gpus_name = std::string(fn) + ": gpu_indices";
+  selection.cpus_name = std::string(fn) + ": cpu_indices";
+  selection.require_device = false;
+  ZEUS_ASSIGN_OR_RETURN(SelectedDevices devices, OpenSelectedDevices(selection));
+  if (!devices.gpus_status.ok()) {
+    spdlog::info("{}: no GPUs measured ({})", fn, devices.gpus_status.message());
   }
-  return picked;
+  if (!devices.cpus_status.ok()) {
+    spdlog::info("{}: no CPUs measured ({})", fn, devices.cpus_status.message());
+  }
+  return devices;
 }
 
 }  // namespace
 
 StatusOr<GpuSelection> SelectGpus(const char* fn, const nlohmann::json& indices) {
+  ZEUS_ASSIGN_OR_RETURN(std::optional<std::vector<int>> wanted,
+                        ParseIndices(fn, "gpu_indices", indices));
+  ZEUS_ASSIGN_OR_RETURN(SelectedDevices devices, Open(fn, std::move(wanted), std::vector<int>{}));
   GpuSelection selection;
-  StatusOr<std::vector<std::unique_ptr<Gpu>>> gpus = OpenGpus();
-  if (indices.is_null()) {
-    if (!gpus.ok()) {
-      spdlog::info("{}: no GPUs measured ({})", fn, gpus.status().message());
-      return selection;
-    }
-    selection.all = std::move(*gpus);
-    for (auto& g : selection.all) selection.picked.push_back(g.get());
-    return selection;
-  }
-  ZEUS_ASSIGN_OR_RETURN(std::vector<int> wanted, ParseIndices(fn, "gpu_indices", indices));
-  if (wanted.empty()) return selection;
-  if (!gpus.ok()) {
-    return Status(gpus.status().code(),
-                  std::string(fn) + ": gpu_indices given but " + gpus.status().message());
-  }
-  selection.all = std::move(*gpus);
-  ZEUS_ASSIGN_OR_RETURN(selection.picked, Pick(fn, "gpu_indices", selection.all, wanted));
+  selection.picked = devices.GpuPointers();
+  selection.all = std::move(devices.gpus);
   return selection;
 }
 
 StatusOr<CpuSelection> SelectCpus(const char* fn, const nlohmann::json& indices) {
+  ZEUS_ASSIGN_OR_RETURN(std::optional<std::vector<int>> wanted,
+                        ParseIndices(fn, "cpu_indices", indices));
+  ZEUS_ASSIGN_OR_RETURN(SelectedDevices devices, Open(fn, std::vector<int>{}, std::move(wanted)));
   CpuSelection selection;
-  if (indices.is_array() && indices.empty()) return selection;
-  StatusOr<std::vector<std::unique_ptr<Cpu>>> cpus = OpenCpus();
-  if (indices.is_null()) {
-    if (!cpus.ok()) {
-      spdlog::info("{}: no CPUs measured ({})", fn, cpus.status().message());
-      return selection;
-    }
-    selection.all = std::move(*cpus);
-    for (auto& c : selection.all) selection.picked.push_back(c.get());
-    return selection;
-  }
-  ZEUS_ASSIGN_OR_RETURN(std::vector<int> wanted, ParseIndices(fn, "cpu_indices", indices));
-  if (!cpus.ok()) {
-    return Status(cpus.status().code(),
-                  std::string(fn) + ": cpu_indices given but " + cpus.status().message());
-  }
-  selection.all = std::move(*cpus);
-  ZEUS_ASSIGN_OR_RETURN(selection.picked, Pick(fn, "cpu_indices", selection.all, wanted));
+  selection.picked = devices.CpuPointers();
+  selection.all = std::move(devices.cpus);
   return selection;
 }
 

@@ -81,8 +81,9 @@ Status Read(const char* fn, const nlohmann::json& j, const char* key, T* out) {
 }
 
 // The GPUs of this process picked by `indices` (CUDA indices; null: all, and
-// none when NVML is unavailable). `all` owns every opened GPU; `picked`
-// points into it in the order of `indices`.
+// none when no GPU backend is available), opened by the device layer's
+// OpenSelectedDevices (unknown or repeated indices are kInvalidArgument).
+// `all` owns the opened GPUs; `picked` points into it in the order of `indices`.
 struct GpuSelection {
   std::vector<std::unique_ptr<Gpu>> all;
   std::vector<Gpu*> picked;

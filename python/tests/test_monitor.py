@@ -75,7 +75,7 @@ def test_cancel_and_errors_keep_other_windows():
 
 
 def test_bad_arguments_raise_clear_errors():
-    with pytest.raises(InvalidArgumentError, match="gpu_indices holds 7"):
+    with pytest.raises(InvalidArgumentError, match="gpu_indices: no GPU 7"):
         ZeusMonitor(gpu_indices=[7])
     with pytest.raises(InvalidArgumentError, match="mode"):
         ZeusMonitor(mode="fast")
