@@ -5,6 +5,7 @@
 
 #include "zeus/device/clock.h"
 #include "zeus/monitor/power_monitor.h"
+#include "zeus/monitor/reporter.h"
 #include "zeus/util/units.h"
 
 #include "python/zeus_c_internal.h"
@@ -38,7 +39,9 @@ Status CreateMonitor(const char* options_json, zeus_sync_fn sync, void* user, ze
         "zeus_monitor_create: mode must be \"exact\" or \"low_overhead\", got \"" + mode + "\"");
   }
   ZEUS_RETURN_IF_ERROR(Read(kFn, j, "approx_instant_energy", &options.approximate_short_windows));
-  ZEUS_RETURN_IF_ERROR(Read(kFn, j, "log_file", &options.csv_path));
+  std::string log_file;
+  ZEUS_RETURN_IF_ERROR(Read(kFn, j, "log_file", &log_file));
+  if (!log_file.empty()) options.window_reporter = zeus::NewCsvWindowReporter(log_file);
   for (const char* key : {"power_sample_period_s", "counter_poll_period_s"}) {
     double period_s = -1.0;
     ZEUS_RETURN_IF_ERROR(Read(kFn, j, key, &period_s));
