@@ -26,11 +26,13 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// Runs `zeus serve <args>` to completion; returns its exit code and output.
+// Runs `zeus serve <args>` to completion (killed after 60 s: a server that
+// should have refused to start fails the test instead of hanging it);
+// returns its exit code and output.
 int RunServe(const TempDir& dir, const std::string& args, std::string* output) {
   const std::string log = dir.File("serve.log");
-  int rc =
-      std::system((std::string(ZEUS_BINARY) + " serve " + args + " >" + log + " 2>&1").c_str());
+  int rc = std::system(
+      ("timeout 60 " + std::string(ZEUS_BINARY) + " serve " + args + " >" + log + " 2>&1").c_str());
   *output = ReadFileToString(log).value_or("");
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
