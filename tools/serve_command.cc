@@ -1,6 +1,7 @@
 // `zeus serve`: the batch-size optimizer server.
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -8,6 +9,9 @@
 #include <ctime>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
 
 #include "zeus/device/clock.h"
 #include "zeus/server/batch_size_service.h"
@@ -25,21 +29,92 @@ struct ServeFlags {
   std::string listen = "127.0.0.1:8000";
   std::string token_file;
   double trial_timeout_s = 24 * 3600.0;
+  double min_trial_timeout_s = 1800.0;
+  double trial_timeout_epochs = 4.0;
+  bool access_log = false;
+  std::string log_level = "info";
   int threads = 128;
   int db_connections = 32;
   size_t max_body_bytes = 1 << 20;
 };
 
+// HOST:PORT or [IPV6]:PORT; the host is returned without brackets.
 StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   size_t colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0) {
-    return InvalidArgumentError("--listen \"" + listen + "\": expected HOST:PORT");
+    return InvalidArgumentError("--listen \"" + listen + "\": expected HOST:PORT or [IPV6]:PORT");
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') {
+      return InvalidArgumentError("--listen \"" + listen + "\": expected [IPV6]:PORT");
+    }
+    host = host.substr(1, host.size() - 2);
   }
   StatusOr<int64_t> port = ParseInt64(listen.substr(colon + 1));
   if (!port.ok() || *port < 0 || *port > 65535) {
     return InvalidArgumentError("--listen \"" + listen + "\": port must be in [0, 65535]");
   }
-  return std::make_pair(listen.substr(0, colon), static_cast<int>(*port));
+  return std::make_pair(host, static_cast<int>(*port));
+}
+
+// True for addresses only this host can reach.
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// Writes `text` to stderr with write(2) only (async-signal-safe).
+void WriteStderr(const char* text) {
+  size_t length = 0;
+  while (text[length] != '\0') ++length;
+  while (length > 0) {
+    ssize_t n = write(STDERR_FILENO, text, length);
+    if (n <= 0) return;
+    text += n;
+    length -= static_cast<size_t>(n);
+  }
+}
+
+// Logs a fatal signal and dies of it (the handler is reset on entry, so the
+// re-raised signal takes its default action: core dump, exit status).
+void OnFatalSignal(int signal) {
+  const char* name = "fatal signal";
+  switch (signal) {
+    case SIGSEGV:
+      name = "SIGSEGV (invalid memory access)";
+      break;
+    case SIGBUS:
+      name = "SIGBUS (bus error)";
+      break;
+    case SIGFPE:
+      name = "SIGFPE (arithmetic error)";
+      break;
+    case SIGILL:
+      name = "SIGILL (illegal instruction)";
+      break;
+    case SIGABRT:
+      name = "SIGABRT (abort)";
+      break;
+  }
+  WriteStderr("zeus serve: killed by ");
+  WriteStderr(name);
+  WriteStderr("; the store keeps every committed request\n");
+  raise(signal);
+}
+
+// Installs OnFatalSignal for the signals of a crash, on an alternate stack
+// (the HTTP workers have their own; this one is the main thread's).
+void InstallFatalSignalHandler() {
+  static std::vector<char> alt_stack(std::max<size_t>(SIGSTKSZ, 64 * 1024));
+  stack_t stack{};
+  stack.ss_sp = alt_stack.data();
+  stack.ss_size = alt_stack.size();
+  sigaltstack(&stack, nullptr);
+  struct sigaction action {};
+  action.sa_handler = OnFatalSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND | SA_ONSTACK;
+  for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(signal, &action, nullptr);
 }
 
 Status Serve(const ServeFlags& flags) {
@@ -47,6 +122,18 @@ Status Serve(const ServeFlags& flags) {
   if (!(flags.trial_timeout_s > 0)) {
     return InvalidArgumentError("--trial-timeout-s must be > 0");
   }
+  if (!(flags.min_trial_timeout_s >= 0)) {
+    return InvalidArgumentError("--min-trial-timeout-s must be >= 0");
+  }
+  if (!(flags.trial_timeout_epochs >= 0)) {
+    return InvalidArgumentError("--trial-timeout-epochs must be >= 0");
+  }
+  const spdlog::level::level_enum level = spdlog::level::from_str(flags.log_level);
+  if (level == spdlog::level::off && flags.log_level != "off") {
+    return InvalidArgumentError("--log-level \"" + flags.log_level +
+                                "\": expected trace, debug, info, warn, error or off");
+  }
+  spdlog::set_level(level);
   HttpServerOptions options;
   options.host = address.first;
   options.port = address.second;
@@ -55,6 +142,20 @@ Status Serve(const ServeFlags& flags) {
   if (!flags.token_file.empty()) {
     ZEUS_ASSIGN_OR_RETURN(options.token, ReadTokenFile(flags.token_file));
   }
+  if (!options.token && !IsLoopback(options.host)) {
+    spdlog::warn(
+        "zeus serve: listening on {} without --token-file: anyone who can reach this address "
+        "can register, read and delete jobs",
+        options.host);
+  }
+  if (flags.access_log || spdlog::should_log(spdlog::level::debug)) {
+    options.access_log = [](const AccessLogEntry& e) {
+      // Latency -1 ms: refused before routing (malformed request line).
+      spdlog::info("access: {} {} {} {:.3f} ms {}", e.method, e.path, e.status,
+                   e.latency_s >= 0 ? e.latency_s * 1e3 : -1.0, e.remote_addr);
+    };
+  }
+  InstallFatalSignalHandler();
   // Block the stop signals before any thread starts (the SQLite store starts
   // a checkpointer) so that only the wait below receives them.
   sigset_t stop_signals;
@@ -67,12 +168,16 @@ Status Serve(const ServeFlags& flags) {
                         OpenStore(flags.db, StoreOptions{flags.db_connections}));
   BatchSizeServiceOptions service_options;
   service_options.silent_trial_timeout_s = flags.trial_timeout_s;
+  service_options.min_silent_trial_timeout_s = flags.min_trial_timeout_s;
+  service_options.silent_epochs = flags.trial_timeout_epochs;
   BatchSizeService service(store.get(), RealClock(), service_options);
 
   HttpServer server(&service, options);
   ZEUS_RETURN_IF_ERROR(server.Start());
+  const std::string shown_host =
+      options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
   std::printf("zeus serve: listening on http://%s:%d (store %s, schema version %d)\n",
-              options.host.c_str(), server.port(), std::string(store->backend()).c_str(),
+              shown_host.c_str(), server.port(), std::string(store->backend()).c_str(),
               kStoreSchemaVersion);
   std::fflush(stdout);
 
@@ -105,12 +210,29 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       "serve", "Run the batch-size optimizer server (JSON over HTTP) for recurring jobs.");
   cmd->add_option("--db", flags->db,
                   "Store: sqlite:PATH (default sqlite:zeus-batch-size.db) or postgresql://...");
-  cmd->add_option("--listen", flags->listen, "HOST:PORT to bind (port 0 picks a free one)")
+  cmd->add_option("--listen", flags->listen,
+                  "HOST:PORT or [IPV6]:PORT to bind (port 0 picks a free one); refused when "
+                  "another process listens there; a non-loopback HOST without --token-file "
+                  "logs a warning")
       ->capture_default_str();
   cmd->add_option("--token-file", flags->token_file,
                   "File holding a bearer token every request but /health must carry");
   cmd->add_option("--trial-timeout-s", flags->trial_timeout_s,
-                  "Fail dispatched trials silent for longer than this")
+                  "Fail a dispatched trial (its client gone) silent for longer than this; the "
+                  "upper limit, and the limit while no epoch time is known")
+      ->capture_default_str();
+  cmd->add_option("--trial-timeout-epochs", flags->trial_timeout_epochs,
+                  "Fail a dispatched trial sooner, once silent for this many of its (or its "
+                  "job's slowest) epochs, but never within --min-trial-timeout-s; 0 disables")
+      ->capture_default_str();
+  cmd->add_option("--min-trial-timeout-s", flags->min_trial_timeout_s,
+                  "Shortest silence after which a trial is failed")
+      ->capture_default_str();
+  cmd->add_flag("--access-log", flags->access_log,
+                "Log every request (method, path, status, latency) to stderr; also on at "
+                "--log-level debug");
+  cmd->add_option("--log-level", flags->log_level,
+                  "trace, debug, info, warn, error or off (stderr)")
       ->capture_default_str();
   cmd->add_option("--threads", flags->threads, "HTTP worker threads")
       ->capture_default_str()

@@ -1,8 +1,10 @@
 #include "zeus/server/batch_size_service.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <string>
 #include <utility>
@@ -11,6 +13,7 @@
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
+#include "src/server/input_limits.h"
 #include "src/server/optimizer_cache.h"
 
 namespace zeus {
@@ -18,6 +21,7 @@ namespace zeus {
 using nlohmann::json;
 
 using server_internal::OptimizerCache;
+using server_internal::ValidateIdentifier;
 
 namespace {
 
@@ -25,6 +29,8 @@ constexpr int kMaxAbortRetries = 5;
 constexpr int kMaxJobIdAttempts = 8;
 // Jobs whose decoded optimizer state is kept in memory.
 constexpr size_t kOptimizerCacheJobs = 4096;
+// The answer to a report that does not end the run (the original's words).
+constexpr char kKeepTraining[] = "Stop condition not met, keep training";
 
 uint64_t RandomU64() {
   std::random_device device;
@@ -97,7 +103,6 @@ StatusOr<BatchSizeOptimizer> OptimizerOf(const JobRecord& job, OptimizerCache* c
 
 void StoreOptimizer(const BatchSizeOptimizer& optimizer, JobRecord* job, OptimizerCache* cache) {
   job->state_json = optimizer.ToJson().dump();
-  job->min_cost = optimizer.min_cost();
   // Keyed by content: harmless if the transaction rolls back.
   cache->Put(job->job_id, job->state_json, optimizer);
 }
@@ -138,14 +143,29 @@ Status FailTrial(StoreTransaction& txn, JobRecord& job, TrialRecord& trial, doub
 
 json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-json JobView(const JobRecord& job) {
+// The job's spec and lowest cost (kept once, in the optimizer state).
+StatusOr<json> JobView(const JobRecord& job, OptimizerCache* cache) {
+  ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
   json view;
   json spec = json::parse(job.spec_json, nullptr, false);
   view["job"] = spec;
   view["job_id"] = job.job_id;
-  view["min_cost"] = Optional(job.min_cost);
+  view["min_cost"] = Optional(optimizer.min_cost());
   view["created_at_s"] = job.created_at_s;
   return view;
+}
+
+// Seconds per epoch of a trial that reported: the slower of its reported
+// training time and the wall time from dispatch to its last report (start-up
+// included), per epoch. nullopt before its first report. A failed trial's
+// updated_at_s is when it was failed, so only its reported time counts.
+std::optional<double> EpochPaceS(const TrialRecord& trial) {
+  if (!trial.current_epoch || *trial.current_epoch < 1) return std::nullopt;
+  const double epochs = static_cast<double>(*trial.current_epoch);
+  const double wall_s = trial.status == TrialStatus::kFailed
+                            ? 0.0
+                            : std::max(0.0, trial.updated_at_s - trial.start_time_s);
+  return std::max(trial.time_s.value_or(0.0), wall_s) / epochs;
 }
 
 }  // namespace
@@ -185,6 +205,7 @@ Status BatchSizeService::Write(const std::function<Status(StoreTransaction&)>& b
 }
 
 StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(BatchSizeJobSpec spec) {
+  ZEUS_RETURN_IF_ERROR(server_internal::ValidateJobSpecRanges(spec));
   OptimizerCache* cache = cache_.get();
   uint64_t seed = spec.mab_seed ? static_cast<uint64_t>(*spec.mab_seed) : RandomU64();
   ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizerConfig config, OptimizerConfig(spec, seed));
@@ -231,6 +252,7 @@ StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(BatchSize
 }
 
 StatusOr<TrialId> BatchSizeService::NextBatchSize(const std::string& job_id) {
+  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", job_id));
   OptimizerCache* cache = cache_.get();
   TrialId id;
   Status txn_status = Write([&](StoreTransaction& txn) -> Status {
@@ -255,6 +277,7 @@ StatusOr<TrialId> BatchSizeService::NextBatchSize(const std::string& job_id) {
 }
 
 StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) {
+  ZEUS_RETURN_IF_ERROR(server_internal::ValidateTrainingResult(result));
   OptimizerCache* cache = cache_.get();
   ReportResponse response;
   Status txn_status = Write([&](StoreTransaction& txn) -> Status {
@@ -264,10 +287,24 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
       response = ReportResponse{true, trial.converged, trial.message};
       return Status::Ok();
     }
+    // Reports are monotonic: a retry or a late report of an epoch already
+    // reported changes nothing and answers the trial's current state.
+    if (trial.current_epoch && result.current_epoch <= *trial.current_epoch) {
+      const bool same = result.current_epoch == *trial.current_epoch &&
+                        trial.time_s == result.time_s && trial.energy_j == result.energy_j &&
+                        trial.metric == result.metric;
+      response = ReportResponse{
+          false, false,
+          same ? kKeepTraining
+               : fmt::format("Report for epoch {} ignored: trial {} already reported epoch {}; {}",
+                             result.current_epoch, trial.trial_number, *trial.current_epoch,
+                             kKeepTraining)};
+      return Status::Ok();
+    }
     ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, SpecOf(job));
+    ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
     const double cost = ZeusCost(result.energy_j, result.time_s, spec.eta_knob, spec.max_power);
-    std::optional<double> cost_bound;
-    if (spec.beta_knob && job.min_cost) cost_bound = *spec.beta_knob * *job.min_cost;
+    const std::optional<double> cost_bound = optimizer.EarlyStopThreshold();
     const bool within_bound = !cost_bound || cost <= *cost_bound;
     const bool reached = spec.higher_is_better_metric ? result.metric >= spec.target_metric
                                                       : result.metric <= spec.target_metric;
@@ -277,14 +314,14 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     trial.metric = result.metric;
     trial.current_epoch = result.current_epoch;
     if (within_bound && !reached && result.current_epoch < spec.max_epochs) {
-      response = ReportResponse{false, false, "Stop condition not met, keep training"};
+      response = ReportResponse{false, false, kKeepTraining};
       return txn.UpdateTrial(trial);
     }
     // The run is over: feed the bandit and the job's lowest cost.
     if (!within_bound) {
       response.message = fmt::format(
           "Batch size {} exceeded the cost upper bound: cost {} > beta_knob {} x min_cost {}",
-          trial.batch_size, cost, *spec.beta_knob, *job.min_cost);
+          trial.batch_size, cost, spec.beta_knob.value_or(0.0), optimizer.min_cost().value_or(0.0));
     } else if (reached) {
       response.message = fmt::format("Train succeeded: metric {} reached target {} at epoch {}",
                                      result.metric, spec.target_metric, result.current_epoch);
@@ -294,7 +331,6 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     }
     response.stop_train = true;
     response.converged = reached && within_bound;
-    ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
     Status status = optimizer.ReportResult(trial.trial_number, cost, response.converged);
     if (!status.ok()) {
       return InternalError(
@@ -314,6 +350,7 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
 }
 
 StatusOr<TrialRecord> BatchSizeService::EndTrial(const TrialId& id) {
+  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", id.job_id));
   OptimizerCache* cache = cache_.get();
   TrialRecord out;
   Status txn_status = Write([&](StoreTransaction& txn) -> Status {
@@ -328,6 +365,7 @@ StatusOr<TrialRecord> BatchSizeService::EndTrial(const TrialId& id) {
 }
 
 Status BatchSizeService::DeleteJob(const std::string& job_id) {
+  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", job_id));
   return Write([&](StoreTransaction& txn) -> Status {
     ZEUS_RETURN_IF_ERROR(LockJob(txn, job_id).status());
     ZEUS_ASSIGN_OR_RETURN(bool deleted, txn.DeleteJob(job_id));
@@ -336,45 +374,80 @@ Status BatchSizeService::DeleteJob(const std::string& job_id) {
   });
 }
 
+double BatchSizeService::SilenceLimitS(const TrialRecord& trial,
+                                       std::optional<double> job_pace_s) const {
+  std::optional<double> pace_s = EpochPaceS(trial);
+  if (!pace_s) pace_s = job_pace_s;
+  if (!pace_s || options_.silent_epochs <= 0) return options_.silent_trial_timeout_s;
+  const double adaptive_s =
+      std::max(options_.min_silent_trial_timeout_s, options_.silent_epochs * *pace_s);
+  return std::min(options_.silent_trial_timeout_s, adaptive_s);
+}
+
 StatusOr<int> BatchSizeService::FailSilentTrials() {
   OptimizerCache* cache = cache_.get();
   const double now_s = clock_->WallTimeS();
-  const double cutoff_s = now_s - options_.silent_trial_timeout_s;
-  std::vector<TrialRecord> silent;
+  const double floor_s =
+      std::min(options_.silent_trial_timeout_s, options_.min_silent_trial_timeout_s);
+  // Candidates silent for longer than the shortest limit, with their limit.
+  std::vector<std::pair<TrialRecord, double>> silent;
   Status txn_status =
       store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
-        ZEUS_ASSIGN_OR_RETURN(silent, txn.ListSilentTrials(cutoff_s));
+        ZEUS_ASSIGN_OR_RETURN(std::vector<TrialRecord> candidates,
+                              txn.ListSilentTrials(now_s - floor_s));
+        // The slowest pace of each job's reported trials, for trials that
+        // have not reported yet.
+        std::map<std::string, std::optional<double>> job_pace_s;
+        for (TrialRecord& trial : candidates) {
+          auto it = job_pace_s.find(trial.job_id);
+          if (it == job_pace_s.end()) {
+            ZEUS_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials, txn.ListTrials(trial.job_id));
+            std::optional<double> slowest;
+            for (const TrialRecord& t : trials) {
+              std::optional<double> pace = EpochPaceS(t);
+              if (pace && (!slowest || *pace > *slowest)) slowest = pace;
+            }
+            it = job_pace_s.emplace(trial.job_id, slowest).first;
+          }
+          const double limit_s = SilenceLimitS(trial, it->second);
+          if (now_s - trial.updated_at_s > limit_s) silent.emplace_back(std::move(trial), limit_s);
+        }
         return Status::Ok();
       });
   if (!txn_status.ok()) return txn_status;
   int failed = 0;
-  for (const TrialRecord& candidate : silent) {
-    Status status = Write([&](StoreTransaction& txn) -> Status {
+  for (const auto& [candidate, limit_s] : silent) {
+    bool failed_here = false;
+    Status status = Write([&, &candidate = candidate, limit_s = limit_s](StoreTransaction& txn) {
       ZEUS_ASSIGN_OR_RETURN(std::optional<JobRecord> job, txn.GetJob(candidate.job_id));
       if (!job) return Status::Ok();  // Deleted meanwhile.
       ZEUS_ASSIGN_OR_RETURN(std::optional<TrialRecord> trial,
                             txn.GetTrial(candidate.job_id, candidate.trial_number));
       // Re-checked under the job's lock: a report may have arrived meanwhile.
-      if (!trial || trial->status != TrialStatus::kDispatched || trial->updated_at_s >= cutoff_s) {
+      if (!trial || trial->status != TrialStatus::kDispatched ||
+          trial->updated_at_s != candidate.updated_at_s) {
         return Status::Ok();
       }
-      ++failed;
-      return FailTrial(txn, *job, *trial, now_s,
-                       fmt::format("Trial failed by the server: no report for more than {} s",
-                                   options_.silent_trial_timeout_s),
-                       cache);
+      failed_here = true;
+      return FailTrial(
+          txn, *job, *trial, now_s,
+          fmt::format("Trial failed by the server: no report for more than {:.0f} s", limit_s),
+          cache);
     });
     ZEUS_RETURN_IF_ERROR(status);
+    if (failed_here) ++failed;
   }
   return failed;
 }
 
 StatusOr<json> BatchSizeService::GetJob(const std::string& job_id) {
+  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", job_id));
+  OptimizerCache* cache = cache_.get();
   json view;
   Status txn_status =
       store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
         ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, job_id));
-        view = JobView(job);
+        ZEUS_ASSIGN_OR_RETURN(view, JobView(job, cache));
         return Status::Ok();
       });
   if (!txn_status.ok()) return txn_status;
@@ -382,11 +455,15 @@ StatusOr<json> BatchSizeService::GetJob(const std::string& job_id) {
 }
 
 StatusOr<json> BatchSizeService::ListJobs() {
+  OptimizerCache* cache = cache_.get();
   json jobs = json::array();
   Status txn_status =
       store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
         ZEUS_ASSIGN_OR_RETURN(std::vector<JobRecord> records, txn.ListJobs());
-        for (const JobRecord& job : records) jobs.push_back(JobView(job));
+        for (const JobRecord& job : records) {
+          ZEUS_ASSIGN_OR_RETURN(json view, JobView(job, cache));
+          jobs.push_back(std::move(view));
+        }
         return Status::Ok();
       });
   if (!txn_status.ok()) return txn_status;
@@ -394,6 +471,7 @@ StatusOr<json> BatchSizeService::ListJobs() {
 }
 
 StatusOr<json> BatchSizeService::ListTrials(const std::string& job_id) {
+  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", job_id));
   json trials = json::array();
   Status txn_status =
       store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
@@ -407,6 +485,7 @@ StatusOr<json> BatchSizeService::ListTrials(const std::string& job_id) {
 }
 
 StatusOr<json> BatchSizeService::ArmStates(const std::string& job_id) {
+  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", job_id));
   OptimizerCache* cache = cache_.get();
   json view;
   Status txn_status =

@@ -1,12 +1,19 @@
 #include "zeus/server/http_server.h"
 
 #include <httplib.h>
+#include <netdb.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <thread>
 #include <utility>
+#include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sys/socket.h>
 
@@ -101,6 +108,125 @@ std::string ReasonOf(int http_status) {
       return "HTTP status " + std::to_string(http_status);
   }
 }
+
+// The methods each route answers (HEAD with GET, as cpp-httplib does);
+// nullptr for an unknown path.
+const char* AllowedMethods(const std::string& path) {
+  static const std::pair<const char*, const char*> kRoutes[] = {
+      {kRegisterJobPath, "GET, HEAD, POST, DELETE"},
+      {kNextBatchSizePath, "GET, HEAD"},
+      {kReportPath, "POST"},
+      {kEndTrialPath, "GET, HEAD, PATCH"},
+      {kArmsPath, "GET, HEAD"},
+      {kHealthPath, "GET, HEAD"},
+  };
+  for (const auto& [route, methods] : kRoutes) {
+    if (path == route) return methods;
+  }
+  return nullptr;
+}
+
+bool MethodAllowed(const std::string& allowed, const std::string& method) {
+  size_t at = allowed.find(method);
+  if (method.empty() || at == std::string::npos) return false;
+  const size_t end = at + method.size();
+  return (at == 0 || allowed[at - 1] == ' ') && (end == allowed.size() || allowed[end] == ',');
+}
+
+// `text` with control characters escaped, for a log line.
+std::string EscapeControl(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f || c == '\\') {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+// "host:port", bracketing an IPv6 host.
+std::string Address(const std::string& host, int port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+// Why binding `host`:`port` fails, found by trying it the way the server
+// does (cpp-httplib keeps errno to itself).
+std::string BindFailureReason(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* result = nullptr;
+  const std::string service = std::to_string(port);
+  if (int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &result); rc != 0) {
+    return std::string("cannot resolve the host: ") + gai_strerror(rc);
+  }
+  std::string reason = "no usable address";
+  for (addrinfo* ai = result; ai != nullptr; ai = ai->ai_next) {
+    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd < 0) {
+      reason = std::strerror(errno);
+      continue;
+    }
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    const bool bound = bind(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+    const int error = errno;
+    close(fd);
+    if (bound) {
+      reason = "bound on retry; another process may have released the port meanwhile";
+      break;
+    }
+    reason = std::strerror(error);
+    if (error == EADDRINUSE) {
+      reason += " (another process already listens there; zeus serve never shares a port)";
+      break;
+    }
+  }
+  freeaddrinfo(result);
+  return reason;
+}
+
+// Gives each calling thread an alternate signal stack, once, so that a
+// handler of SIGSEGV can run after the thread overflowed its stack.
+void EnsureAlternateSignalStack() {
+  struct AltStack {
+    std::vector<char> memory;
+    AltStack() : memory(std::max<size_t>(SIGSTKSZ, 64 * 1024)) {
+      stack_t stack{};
+      stack.ss_sp = memory.data();
+      stack.ss_size = memory.size();
+      if (sigaltstack(&stack, nullptr) != 0) memory.clear();
+    }
+    ~AltStack() {
+      if (memory.empty()) return;
+      stack_t off{};
+      off.ss_flags = SS_DISABLE;
+      sigaltstack(&off, nullptr);
+    }
+  };
+  thread_local AltStack alt_stack;
+}
+
+// cpp-httplib's pool whose threads have an alternate signal stack.
+class WorkerPool final : public httplib::ThreadPool {
+ public:
+  explicit WorkerPool(size_t threads) : httplib::ThreadPool(threads) {}
+  void enqueue(std::function<void()> fn) override {
+    httplib::ThreadPool::enqueue([fn = std::move(fn)] {
+      EnsureAlternateSignalStack();
+      fn();
+    });
+  }
+};
+
+// When the current request's headers were read (per worker thread: a
+// connection's requests are handled one after another on one thread).
+thread_local std::optional<std::chrono::steady_clock::time_point> request_start;
 
 }  // namespace
 
@@ -201,20 +327,59 @@ HttpServer::~HttpServer() { Stop(); }
 Status HttpServer::Start() {
   Impl& impl = *impl_;
   const int threads = impl.options.threads;
-  impl.server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  impl.server.new_task_queue = [threads] { return new WorkerPool(threads); };
   impl.server.set_payload_max_length(impl.options.max_body_bytes);
   impl.server.set_keep_alive_max_count(1'000'000);
   impl.server.set_tcp_nodelay(true);
+  const double read_timeout_s = impl.options.read_timeout_s > 0 ? impl.options.read_timeout_s : 5.0;
+  impl.server.set_read_timeout(
+      static_cast<time_t>(read_timeout_s),
+      static_cast<time_t>((read_timeout_s - static_cast<time_t>(read_timeout_s)) * 1e6));
   std::optional<std::string> token = impl.options.token;
-  impl.server.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
-    if (!token || req.path == kHealthPath) return httplib::Server::HandlerResponse::Unhandled;
-    const std::string expected = "Bearer " + *token;
-    if (SameToken(req.get_header_value("Authorization"), expected)) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    ReplyError(res, 401, "authorization: missing or wrong bearer token");
-    return httplib::Server::HandlerResponse::Handled;
-  });
+  const bool timed = static_cast<bool>(impl.options.access_log);
+  impl.server.set_pre_routing_handler(
+      [token, timed](const httplib::Request& req, httplib::Response& res) {
+        if (timed) request_start = std::chrono::steady_clock::now();
+        // No Content-Length and no chunked encoding: the body is empty
+        // (RFC 9112 6.3). Say so before cpp-httplib reads the body, or it waits
+        // for the client to close the connection (the read timeout).
+        if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
+          // The server owns this request object; only the reference is const.
+          const_cast<httplib::Request&>(req).headers.emplace("Content-Length", "0");
+        }
+        if (const char* allowed = AllowedMethods(req.path);
+            allowed != nullptr && !MethodAllowed(allowed, req.method)) {
+          res.set_header("Allow", allowed);
+          ReplyError(res, 405,
+                     "method " + EscapeControl(req.method) + " not allowed on " + req.path +
+                         "; allowed: " + allowed);
+          return httplib::Server::HandlerResponse::Handled;
+        }
+        if (!token || req.path == kHealthPath) return httplib::Server::HandlerResponse::Unhandled;
+        const std::string expected = "Bearer " + *token;
+        if (SameToken(req.get_header_value("Authorization"), expected)) {
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
+        ReplyError(res, 401, "authorization: missing or wrong bearer token");
+        return httplib::Server::HandlerResponse::Handled;
+      });
+  if (timed) {
+    auto access_log = impl.options.access_log;
+    impl.server.set_logger([access_log](const httplib::Request& req, const httplib::Response& res) {
+      AccessLogEntry entry;
+      entry.method = EscapeControl(req.method);
+      entry.path = EscapeControl(req.path);
+      entry.status = res.status;
+      entry.remote_addr = req.remote_addr;
+      if (request_start) {
+        entry.latency_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - *request_start)
+                .count();
+        request_start.reset();
+      }
+      access_log(entry);
+    });
+  }
   impl.server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty()) {
       res.set_content(Dump(json{{"message", ReasonOf(res.status)}}), kJson);
@@ -228,8 +393,13 @@ Status HttpServer::Start() {
   // cpp-httplib 0.11 listens with a backlog of 5, so a burst of clients
   // connecting at once overflows it and waits for SYN retries (1 s and
   // more). Remember the listening socket and raise its backlog after bind.
+  // Its default options set SO_REUSEPORT, with which a second server binds
+  // the same port and the kernel splits the connections between the two;
+  // SO_REUSEADDR alone still allows a restart while old connections linger
+  // in TIME_WAIT, and refuses a port another socket listens on.
   impl.server.set_socket_options([&impl](socket_t sock) {
-    httplib::default_socket_options(sock);
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     impl.listen_fd = sock;
   });
   if (impl.options.port == 0) {
@@ -238,8 +408,8 @@ Status HttpServer::Start() {
     port_ = impl.server.bind_to_port(impl.options.host, impl.options.port) ? impl.options.port : -1;
   }
   if (port_ <= 0) {
-    return UnavailableError("http: cannot bind " + impl.options.host + ":" +
-                            std::to_string(impl.options.port));
+    return UnavailableError("http: cannot bind " + Address(impl.options.host, impl.options.port) +
+                            ": " + BindFailureReason(impl.options.host, impl.options.port));
   }
   if (impl.listen_fd >= 0) ::listen(impl.listen_fd, SOMAXCONN);
   impl.listening_done = false;

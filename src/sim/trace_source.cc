@@ -92,10 +92,11 @@ StatusOr<std::string> ResolveTraceDir(const TraceSourceOptions& options,
   }
   if (IsCompleteTraceDir(cache)) return cache;
   if (!options.allow_download || !options.download) {
-    return NotFoundError("no traces: the bundled ones are missing (" +
-                         (bundled.empty() ? std::string("no share/zeus beside the binary") : bundled) +
-                         ") and the cache '" + cache +
-                         "' is empty; pass --traces DIR, set ZEUS_TRACE_DIR, or --download");
+    return NotFoundError(
+        "no traces: the bundled ones are missing (" +
+        (bundled.empty() ? std::string("no share/zeus beside the binary") : bundled) +
+        ") and the cache '" + cache +
+        "' is empty; pass --traces DIR, set ZEUS_TRACE_DIR, or --download");
   }
   std::string base_url = options.base_url;
   if (base_url.empty()) base_url = GetEnv("ZEUS_TRACE_BASE_URL").value_or(kDefaultTraceBaseUrl);

@@ -1,9 +1,11 @@
 #include "tests/server/server_test_util.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -147,6 +149,10 @@ HttpReply Send(httplib::Client& client, const std::string& method, const std::st
     result = client.Patch(path.c_str(), headers, body, "application/json");
   } else if (method == "DELETE") {
     result = client.Delete(path.c_str(), headers);
+  } else if (method == "PUT") {
+    result = client.Put(path.c_str(), headers, body, "application/json");
+  } else if (method == "HEAD") {
+    result = client.Head(path.c_str(), headers);
   }
   HttpReply reply;
   if (!result) {
@@ -155,13 +161,14 @@ HttpReply Send(httplib::Client& client, const std::string& method, const std::st
     return reply;
   }
   reply.status = result->status;
+  reply.headers = result->headers;
   reply.raw = result->body;
   reply.body = nlohmann::json::parse(result->body, nullptr, false);
   if (reply.body.is_discarded()) reply.body = nullptr;
   return reply;
 }
 
-Status ServeProcess::Start(const std::vector<std::string>& args) {
+Status ServeProcess::Start(const std::vector<std::string>& args, const std::string& stderr_path) {
   Kill();
   int fds[2];
   if (pipe(fds) != 0) return IoError("pipe failed");
@@ -172,8 +179,13 @@ Status ServeProcess::Start(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (std::string& arg : storage) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  const char* err_path = stderr_path.empty() ? nullptr : stderr_path.c_str();
   pid_ = fork();
   if (pid_ == 0) {
+    if (err_path != nullptr) {
+      int err = open(err_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (err >= 0) dup2(err, STDERR_FILENO);
+    }
     dup2(fds[1], STDOUT_FILENO);
     close(fds[0]);
     close(fds[1]);
@@ -197,7 +209,11 @@ Status ServeProcess::Start(const std::vector<std::string>& args) {
   }
   const std::string marker = "listening on http://";
   size_t at = seen.find(marker);
-  size_t colon = at == std::string::npos ? at : seen.find(':', at + marker.size());
+  // The port follows the host, which may be a bracketed IPv6 address.
+  size_t host_end = at == std::string::npos ? at : seen.find(']', at);
+  if (host_end == std::string::npos || seen.find('\n', at) < host_end) host_end = at;
+  size_t colon =
+      at == std::string::npos ? at : seen.find(':', std::max(at + marker.size(), host_end));
   if (colon == std::string::npos) return InternalError("unexpected first line: " + seen);
   port_ = std::atoi(seen.c_str() + colon + 1);
   return Status::Ok();

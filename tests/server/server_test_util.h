@@ -71,6 +71,7 @@ class TestServer {
 // HTTP status and parsed JSON body (null when the body is not JSON).
 struct HttpReply {
   int status = 0;
+  httplib::Headers headers;
   nlohmann::json body;
   std::string raw;
 };
@@ -87,8 +88,9 @@ class ServeProcess {
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
 
-  // Runs `zeus serve <args>` and waits (up to 20 s) until it listens.
-  Status Start(const std::vector<std::string>& args);
+  // Runs `zeus serve <args>` and waits (up to 20 s) until it listens. Its
+  // stderr is appended to `stderr_path` when set, else inherited.
+  Status Start(const std::vector<std::string>& args, const std::string& stderr_path = "");
   // The port from the "listening on" line.
   int port() const { return port_; }
   pid_t pid() const { return pid_; }

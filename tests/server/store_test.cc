@@ -61,7 +61,7 @@ TEST_P(StoreTest, ReopeningKeepsDataAndSchemaVersion) {
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->state_json, "{\"x\": 1}");
   EXPECT_EQ(job->created_at_s, 1.7e9 + 0.125);  // Doubles round-trip exactly.
-  EXPECT_FALSE(job->min_cost.has_value());
+  EXPECT_EQ(job->spec_json, "{}");
 }
 
 TEST_P(StoreTest, FailedBodyRollsBackEverything) {

@@ -7,6 +7,10 @@
 // processes sharing one database see a job's requests one at a time, and a
 // process killed at any point leaves either the whole request or none of it.
 //
+// Identifiers (job ids) are printable text of at most 256 bytes and every
+// number is range-checked before it reaches the optimizer
+// (src/server/input_limits.h).
+//
 // Errors: kInvalidArgument (bad request, names the field), kNotFound
 // (unknown job or trial), kAlreadyExists (conflicting job spec),
 // kUnavailable (database busy or unreachable), kInternal.
@@ -36,10 +40,29 @@ namespace server_internal {
 class OptimizerCache;
 }  // namespace server_internal
 
+// When FailSilentTrials() gives up on a dispatched trial whose client went
+// away without PATCH /trials (killed, interrupted, lost its network). A trial
+// is failed once silent (no report since its last one, or since it was handed
+// out) for longer than
+//   min(silent_trial_timeout_s,
+//       max(min_silent_trial_timeout_s, silent_epochs x pace)),
+// where pace is the trial's seconds per epoch (the slower of its reported
+// time and the wall time since dispatch, per epoch), or, before its first
+// report, the slowest pace of the job's trials that reported. Without any
+// pace (a new job's first trial) the limit is silent_trial_timeout_s. So a
+// job whose epochs take minutes gets a lost exploration step back within the
+// floor, not after a day. A failed trial gives the bandit no observation; its
+// exploration step is handed out again. A report that arrives after that is
+// answered with the stored failure (stop_train), so the limits err long.
 struct BatchSizeServiceOptions {
-  // A dispatched trial with no report (or dispatch) for longer than this is
-  // failed by FailSilentTrials(). Must be > 0. Default: one day.
+  // Upper limit of a trial's silence. Must be > 0. Default: one day.
   double silent_trial_timeout_s = 24 * 3600.0;
+  // Lower limit of a trial's silence once a pace is known. >= 0.
+  // Default: 30 minutes.
+  double min_silent_trial_timeout_s = 1800.0;
+  // Epochs a trial may be silent for; 0 disables pacing (every trial gets
+  // silent_trial_timeout_s). >= 0. Default: 4.
+  double silent_epochs = 4.0;
 };
 
 class BatchSizeService {
@@ -67,9 +90,14 @@ class BatchSizeService {
   StatusOr<TrialId> NextBatchSize(const std::string& job_id);
 
   // Decides whether the trial stops: when the metric reaches the target,
-  // when the cost passes beta x the job's lowest cost, or at max_epochs.
-  // The final report feeds the bandit and the job's lowest cost. A report for
-  // a trial that already ended answers its stored outcome and changes nothing.
+  // when the cost passes the optimizer's EarlyStopThreshold(), or at
+  // max_epochs. The final report feeds the bandit and the job's lowest cost.
+  // Every number must lie in its physical range (src/server/input_limits.h;
+  // kInvalidArgument naming the field and the range otherwise). Reports are
+  // monotonic per trial: one for an epoch already reported (a retry, or a
+  // late report of an older epoch) changes nothing and answers the current
+  // state (keep training). A report for a trial that already ended answers
+  // its stored outcome and changes nothing.
   StatusOr<ReportResponse> Report(const TrainingResult& result);
 
   // Marks a dispatched trial as failed (its client died); the bandit gets no
@@ -79,8 +107,8 @@ class BatchSizeService {
   // Deletes the job and its trials.
   Status DeleteJob(const std::string& job_id);
 
-  // Fails every dispatched trial silent for longer than the timeout; returns
-  // how many it failed.
+  // Fails every dispatched trial silent for longer than its limit (see
+  // BatchSizeServiceOptions); returns how many it failed.
   StatusOr<int> FailSilentTrials();
 
   // Observability (JSON views).
@@ -94,6 +122,9 @@ class BatchSizeService {
   Store* store() const { return store_; }
 
  private:
+  // How long `trial` may stay silent; `job_pace_s` is the slowest pace of
+  // its job's reported trials.
+  double SilenceLimitS(const TrialRecord& trial, std::optional<double> job_pace_s) const;
   // Runs a write transaction, retrying when the database aborts it for a
   // serialisation conflict.
   Status Write(const std::function<Status(StoreTransaction&)>& body);

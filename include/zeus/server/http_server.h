@@ -2,9 +2,15 @@
 // routes that parse JSON, call BatchSizeService and map its Status to an
 // HTTP status with a JSON body `{"message": "..."}`:
 //   400 malformed JSON, 401 bad or missing token (when one is configured),
-//   404 unknown job or trial (or route), 409 conflicting job spec,
+//   404 unknown job or trial (or route), 405 a known route with another
+//   method (with an `Allow` header), 409 conflicting job spec,
 //   413 body over the size limit, 422 a body or query that fails validation
-//   (naming the field), 503 database unavailable, 500 anything else.
+//   (naming the field: values out of their physical range, identifiers that
+//   are not printable text of at most 256 bytes), 503 database unavailable,
+//   500 anything else.
+// A request with neither Content-Length nor chunked Transfer-Encoding has an
+// empty body (RFC 9112 6.3) and is answered at once, not after the read
+// timeout.
 //
 // Routes (wire protocol of the original Zeus server, plus observability):
 //   POST   /jobs                     register (201 created, 200 identical)
@@ -25,6 +31,7 @@
 #define ZEUS_SERVER_HTTP_SERVER_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +40,18 @@
 #include "zeus/status.h"
 
 namespace zeus {
+
+// One answered request, for an access log.
+struct AccessLogEntry {
+  std::string method;
+  // The path without the query, control characters escaped as \xNN.
+  std::string path;
+  int status = 0;
+  // From the end of the request's headers to the answer; -1 when the
+  // request was refused before routing (malformed request line).
+  double latency_s = -1.0;
+  std::string remote_addr;
+};
 
 struct HttpServerOptions {
   // Address to bind. Default: loopback only.
@@ -47,6 +66,12 @@ struct HttpServerOptions {
   // Worker threads; each keep-alive connection holds one while open.
   // Default: 128.
   int threads = 128;
+  // A connection waiting longer than this for (the rest of) a request is
+  // closed. > 0. Default: 5 s.
+  double read_timeout_s = 5.0;
+  // Called on a worker thread after each answered request (may be called
+  // concurrently). Default: none (no access log).
+  std::function<void(const AccessLogEntry&)> access_log;
 };
 
 class HttpServer {
@@ -57,8 +82,12 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds and starts serving on a background thread. kUnavailable when the
-  // address cannot be bound.
+  // Binds and starts serving on a background thread. kUnavailable naming the
+  // address and the reason when it cannot be bound, e.g. when another
+  // process already listens there (the socket is bound without
+  // SO_REUSEPORT, so a second server can never share a port). Worker
+  // threads run on an alternate signal stack, so a fatal-signal handler
+  // still runs after a stack overflow.
   Status Start();
   // The bound port. REQUIRES: Start() succeeded.
   int port() const { return port_; }

@@ -28,16 +28,17 @@
 namespace zeus {
 
 // The version of the schema this build creates and migrates to.
-inline constexpr int kStoreSchemaVersion = 1;
+// 1: jobs and trials. 2: the jobs' min_cost column is gone (the lowest cost
+// lives in the optimizer state only).
+inline constexpr int kStoreSchemaVersion = 2;
 
 struct JobRecord {
   std::string job_id;
   // JobSpecToJson() of the registered spec, serialised.
   std::string spec_json;
-  // BatchSizeOptimizer::ToJson(), serialised.
+  // BatchSizeOptimizer::ToJson(), serialised (the job's lowest cost
+  // included).
   std::string state_json;
-  // The lowest cost of a run that reached the target; nullopt before any.
-  std::optional<double> min_cost;
   // Wall-clock seconds since the Unix epoch.
   double created_at_s = 0.0;
 };
@@ -81,7 +82,7 @@ class StoreTransaction {
   virtual StatusOr<std::optional<JobRecord>> GetJob(const std::string& job_id) = 0;
   // Inserts `job` unless its id exists; returns false when it existed.
   virtual StatusOr<bool> InsertJob(const JobRecord& job) = 0;
-  // Updates state_json and min_cost. kNotFound when the job is gone.
+  // Updates state_json. kNotFound when the job is gone.
   virtual Status UpdateJobState(const JobRecord& job) = 0;
   // Deletes the job and its trials; false when it did not exist.
   virtual StatusOr<bool> DeleteJob(const std::string& job_id) = 0;

@@ -46,6 +46,14 @@ StatusOr<std::optional<double>> ReadOptionalDouble(const nlohmann::json& json, c
   return std::optional<double>(value.get<double>());
 }
 
+// A cost ReportResult() would have accepted.
+Status CheckStoredCost(const char* field, double cost) {
+  if (std::isfinite(cost) && cost >= 0 && cost <= GaussianTs::kMaxAbsReward) return Status::Ok();
+  return InvalidArgumentError(std::string("batch size optimizer state: field '") + field +
+                              "': cost " + std::to_string(cost) +
+                              " is not finite or outside [0, 1e100]");
+}
+
 }  // namespace
 
 double ZeusCost(double energy_j, double time_s, double eta, double max_power_w) {
@@ -241,9 +249,10 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
     return NotFoundError("batch size optimizer: trial " + std::to_string(trial_number) +
                          " is not in flight");
   }
-  if (!std::isfinite(cost) || cost < 0) {
+  if (!std::isfinite(cost) || cost < 0 || cost > GaussianTs::kMaxAbsReward) {
     return InvalidArgumentError("batch size optimizer: trial " + std::to_string(trial_number) +
-                                ": cost must be finite and >= 0, got " + std::to_string(cost));
+                                ": cost must be finite and in [0, 1e100], got " +
+                                std::to_string(cost));
   }
   const int batch_size = it->second.batch_size;
   in_flight_.erase(it);
@@ -373,6 +382,7 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
     std::vector<double> values;
     ZEUS_RETURN_IF_ERROR(ReadState(entry, "batch_size", &batch_size));
     ZEUS_RETURN_IF_ERROR(ReadState(entry, "costs", &values));
+    for (double cost : values) ZEUS_RETURN_IF_ERROR(CheckStoredCost("costs", cost));
     optimizer.costs_[batch_size] = std::move(values);
   }
 
@@ -417,6 +427,7 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
     optimizer.exploration_trial_ = number;
   }
   ZEUS_ASSIGN_OR_RETURN(optimizer.min_cost_, ReadOptionalDouble(json, "min_cost"));
+  if (optimizer.min_cost_) ZEUS_RETURN_IF_ERROR(CheckStoredCost("min_cost", *optimizer.min_cost_));
   if (!json.contains("bandit")) {
     return InvalidArgumentError("batch size optimizer state: missing field 'bandit'");
   }

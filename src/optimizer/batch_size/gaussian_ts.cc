@@ -26,9 +26,10 @@ Status GaussianTs::Append(int batch_size, double reward) {
     return InvalidArgumentError("GaussianTs: batch size " + std::to_string(batch_size) +
                                 " is not an arm");
   }
-  if (!std::isfinite(reward)) {
-    return InvalidArgumentError("GaussianTs: reward for batch size " + std::to_string(batch_size) +
-                                " is not finite");
+  if (!std::isfinite(reward) || std::fabs(reward) > kMaxAbsReward) {
+    return InvalidArgumentError("GaussianTs: reward " + std::to_string(reward) +
+                                " for batch size " + std::to_string(batch_size) +
+                                " is not finite or exceeds 1e100 in magnitude");
   }
   it->second.push_back(reward);
   if (config_.window_size > 0 && it->second.size() > static_cast<size_t>(config_.window_size)) {
@@ -62,8 +63,20 @@ void GaussianTs::Refit(int batch_size) {
   }
   belief.reward_precision = 1.0 / variance;
   belief.precision = config_.prior_precision + n * belief.reward_precision;
+  if (std::isinf(belief.precision)) {
+    // A variance so small that its inverse overflows: as variance 0.
+    belief.reward_precision = std::numeric_limits<double>::infinity();
+    belief.mean = mean;
+    return;
+  }
   belief.mean = (config_.prior_precision * config_.prior_mean + belief.reward_precision * sum) /
                 belief.precision;
+  if (!std::isfinite(belief.mean)) {
+    // A product overflowed; the same mean as a weighted average of the prior
+    // mean and the sample mean, with weights in [0, 1].
+    belief.mean = config_.prior_precision / belief.precision * config_.prior_mean +
+                  n * belief.reward_precision / belief.precision * mean;
+  }
 }
 
 int GaussianTs::Predict(Rng& rng) const {

@@ -59,11 +59,13 @@ const std::vector<std::string>& Migrations() {
       "  message TEXT NOT NULL,"
       "  PRIMARY KEY (job_id, trial_number));"
       "CREATE INDEX zeus_trials_silent ON zeus_trials (status, updated_at_s);",
+      // 1 -> 2: the lowest cost is kept once, in the optimizer state.
+      "ALTER TABLE zeus_jobs DROP COLUMN min_cost;",
   };
   return kMigrations;
 }
 
-constexpr char kJobColumns[] = "job_id, spec, state, min_cost, created_at_s";
+constexpr char kJobColumns[] = "job_id, spec, state, created_at_s";
 constexpr char kTrialColumns[] =
     "job_id, trial_number, batch_size, kind, status, start_time_s, updated_at_s, time_s, "
     "energy_j, metric, current_epoch, cost, converged, message";
@@ -73,8 +75,7 @@ StatusOr<JobRecord> JobFromRow(const SqlRow& row) {
   ZEUS_ASSIGN_OR_RETURN(job.job_id, AsString(row[0]));
   ZEUS_ASSIGN_OR_RETURN(job.spec_json, AsString(row[1]));
   ZEUS_ASSIGN_OR_RETURN(job.state_json, AsString(row[2]));
-  ZEUS_ASSIGN_OR_RETURN(job.min_cost, AsOptionalDouble(row[3]));
-  ZEUS_ASSIGN_OR_RETURN(job.created_at_s, AsDouble(row[4]));
+  ZEUS_ASSIGN_OR_RETURN(job.created_at_s, AsDouble(row[3]));
   return job;
 }
 
@@ -134,17 +135,16 @@ class SqlTransaction final : public StoreTransaction {
     ZEUS_ASSIGN_OR_RETURN(
         std::vector<SqlRow> rows,
         c_->Query(std::string("INSERT INTO zeus_jobs (") + kJobColumns +
-                      ") VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING RETURNING job_id",
-                  {job.job_id, job.spec_json, job.state_json, FromOptional(job.min_cost),
-                   job.created_at_s}));
+                      ") VALUES (?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING RETURNING job_id",
+                  {job.job_id, job.spec_json, job.state_json, job.created_at_s}));
     return !rows.empty();
   }
 
   Status UpdateJobState(const JobRecord& job) override {
     ZEUS_ASSIGN_OR_RETURN(
         std::vector<SqlRow> rows,
-        c_->Query("UPDATE zeus_jobs SET state = ?, min_cost = ? WHERE job_id = ? RETURNING job_id",
-                  {job.state_json, FromOptional(job.min_cost), job.job_id}));
+        c_->Query("UPDATE zeus_jobs SET state = ? WHERE job_id = ? RETURNING job_id",
+                  {job.state_json, job.job_id}));
     if (rows.empty()) return NotFoundError("job \"" + job.job_id + "\": not found");
     return Status::Ok();
   }

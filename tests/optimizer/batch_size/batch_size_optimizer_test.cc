@@ -293,5 +293,21 @@ TEST(ZeusCostTest, WeighsEnergyAndTimeAtMaxPower) {
   EXPECT_DOUBLE_EQ(ZeusCost(1000, 10, 0.0, 300), 3000);
 }
 
+TEST(BatchSizeOptimizerTest, RefusesACostBeyondTheBanditsRangeAndKeepsTheTrial) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  Trial trial = optimizer.NextTrial();
+  EXPECT_EQ(optimizer.ReportResult(trial.trial_number, 1e160, true).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(optimizer.in_flight().count(trial.trial_number), 1u);
+  ZEUS_EXPECT_OK(optimizer.ReportResult(trial.trial_number, 10.0, true));
+  nlohmann::json state = optimizer.ToJson();
+  state["min_cost"] = 1e160;
+  EXPECT_EQ(BatchSizeOptimizer::FromJson(state).status().code(), StatusCode::kInvalidArgument);
+  state = optimizer.ToJson();
+  ASSERT_FALSE(state["costs"].empty()) << state.dump();
+  state["costs"][0]["costs"][0] = -1.0;
+  EXPECT_EQ(BatchSizeOptimizer::FromJson(state).status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace zeus

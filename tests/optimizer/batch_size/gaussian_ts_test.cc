@@ -98,5 +98,39 @@ TEST(GaussianTsTest, JsonRoundTripRestoresBeliefs) {
   }
 }
 
+// Huge rewards would overflow the variance (a NaN mean); rewards so close
+// that 1 / variance overflows would make infinity / infinity. Neither may
+// leave a non-finite mean.
+TEST(GaussianTsTest, BeliefsStayFiniteAtTheEdgesOfTheRewardRange) {
+  GaussianTs bandit({8, 16, 32}, GaussianTsConfig());
+  EXPECT_EQ(bandit.Observe(8, -1e160).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bandit.Observe(8, -INFINITY).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bandit.Arm(8).num_observations, 0);
+  for (double r : {-GaussianTs::kMaxAbsReward, -1.0, -GaussianTs::kMaxAbsReward}) {
+    ZEUS_ASSERT_OK(bandit.Observe(8, r));
+  }
+  for (double r : {-1e-160, -2e-160, -1.5e-160}) ZEUS_ASSERT_OK(bandit.Observe(16, r));
+  for (double r : {-1e-300, -3e-300}) ZEUS_ASSERT_OK(bandit.Observe(32, r));
+  for (const ArmState& arm : bandit.ArmStates()) {
+    EXPECT_TRUE(std::isfinite(arm.mean)) << arm.batch_size << ": " << arm.mean;
+    EXPECT_FALSE(std::isnan(arm.precision)) << arm.batch_size;
+    EXPECT_FALSE(std::isnan(arm.reward_precision)) << arm.batch_size;
+  }
+  EXPECT_NEAR(bandit.Arm(16).mean, -1.5e-160, 1e-170);
+  // prior_precision x prior_mean overflows.
+  GaussianTsConfig prior;
+  prior.prior_precision = 1e300;
+  prior.prior_mean = -1e300;
+  GaussianTs confident({8}, prior);
+  for (double r : {-1.0, -2.0}) ZEUS_ASSERT_OK(confident.Observe(8, r));
+  EXPECT_DOUBLE_EQ(confident.Arm(8).mean, -1e300);
+}
+
+TEST(GaussianTsTest, StateWithARewardOutOfRangeIsRefusedOnLoad) {
+  nlohmann::json state = {{"arms", {{{"batch_size", 8}, {"rewards", {-1.0, -1e160}}}}}};
+  StatusOr<GaussianTs> loaded = GaussianTs::FromJson(state, GaussianTsConfig());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace zeus

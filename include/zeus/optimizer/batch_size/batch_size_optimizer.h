@@ -122,7 +122,8 @@ class BatchSizeOptimizer {
   // The final outcome of in-flight trial `trial_number`: its cost (ZeusCost of
   // the whole run, early-stopped runs included) and whether it reached the
   // target. kNotFound for a trial never handed out or no longer in flight;
-  // kInvalidArgument for a negative or non-finite cost.
+  // kInvalidArgument for a cost that is negative, not finite or above
+  // GaussianTs::kMaxAbsReward (the trial stays in flight).
   Status ReportResult(int64_t trial_number, double cost, bool reached_target);
 
   // Trial `trial_number` was abandoned (client died): no observation. An

@@ -53,6 +53,11 @@ struct GaussianTsConfig {
 
 class GaussianTs {
  public:
+  // Rewards (and so costs) are refused beyond this magnitude, so the sums and
+  // squares of a refit cannot overflow: a belief is never NaN, its mean is
+  // always finite.
+  static constexpr double kMaxAbsReward = 1e100;
+
   // REQUIRES: `arms` non-empty and unique (checked by the caller's config
   // validation); window_size >= 0, num_explorations >= 0, prior_precision >= 0.
   GaussianTs(std::vector<int> arms, const GaussianTsConfig& config);
@@ -61,7 +66,8 @@ class GaussianTs {
   bool HasArm(int batch_size) const { return observations_.count(batch_size) > 0; }
 
   // Records reward `reward` for `batch_size` and refits that arm.
-  // kInvalidArgument for an unknown arm or a non-finite reward.
+  // kInvalidArgument for an unknown arm or a reward that is not finite or
+  // exceeds kMaxAbsReward in magnitude.
   Status Observe(int batch_size, double reward);
 
   // The next arm to try, drawing from `rng`.
@@ -73,7 +79,8 @@ class GaussianTs {
   // The arms and their windowed observations; beliefs are recomputed on load,
   // so a round trip is exact.
   nlohmann::json ToJson() const;
-  // REQUIRES: the same config as the serialised bandit.
+  // REQUIRES: the same config as the serialised bandit. kInvalidArgument for
+  // a reward Observe() would refuse.
   static StatusOr<GaussianTs> FromJson(const nlohmann::json& json, const GaussianTsConfig& config);
 
  private:

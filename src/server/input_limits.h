@@ -1,0 +1,52 @@
+// The physical ranges every number a client sends must lie in before it
+// reaches the optimizer, and the shape of identifiers. Checked by
+// BatchSizeService after parsing (parsing itself rejects wrong types and
+// malformed JSON), so that a cost is always finite and the bandit's
+// arithmetic cannot overflow: the largest cost is
+// 1e15 J + 1e7 W x 1e9 s, about 1e16.
+//
+// Every error is kInvalidArgument naming the field, the value and the range.
+//
+// Thread-safety: pure functions.
+
+#ifndef ZEUS_SRC_SERVER_INPUT_LIMITS_H_
+#define ZEUS_SRC_SERVER_INPUT_LIMITS_H_
+
+#include <cstddef>
+#include <string_view>
+
+#include "zeus/server/job_spec.h"
+#include "zeus/server/protocol.h"
+#include "zeus/status.h"
+
+namespace zeus::server_internal {
+
+// Identifiers (job_id, job_id_prefix): 1 to 256 bytes of printable text; no
+// ASCII control character (CR, LF, NUL, DEL, ...). Bytes >= 0x80 (UTF-8) are
+// allowed.
+inline constexpr size_t kMaxIdentifierBytes = 256;
+// Cumulative time of one run: 0 to 1e9 s (about 31 years).
+inline constexpr double kMaxTimeS = 1e9;
+// Cumulative energy of one run: 0 to 1e15 J (1 MW for 1e9 s).
+inline constexpr double kMaxEnergyJ = 1e15;
+// Validation metric and target: -1e15 to 1e15.
+inline constexpr double kMaxAbsMetric = 1e15;
+// Epochs (reports and max_epochs): 1 to 1e9.
+inline constexpr int64_t kMaxEpochs = 1'000'000'000;
+// max_power (W, all GPUs of the job): > 0 and at most 1e7 W (10 MW).
+inline constexpr double kMaxPowerW = 1e7;
+// number_of_gpus: 1 to 1e6.
+inline constexpr int64_t kMaxGpus = 1'000'000;
+// |mab_prior_mean| and mab_prior_precision: at most 1e20.
+inline constexpr double kMaxPrior = 1e20;
+
+Status ValidateIdentifier(std::string_view field, std::string_view value);
+// Every number of a report, and its job_id.
+Status ValidateTrainingResult(const TrainingResult& result);
+// The ranges above for a parsed registration, its identifiers included (an
+// empty job_id means "generate one").
+Status ValidateJobSpecRanges(const BatchSizeJobSpec& spec);
+
+}  // namespace zeus::server_internal
+
+#endif  // ZEUS_SRC_SERVER_INPUT_LIMITS_H_
