@@ -265,7 +265,7 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
       return Status::Ok();
     }
     ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, SpecOf(job));
-    const double cost = ZeusCost(result.energy_j, result.time_s, spec.eta_knob, spec.max_power);
+    const double cost = ZeusCost(result.energy_j, result.time_s, spec.eta_knob, spec.max_power_w);
     std::optional<double> cost_bound;
     if (spec.beta_knob && job.min_cost) cost_bound = *spec.beta_knob * *job.min_cost;
     const bool within_bound = !cost_bound || cost <= *cost_bound;
