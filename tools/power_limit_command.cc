@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "zeus/optimizer/power_limit/optimum_selector.h"
-#include "zeus/optimizer/power_limit/profile.h"
+#include "zeus/core/optimum_selector.h"
+#include "zeus/core/power_limit_profile.h"
 
 #include "tools/commands.h"
 

@@ -303,7 +303,7 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     }
     ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, SpecOf(job));
     ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
-    const double cost = ZeusCost(result.energy_j, result.time_s, spec.eta_knob, spec.max_power);
+    const double cost = ZeusCost(result.energy_j, result.time_s, spec.eta_knob, spec.max_power_w);
     const std::optional<double> cost_bound = optimizer.EarlyStopThreshold();
     const bool within_bound = !cost_bound || cost <= *cost_bound;
     const bool reached = spec.higher_is_better_metric ? result.metric >= spec.target_metric

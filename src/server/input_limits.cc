@@ -77,9 +77,9 @@ Status ValidateJobSpecRanges(const BatchSizeJobSpec& spec) {
                     spec.job_id_prefix.size(), kMaxIdentifierBytes - 9));
   }
   if (!spec.job_id.empty()) ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", spec.job_id));
-  if (!(spec.max_power > 0.0 && spec.max_power <= kMaxPowerW)) {
+  if (!(spec.max_power_w > 0.0 && spec.max_power_w <= kMaxPowerW)) {
     return InvalidArgumentError(
-        fmt::format("field 'max_power': {} is outside (0, {}] W", spec.max_power, kMaxPowerW));
+        fmt::format("field 'max_power': {} is outside (0, {}] W", spec.max_power_w, kMaxPowerW));
   }
   ZEUS_RETURN_IF_ERROR(CheckIntRange("number_of_gpus", spec.number_of_gpus, 1, kMaxGpus));
   ZEUS_RETURN_IF_ERROR(CheckIntRange("max_epochs", spec.max_epochs, 1, kMaxEpochs));

@@ -142,9 +142,9 @@ StatusOr<BatchSizeJobSpec> ParseJobSpec(const json& body) {
   }
   ZEUS_ASSIGN_OR_RETURN(spec.mab_seed, OptionalInt(body, "mab_seed"));
 
-  ZEUS_ASSIGN_OR_RETURN(spec.max_power, RequiredDouble(body, "max_power"));
-  if (!(spec.max_power > 0.0)) {
-    return OutOfRange("max_power", json(spec.max_power).dump(), "must be > 0 (W x GPUs)");
+  ZEUS_ASSIGN_OR_RETURN(spec.max_power_w, RequiredDouble(body, "max_power"));
+  if (!(spec.max_power_w > 0.0)) {
+    return OutOfRange("max_power", json(spec.max_power_w).dump(), "must be > 0 (W x GPUs)");
   }
   ZEUS_ASSIGN_OR_RETURN(spec.number_of_gpus, RequiredInt(body, "number_of_gpus"));
   if (spec.number_of_gpus <= 0) {
@@ -172,7 +172,7 @@ json JobSpecToJson(const BatchSizeJobSpec& spec) {
   j["mab_prior_precision"] = spec.mab_prior_precision;
   j["mab_num_explorations"] = spec.mab_num_explorations;
   j["mab_seed"] = spec.mab_seed ? json(*spec.mab_seed) : json(nullptr);
-  j["max_power"] = spec.max_power;
+  j["max_power"] = spec.max_power_w;
   j["number_of_gpus"] = spec.number_of_gpus;
   j["gpu_model"] = spec.gpu_model;
   return j;

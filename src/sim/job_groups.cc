@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "zeus/optimizer/batch_size/rng.h"
+#include "zeus/core/rng.h"
 #include "zeus/util/csv.h"
 
 namespace zeus {

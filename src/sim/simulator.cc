@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+#include "zeus/core/cost.h"
 
 namespace zeus {
 
@@ -45,10 +45,11 @@ RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta,
 
   double max_epochs = workload.job.max_epochs;
   if (plan.cost_limit.has_value()) {
-    // The per-epoch cost weighs time at this batch size's maximum power limit.
+    // The per-epoch cost weighs time at this batch size's maximum power limit
+    // (as the original simulator does), not at the whole trace's.
     const double cost_per_epoch =
-        eta * point->energy_per_epoch_j() +
-        (1.0 - eta) * trace->max_power_limit_w() * point->time_per_epoch_s;
+        ZeusCost(point->energy_per_epoch_j(), point->time_per_epoch_s, eta,
+                 MaxPowerW(trace->max_power_limit_w(), /*num_gpus=*/1));
     max_epochs = std::min(std::floor(*plan.cost_limit / cost_per_epoch), max_epochs);
   }
   RunOutcome outcome;

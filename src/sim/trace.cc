@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "zeus/core/cost.h"
 #include "zeus/util/csv.h"
 #include "zeus/util/strings.h"
 
@@ -184,8 +185,8 @@ StatusOr<std::vector<Workload>> BuildWorkloads(const std::string& gpu,
                                                const std::vector<JobSpec>& jobs,
                                                const std::vector<TrainRow>& train,
                                                const std::vector<PowerRow>& power) {
-  double max_power_w = 0;
-  for (const PowerRow& row : power) max_power_w = std::max<double>(max_power_w, row.power_limit_w);
+  double max_limit_w = 0;
+  for (const PowerRow& row : power) max_limit_w = std::max<double>(max_limit_w, row.power_limit_w);
 
   std::vector<Workload> workloads;
   for (const JobSpec& job : jobs) {
@@ -220,7 +221,7 @@ StatusOr<std::vector<Workload>> BuildWorkloads(const std::string& gpu,
     Workload workload;
     workload.gpu = gpu;
     workload.job = job;
-    workload.max_power_w = max_power_w;
+    workload.max_power_w = MaxPowerW(max_limit_w, /*num_gpus=*/1);
     std::set<int> limits;
     for (auto& [size, trace] : by_size) {
       if (trace.target_epochs.empty()) continue;  // Not in the train trace.

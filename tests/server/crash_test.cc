@@ -95,7 +95,7 @@ TEST_P(CrashTest, SigkillAtRandomPointsLosesNoResultAndCountsNoneTwice) {
   spec.num_pruning_rounds = 0;  // Every batch size is an arm: all observations visible.
   spec.mab_seed = 3;
   spec.max_epochs = 5;
-  spec.max_power = 300;
+  spec.max_power_w = 300;
   spec.number_of_gpus = 1;
   spec.gpu_model = "A40";
   StatusOr<BatchSizeJobSpec> registered = client.Register(spec);

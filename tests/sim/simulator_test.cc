@@ -128,6 +128,15 @@ TEST(SimulatorTest, PowerLimitOnlyProfilesOnceThenPinsTheCheapestLimit) {
   EXPECT_DOUBLE_EQ(runs[1].time_s, 3 * 6.5);
 }
 
+TEST(SimulatorTest, PowerLimitOnlyBreaksACostTieTowardTheHigherLimit) {
+  Workload w = ToyWorkload();
+  // 64: epoch cost at 100 W: 0.5*5*40 + 0.5*200*5 = 600; at 200 W: 0.5*4*100 + 0.5*200*4 = 600.
+  w.batch_sizes[1].power = {{100, 5, 40}, {200, 4, 100}};
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> runs, Simulate(w, "power-limit-only", 1));
+  ASSERT_FALSE(runs.empty());
+  for (const RunRecord& run : runs) EXPECT_EQ(run.power_limit_w, 200);
+}
+
 TEST(SimulatorTest, GridSearchTriesEveryConfigurationThenKeepsTheBest) {
   const Workload w = ToyWorkload();
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> runs, Simulate(w, "grid-search", 1, 10));

@@ -29,7 +29,7 @@ struct BatchSizeJobSpec {
   std::vector<int64_t> batch_sizes;
   // One of `batch_sizes`.
   int64_t default_batch_size = 0;
-  // Weight of energy in the cost `eta * E + (1 - eta) * max_power * T`.
+  // Weight of energy in the cost (ZeusCost, zeus/core/cost.h).
   // In [0, 1]. Default: 0.5.
   double eta_knob = 0.5;
   // A run stops once its cost passes `beta_knob x` the job's lowest cost.
@@ -52,8 +52,9 @@ struct BatchSizeJobSpec {
   int64_t mab_num_explorations = 2;
   // Seed of the bandit; nullopt lets the server draw one at registration.
   std::optional<int64_t> mab_seed;
-  // Maximum power limit in W times the number of GPUs. > 0.
-  double max_power = 0.0;
+  // MaxPower of the cost (zeus/core/cost.h): the maximum power limit in W
+  // times the number of GPUs. > 0. Wire field: `max_power`.
+  double max_power_w = 0.0;
   // > 0.
   int64_t number_of_gpus = 0;
   // Non-empty.

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "zeus/optimizer/batch_size/rng.h"
+#include "zeus/core/rng.h"
 #include "zeus/sim/policy.h"
 #include "zeus/sim/trace.h"
 #include "zeus/status.h"

@@ -101,8 +101,8 @@ struct Workload {
   std::vector<BatchSizeTrace> batch_sizes;
   // Every power limit of this workload, ascending.
   std::vector<int> power_limits_w;
-  // MaxPower of the cost: the largest power limit of the GPU's whole power
-  // trace, in W.
+  // MaxPower of a run's cost (see zeus/core/cost.h), in W: the largest power
+  // limit of the GPU's whole power trace (other workloads included), one GPU.
   double max_power_w = 0.0;
 
   // The batch size's trace, or nullptr.

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "zeus/core/early_stop.h"
 #include "zeus/util/strings.h"
 
 namespace zeus {
@@ -55,10 +56,6 @@ Status CheckStoredCost(const char* field, double cost) {
 }
 
 }  // namespace
-
-double ZeusCost(double energy_j, double time_s, double eta, double max_power_w) {
-  return eta * energy_j + (1.0 - eta) * max_power_w * time_s;
-}
 
 Status BatchSizeOptimizerConfig::Validate() const {
   if (batch_sizes.empty()) return FieldError("batch_sizes", "must not be empty");
@@ -281,8 +278,7 @@ Status BatchSizeOptimizer::ReportFailure(int64_t trial_number) {
 }
 
 std::optional<double> BatchSizeOptimizer::EarlyStopThreshold() const {
-  if (!config_.beta.has_value() || !min_cost_.has_value()) return std::nullopt;
-  return *config_.beta * *min_cost_;
+  return EarlyStopCostBound(config_.beta, min_cost_);
 }
 
 void BatchSizeOptimizer::Observe(int batch_size, double cost) {

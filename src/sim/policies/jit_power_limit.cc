@@ -1,6 +1,10 @@
 #include "src/sim/policies/jit_power_limit.h"
 
-#include <limits>
+#include <cstdint>
+
+#include "zeus/core/optimum_selector.h"
+#include "zeus/core/power_limit_profile.h"
+#include "zeus/util/units.h"
 
 namespace zeus::sim_policies {
 
@@ -12,21 +16,25 @@ int JitPowerLimit::For(int batch_size, bool* profile) {
   }
   const BatchSizeTrace* trace = workload_->Find(batch_size);
   ZEUS_CHECK(trace != nullptr);
-  const double max_limit_w = trace->max_power_limit_w();
-  int best_w = trace->max_power_limit_w();
-  double best_cost = std::numeric_limits<double>::infinity();
-  // From the highest limit down, so that ties keep the higher limit.
-  for (auto point = trace->power.rbegin(); point != trace->power.rend(); ++point) {
-    const double cost =
-        (eta_ * point->average_power_w + (1.0 - eta_) * max_limit_w) * point->time_per_epoch_s;
-    if (cost < best_cost) {
-      best_cost = cost;
-      best_w = point->power_limit_w;
-    }
+  // One epoch at each limit on one GPU.
+  PowerLimitProfile epoch_profile;
+  epoch_profile.num_gpus = 1;
+  for (const PowerPoint& point : trace->power) {
+    PowerLimitMeasurement m;
+    m.power_limit_mw = WToMw(static_cast<uint32_t>(point.power_limit_w));
+    m.energy_j = point.energy_per_epoch_j();
+    m.time_s = point.time_per_epoch_s;
+    m.steps = 1;
+    epoch_profile.measurements.push_back(m);
   }
-  chosen_w_[batch_size] = best_w;
+  // Loaded traces have distinct, positive limits, times and powers, so the
+  // profile is valid; a failure here is a broken Workload.
+  StatusOr<uint32_t> chosen_mw = SelectOptimumMw(epoch_profile, OptimumSelector::LeastCost(eta_));
+  ZEUS_CHECK(chosen_mw.ok());
+  const int chosen_w = static_cast<int>(*chosen_mw / 1000u);
+  chosen_w_[batch_size] = chosen_w;
   *profile = true;
-  return best_w;
+  return chosen_w;
 }
 
 }  // namespace zeus::sim_policies

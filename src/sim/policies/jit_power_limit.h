@@ -1,8 +1,8 @@
 // Simulated JIT power-limit profiling (Zeus, NSDI'23): the first run of a
-// batch size profiles every power limit during its first epoch and keeps the
-// limit with the least per-epoch cost
-//   (eta * average_power + (1 - eta) * max_power_limit) * time_per_epoch,
-// ties going to the higher limit. Later runs of that batch size reuse it.
+// batch size profiles every power limit during its first epoch and pins the
+// one zeus::core's cost selector picks from that epoch's profile (least
+// ZeusCost per epoch, MaxPower = the batch size's highest limit on one GPU;
+// ties go to the higher limit). Later runs of that batch size reuse it.
 // Private to src/sim. Thread-safety: not thread-safe.
 
 #ifndef ZEUS_SRC_SIM_POLICIES_JIT_POWER_LIMIT_H_
@@ -19,8 +19,8 @@ class JitPowerLimit {
   // REQUIRES: `workload` outlives this object.
   JitPowerLimit(const Workload& workload, double eta) : workload_(&workload), eta_(eta) {}
 
-  // The power limit for `batch_size`; sets `*profile` when this call is the
-  // one that profiles it. REQUIRES: batch_size is in the workload.
+  // The power limit for `batch_size`, in W; sets `*profile` when this call is
+  // the one that profiles it. REQUIRES: batch_size is in the workload.
   int For(int batch_size, bool* profile);
 
  private:

@@ -287,12 +287,6 @@ TEST(BatchSizeOptimizerTest, FromJsonRejectsBrokenState) {
   EXPECT_FALSE(BatchSizeOptimizer::FromJson(nlohmann::json::array()).ok());
 }
 
-TEST(ZeusCostTest, WeighsEnergyAndTimeAtMaxPower) {
-  EXPECT_DOUBLE_EQ(ZeusCost(1000, 10, 0.5, 300), 0.5 * 1000 + 0.5 * 300 * 10);
-  EXPECT_DOUBLE_EQ(ZeusCost(1000, 10, 1.0, 300), 1000);
-  EXPECT_DOUBLE_EQ(ZeusCost(1000, 10, 0.0, 300), 3000);
-}
-
 TEST(BatchSizeOptimizerTest, RefusesACostBeyondTheBanditsRangeAndKeepsTheTrial) {
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
   Trial trial = optimizer.NextTrial();

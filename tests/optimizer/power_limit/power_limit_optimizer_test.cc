@@ -13,11 +13,11 @@
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "zeus/optimizer/power_limit/optimum_selector.h"
-#include "zeus/optimizer/power_limit/profile.h"
+#include "zeus/core/optimum_selector.h"
+#include "zeus/core/power_limit_profile.h"
 #include "zeus/util/units.h"
 
-#include "tests/optimizer/power_limit/bundled_profiles.h"
+#include "tests/core/bundled_profiles.h"
 #include "tests/optimizer/power_limit/replay_rig.h"
 #include "tests/testing/temp_dir.h"
 

@@ -18,7 +18,7 @@
 #include "zeus/monitor/energy_monitor.h"
 #include "zeus/optimizer/power_limit/power_limit_optimizer.h"
 
-#include "tests/optimizer/power_limit/bundled_profiles.h"
+#include "tests/core/bundled_profiles.h"
 
 namespace zeus::testing {
 

@@ -35,17 +35,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zeus/core/cost.h"
+#include "zeus/core/rng.h"
 #include "zeus/optimizer/batch_size/gaussian_ts.h"
 #include "zeus/optimizer/batch_size/pruning_explorer.h"
-#include "zeus/optimizer/batch_size/rng.h"
 #include "zeus/status.h"
 
 namespace zeus {
-
-// Zeus's energy-time cost: eta * energy_j + (1 - eta) * max_power_w * time_s.
-// `max_power_w` is the maximum power limit in W times the number of GPUs whose
-// energy is summed. REQUIRES: 0 <= eta <= 1.
-double ZeusCost(double energy_j, double time_s, double eta, double max_power_w);
 
 // Per-job settings. Plain struct; Validate() before use.
 struct BatchSizeOptimizerConfig {
@@ -134,8 +130,9 @@ class BatchSizeOptimizer {
   bool exploring() const;
   // The lowest cost of a run that reached the target; nullopt before any did.
   std::optional<double> min_cost() const { return min_cost_; }
-  // beta x min_cost(): a run whose cost would pass this should stop early.
-  // nullopt without early stopping or before any run reached the target.
+  // beta x min_cost() (EarlyStopCostBound): a run whose cost would pass this
+  // should stop early. nullopt without early stopping or before any run
+  // reached the target.
   std::optional<double> EarlyStopThreshold() const;
   // The cheapest batch size that reached the target so far, else the default.
   int best_batch_size() const { return best_batch_size_; }

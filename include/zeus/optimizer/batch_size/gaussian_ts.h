@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/optimizer/batch_size/rng.h"
+#include "zeus/core/rng.h"
 #include "zeus/status.h"
 
 namespace zeus {

@@ -49,12 +49,12 @@
 #include <string>
 #include <vector>
 
+#include "zeus/core/optimum_selector.h"
+#include "zeus/core/power_limit_profile.h"
 #include "zeus/device/clock.h"
 #include "zeus/device/gpu.h"
 #include "zeus/monitor/energy_monitor.h"
-#include "zeus/optimizer/power_limit/optimum_selector.h"
 #include "zeus/optimizer/power_limit/power_limit_restorer.h"
-#include "zeus/optimizer/power_limit/profile.h"
 #include "zeus/status.h"
 
 namespace zeus {

@@ -1,9 +1,9 @@
-#include "zeus/optimizer/power_limit/profile.h"
+#include "zeus/core/power_limit_profile.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/optimizer/power_limit/bundled_profiles.h"
+#include "tests/core/bundled_profiles.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {

@@ -5,14 +5,14 @@
 //
 // Thread-safety: plain values and pure functions.
 
-#ifndef ZEUS_OPTIMIZER_POWER_LIMIT_OPTIMUM_SELECTOR_H_
-#define ZEUS_OPTIMIZER_POWER_LIMIT_OPTIMUM_SELECTOR_H_
+#ifndef ZEUS_CORE_OPTIMUM_SELECTOR_H_
+#define ZEUS_CORE_OPTIMUM_SELECTOR_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "zeus/optimizer/power_limit/profile.h"
+#include "zeus/core/power_limit_profile.h"
 #include "zeus/status.h"
 
 namespace zeus {
@@ -22,8 +22,8 @@ enum class OptimumKind {
   kEnergy,
   // Least time per step.
   kTime,
-  // Least Zeus cost per step: eta * energy + (1 - eta) * MaxPower * time, where
-  // MaxPower (W) = the highest limit in the profile x the profile's num_gpus.
+  // Least Zeus cost per step (ZeusCost), with MaxPower = MaxPowerW(the highest
+  // limit in the profile, the profile's num_gpus).
   kCost,
   // The lowest limit whose time per step is at most max_slowdown x the time
   // per step at the highest limit in the profile.
@@ -62,4 +62,4 @@ StatusOr<uint32_t> SelectOptimumMw(const PowerLimitProfile& profile,
 
 }  // namespace zeus
 
-#endif  // ZEUS_OPTIMIZER_POWER_LIMIT_OPTIMUM_SELECTOR_H_
+#endif  // ZEUS_CORE_OPTIMUM_SELECTOR_H_

@@ -2,8 +2,8 @@
 // plain string handling (independently of the library's CSV reader) so tests
 // can compute expected answers from the raw numbers.
 
-#ifndef ZEUS_TESTS_OPTIMIZER_POWER_LIMIT_BUNDLED_PROFILES_H_
-#define ZEUS_TESTS_OPTIMIZER_POWER_LIMIT_BUNDLED_PROFILES_H_
+#ifndef ZEUS_TESTS_CORE_BUNDLED_PROFILES_H_
+#define ZEUS_TESTS_CORE_BUNDLED_PROFILES_H_
 
 #include <string>
 #include <vector>
@@ -28,4 +28,4 @@ std::vector<RawProfile> ReadBundledProfiles();
 
 }  // namespace zeus::testing
 
-#endif  // ZEUS_TESTS_OPTIMIZER_POWER_LIMIT_BUNDLED_PROFILES_H_
+#endif  // ZEUS_TESTS_CORE_BUNDLED_PROFILES_H_

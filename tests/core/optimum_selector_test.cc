@@ -1,10 +1,10 @@
-#include "zeus/optimizer/power_limit/optimum_selector.h"
+#include "zeus/core/optimum_selector.h"
 
 #include <gtest/gtest.h>
 
-#include "zeus/optimizer/power_limit/profile.h"
+#include "zeus/core/power_limit_profile.h"
 
-#include "tests/optimizer/power_limit/bundled_profiles.h"
+#include "tests/core/bundled_profiles.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {

@@ -1,4 +1,4 @@
-#include "zeus/optimizer/power_limit/profile.h"
+#include "zeus/core/power_limit_profile.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,14 +21,6 @@ std::string Describe(const PowerLimitMeasurement& m, size_t i) {
 }
 
 }  // namespace
-
-const PowerLimitMeasurement& PowerLimitProfile::AtMaxLimit() const {
-  ZEUS_CHECK(!measurements.empty());
-  return *std::max_element(measurements.begin(), measurements.end(),
-                           [](const PowerLimitMeasurement& a, const PowerLimitMeasurement& b) {
-                             return a.power_limit_mw < b.power_limit_mw;
-                           });
-}
 
 Status ValidateProfile(const PowerLimitProfile& profile) {
   if (profile.measurements.empty()) {

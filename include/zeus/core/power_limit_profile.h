@@ -8,8 +8,8 @@
 //
 // Thread-safety: plain values and free functions; no shared state.
 
-#ifndef ZEUS_OPTIMIZER_POWER_LIMIT_PROFILE_H_
-#define ZEUS_OPTIMIZER_POWER_LIMIT_PROFILE_H_
+#ifndef ZEUS_CORE_POWER_LIMIT_PROFILE_H_
+#define ZEUS_CORE_POWER_LIMIT_PROFILE_H_
 
 #include <cstdint>
 #include <string>
@@ -45,9 +45,6 @@ struct PowerLimitProfile {
   double min_stretch_time_s = 0.0;
   // One entry per limit, distinct limits, in any order.
   std::vector<PowerLimitMeasurement> measurements;
-
-  // The measurement at the highest limit. REQUIRES: !measurements.empty().
-  const PowerLimitMeasurement& AtMaxLimit() const;
 };
 
 // OK when the profile can drive a selector: at least one measurement,
@@ -78,4 +75,4 @@ Status SaveProfile(const std::string& path, const PowerLimitProfile& profile);
 
 }  // namespace zeus
 
-#endif  // ZEUS_OPTIMIZER_POWER_LIMIT_PROFILE_H_
+#endif  // ZEUS_CORE_POWER_LIMIT_PROFILE_H_

@@ -1,4 +1,4 @@
-#include "tests/optimizer/power_limit/bundled_profiles.h"
+#include "tests/core/bundled_profiles.h"
 
 #include <algorithm>
 #include <filesystem>

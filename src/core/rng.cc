@@ -1,4 +1,4 @@
-#include "zeus/optimizer/batch_size/rng.h"
+#include "zeus/core/rng.h"
 
 #include <cmath>
 #include <cstdio>

@@ -7,8 +7,8 @@
 //
 // Thread-safety: not thread-safe; one generator per owner.
 
-#ifndef ZEUS_OPTIMIZER_BATCH_SIZE_RNG_H_
-#define ZEUS_OPTIMIZER_BATCH_SIZE_RNG_H_
+#ifndef ZEUS_CORE_RNG_H_
+#define ZEUS_CORE_RNG_H_
 
 #include <array>
 #include <cstdint>
@@ -57,4 +57,4 @@ class Rng {
 
 }  // namespace zeus
 
-#endif  // ZEUS_OPTIMIZER_BATCH_SIZE_RNG_H_
+#endif  // ZEUS_CORE_RNG_H_

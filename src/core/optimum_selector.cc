@@ -1,4 +1,4 @@
-#include "zeus/optimizer/power_limit/optimum_selector.h"
+#include "zeus/core/optimum_selector.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "zeus/core/cost.h"
 #include "zeus/util/units.h"
 
 namespace zeus {
@@ -68,7 +69,7 @@ StatusOr<uint32_t> SelectOptimumMw(const PowerLimitProfile& profile,
     return chosen_mw;
   }
 
-  double max_power_w = MwToW(at_max.power_limit_mw) * profile.num_gpus;
+  const double max_power_w = MaxPowerW(MwToW(at_max.power_limit_mw), profile.num_gpus);
   auto cost = [&](const PowerLimitMeasurement& m) {
     switch (selector.kind) {
       case OptimumKind::kEnergy:
@@ -79,8 +80,7 @@ StatusOr<uint32_t> SelectOptimumMw(const PowerLimitProfile& profile,
       case OptimumKind::kSlowdown:
         break;
     }
-    return selector.eta * m.energy_per_step_j() +
-           (1.0 - selector.eta) * max_power_w * m.time_per_step_s();
+    return ZeusCost(m.energy_per_step_j(), m.time_per_step_s(), selector.eta, max_power_w);
   };
   const PowerLimitMeasurement* best = &at_max;
   double best_cost = cost(at_max);
