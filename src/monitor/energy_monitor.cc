@@ -1,8 +1,14 @@
 #include "zeus/monitor/energy_monitor.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -11,9 +17,9 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include "zeus/monitor/power_monitor.h"
-#include "zeus/util/file.h"
 #include "zeus/util/units.h"
 
 #include "src/monitor/counter_reader_pool.h"
@@ -44,16 +50,34 @@ std::string EnergyCsvRow(const Measurement& m) {
     for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     name = quoted + "\"";
   }
-  std::string row = fmt::format("{},{},{}", m.start_time_s, name, m.time_s);
+  std::string row = fmt::format("{},{},{}", m.start_wall_time_s, name, m.time_s);
   for (double j : m.gpu_energy_j) row += fmt::format(",{}", j);
   return row;
 }
 
 namespace {
 
+// Appends `text` to `path` (created 0644 when missing). Non-blocking, so a
+// FIFO without a reader is kIoError instead of a hang.
+Status AppendToCsv(const std::string& path, const std::string& text) {
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return IoError(fmt::format("cannot append to '{}': {}", path, std::strerror(errno)));
+  }
+  ssize_t written = write(fd, text.data(), text.size());
+  const int write_errno = errno;
+  const bool closed = close(fd) == 0;
+  if (written != static_cast<ssize_t>(text.size()) || !closed) {
+    return IoError(fmt::format("cannot write to '{}': {}", path,
+                               written < 0 ? std::strerror(write_errno) : "short write"));
+  }
+  return Status::Ok();
+}
+
 // The device readings of one window boundary.
 struct Boundary {
   std::chrono::nanoseconds time{0};
+  double wall_time_s = 0.0;  // Clock::WallTimeS() at `time`.
   // Exact mode, GPUs with a counter: the counter value.
   std::vector<uint64_t> gpu_counter_mj;
   // Power-integrated GPUs, and every GPU in low-overhead mode: the
@@ -278,6 +302,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     if (options_.sync) options_.sync();
     Boundary b;
     b.time = clock_->Now();
+    b.wall_time_s = clock_->WallTimeS();
     const size_t n = gpus_.size();
     b.gpu_counter_mj.assign(n, 0);
     b.gpu_cumulative_j.assign(n, 0.0);
@@ -357,6 +382,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     Measurement m;
     m.name = std::string(name);
     m.start_time_s = ToSeconds(begin.time);
+    m.start_wall_time_s = begin.wall_time_s;
     m.time_s = ToSeconds(end.time - begin.time);
     const bool short_window = end.time - begin.time < options_.counter_update_period;
     for (size_t i = 0; i < gpus_.size(); ++i) {
@@ -400,13 +426,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
 
   Status AppendCsv(const Measurement& m) {
     std::lock_guard<std::mutex> lock(csv_mu_);
-    std::FILE* f = std::fopen(options_.csv_path.c_str(), "a");
-    if (f == nullptr) return IoError(fmt::format("cannot append to '{}'", options_.csv_path));
-    std::string row = EnergyCsvRow(m) + "\n";
-    bool ok = std::fwrite(row.data(), 1, row.size(), f) == row.size();
-    ok = std::fclose(f) == 0 && ok;
-    if (!ok) return IoError(fmt::format("cannot write to '{}'", options_.csv_path));
-    return Status::Ok();
+    return AppendToCsv(options_.csv_path, EnergyCsvRow(m) + "\n");
   }
 
   const std::vector<Gpu*> gpus_;
@@ -438,25 +458,20 @@ class EnergyMonitorImpl final : public EnergyMonitor {
 
 Status PrepareCsv(const std::string& path, size_t num_gpus) {
   const std::string header = EnergyCsvHeader(num_gpus);
-  StatusOr<std::string> existing = ReadFileToString(path);
-  if (existing.ok() && !existing->empty()) {
-    std::string first_line = existing->substr(0, existing->find('\n'));
-    if (first_line != header) {
-      return InvalidArgumentError(
-          fmt::format("energy monitor: csv_path '{}' has header '{}', expected '{}'", path,
-                      first_line, header));
-    }
-    return Status::Ok();
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+    // New, empty, or not a file (a FIFO, /dev/stdout): never read it.
+    return AppendToCsv(path, header + "\n").WithContext("energy monitor: csv_path");
   }
-  if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) {
-    return existing.status().WithContext("energy monitor: csv_path");
+  std::ifstream in(path);
+  std::string first_line(header.size() + 2, '\0');
+  in.getline(first_line.data(), static_cast<std::streamsize>(first_line.size()));
+  if (in.bad()) return IoError(fmt::format("energy monitor: cannot read '{}'", path));
+  first_line.resize(std::strlen(first_line.c_str()));
+  if (first_line != header) {
+    return InvalidArgumentError(fmt::format(
+        "energy monitor: csv_path '{}' has header '{}', expected '{}'", path, first_line, header));
   }
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return IoError(fmt::format("energy monitor: cannot create '{}'", path));
-  std::string line = header + "\n";
-  bool ok = std::fwrite(line.data(), 1, line.size(), f) == line.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) return IoError(fmt::format("energy monitor: cannot write '{}'", path));
   return Status::Ok();
 }
 

@@ -121,7 +121,7 @@ class JsonReporter final : public MonitorReporter {
     nlohmann::json j = MeasurementJson(report.measurement, report);
     j["command"] = report.command;
     j["exit_code"] = report.exit_code.has_value() ? nlohmann::json(*report.exit_code) : nullptr;
-    *out_ << j.dump(2) << "\n";
+    *out_ << j.dump() << "\n";  // One line: the stream stays JSON Lines.
     out_->flush();
   }
 

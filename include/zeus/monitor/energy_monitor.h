@@ -71,6 +71,8 @@ struct Measurement {
   std::string name;
   // Clock::Now() at Begin, in seconds (monotonic, arbitrary origin).
   double start_time_s = 0.0;
+  // Clock::WallTimeS() at Begin: seconds since the Unix epoch (may jump).
+  double start_wall_time_s = 0.0;
   // End time minus begin time, in seconds.
   double time_s = 0.0;
   // Energy per GPU, in J.
@@ -104,8 +106,10 @@ struct EnergyMonitorOptions {
   // Default: kExact.
   EnergyMonitorMode mode = EnergyMonitorMode::kExact;
   // When not empty, every successful End appends a row
-  // "start_time,window_name,elapsed_time,gpu0_energy,..." (s, s, J) to this
-  // file, writing the header first when the file is new or empty.
+  // "start_time,window_name,elapsed_time,gpu0_energy,..." (Unix s, s, J) to
+  // this file, writing the header first when the file is new or empty. Only
+  // the first line of an existing regular file is read; a FIFO without a
+  // reader or a full device fails Create (kIoError) rather than blocking.
   // Default: no log.
   std::string csv_path;
   // The period at which the GPU energy counter moves. Windows shorter than
@@ -176,8 +180,8 @@ class EnergyMonitor {
 // "start_time,window_name,elapsed_time,gpu0_energy,...": the CSV log header
 // for `num_gpus` GPUs (the format of the Zeus power-limit profiles).
 std::string EnergyCsvHeader(size_t num_gpus);
-// One CSV log row for `m` (no trailing newline); a name holding a comma,
-// quote or newline is quoted as RFC 4180 says.
+// One CSV log row for `m` (start_wall_time_s first; no trailing newline); a
+// name holding a comma, quote or newline is quoted as RFC 4180 says.
 std::string EnergyCsvRow(const Measurement& m);
 
 }  // namespace zeus

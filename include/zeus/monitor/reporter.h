@@ -44,11 +44,11 @@ class MonitorReporter {
 
 // A human-readable table. `out` must outlive the reporter.
 std::unique_ptr<MonitorReporter> NewTextReporter(std::ostream* out);
-// Intervals as one JSON object per line; the final report as one JSON
-// document: {"command", "exit_code", "time_s", "gpus": [{"index",
-// "energy_j", "average_power_w", "source", "below_counter_resolution"}],
-// "cpus": [{"index", "package_energy_j", "dram_energy_j"}],
-// "total_gpu_energy_j"}. `out` must outlive the reporter.
+// JSON Lines: each interval as one JSON object on one line, then the final
+// report as one more line (alone, it is one JSON document): {"command", "exit_code", "time_s",
+// "gpus": [{"index", "energy_j", "average_power_w", "source", "below_counter_resolution"}], "cpus":
+// [{"index", "package_energy_j", "dram_energy_j"}], "total_gpu_energy_j"}. `out` must outlive the
+// reporter.
 std::unique_ptr<MonitorReporter> NewJsonReporter(std::ostream* out);
 
 // "counter", "counter+power", "power_integration" or "instant_power_approximation".
