@@ -211,8 +211,7 @@ TEST_F(MonitorCommandTest, BadDeviceListsAreUsageErrors) {
             std::string::npos)
       << err_;
   EXPECT_EQ(Run("--interval -1 --powercap-root " + rapl_ + " -- true"), 2);
-  EXPECT_NE(err_.find("--interval: expected a number in [0, 1000000], got '-1'"),
-            std::string::npos)
+  EXPECT_NE(err_.find("--interval: expected a number in [0, 1000000], got '-1'"), std::string::npos)
       << err_;
   // GPUs asked for on a machine without NVML: nothing of them to measure,
   // so the command runs with a warning.
