@@ -40,10 +40,11 @@ namespace {
 // `zeus monitor --help`'s account of exit codes and streams.
 constexpr char kExitHelp[] =
     "Exit status: CMD's own (128+N when CMD died of signal N). 125: zeus monitor\n"
-    "itself failed (it could not measure, or write the report or --csv; when CMD\n"
-    "failed too, CMD's status wins). 126: CMD cannot be executed. 127: CMD not\n"
-    "found. 2: usage error. Without CMD: 0 after SIGINT/SIGTERM, 125 when nothing\n"
-    "can be measured. With nothing to measure, CMD runs anyway (warning on stderr).\n"
+    "itself failed (a device error while measuring, or the report or --csv could\n"
+    "not be written; when CMD failed too, CMD's status wins). 126: CMD cannot be\n"
+    "executed. 127: CMD not found. 2: usage error. With nothing to measure (no GPU,\n"
+    "no readable RAPL), CMD runs anyway, with a warning on stderr. Without CMD: 0\n"
+    "after SIGINT/SIGTERM, 125 when nothing can be measured.\n"
     "Output: the report goes to -o FILE, else stdout. With --json and CMD but no -o,\n"
     "stdout carries only the JSON and CMD's stdout is sent to stderr. --json writes\n"
     "JSON Lines: one object per --interval (with \"elapsed_s\"), then the final\n"

@@ -115,6 +115,15 @@ TEST_F(MonitorCommandTest, NothingToMeasureStillRunsTheCommandAndKeepsItsStatus)
   EXPECT_NE(err_.find("zeus monitor: nothing to measure"), std::string::npos) << err_;
 }
 
+TEST_F(MonitorCommandTest, HelpDocumentsExitCodesAndStreams) {
+  EXPECT_EQ(Run("--help"), 0);
+  EXPECT_NE(out_.find("125: zeus monitor\nitself failed"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("With --json and CMD but no -o,\nstdout carries only the JSON"),
+            std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("JSON Lines"), std::string::npos) << out_;
+}
+
 TEST_F(MonitorCommandTest, JsonReportStaysParseableWhileTheCommandPrints) {
   const std::string cmd = " -- sh -c 'echo child-stdout; echo child-stderr >&2; exit 5'";
   // stdout carries only the report; the command's stdout goes to stderr.
