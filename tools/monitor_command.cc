@@ -1,8 +1,8 @@
 // `zeus monitor [--gpus LIST] [--cpus LIST] [--interval S] [--csv FILE] [--json]
 //  [--output FILE] -- CMD ARGS...`: runs CMD and reports its wall time and
 // the energy of every measured device; without CMD, measures until SIGINT or
-// SIGTERM. Exits with CMD's exit code (128 + N when CMD died of signal N);
-// 1 when there is nothing to measure or measuring failed.
+// SIGTERM. With nothing to measure (no GPU, no readable RAPL), CMD still runs
+// (a warning on stderr; the report has no devices). Exit codes: kExitHelp.
 
 #include <signal.h>
 #include <unistd.h>
@@ -31,9 +31,25 @@
 #include "zeus/monitor/reporter.h"
 
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 
 namespace zeus::cli {
 namespace {
+
+// `zeus monitor --help`'s account of exit codes and streams.
+constexpr char kExitHelp[] =
+    "Exit status: CMD's own (128+N when CMD died of signal N). 125: zeus monitor\n"
+    "itself failed (a device error while measuring, or the report or --csv could\n"
+    "not be written; when CMD failed too, CMD's status wins). 126: CMD cannot be\n"
+    "executed. 127: CMD not found. 2: usage error. With nothing to measure (no GPU,\n"
+    "no readable RAPL), CMD runs anyway, with a warning on stderr. Without CMD: 0\n"
+    "after SIGINT/SIGTERM, 125 when nothing can be measured.\n"
+    "Output: the report goes to -o FILE, else stdout. With --json and CMD but no -o,\n"
+    "stdout carries only the JSON and CMD's stdout is sent to stderr. --json writes\n"
+    "JSON Lines: one object per --interval (with \"elapsed_s\"), then the final\n"
+    "report (with \"command\", \"exit_code\") as the last line; without --interval,\n"
+    "one JSON document. --csv appends Python Zeus profile rows (start_time in Unix\n"
+    "seconds), reading only the existing file's header line.";
 
 // Signal handlers can only reach globals. The child's pid, once running.
 volatile sig_atomic_t g_child_pid = 0;
@@ -96,8 +112,10 @@ StatusOr<SelectedDevices> OpenDevices(const MonitorFlags& flags) {
   return d;
 }
 
-// Starts `command` as a child. The child gets default signal dispositions.
-StatusOr<pid_t> StartChild(const std::vector<std::string>& command) {
+// Starts `command` as a child with default signal dispositions, its stdout
+// sent to our stderr when `stdout_to_stderr`. The child exits 127 when the
+// command is missing, 126 when it cannot be executed.
+StatusOr<pid_t> StartChild(const std::vector<std::string>& command, bool stdout_to_stderr) {
   std::vector<char*> argv;
   for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
@@ -106,9 +124,11 @@ StatusOr<pid_t> StartChild(const std::vector<std::string>& command) {
   if (pid == 0) {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "zeus monitor: cannot run '%s': %s\n", argv[0], std::strerror(errno));
-    _exit(127);
+    const int exec_errno = errno;
+    std::fprintf(stderr, "zeus monitor: cannot run '%s': %s\n", argv[0], std::strerror(exec_errno));
+    _exit(exec_errno == ENOENT ? 127 : 126);
   }
   return pid;
 }
@@ -143,67 +163,76 @@ std::optional<int> WaitForEnd(std::optional<pid_t> child, double interval_s,
   }
 }
 
+// Prints "zeus monitor: <message>" and returns kMonitorFailedExitCode, or
+// the child's status when it failed.
+int Failed(const std::string& message, std::optional<int> child_exit_code = std::nullopt) {
+  std::cerr << "zeus monitor: " << message << "\n";
+  return child_exit_code.value_or(0) != 0 ? *child_exit_code : kMonitorFailedExitCode;
+}
+
 int RunMonitor(const MonitorFlags& flags) {
+  const bool has_command = !flags.command.empty();
   StatusOr<SelectedDevices> devices = OpenDevices(flags);
   if (!devices.ok()) {
-    std::cerr << "zeus monitor: " << devices.status().message() << "\n";
-    return 1;
+    if (devices.status().code() == StatusCode::kInvalidArgument) {
+      std::cerr << "zeus monitor: " << devices.status().message() << "\n";
+      return kUsageExitCode;
+    }
+    if (!has_command) return Failed(devices.status().message());
+    std::cerr << "zeus monitor: warning: " << devices.status().message()
+              << "; running the command anyway, unmeasured\n";
   }
   std::ofstream output_file;
   std::ostream* out = &std::cout;
   if (!flags.output_path.empty()) {
     output_file.open(flags.output_path);
-    if (!output_file) {
-      std::cerr << "zeus monitor: cannot write --output '" << flags.output_path << "'\n";
-      return 1;
-    }
+    if (!output_file) return Failed("cannot write --output '" + flags.output_path + "'");
     out = &output_file;
   }
   std::unique_ptr<MonitorReporter> reporter =
       flags.json ? NewJsonReporter(out) : NewTextReporter(out);
 
-  EnergyMonitorOptions options;
-  if (!flags.csv_path.empty()) options.window_reporter = NewCsvWindowReporter(flags.csv_path);
-  StatusOr<std::unique_ptr<EnergyMonitor>> monitor =
-      EnergyMonitor::Create(devices->GpuPointers(), devices->CpuPointers(), RealClock(), options);
-  if (!monitor.ok()) {
-    std::cerr << "zeus monitor: " << monitor.status().message() << "\n";
-    return 1;
-  }
   MonitorReport report;
   report.command = flags.command;
-  report.gpu_indices = devices->GpuIndices();
-  report.cpu_indices = devices->CpuIndices();
+  std::unique_ptr<EnergyMonitor> monitor;  // Null when nothing is measured.
+  if (devices.ok()) {
+    EnergyMonitorOptions options;
+    if (!flags.csv_path.empty()) options.window_reporter = NewCsvWindowReporter(flags.csv_path);
+    StatusOr<std::unique_ptr<EnergyMonitor>> created =
+        EnergyMonitor::Create(devices->GpuPointers(), devices->CpuPointers(), RealClock(), options);
+    if (!created.ok()) return Failed(created.status().message());
+    monitor = *std::move(created);
+    report.gpu_indices = devices->GpuIndices();
+    report.cpu_indices = devices->CpuIndices();
+  }
 
   InstallStopHandlers();
   const std::string kWindow = "zeus monitor";
   const std::string kInterval = "zeus monitor interval";
-  Status begun = (*monitor)->Begin(kWindow);
-  if (begun.ok() && flags.interval_s > 0) begun = (*monitor)->Begin(kInterval);
-  if (!begun.ok()) {
-    std::cerr << "zeus monitor: " << begun.message() << "\n";
-    return 1;
+  if (monitor != nullptr) {
+    Status begun = monitor->Begin(kWindow);
+    if (begun.ok() && flags.interval_s > 0) begun = monitor->Begin(kInterval);
+    if (!begun.ok()) return Failed(begun.message());
   }
   auto start = std::chrono::steady_clock::now();
   std::optional<pid_t> child;
-  if (!flags.command.empty()) {
-    StatusOr<pid_t> pid = StartChild(flags.command);
-    if (!pid.ok()) {
-      std::cerr << "zeus monitor: " << pid.status().message() << "\n";
-      return 1;
-    }
+  if (has_command) {
+    // Keep a --json report on stdout apart from the command's output.
+    const bool stdout_to_stderr = flags.json && flags.output_path.empty();
+    StatusOr<pid_t> pid = StartChild(flags.command, stdout_to_stderr);
+    if (!pid.ok()) return Failed(pid.status().message());
     child = *pid;
     g_child_pid = *pid;
   }
   Status interval_error;
   auto on_tick = [&] {
-    if (!interval_error.ok()) return;
-    StatusOr<Measurement> m = (*monitor)->End(kInterval);
+    if (monitor == nullptr || !interval_error.ok()) return;
+    StatusOr<Measurement> m = monitor->End(kInterval);
     if (m.ok()) {
       double elapsed_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       reporter->ReportInterval(elapsed_s, *m, report);
-      interval_error = (*monitor)->Begin(kInterval);
+      interval_error = monitor->Begin(kInterval);
     } else {
       interval_error = m.status();
     }
@@ -213,13 +242,28 @@ int RunMonitor(const MonitorFlags& flags) {
   };
   report.exit_code = WaitForEnd(child, flags.interval_s, on_tick);
   g_child_pid = 0;
-  StatusOr<Measurement> m = (*monitor)->End(kWindow);
-  if (!m.ok()) {
-    std::cerr << "zeus monitor: " << m.status().message() << "\n";
-    return report.exit_code.value_or(0) != 0 ? *report.exit_code : 1;
+  if (monitor != nullptr) {
+    StatusOr<Measurement> m = monitor->End(kWindow);
+    if (!m.ok()) return Failed(m.status().message(), report.exit_code);
+    report.measurement = *std::move(m);
+  } else {
+    report.measurement.time_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  report.measurement = *std::move(m);
-  reporter->ReportFinal(report);
+  reporter->ReportFinal(report);  // Flushes: errno tells why a write failed.
+  if (output_file.is_open()) {
+    output_file.close();
+    if (!output_file) {
+      return Failed("cannot write --output '" + flags.output_path + "': " + std::strerror(errno),
+                    report.exit_code);
+    }
+  } else if (!std::cout) {
+    const int write_errno = errno;
+    std::cout.clear();  // Reported here; main() need not report it again.
+    std::clearerr(stdout);
+    return Failed(std::string("cannot write the output to stdout: ") + std::strerror(write_errno),
+                  report.exit_code);
+  }
   return report.exit_code.value_or(0);
 }
 
@@ -234,14 +278,17 @@ void RegisterMonitorCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--cpus", flags->cpus,
                   "Comma-separated CPU socket indices, each at most once (default: all)");
   cmd->add_option("--interval", flags->interval_s, "Also print average power every S seconds")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NumberIn(0.0, 1e6));
   cmd->add_option("--csv", flags->csv_path,
                   "Append start_time,window_name,elapsed_time,gpu{i}_energy rows to FILE");
-  cmd->add_flag("--json", flags->json, "Report JSON instead of a table");
+  cmd->add_flag("--json", flags->json,
+                "Report JSON Lines instead of a table (with CMD: CMD's stdout goes to stderr "
+                "unless -o is given)");
   cmd->add_option("-o,--output", flags->output_path, "Write the report to FILE (default: stdout)");
   cmd->add_option("--powercap-root", flags->powercap_root, "Root of the powercap sysfs tree")
       ->capture_default_str();
   cmd->add_option("command", flags->command, "The command to run, after --");
+  cmd->footer(kExitHelp);
   cmd->callback([exit_code, flags] { *exit_code = RunMonitor(*flags); });
 }
 

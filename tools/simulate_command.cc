@@ -2,8 +2,8 @@
 //
 //   zeus simulate [--traces DIR | --download] [--gpu NAME] [--dataset NAME ...]
 //                 [--policy NAME ...] [--seeds 1-10] [--eta 0.5] [--beta 2]
-//                 [--recurrences N] [--history-csv FILE] [--json] [--quiet]
-//                 [--groups FILE | --generate-groups N]
+//                 [--recurrences N] [--history-csv FILE [--allow-large-history]]
+//                 [--json] [--quiet] [--groups FILE | --generate-groups N]
 //
 // Prints, per GPU, workload and policy, the cumulative energy, time and cost
 // relative to `default`, the regret against `oracle`, and the configuration
@@ -11,11 +11,13 @@
 // traces bundled with Zeus, offline. With --groups or
 // --generate-groups, each workload recurs as the overlapping submissions of
 // recurring-job groups (group,start_time,end_time,dataset,runtime_ratio)
-// instead of one sequential job.
+// instead of one sequential job. A --history-csv estimated above
+// kLargeHistoryBytes is refused unless --allow-large-history is given.
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -25,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "zeus/fetch/trace_download.h"
@@ -36,6 +39,7 @@
 #include "zeus/util/strings.h"
 
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 
 namespace zeus::cli {
 namespace {
@@ -52,43 +56,52 @@ struct SimulateArgs {
   std::string beta = "2";
   int recurrences = 0;
   std::string history_csv;
+  bool allow_large_history = false;
   bool json = false;
   std::string groups;
   int generate_groups = 0;
 };
 
-// "1-10", "3", "1,2,7-9": the seeds, in order, without duplicates.
-StatusOr<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
+// Above this estimated size, --history-csv needs --allow-large-history.
+constexpr uint64_t kLargeHistoryBytes = 2'000'000'000;
+
+// "1-10", "3", "1,2,7-9": the seeds, in order, without duplicates. Throws
+// UsageError naming --seeds and the value.
+std::vector<uint64_t> ParseSeeds(const std::string& text) {
+  auto bad = [&text](const std::string& why) {
+    return UsageError("--seeds", "'" + text + "'", why + " (e.g. 1-10 or 1,3,5)");
+  };
   std::vector<uint64_t> seeds;
   std::set<uint64_t> seen;
   for (const std::string& part : Split(text, ',')) {
-    const size_t dash = part.find('-');
-    uint64_t first = 0, last = 0;
-    if (dash == std::string::npos) {
-      ZEUS_ASSIGN_OR_RETURN(first, ParseUint64(part));
-      last = first;
-    } else {
-      ZEUS_ASSIGN_OR_RETURN(first, ParseUint64(part.substr(0, dash)));
-      ZEUS_ASSIGN_OR_RETURN(last, ParseUint64(part.substr(dash + 1)));
+    const size_t dash = part.find('-', 1);
+    StatusOr<uint64_t> first = ParseUint64(part.substr(0, dash));
+    StatusOr<uint64_t> last =
+        dash == std::string::npos ? first : ParseUint64(part.substr(dash + 1));
+    if (!first.ok() || !last.ok()) {
+      throw bad("'" + part + "' is not a seed or a range of non-negative integers");
     }
-    if (last < first || last - first > 100000) {
-      return InvalidArgumentError("--seeds: bad range '" + part + "'");
+    if (*last < *first || *last - *first > 100000) {
+      throw bad("bad range '" + part + "' (first <= last, at most 100001 seeds)");
     }
-    for (uint64_t seed = first; seed <= last; ++seed) {
+    for (uint64_t seed = *first; seed <= *last; ++seed) {
       if (seen.insert(seed).second) seeds.push_back(seed);
     }
   }
-  if (seeds.empty()) return InvalidArgumentError("--seeds: no seeds in '" + text + "'");
+  if (seeds.empty()) throw bad("no seeds");
   return seeds;
 }
 
-// "2" -> 2; "none", "off", "inf" -> no early stopping.
-StatusOr<std::optional<double>> ParseBeta(const std::string& text) {
+// "2" -> 2; "none", "off", "inf" -> no early stopping. Throws UsageError
+// naming --beta and the value.
+std::optional<double> ParseBeta(const std::string& text) {
   const std::string lower = ToLower(Trim(text));
-  if (lower == "none" || lower == "off" || lower == "inf") return std::optional<double>();
+  if (lower == "none" || lower == "off" || lower == "inf") return std::nullopt;
   StatusOr<double> beta = ParseDouble(text);
-  if (!beta.ok()) return InvalidArgumentError("--beta: " + beta.status().message());
-  return std::optional<double>(*beta);
+  if (!beta.ok() || !std::isfinite(*beta) || *beta <= 0) {
+    throw UsageError("--beta", "'" + text + "'", "expected a number > 0, or 'none'");
+  }
+  return *beta;
 }
 
 // A one-line progress bar on stderr, only when stderr is a terminal and
@@ -162,7 +175,7 @@ StatusOr<std::vector<Workload>> LoadSelectedWorkloads(const SimulateArgs& args,
 StatusOr<JobGroups> SelectJobGroups(const SimulateArgs& args, uint64_t seed,
                                     const std::vector<Workload>& workloads) {
   if (!args.groups.empty()) return LoadJobGroups(args.groups);
-  if (args.generate_groups <= 0) return JobGroups();
+  if (args.generate_groups == 0) return JobGroups();
   JobGroupGeneratorOptions generator;
   generator.num_groups = args.generate_groups;
   generator.seed = seed;
@@ -202,10 +215,8 @@ int RunSimulate(const SimulateArgs& args) {
     std::fprintf(stderr, "zeus simulate: %s\n", status.message().c_str());
     return 1;
   };
-  StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(args.seeds);
-  if (!seeds.ok()) return fail(seeds.status());
-  StatusOr<std::optional<double>> beta = ParseBeta(args.beta);
-  if (!beta.ok()) return fail(beta.status());
+  const std::vector<uint64_t> seeds = ParseSeeds(args.seeds);
+  const std::optional<double> beta = ParseBeta(args.beta);
 
   ProgressBar bar(!args.quiet);
   TraceSourceOptions source;
@@ -225,22 +236,31 @@ int RunSimulate(const SimulateArgs& args) {
 
   ExperimentOptions options;
   options.policies = args.policies.empty() ? PolicyNames() : args.policies;
-  options.seeds = *seeds;
+  options.seeds = seeds;
   options.simulation.eta = args.eta;
-  options.simulation.beta = *beta;
+  options.simulation.beta = beta;
   options.simulation.num_recurrences = args.recurrences;
 
+  StatusOr<JobGroups> groups = SelectJobGroups(args, seeds.front(), *workloads);
+  if (!groups.ok()) return fail(groups.status());
+  const bool grouped = !args.groups.empty() || args.generate_groups > 0;
   std::unique_ptr<std::ofstream> history;
   if (!args.history_csv.empty()) {
+    const uint64_t bytes =
+        EstimateHistoryCsvBytes(*workloads, grouped ? &*groups : nullptr, options);
+    if (bytes > kLargeHistoryBytes && !args.allow_large_history) {
+      throw UsageError("--history-csv", "'" + args.history_csv + "'",
+                       fmt::format("these runs would write about {:.1f} GB of history (estimated "
+                                   "{} bytes); pass --allow-large-history to write it anyway, or "
+                                   "simulate fewer --seeds, --policy or --dataset",
+                                   static_cast<double>(bytes) / 1e9, bytes));
+    }
     history = std::make_unique<std::ofstream>(args.history_csv);
     if (!*history) {
       return fail(IoError("--history-csv: cannot open '" + args.history_csv + "' for writing"));
     }
     WriteHistoryCsvHeader(*history);
   }
-  StatusOr<JobGroups> groups = SelectJobGroups(args, seeds->front(), *workloads);
-  if (!groups.ok()) return fail(groups.status());
-  const bool grouped = !args.groups.empty() || args.generate_groups > 0;
   const ProgressCallback progress = [&bar](size_t done, size_t total) { bar.Update(done, total); };
   const HistoryCallback write_history =
       history == nullptr ? HistoryCallback()
@@ -254,7 +274,7 @@ int RunSimulate(const SimulateArgs& args) {
     if (!*history)
       return fail(IoError("--history-csv: write to '" + args.history_csv + "' failed"));
   }
-  PrintResults(args, *dir, grouped ? &*groups : nullptr, *seeds, *beta, *results);
+  PrintResults(args, *dir, grouped ? &*groups : nullptr, seeds, beta, *results);
   return 0;
 }
 
@@ -280,22 +300,31 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--gpu", args->gpu, "Read summary_power_NAME.csv only (default: every GPU)");
   cmd->add_option("--dataset", args->datasets, "Workloads to simulate (default: all)");
   cmd->add_option("--policy", args->policies,
-                  "Policies: " + Join(PolicyNames(), ", ") + " (default: all)");
+                  "Policies: " + Join(PolicyNames(), ", ") + " (default: all)")
+      ->check(CLI::IsMember(PolicyNames()));
   cmd->add_option("--seeds", args->seeds, "Seeds, e.g. 1-10 or 1,3,5")->capture_default_str();
   cmd->add_option("--eta", args->eta, "Weight of energy in the cost, in [0, 1]")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(NumberIn(0.0, 1.0));
   cmd->add_option("--beta", args->beta, "Early-stopping knob (> 0), or 'none'")
       ->capture_default_str();
   cmd->add_option("--recurrences", args->recurrences,
-                  "Recurrences per job (default: 2 x batch sizes x power limits)");
-  cmd->add_option("--history-csv", args->history_csv, "Write one row per run to FILE");
+                  "Recurrences per job (default or 0: 2 x batch sizes x power limits)")
+      ->check(WholeNumberAtLeast(0, "recurrences"));
+  auto* history_option = cmd->add_option(
+      "--history-csv", args->history_csv,
+      "Write one row per run to FILE (refused above ~2 GB without --allow-large-history)");
+  cmd->add_flag("--allow-large-history", args->allow_large_history,
+                "Write --history-csv even when it is estimated above 2 GB")
+      ->needs(history_option);
   cmd->add_flag("--json", args->json, "Print JSON instead of a table");
   auto* groups_option = cmd->add_option(
       "--groups", args->groups,
       "Simulate recurring-job groups: CSV group,start_time,end_time,dataset,runtime_ratio");
   cmd->add_option("--generate-groups", args->generate_groups,
-                  "Simulate N generated job groups (seeded arrival process, first seed)")
-      ->excludes(groups_option);
+                  "Simulate N >= 1 generated job groups (seeded arrival process, first seed)")
+      ->excludes(groups_option)
+      ->check(WholeNumberAtLeast(1, "groups"));
   cmd->callback([args, exit_code] { *exit_code = RunSimulate(*args); });
 }
 

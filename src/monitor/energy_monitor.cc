@@ -35,6 +35,7 @@ namespace {
 // The device readings of one window boundary.
 struct Boundary {
   std::chrono::nanoseconds time{0};
+  double wall_time_s = 0.0;  // Clock::WallTimeS() at `time`.
   // Exact mode, GPUs with a counter: the counter value.
   std::vector<uint64_t> gpu_counter_mj;
   // Power-integrated GPUs, and every GPU in low-overhead mode: the
@@ -265,6 +266,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     if (options_.sync) options_.sync();
     Boundary b;
     b.time = clock_->Now();
+    b.wall_time_s = clock_->WallTimeS();
     const size_t n = gpus_.size();
     b.gpu_counter_mj.assign(n, 0);
     b.gpu_cumulative_j.assign(n, 0.0);
@@ -344,6 +346,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     Measurement m;
     m.name = std::string(name);
     m.start_time_s = ToSeconds(begin.time);
+    m.start_wall_time_s = begin.wall_time_s;
     m.time_s = ToSeconds(end.time - begin.time);
     for (size_t i = 0; i < gpus_.size(); ++i) {
       const bool short_window = end.time - begin.time < gpus_[i]->EnergyCounterUpdatePeriod();

@@ -1,6 +1,11 @@
 #include "zeus/monitor/reporter.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <utility>
 
@@ -25,20 +30,25 @@ std::string EnergyCsvRow(const Measurement& m) {
     for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     name = quoted + "\"";
   }
-  std::string row = fmt::format("{},{},{}", m.start_time_s, name, m.time_s);
+  std::string row = fmt::format("{},{},{}", m.start_wall_time_s, name, m.time_s);
   for (double j : m.gpu_energy_j) row += fmt::format(",{}", j);
   return row;
 }
 
 namespace {
 
-// Appends `text` to `path` (created when missing), then closes it.
+// Appends `text` to `path` (created 0644 when missing), then closes it.
+// Non-blocking, so a FIFO without a reader is kIoError instead of a hang.
 Status AppendToFile(const std::string& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "a");
-  if (f == nullptr) return IoError(fmt::format("cannot append to '{}'", path));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) return IoError(fmt::format("cannot write to '{}'", path));
+  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError(fmt::format("cannot append to '{}': {}", path, std::strerror(errno)));
+  const ssize_t written = write(fd, text.data(), text.size());
+  const int write_errno = errno;
+  const bool closed = close(fd) == 0;
+  if (written != static_cast<ssize_t>(text.size()) || !closed) {
+    return IoError(fmt::format("cannot write to '{}': {}", path,
+                               written < 0 ? std::strerror(write_errno) : "short write"));
+  }
   return Status::Ok();
 }
 
@@ -207,7 +217,7 @@ class JsonReporter final : public MonitorReporter {
     nlohmann::json j = MeasurementJson(report.measurement, report);
     j["command"] = report.command;
     j["exit_code"] = report.exit_code.has_value() ? nlohmann::json(*report.exit_code) : nullptr;
-    *out_ << j.dump(2) << "\n";
+    *out_ << j.dump() << "\n";  // One line: the stream stays JSON Lines.
     out_->flush();
   }
 

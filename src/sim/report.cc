@@ -1,6 +1,7 @@
 #include "zeus/sim/report.h"
 
 #include <cstdio>
+#include <string>
 
 namespace zeus {
 
@@ -73,6 +74,37 @@ void WriteHistoryCsvRow(const HistoryRow& h, std::ostream& out) {
                 h.run.batch_size, h.run.power_limit_w, h.run.energy_j, h.run.time_s,
                 h.run.reached ? "true" : "false", h.policy->c_str(), h.run.cost);
   out << line;
+}
+
+uint64_t EstimateHistoryCsvBytes(const std::vector<Workload>& workloads, const JobGroups* groups,
+                                 const ExperimentOptions& options) {
+  uint64_t policy_chars = 0;
+  for (const std::string& policy : options.policies) policy_chars += policy.size();
+  uint64_t seed_chars = 0;
+  for (uint64_t seed : options.seeds) seed_chars += std::to_string(seed).size();
+  // Typical on the NSDI'23 traces: 10 commas, a newline, recurrence, batch
+  // size and power limit, "true"/"false", and three %.10g numbers.
+  constexpr uint64_t kFixedRowChars = 50;
+  const uint64_t runs = options.policies.size() * options.seeds.size();
+  uint64_t total = 0;
+  for (const Workload& w : workloads) {
+    uint64_t rows_per_run = 0;
+    if (groups == nullptr) {
+      rows_per_run = static_cast<uint64_t>(options.simulation.num_recurrences > 0
+                                               ? options.simulation.num_recurrences
+                                               : DefaultRecurrences(w));
+    } else {
+      for (const auto& [name, submissions] : *groups) {
+        if (!submissions.empty() && submissions.front().dataset == w.job.dataset) {
+          rows_per_run += submissions.size();
+        }
+      }
+    }
+    const uint64_t row_chars = kFixedRowChars + w.gpu.size() + w.job.dataset.size();
+    total += rows_per_run * (runs * row_chars + options.seeds.size() * policy_chars +
+                             options.policies.size() * seed_chars);
+  }
+  return total;
 }
 
 }  // namespace zeus

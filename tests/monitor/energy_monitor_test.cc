@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "zeus/device/fake.h"
 #include "zeus/monitor/reporter.h"
@@ -381,7 +382,8 @@ TEST(EnergyMonitorTest, HandsEveryClosedWindowToItsReporter) {
 TEST(EnergyMonitorTest, CsvRowsQuoteAwkwardWindowNames) {
   Measurement m;
   m.name = "a,\"b\"";
-  m.start_time_s = 1.5;
+  m.start_time_s = 99.0;  // Monotonic: not what the log records.
+  m.start_wall_time_s = 1.5;
   m.time_s = 2.0;
   m.gpu_energy_j = {3.25};
   EXPECT_EQ(EnergyCsvRow(m), "1.5,\"a,\"\"b\"\"\",2,3.25");
@@ -414,8 +416,9 @@ TEST(EnergyMonitorTest, AppendsTheProfileCsvFormat) {
   ZEUS_ASSERT_OK_AND_ASSIGN(std::string contents, ReadFileToString(csv_path));
   EXPECT_EQ(contents,
             "start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy\n"
-            "5,__GlobalPowerLimitOptimizer_300,2.5,250,500\n"
-            "7.5,b,1,100,200\n");
+            // Unix start times (FakeClock's wall time is 1.7e9 s + its time).
+            "1700000005,__GlobalPowerLimitOptimizer_300,2.5,250,500\n"
+            "1700000007.5,b,1,100,200\n");
   // A log of another shape is refused rather than corrupted.
   StatusOr<std::unique_ptr<EnergyMonitor>> one_gpu =
       EnergyMonitor::Create({&gpu0}, {}, &clock, options);
@@ -424,6 +427,36 @@ TEST(EnergyMonitorTest, AppendsTheProfileCsvFormat) {
                                             "gpu0_energy'"),
             std::string::npos)
       << one_gpu.status().message();
+}
+
+TEST(EnergyMonitorTest, CsvLogChecksOnlyTheFirstLineAndNeverBlocks) {
+  zeus::testing::TempDir dir;
+  FakeClock clock(seconds(5));
+  FakeGpu gpu0(&clock, GpuOptions(0, 100.0));
+  EnergyMonitorOptions options = ManualOptions();
+  // A header for more GPUs starts with this one's header: still refused.
+  options.window_reporter =
+      NewCsvWindowReporter(dir.WriteFile("wide.csv", EnergyCsvHeader(2) + "\n"));
+  StatusOr<std::unique_ptr<EnergyMonitor>> wide =
+      EnergyMonitor::Create({&gpu0}, {}, &clock, options);
+  EXPECT_EQ(wide.status().code(), StatusCode::kInvalidArgument);
+  // A matching first line is enough, whatever follows (never read).
+  options.window_reporter = NewCsvWindowReporter(
+      dir.WriteFile("ok.csv", EnergyCsvHeader(1) + "\n" + std::string(1 << 20, 'x')));
+  ZEUS_EXPECT_OK(EnergyMonitor::Create({&gpu0}, {}, &clock, options).status());
+  // A full device and a FIFO nobody reads fail at once instead of growing
+  // memory or blocking.
+  options.window_reporter = NewCsvWindowReporter("/dev/full");
+  StatusOr<std::unique_ptr<EnergyMonitor>> full =
+      EnergyMonitor::Create({&gpu0}, {}, &clock, options);
+  EXPECT_EQ(full.status().code(), StatusCode::kIoError);
+  EXPECT_NE(full.status().message().find("'/dev/full'"), std::string::npos)
+      << full.status().message();
+  const std::string fifo = dir.File("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  options.window_reporter = NewCsvWindowReporter(fifo);
+  EXPECT_EQ(EnergyMonitor::Create({&gpu0}, {}, &clock, options).status().code(),
+            StatusCode::kIoError);
 }
 
 }  // namespace

@@ -7,15 +7,18 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "zeus/util/file.h"
+#include "zeus/util/strings.h"
 
 #include "tests/testing/temp_dir.h"
 
@@ -39,13 +42,15 @@ class MonitorCommandTest : public ::testing::Test {
     dir_.WriteFile("powercap/intel-rapl:0/intel-rapl:0:0/max_energy_range_uj", "262143328850\n");
   }
 
-  // Runs `zeus monitor <args>` through the shell; returns its exit code and
-  // leaves stdout/stderr in out_/err_.
-  int Run(const std::string& args) {
-    std::string cmd = std::string(ZEUS_BINARY) + " monitor " + args + " >" + dir_.File("out") +
-                      " 2>" + dir_.File("err");
+  // Runs `zeus monitor <args>` through the shell with stdout to
+  // `stdout_path` (default: a file); returns its exit code and leaves
+  // stdout/stderr in out_/err_.
+  int Run(const std::string& args, const std::string& stdout_path = "") {
+    const std::string out_file = stdout_path.empty() ? dir_.File("out") : stdout_path;
+    std::string cmd =
+        std::string(ZEUS_BINARY) + " monitor " + args + " >" + out_file + " 2>" + dir_.File("err");
     int status = std::system(cmd.c_str());
-    out_ = ReadFileToString(dir_.File("out")).value_or("");
+    out_ = stdout_path.empty() ? ReadFileToString(out_file).value_or("") : "";
     err_ = ReadFileToString(dir_.File("err")).value_or("");
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
@@ -87,14 +92,102 @@ class MonitorCommandTest : public ::testing::Test {
   std::string err_;
 };
 
-TEST_F(MonitorCommandTest, NothingToMeasureSaysSoAndFails) {
+TEST_F(MonitorCommandTest, NothingToMeasureStillRunsTheCommandAndKeepsItsStatus) {
   TempDir empty;
-  EXPECT_EQ(Run("--powercap-root " + empty.path() + " -- true"), 1);
-  EXPECT_NE(err_.find("zeus monitor: nothing to measure: no GPU ("), std::string::npos) << err_;
+  EXPECT_EQ(Run("--powercap-root " + empty.path() + " -- sh -c 'echo from-child; exit 4'"), 4);
+  EXPECT_NE(err_.find("zeus monitor: warning: nothing to measure: no GPU ("), std::string::npos)
+      << err_;
   EXPECT_NE(err_.find("no readable RAPL zone (no RAPL zone under " + empty.path() + ")"),
             std::string::npos)
       << err_;
-  EXPECT_EQ(out_, "");
+  EXPECT_NE(err_.find("running the command anyway"), std::string::npos) << err_;
+  EXPECT_EQ(out_.rfind("from-child\n", 0), 0u) << out_;
+  EXPECT_NE(out_.find("Exit code:  4"), std::string::npos) << out_;
+  // The JSON report says so: wall time, no devices.
+  EXPECT_EQ(Run("--json --powercap-root " + empty.path() + " -- true"), 0) << err_;
+  nlohmann::json j = nlohmann::json::parse(out_);
+  EXPECT_EQ(j["exit_code"], 0);
+  EXPECT_TRUE(j["gpus"].empty());
+  EXPECT_TRUE(j["cpus"].empty());
+  EXPECT_GT(j["time_s"].get<double>(), 0.0);
+  // Without a command there is nothing to do: zeus monitor's own failure.
+  EXPECT_EQ(Run("--powercap-root " + empty.path()), 125);
+  EXPECT_NE(err_.find("zeus monitor: nothing to measure"), std::string::npos) << err_;
+}
+
+TEST_F(MonitorCommandTest, HelpDocumentsExitCodesAndStreams) {
+  EXPECT_EQ(Run("--help"), 0);
+  EXPECT_NE(out_.find("125: zeus monitor\nitself failed"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("With --json and CMD but no -o,\nstdout carries only the JSON"),
+            std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("JSON Lines"), std::string::npos) << out_;
+}
+
+TEST_F(MonitorCommandTest, JsonReportStaysParseableWhileTheCommandPrints) {
+  const std::string cmd = " -- sh -c 'echo child-stdout; echo child-stderr >&2; exit 5'";
+  // stdout carries only the report; the command's stdout goes to stderr.
+  EXPECT_EQ(Run("--json --powercap-root " + rapl_ + cmd), 5) << err_;
+  nlohmann::json j = nlohmann::json::parse(out_);
+  EXPECT_EQ(j["exit_code"], 5);
+  EXPECT_NE(err_.find("child-stdout\n"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("child-stderr\n"), std::string::npos) << err_;
+  // With -o the report goes to the file and the command keeps its stdout.
+  const std::string report = dir_.File("report.json");
+  EXPECT_EQ(Run("--json -o " + report + " --powercap-root " + rapl_ + cmd), 5) << err_;
+  EXPECT_EQ(out_, "child-stdout\n");
+  j = nlohmann::json::parse(ReadFileToString(report).value_or(""));
+  EXPECT_EQ(j["cpus"].size(), 1u);
+}
+
+TEST_F(MonitorCommandTest, IntervalJsonIsJsonLines) {
+  const std::string report = dir_.File("report.jsonl");
+  EXPECT_EQ(
+      Run("--json --interval 0.02 -o " + report + " --powercap-root " + rapl_ + " -- sleep 0.3"), 0)
+      << err_;
+  std::vector<nlohmann::json> lines;
+  for (const std::string& line : Split(ReadFileToString(report).value_or(""), '\n')) {
+    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+  }
+  ASSERT_GE(lines.size(), 3u);
+  for (size_t i = 0; i + 1 < lines.size(); ++i) EXPECT_TRUE(lines[i].contains("elapsed_s"));
+  EXPECT_EQ(lines.back()["command"][0], "sleep");
+  EXPECT_EQ(lines.back()["exit_code"], 0);
+}
+
+TEST_F(MonitorCommandTest, OwnWriteFailuresExit125UnlessTheCommandFailed) {
+  EXPECT_EQ(Run("--json --powercap-root " + rapl_ + " -- true", "/dev/full"), 125);
+  EXPECT_NE(err_.find("zeus monitor: cannot write the output to stdout: No space left on device"),
+            std::string::npos)
+      << err_;
+  EXPECT_EQ(Run("--powercap-root " + rapl_ + " -- sh -c 'exit 3'", "/dev/full"), 3);
+  EXPECT_NE(err_.find("cannot write"), std::string::npos) << err_;
+  EXPECT_EQ(Run("-o /dev/full --powercap-root " + rapl_ + " -- true"), 125);
+  EXPECT_NE(err_.find("cannot write --output '/dev/full'"), std::string::npos) << err_;
+}
+
+TEST_F(MonitorCommandTest, CsvNeverReadsMoreThanTheHeaderNorBlocks) {
+  // /dev/full and a FIFO nobody reads: a clear failure before the command
+  // runs, not 24 GB of memory or a hang.
+  EXPECT_EQ(Run("--csv /dev/full --powercap-root " + rapl_ + " -- touch " + dir_.File("ran")), 125);
+  EXPECT_NE(err_.find("'/dev/full'"), std::string::npos) << err_;
+  EXPECT_FALSE(ReadFileToString(dir_.File("ran")).ok());
+  const std::string fifo = dir_.File("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(Run("--csv " + fifo + " --powercap-root " + rapl_ + " -- true"), 125);
+  EXPECT_NE(err_.find("'" + fifo + "'"), std::string::npos) << err_;
+  // A log with the right header is appended to; start times are Unix time.
+  const std::string csv = dir_.WriteFile("log.csv", "start_time,window_name,elapsed_time\n");
+  const double before_s = static_cast<double>(std::time(nullptr));
+  EXPECT_EQ(Run("--csv " + csv + " --powercap-root " + rapl_ + " -- true"), 0) << err_;
+  std::vector<std::string> lines = Split(ReadFileToString(csv).value_or(""), '\n');
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "start_time,window_name,elapsed_time");
+  StatusOr<double> start_s = ParseDouble(Split(lines[1], ',')[0]);
+  ASSERT_TRUE(start_s.ok()) << lines[1];
+  EXPECT_GE(*start_s, before_s - 1.0);
+  EXPECT_LE(*start_s, before_s + 60.0);
+  EXPECT_EQ(Split(lines[1], ',')[1], "zeus monitor");
 }
 
 TEST_F(MonitorCommandTest, KeepsTheExitCodeAndReportsEnergyAsJson) {
@@ -113,19 +206,29 @@ TEST_F(MonitorCommandTest, ChildKilledBySignalGives128PlusSignal) {
   EXPECT_NE(out_.find("Exit code:  143"), std::string::npos) << out_;
   EXPECT_EQ(Run("--powercap-root " + rapl_ + " -- /nonexistent/command"), 127);
   EXPECT_NE(err_.find("cannot run '/nonexistent/command'"), std::string::npos) << err_;
+  const std::string not_executable = dir_.WriteFile("script.sh", "exit 0\n");
+  EXPECT_EQ(Run("--powercap-root " + rapl_ + " -- " + not_executable), 126);
+  EXPECT_NE(err_.find("cannot run '" + not_executable + "': Permission denied"), std::string::npos)
+      << err_;
 }
 
-TEST_F(MonitorCommandTest, BadDeviceListsAreClearErrors) {
-  EXPECT_EQ(Run("--cpus 5 --powercap-root " + rapl_ + " -- true"), 1);
+TEST_F(MonitorCommandTest, BadDeviceListsAreUsageErrors) {
+  EXPECT_EQ(Run("--cpus 5 --powercap-root " + rapl_ + " -- true"), 2);
   EXPECT_NE(err_.find("--cpus: no CPU 5 (this machine has 1)"), std::string::npos) << err_;
-  EXPECT_EQ(Run("--cpus x --powercap-root " + rapl_ + " -- true"), 1);
+  EXPECT_EQ(Run("--cpus x --powercap-root " + rapl_ + " -- true"), 2);
   EXPECT_NE(err_.find("--cpus: expected a comma-separated list of indices, got 'x'"),
             std::string::npos)
       << err_;
-  EXPECT_EQ(Run("--gpus 0 --powercap-root " + rapl_ + " -- true"), 1);
+  EXPECT_EQ(Run("--interval -1 --powercap-root " + rapl_ + " -- true"), 2);
+  EXPECT_NE(err_.find("--interval: expected a number in [0, 1000000], got '-1'"), std::string::npos)
+      << err_;
+  // GPUs asked for on a machine without NVML: nothing of them to measure,
+  // so the command runs with a warning.
+  EXPECT_EQ(Run("--gpus 0 --powercap-root " + rapl_ + " -- touch " + dir_.File("ran")), 0);
   EXPECT_NE(err_.find("--gpus 0: "), std::string::npos) << err_;
-  // Measuring a device twice would double its energy: refused.
-  EXPECT_EQ(Run("--cpus 0,0 --powercap-root " + rapl_ + " -- true"), 1);
+  EXPECT_TRUE(ReadFileToString(dir_.File("ran")).ok());
+  // Measuring a device twice would double its energy: refused as a usage error.
+  EXPECT_EQ(Run("--cpus 0,0 --powercap-root " + rapl_ + " -- true"), 2);
   EXPECT_NE(err_.find("--cpus: CPU 0 is listed twice"), std::string::npos) << err_;
 }
 
@@ -150,12 +253,13 @@ TEST_F(MonitorCommandTest, WithoutACommandMeasuresUntilInterrupted) {
   kill(pid, SIGINT);
   EXPECT_EQ(WaitExit(pid), 0);
   std::string out = ReadFileToString(dir_.File("out")).value_or("");
-  // Interval lines (one JSON object each), then the final document.
-  size_t final_start = out.find("{\n");
-  ASSERT_NE(final_start, std::string::npos) << out;
-  nlohmann::json first_interval = nlohmann::json::parse(out.substr(0, out.find('\n')));
+  // JSON Lines: interval objects, then the final report on the last line.
+  std::vector<std::string> lines = Split(out, '\n');
+  ASSERT_GE(lines.size(), 3u) << out;
+  ASSERT_EQ(lines.back(), "") << out;
+  nlohmann::json first_interval = nlohmann::json::parse(lines[0]);
   EXPECT_TRUE(first_interval.contains("elapsed_s"));
-  nlohmann::json j = nlohmann::json::parse(out.substr(final_start));
+  nlohmann::json j = nlohmann::json::parse(lines[lines.size() - 2]);
   EXPECT_TRUE(j["exit_code"].is_null());
   EXPECT_TRUE(j["command"].empty());
   EXPECT_EQ(j["cpus"].size(), 1u);
@@ -202,7 +306,7 @@ TEST_F(MonitorCommandNvmlTest, EnergyNotSupportedFallsBackToPowerIntegration) {
 
 TEST_F(MonitorCommandNvmlTest, GpuLostMidRunIsAnErrorNamingTheGpu) {
   setenv("FAKE_NVML_LOST_AFTER_READS", "4", 1);  // Create and Begin read twice each.
-  EXPECT_EQ(Run("--powercap-root " + empty_->path() + " -- true"), 1);
+  EXPECT_EQ(Run("--powercap-root " + empty_->path() + " -- true"), 125);
   EXPECT_NE(err_.find("zeus monitor: energy monitor: window 'zeus monitor' end: GPU 0: "),
             std::string::npos)
       << err_;

@@ -40,7 +40,7 @@ TEST(MonitorReporterTest, TextShowsEnergyAveragePowerAndSourcePerDevice) {
             "GPU total        3500.000        350.0\n");
 }
 
-TEST(MonitorReporterTest, JsonHoldsEveryFieldAndIntervalsAreOneLineEach) {
+TEST(MonitorReporterTest, JsonHoldsEveryFieldAndEachReportIsOneLine) {
   std::ostringstream out;
   auto reporter = NewJsonReporter(&out);
   MonitorReport report = SampleReport();
@@ -53,6 +53,8 @@ TEST(MonitorReporterTest, JsonHoldsEveryFieldAndIntervalsAreOneLineEach) {
 
   std::ostringstream final_out;
   NewJsonReporter(&final_out)->ReportFinal(report);
+  // One line too, so intervals and the final report form JSON Lines.
+  ASSERT_EQ(final_out.str().find('\n'), final_out.str().size() - 1);
   nlohmann::json j = nlohmann::json::parse(final_out.str());
   EXPECT_EQ(j["command"], (std::vector<std::string>{"python3", "train.py"}));
   EXPECT_EQ(j["exit_code"], 3);

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "zeus/sim/trace.h"
 #include "zeus/util/csv.h"
+
+#include "tests/testing/temp_dir.h"
 
 namespace zeus {
 namespace {
@@ -77,6 +80,37 @@ TEST(ReportTest, HistoryCsvHasTheExactLeadingColumnsAndParses) {
   EXPECT_EQ(table->Field(0, 8), "true");
   EXPECT_EQ(table->Field(1, 8), "false");
   EXPECT_EQ(table->Field(1, 9), "zeus");
+}
+
+TEST(ReportTest, HistorySizeEstimateIsCloseToWhatTheTracesWrite) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<Workload> workloads,
+                            LoadWorkloads(zeus::testing::DataDir() + "/traces/zeus-nsdi23", "a40"));
+  ExperimentOptions options;
+  options.policies = {"zeus", "grid-search"};
+  options.seeds = {1, 2, 1000};
+  std::ostringstream out;
+  auto write = [&out](const HistoryRow& row) { WriteHistoryCsvRow(row, out); };
+  ASSERT_TRUE(RunExperiment(workloads, options, nullptr, write).ok());
+  const double written = static_cast<double>(out.str().size());
+  const double estimate = static_cast<double>(EstimateHistoryCsvBytes(workloads, nullptr, options));
+  EXPECT_GT(estimate, 0.75 * written) << written;
+  EXPECT_LT(estimate, 1.25 * written) << written;
+
+  // Groups: one row per submission of a group on a loaded dataset.
+  JobGroups groups;
+  groups["g"] = {{"g", 0, 10, workloads[0].job.dataset, 1.0},
+                 {"g", 5, 20, workloads[0].job.dataset, 1.0}};
+  groups["other"] = {{"other", 0, 10, "no-such-dataset", 1.0}};
+  std::ostringstream grouped_out;
+  auto write_grouped = [&grouped_out](const HistoryRow& row) {
+    WriteHistoryCsvRow(row, grouped_out);
+  };
+  ASSERT_TRUE(RunGroupExperiment(workloads, groups, options, nullptr, write_grouped).ok());
+  const double grouped_written = static_cast<double>(grouped_out.str().size());
+  const double grouped_estimate =
+      static_cast<double>(EstimateHistoryCsvBytes(workloads, &groups, options));
+  EXPECT_GT(grouped_estimate, 0.75 * grouped_written) << grouped_written;
+  EXPECT_LT(grouped_estimate, 1.25 * grouped_written) << grouped_written;
 }
 
 }  // namespace

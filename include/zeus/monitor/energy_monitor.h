@@ -73,6 +73,8 @@ struct Measurement {
   std::string name;
   // Clock::Now() at Begin, in seconds (monotonic, arbitrary origin).
   double start_time_s = 0.0;
+  // Clock::WallTimeS() at Begin: seconds since the Unix epoch (may jump).
+  double start_wall_time_s = 0.0;
   // End time minus begin time, in seconds.
   double time_s = 0.0;
   // Energy per GPU, in J.

@@ -47,11 +47,11 @@ class MonitorReporter {
 
 // A human-readable table. `out` must outlive the reporter.
 std::unique_ptr<MonitorReporter> NewTextReporter(std::ostream* out);
-// Intervals as one JSON object per line; the final report as one JSON
-// document: {"command", "exit_code", "time_s", "gpus": [{"index",
-// "energy_j", "average_power_w", "source", "below_counter_resolution"}],
-// "cpus": [{"index", "package_energy_j", "dram_energy_j"}],
-// "total_gpu_energy_j"}. `out` must outlive the reporter.
+// JSON Lines: each interval as one JSON object on one line, then the final
+// report as one more line (alone, it is one JSON document): {"command", "exit_code", "time_s",
+// "gpus": [{"index", "energy_j", "average_power_w", "source", "below_counter_resolution"}], "cpus":
+// [{"index", "package_energy_j", "dram_energy_j"}], "total_gpu_energy_j"}. `out` must outlive the
+// reporter.
 std::unique_ptr<MonitorReporter> NewJsonReporter(std::ostream* out);
 
 // Receives the windows an EnergyMonitor closes (EnergyMonitorOptions::
@@ -84,8 +84,8 @@ std::shared_ptr<WindowReporter> NewCsvWindowReporter(std::string path);
 // "start_time,window_name,elapsed_time,gpu0_energy,...": the CSV log header
 // for `num_gpus` GPUs.
 std::string EnergyCsvHeader(size_t num_gpus);
-// One CSV log row for `m` (no trailing newline); a name holding a comma,
-// quote or newline is quoted as RFC 4180 says.
+// One CSV log row for `m` (start_wall_time_s, Unix seconds, first; no trailing
+// newline); a name holding a comma, quote or newline is quoted as RFC 4180 says.
 std::string EnergyCsvRow(const Measurement& m);
 
 // "counter", "counter+power", "power_integration" or "instant_power_approximation".

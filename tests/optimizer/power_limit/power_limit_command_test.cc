@@ -90,9 +90,11 @@ TEST_F(PowerLimitCommandTest, BadInputFailsWithTheReason) {
   EXPECT_EQ(Run("--profile " + bad), 1);
   EXPECT_THAT(err_, HasSubstr(bad + ":2:2:"));
   std::string good = testing::ReadBundledProfiles().at(0).path;
-  EXPECT_EQ(Run("--profile '" + good + "' --eta 1.5"), 1);
-  EXPECT_THAT(err_, HasSubstr("eta must be in [0, 1], got 1.5"));
-  EXPECT_EQ(Run("--profile '" + good + "' --selector fastest"), 1);
+  // Bad flag values are usage errors (exit 2) naming the option and value.
+  EXPECT_EQ(Run("--profile '" + good + "' --eta 1.5"), 2);
+  EXPECT_THAT(err_, HasSubstr("--eta: expected a number in [0, 1], got '1.5'"));
+  EXPECT_EQ(Run("--profile '" + good + "' --selector fastest"), 2);
+  EXPECT_THAT(err_, HasSubstr("--selector fastest: "));
   EXPECT_THAT(err_, HasSubstr("unknown name 'fastest'"));
 }
 

@@ -1,0 +1,145 @@
+// Runs the built `zeus` binary: usage errors exit 2 and name the option and
+// the value, every command fails when its output cannot be written, and
+// `zeus simulate` refuses a history file of gigabytes without confirmation.
+
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include "zeus/util/file.h"
+
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using zeus::testing::TempDir;
+
+class ZeusCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override { setenv("ZEUS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1); }
+
+  // Runs `<prefix>zeus <args>` through the shell with stdout to
+  // `stdout_path` (default: a file read into out_) and stderr into err_;
+  // returns the exit code.
+  int Run(const std::string& args, const std::string& stdout_path = "",
+          const std::string& prefix = "") {
+    const std::string out_file = stdout_path.empty() ? dir_.File("out") : stdout_path;
+    std::string cmd = prefix + std::string(ZEUS_BINARY) + " " + args + " >" + out_file + " 2>" +
+                      dir_.File("err") + " </dev/null";
+    int status = std::system(cmd.c_str());
+    out_ = stdout_path.empty() ? ReadFileToString(out_file).value_or("") : "";
+    err_ = ReadFileToString(dir_.File("err")).value_or("");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  std::string Traces() const { return zeus::testing::DataDir() + "/traces/zeus-nsdi23"; }
+  std::string Profile() const {
+    return "'" + zeus::testing::DataDir() + "/profiles/A40+resnet18+gpu0.csv'";
+  }
+  std::string Simulate() const {
+    return "simulate --quiet --traces '" + Traces() + "' --gpu a40 --dataset cifar100 ";
+  }
+
+  TempDir dir_;
+  std::string out_;
+  std::string err_;
+};
+
+TEST_F(ZeusCommandTest, MissingSubcommandIsAUsageErrorListingTheChoices) {
+  EXPECT_EQ(Run(""), 2);
+  EXPECT_THAT(err_, HasSubstr("zeus: missing subcommand (one of: monitor, power-limit, serve, "
+                              "show-env, simulate)"));
+  EXPECT_EQ(Run("power-limit"), 2);
+  EXPECT_THAT(err_, HasSubstr("zeus power-limit: missing subcommand (one of: select)"));
+  EXPECT_EQ(Run("frobnicate"), 2);
+  EXPECT_THAT(err_, HasSubstr("zeus: unknown subcommand 'frobnicate' (one of: monitor,"));
+  EXPECT_EQ(Run("--help"), 0);
+  EXPECT_THAT(out_, HasSubstr("Exit status: 0 on success, 2 for a usage error"));
+}
+
+TEST_F(ZeusCommandTest, UnknownOptionsAreUsageErrorsInEverySubcommand) {
+  for (const char* command :
+       {"monitor", "power-limit select --profile x", "show-env", "simulate", "serve"}) {
+    EXPECT_EQ(Run(std::string(command) + " --no-such-flag"), 2) << command << ": " << err_;
+    EXPECT_THAT(err_, HasSubstr("--no-such-flag")) << command;
+    EXPECT_THAT(err_, HasSubstr("Run 'zeus ")) << command;
+  }
+}
+
+TEST_F(ZeusCommandTest, SimulateFlagErrorsNameTheOptionAndTheValue) {
+  EXPECT_EQ(Run(Simulate() + "--seeds -5"), 2);
+  EXPECT_THAT(err_, HasSubstr("--seeds '-5': '-5' is not a seed or a range"));
+  EXPECT_EQ(Run(Simulate() + "--seeds 9-3"), 2);
+  EXPECT_THAT(err_, HasSubstr("--seeds '9-3': bad range '9-3'"));
+  EXPECT_EQ(Run(Simulate() + "--generate-groups -1"), 2);
+  EXPECT_THAT(err_, HasSubstr("--generate-groups: expected a whole number of groups >= 1, got "
+                              "'-1'"));
+  // An explicit 0 would silently mean "no groups": refused as well.
+  EXPECT_EQ(Run(Simulate() + "--generate-groups 0"), 2);
+  EXPECT_THAT(err_, HasSubstr("got '0'"));
+  EXPECT_EQ(Run(Simulate() + "--eta 1.5"), 2);
+  EXPECT_THAT(err_, HasSubstr("--eta: expected a number in [0, 1], got '1.5'"));
+  EXPECT_EQ(Run(Simulate() + "--beta 0"), 2);
+  EXPECT_THAT(err_, HasSubstr("--beta '0': expected a number > 0, or 'none'"));
+  EXPECT_EQ(Run(Simulate() + "--recurrences -3"), 2);
+  EXPECT_THAT(err_, HasSubstr("--recurrences: expected a whole number of recurrences >= 0, "
+                              "got '-3'"));
+  EXPECT_EQ(Run(Simulate() + "--policy fastest"), 2);
+  EXPECT_THAT(err_, HasSubstr("--policy: fastest not in"));
+}
+
+TEST_F(ZeusCommandTest, SimulateRefusesAHistoryOfGigabytesWithoutConfirmation) {
+  // Every bundled workload and policy over 20000 seeds: about 10 GB. The
+  // refusal comes before any simulation (timeout: a regression must not run
+  // for hours).
+  const std::string history = dir_.WriteFile("history.csv", "precious\n");
+  EXPECT_EQ(
+      Run("simulate --quiet --traces '" + Traces() + "' --seeds 1-20000 --history-csv " + history,
+          "", "timeout 120 "),
+      2);
+  EXPECT_THAT(err_, HasSubstr("--history-csv '" + history + "': these runs would write about "));
+  EXPECT_THAT(err_, HasSubstr("GB of history"));
+  EXPECT_THAT(err_, HasSubstr("--allow-large-history"));
+  // Refused before anything was written: the file is untouched.
+  EXPECT_EQ(ReadFileToString(history).value_or(""), "precious\n");
+  EXPECT_EQ(Run(Simulate() + "--allow-large-history"), 2);
+  EXPECT_THAT(err_, HasSubstr("--allow-large-history requires --history-csv"));
+}
+
+TEST_F(ZeusCommandTest, WriteFailuresOnStdoutFail) {
+  EXPECT_EQ(Run(Simulate() + "--policy zeus --seeds 1 --json", "/dev/full"), 1);
+  EXPECT_THAT(err_, HasSubstr("zeus simulate: cannot write the output to stdout: No space left"));
+  EXPECT_EQ(Run("show-env --json", "/dev/full"), 1);
+  EXPECT_THAT(err_, HasSubstr("zeus show-env: cannot write the output to stdout"));
+  EXPECT_EQ(Run("show-env", "/dev/full"), 1);
+  EXPECT_EQ(Run("power-limit select --profile " + Profile(), "/dev/full"), 1);
+  EXPECT_THAT(err_, HasSubstr("zeus power-limit select: cannot write the output to stdout"));
+  // The same commands succeed on a writable stdout.
+  EXPECT_EQ(Run("power-limit select --profile " + Profile()), 0) << err_;
+  EXPECT_THAT(err_, Not(HasSubstr("cannot write")));
+}
+
+TEST_F(ZeusCommandTest, PowerLimitSelectRefusesOptionsItsSelectorIgnores) {
+  EXPECT_EQ(Run("power-limit select --profile " + Profile() + " --max-slowdown 1.2"), 2);
+  EXPECT_THAT(err_, HasSubstr("--max-slowdown 1.2: applies only to --selector slowdown, not "
+                              "--selector cost"));
+  EXPECT_EQ(Run("power-limit select --profile " + Profile() + " --selector time --eta 0.3"), 2);
+  EXPECT_THAT(err_, HasSubstr("--eta 0.3: applies only to --selector cost, not --selector time"));
+  EXPECT_EQ(
+      Run("power-limit select --profile " + Profile() + " --selector slowdown --max-slowdown 0.5"),
+      2);
+  EXPECT_THAT(err_, HasSubstr("--max-slowdown: expected a number in [1, 1000000], got '0.5'"));
+  EXPECT_EQ(
+      Run("power-limit select --profile " + Profile() + " --selector slowdown --max-slowdown 1.2"),
+      0)
+      << err_;
+  EXPECT_EQ(Run("power-limit select --profile " + Profile() + " --eta 0.3"), 0) << err_;
+}
+
+}  // namespace
+}  // namespace zeus
