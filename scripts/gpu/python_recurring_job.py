@@ -2,9 +2,12 @@
 """End-to-end recurring job on a GPU through the zeus Python package (issue 9).
 
 A learnable synthetic task made here (no download): 16-class classification
-of 1M points drawn around random centres in 512 dimensions with label noise;
-an MLP trains on cuda:0 until validation accuracy reaches --target. Every
-recurrence is a full training run:
+of --train-samples points drawn around random centres in 512 dimensions with
+label noise; an MLP trains on cuda:0 until validation accuracy reaches the
+target. Without --target, one calibration run at the default batch size sets
+it to the accuracy that run reaches at half of --max-epochs (so the default
+converges mid-way and recurrences stay short). Every recurrence is a full
+training run:
   - its batch size comes from `zeus serve` (started here on 127.0.0.1, SQLite
     in a temporary directory) through zeus.optimizer.batch_size.BatchSizeOptimizer;
   - a GlobalPowerLimitOptimizer profiles power limits in DRY RUN (one
@@ -18,6 +21,7 @@ to --out. Requires ZEUS_DRY_RUN=1.
 
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -37,11 +41,11 @@ DEFAULT_BATCH_SIZE = 256
 CLASSES, FEATURES = 16, 512
 
 
-def make_task(device, train=1_000_000, val=20_000, seed=0):
+def make_task(device, train, centre_scale, val=20_000, seed=0):
     """Drawn on the GPU: 16 Gaussian classes whose centres overlap enough that
     accuracy climbs over a few epochs, 5% of labels flipped at random."""
     gen = torch.Generator(device=device).manual_seed(seed)
-    centres = torch.randn(CLASSES, FEATURES, generator=gen, device=device) * 0.12
+    centres = torch.randn(CLASSES, FEATURES, generator=gen, device=device) * centre_scale
 
     def draw(n):
         labels = torch.randint(0, CLASSES, (n,), generator=gen, device=device)
@@ -54,12 +58,14 @@ def make_task(device, train=1_000_000, val=20_000, seed=0):
     return draw(train), draw(val)
 
 
+WIDTH = 1024
+
+
 def make_model(device, seed):
     torch.manual_seed(seed)
     return torch.nn.Sequential(
-        torch.nn.Linear(FEATURES, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096),
-        torch.nn.ReLU(), torch.nn.Linear(4096, 4096), torch.nn.ReLU(),
-        torch.nn.Linear(4096, CLASSES)).to(device)
+        torch.nn.Linear(FEATURES, WIDTH), torch.nn.ReLU(), torch.nn.Linear(WIDTH, WIDTH),
+        torch.nn.ReLU(), torch.nn.Linear(WIDTH, CLASSES)).to(device)
 
 
 def accuracy(model, x, y):
@@ -67,8 +73,10 @@ def accuracy(model, x, y):
         return (model(x).argmax(1) == y).float().mean().item()
 
 
-def train_run(data, batch_size, target, max_epochs, seed, plo=None, bso=None):
-    """One recurrence; returns (epochs, reached accuracy, converged)."""
+def train_run(data, batch_size, target, max_epochs, seed, plo=None, bso=None, curve=None):
+    """One recurrence; returns (epochs, reached accuracy, converged). With
+    target None it trains all max_epochs and appends each epoch's accuracy to
+    `curve`."""
     (x, y), (vx, vy) = data
     model = make_model(x.device, seed)
     lr = 0.05 * (batch_size / 256) ** 0.5
@@ -96,6 +104,10 @@ def train_run(data, batch_size, target, max_epochs, seed, plo=None, bso=None):
         if plo is not None:
             plo.on_epoch_end()
         acc = accuracy(model, vx, vy)
+        if curve is not None:
+            curve.append(acc)
+        if target is None:
+            continue
         if bso is not None:
             try:
                 bso.on_evaluate(acc)
@@ -105,7 +117,7 @@ def train_run(data, batch_size, target, max_epochs, seed, plo=None, bso=None):
                 return epoch, acc, acc >= target
         elif acc >= target:
             return epoch, acc, True
-    return max_epochs, acc, acc >= target
+    return max_epochs, acc, target is not None and acc >= target
 
 
 def start_server(zeus, lib_dir, work):
@@ -130,16 +142,25 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--recurrences", type=int, default=24)
     parser.add_argument("--baseline", type=int, default=3)
-    parser.add_argument("--target", type=float, default=0.85)
-    parser.add_argument("--max-epochs", type=int, default=12)
+    parser.add_argument("--target", type=float, default=None,
+                        help="validation accuracy to reach (default: calibrated)")
+    parser.add_argument("--max-epochs", type=int, default=8)
+    parser.add_argument("--train-samples", type=int, default=200_000)
+    parser.add_argument("--centre-scale", type=float, default=0.2)
     parser.add_argument("--eta", type=float, default=0.5)
     args = parser.parse_args()
     if os.environ.get("ZEUS_DRY_RUN") != "1":
         sys.exit("python_recurring_job.py: run with ZEUS_DRY_RUN=1")
     device = torch.device("cuda", 0)
-    data = make_task(device)
+    data = make_task(device, args.train_samples, args.centre_scale)
     monitor = ZeusMonitor(gpu_indices=[0])
     rows = []
+    if args.target is None:
+        curve = []
+        train_run(data, DEFAULT_BATCH_SIZE, None, args.max_epochs, seed=99, curve=curve)
+        args.target = math.floor(curve[(args.max_epochs + 1) // 2 - 1] * 200) / 200
+        print(f"calibration: accuracy per epoch {[round(a, 3) for a in curve]}; "
+              f"target {args.target}", flush=True)
 
     baseline = []
     for i in range(args.baseline):
@@ -153,8 +174,8 @@ def main():
               f"{m.time:.1f} s, {m.total_energy:.0f} J", flush=True)
     base_energy = statistics.mean(b["energy_j"] for b in baseline)
     if not all(b["converged"] for b in baseline):
-        sys.exit(f"the default batch size did not reach accuracy {args.target} in "
-                 f"{args.max_epochs} epochs: lower --target")
+        print(f"warning: a default-batch-size run did not reach accuracy {args.target} in "
+              f"{args.max_epochs} epochs (its energy still counts)", flush=True)
 
     work = tempfile.mkdtemp(prefix="zeus-recurring-")  # Server database, power profiles.
     server, url = start_server(args.zeus, args.zeus_lib, work)
