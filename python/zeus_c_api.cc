@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "zeus/device/devices.h"
 #include "zeus/monitor/energy_monitor.h"
 #include "zeus/optimizer/power_limit/power_limit_optimizer.h"
+#include "zeus/util/json.h"
 #include "zeus/util/units.h"
 
 struct zeus_plo {
@@ -53,16 +55,11 @@ int32_t Guard(Body body, char* message, size_t message_size) {
   }
 }
 
+// Sets `*out` when the option is present (absent and null keep the default).
 template <typename T>
-Status Read(const nlohmann::json& j, const char* key, T* out) {
-  auto it = j.find(key);
-  if (it == j.end()) return Status::Ok();
-  try {
-    *out = it->get<T>();
-  } catch (const std::exception&) {
-    return zeus::InvalidArgumentError(std::string("zeus_plo_create: option '") + key +
-                                      "' has the wrong type: " + it->dump());
-  }
+Status ReadIfPresent(StatusOr<std::optional<T>> value, T* out) {
+  if (!value.ok()) return value.status();
+  if (value->has_value()) *out = static_cast<T>(**value);
   return Status::Ok();
 }
 
@@ -74,58 +71,47 @@ struct ParsedOptions {
 };
 
 StatusOr<ParsedOptions> ParseOptions(const char* options_json) {
+  constexpr char kContext[] = "zeus_plo_create: options";
   ParsedOptions parsed;
-  std::string text = options_json == nullptr ? "{}" : options_json;
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return zeus::InvalidArgumentError("zeus_plo_create: options must be a JSON object, got " +
-                                      text);
-  }
-  static const char* const kKnown[] = {
-      "gpu_indices",        "wait_steps",         "warmup_steps",      "measure_steps",
-      "min_measure_time_s", "power_limit_step_w", "selector",          "eta",
-      "max_slowdown",       "profile_path",       "restore_on_signal", "monitor_mode"};
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    bool known = false;
-    for (const char* k : kKnown) known = known || it.key() == k;
-    if (!known) {
-      return zeus::InvalidArgumentError("zeus_plo_create: unknown option '" + it.key() + "'");
-    }
-  }
+  ZEUS_ASSIGN_OR_RETURN(nlohmann::json j,
+                        zeus::ParseJson(options_json == nullptr ? "{}" : options_json, kContext));
+  ZEUS_ASSIGN_OR_RETURN(
+      zeus::JsonFields f,
+      zeus::JsonFields::Of(j, kContext,
+                           {"gpu_indices", "wait_steps", "warmup_steps", "measure_steps",
+                            "min_measure_time_s", "power_limit_step_w", "selector", "eta",
+                            "max_slowdown", "profile_path", "restore_on_signal", "monitor_mode"}));
   zeus::PowerLimitOptimizerOptions& o = parsed.optimizer;
-  ZEUS_RETURN_IF_ERROR(Read(j, "wait_steps", &o.wait_steps));
-  ZEUS_RETURN_IF_ERROR(Read(j, "warmup_steps", &o.warmup_steps));
-  ZEUS_RETURN_IF_ERROR(Read(j, "measure_steps", &o.measure_steps));
+  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalInt("wait_steps", 0), &o.wait_steps));
+  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalInt("warmup_steps", 0), &o.warmup_steps));
+  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalInt("measure_steps", 1), &o.measure_steps));
   double min_time_s = zeus::ToSeconds(o.min_measure_time);
-  ZEUS_RETURN_IF_ERROR(Read(j, "min_measure_time_s", &min_time_s));
+  ZEUS_RETURN_IF_ERROR(
+      ReadIfPresent(f.OptionalDouble("min_measure_time_s", 0.0, 1e9), &min_time_s));
   o.min_measure_time = zeus::FromSeconds(min_time_s);
   double step_w = zeus::MwToW(o.power_limit_step_mw);
-  ZEUS_RETURN_IF_ERROR(Read(j, "power_limit_step_w", &step_w));
-  if (!(step_w >= 1.0 && step_w <= 4e6)) {
-    return zeus::InvalidArgumentError("zeus_plo_create: power_limit_step_w must be >= 1, got " +
-                                      std::to_string(step_w));
-  }
+  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalDouble("power_limit_step_w", 1.0, 4e6), &step_w));
   o.power_limit_step_mw = static_cast<uint32_t>(step_w * 1000.0);
   std::string selector = "cost";
-  ZEUS_RETURN_IF_ERROR(Read(j, "selector", &selector));
+  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalString("selector"), &selector));
   ZEUS_ASSIGN_OR_RETURN(o.selector.kind, zeus::ParseOptimumKind(selector));
-  ZEUS_RETURN_IF_ERROR(Read(j, "eta", &o.selector.eta));
-  ZEUS_RETURN_IF_ERROR(Read(j, "max_slowdown", &o.selector.max_slowdown));
-  ZEUS_RETURN_IF_ERROR(Read(j, "profile_path", &o.profile_path));
-  ZEUS_RETURN_IF_ERROR(Read(j, "restore_on_signal", &o.restore_on_signal));
+  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalDouble("eta", 0.0, 1.0), &o.selector.eta));
+  ZEUS_RETURN_IF_ERROR(
+      ReadIfPresent(f.OptionalDouble("max_slowdown", 1.0), &o.selector.max_slowdown));
+  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalString("profile_path"), &o.profile_path));
+  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalBool("restore_on_signal"), &o.restore_on_signal));
   std::string mode = "exact";
-  ZEUS_RETURN_IF_ERROR(Read(j, "monitor_mode", &mode));
+  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalString("monitor_mode"), &mode));
   if (mode == "low_overhead") {
     parsed.mode = zeus::EnergyMonitorMode::kLowOverhead;
   } else if (mode != "exact") {
-    return zeus::InvalidArgumentError(
-        "zeus_plo_create: monitor_mode must be \"exact\" or "
-        "\"low_overhead\", got \"" +
-        mode + "\"");
+    return f.Error("monitor_mode", "must be \"exact\" or \"low_overhead\", got \"" + mode + "\"");
   }
-  if (j.contains("gpu_indices")) {
+  if (f.Has("gpu_indices")) {
     parsed.all_gpus = false;
-    ZEUS_RETURN_IF_ERROR(Read(j, "gpu_indices", &parsed.gpu_indices));
+    ZEUS_ASSIGN_OR_RETURN(std::vector<int64_t> indices,
+                          f.IntArray("gpu_indices", 0, std::numeric_limits<int>::max()));
+    parsed.gpu_indices.assign(indices.begin(), indices.end());
   }
   return parsed;
 }

@@ -213,8 +213,8 @@ std::string IntRange(int64_t min, int64_t max) {
 
 std::string DoubleRange(double min, double max) {
   auto text = [](double v) { return json(v).dump(); };
-  if (min == -JsonFields::kMaxDouble && max == JsonFields::kMaxDouble) return "a finite number";
-  if (max == JsonFields::kMaxDouble) return "a finite number >= " + text(min);
+  if (min == -JsonFields::kMaxDouble && max == JsonFields::kMaxDouble) return "a number";
+  if (max == JsonFields::kMaxDouble) return "a number >= " + text(min);
   return "a number in [" + text(min) + ", " + text(max) + "]";
 }
 
@@ -239,7 +239,11 @@ StatusOr<double> JsonFields::CheckDouble(std::string_view field, const json& val
                                          double max) const {
   if (!value.is_number()) return Expected(field, DoubleRange(min, max), value);
   const double v = value.get<double>();
-  if (!std::isfinite(v) || v < min || v > max) {
+  if (std::isnan(v)) return Error(field, "expected a finite number, got NaN");
+  if (std::isinf(v))
+    return Error(field, v > 0 ? "expected a finite number, got Infinity"
+                              : "expected a finite number, got -Infinity");
+  if (v < min || v > max) {
     return Expected(field, DoubleRange(min, max), value);
   }
   return v;

@@ -122,7 +122,8 @@ class BatchSizeOptimizer {
   // The final outcome of in-flight trial `trial_number`: its cost (ZeusCost of
   // the whole run, early-stopped runs included) and whether it reached the
   // target. kNotFound for a trial never handed out or no longer in flight;
-  // kInvalidArgument for a negative or non-finite cost.
+  // kInvalidArgument for a negative or non-finite cost, or one above 1e18
+  // (which keeps the bandit's arithmetic finite).
   Status ReportResult(int64_t trial_number, double cost, bool reached_target);
 
   // Trial `trial_number` was abandoned (client died): no observation. An
@@ -149,7 +150,8 @@ class BatchSizeOptimizer {
   // trials, min cost, next trial number and the generator state.
   nlohmann::json ToJson() const;
   // Restores ToJson()'s output exactly. kInvalidArgument naming the field for
-  // malformed or inconsistent state.
+  // malformed or inconsistent state, and for any cost or reward that
+  // ReportResult would refuse (non-finite, negative, above 1e18).
   static StatusOr<BatchSizeOptimizer> FromJson(const nlohmann::json& json);
 
  private:
