@@ -200,15 +200,15 @@ TEST_P(HttpServerTest, DeeplyNestedBodyIs400AndTheServerKeepsServing) {
   std::string objects;
   for (int i = 0; i < 20000; ++i) objects += "{\"a\":";
   objects += "1" + std::string(20000, '}');
-  for (const std::string* body : {&balanced, &objects}) {
+  for (const std::string& body : {balanced, objects}) {
     for (const char* route : {"/jobs", "/report"}) {
-      HttpReply reply = Do("POST", route, *body);
+      HttpReply reply = Do("POST", route, body);
       EXPECT_EQ(reply.status, 400) << route << ": " << reply.raw.substr(0, 200);
       ASSERT_TRUE(reply.body.is_object()) << reply.raw.substr(0, 200);
       EXPECT_THAT(reply.body["message"].get<std::string>(),
                   HasSubstr("nesting deeper than 64 levels"));
     }
-    EXPECT_EQ(Do("PATCH", "/trials", *body).status, 400);
+    EXPECT_EQ(Do("PATCH", "/trials", body).status, 400);
     ExpectHealthy();
   }
   // Nesting within the limit is only a wrong type, and duplicate keys are refused.

@@ -106,7 +106,8 @@ TEST(ProfileTest, JsonIsBoundedAndStrict) {
       "{\"format\": \"zeus-power-limit-profile\", \"version\": 1, \"num_gpus\": 1, ";
   const std::string measurement =
       "{\"power_limit_mw\": 300000, \"energy_j\": 1, \"time_s\": 2, \"steps\": 1}";
-  ZEUS_ASSERT_OK(ProfileFromJson(head + "\"measurements\": [" + measurement + "]}", "p.json"));
+  ZEUS_ASSERT_OK(
+      ProfileFromJson(head + "\"measurements\": [" + measurement + "]}", "p.json").status());
   Status s = ProfileFromJson(head + "\"measurements\": " + std::string(100000, '[') +
                                  std::string(100000, ']') + "}",
                              "p.json")
