@@ -55,14 +55,6 @@ int32_t Guard(Body body, char* message, size_t message_size) {
   }
 }
 
-// Sets `*out` when the option is present (absent and null keep the default).
-template <typename T>
-Status ReadIfPresent(StatusOr<std::optional<T>> value, T* out) {
-  if (!value.ok()) return value.status();
-  if (value->has_value()) *out = static_cast<T>(**value);
-  return Status::Ok();
-}
-
 struct ParsedOptions {
   zeus::PowerLimitOptimizerOptions optimizer;
   zeus::EnergyMonitorMode mode = zeus::EnergyMonitorMode::kExact;
@@ -82,26 +74,28 @@ StatusOr<ParsedOptions> ParseOptions(const char* options_json) {
                             "min_measure_time_s", "power_limit_step_w", "selector", "eta",
                             "max_slowdown", "profile_path", "restore_on_signal", "monitor_mode"}));
   zeus::PowerLimitOptimizerOptions& o = parsed.optimizer;
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalInt("wait_steps", 0), &o.wait_steps));
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalInt("warmup_steps", 0), &o.warmup_steps));
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalInt("measure_steps", 1), &o.measure_steps));
+  ZEUS_RETURN_IF_ERROR(zeus::SetIfPresent(f.OptionalInt("wait_steps", 0), &o.wait_steps));
+  ZEUS_RETURN_IF_ERROR(zeus::SetIfPresent(f.OptionalInt("warmup_steps", 0), &o.warmup_steps));
+  ZEUS_RETURN_IF_ERROR(zeus::SetIfPresent(f.OptionalInt("measure_steps", 1), &o.measure_steps));
   double min_time_s = zeus::ToSeconds(o.min_measure_time);
   ZEUS_RETURN_IF_ERROR(
-      ReadIfPresent(f.OptionalDouble("min_measure_time_s", 0.0, 1e9), &min_time_s));
+      zeus::SetIfPresent(f.OptionalDouble("min_measure_time_s", 0.0, 1e9), &min_time_s));
   o.min_measure_time = zeus::FromSeconds(min_time_s);
   double step_w = zeus::MwToW(o.power_limit_step_mw);
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalDouble("power_limit_step_w", 1.0, 4e6), &step_w));
+  ZEUS_RETURN_IF_ERROR(
+      zeus::SetIfPresent(f.OptionalDouble("power_limit_step_w", 1.0, 4e6), &step_w));
   o.power_limit_step_mw = static_cast<uint32_t>(step_w * 1000.0);
   std::string selector = "cost";
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalString("selector"), &selector));
+  ZEUS_RETURN_IF_ERROR(zeus::SetIfPresent(f.OptionalString("selector"), &selector));
   ZEUS_ASSIGN_OR_RETURN(o.selector.kind, zeus::ParseOptimumKind(selector));
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalDouble("eta", 0.0, 1.0), &o.selector.eta));
+  ZEUS_RETURN_IF_ERROR(zeus::SetIfPresent(f.OptionalDouble("eta", 0.0, 1.0), &o.selector.eta));
   ZEUS_RETURN_IF_ERROR(
-      ReadIfPresent(f.OptionalDouble("max_slowdown", 1.0), &o.selector.max_slowdown));
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalString("profile_path"), &o.profile_path));
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalBool("restore_on_signal"), &o.restore_on_signal));
+      zeus::SetIfPresent(f.OptionalDouble("max_slowdown", 1.0), &o.selector.max_slowdown));
+  ZEUS_RETURN_IF_ERROR(zeus::SetIfPresent(f.OptionalString("profile_path"), &o.profile_path));
+  ZEUS_RETURN_IF_ERROR(
+      zeus::SetIfPresent(f.OptionalBool("restore_on_signal"), &o.restore_on_signal));
   std::string mode = "exact";
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalString("monitor_mode"), &mode));
+  ZEUS_RETURN_IF_ERROR(zeus::SetIfPresent(f.OptionalString("monitor_mode"), &mode));
   if (mode == "low_overhead") {
     parsed.mode = zeus::EnergyMonitorMode::kLowOverhead;
   } else if (mode != "exact") {

@@ -49,41 +49,33 @@ Status ReadBatchSizes(const JsonFields& f, BatchSizeJobSpec* spec) {
   return Status::Ok();
 }
 
-// Sets `*out` from `field` when present; `*out` keeps its default otherwise.
-template <typename T>
-Status ReadIfPresent(StatusOr<std::optional<T>> value, T* out) {
-  if (!value.ok()) return value.status();
-  if (value->has_value()) *out = **value;
-  return Status::Ok();
-}
-
 Status ReadKnobs(const JsonFields& f, BatchSizeJobSpec* spec) {
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalDouble("eta_knob", 0.0, 1.0), &spec->eta_knob));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("eta_knob", 0.0, 1.0), &spec->eta_knob));
   if (f.object().contains("beta_knob") && f.object()["beta_knob"].is_null()) {
     spec->beta_knob.reset();  // Explicit null: early stopping off.
   } else {
     double beta = *spec->beta_knob;
-    ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalDouble("beta_knob"), &beta));
+    ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("beta_knob"), &beta));
     if (!(beta > 0.0)) {
       return f.Error("beta_knob",
                      json(beta).dump() + " must be > 0 (or null to disable early stopping)");
     }
     spec->beta_knob = beta;
   }
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalDouble("target_metric"), &spec->target_metric));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("target_metric"), &spec->target_metric));
   ZEUS_RETURN_IF_ERROR(
-      ReadIfPresent(f.OptionalBool("higher_is_better_metric"), &spec->higher_is_better_metric));
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalInt("max_epochs", 1), &spec->max_epochs));
-  return ReadIfPresent(f.OptionalInt("num_pruning_rounds", 0), &spec->num_pruning_rounds);
+      SetIfPresent(f.OptionalBool("higher_is_better_metric"), &spec->higher_is_better_metric));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalInt("max_epochs", 1), &spec->max_epochs));
+  return SetIfPresent(f.OptionalInt("num_pruning_rounds", 0), &spec->num_pruning_rounds);
 }
 
 Status ReadBandit(const JsonFields& f, BatchSizeJobSpec* spec) {
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalInt("window_size", 0), &spec->window_size));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalInt("window_size", 0), &spec->window_size));
   ZEUS_RETURN_IF_ERROR(
-      ReadIfPresent(f.OptionalInt("mab_num_explorations", 0), &spec->mab_num_explorations));
-  ZEUS_RETURN_IF_ERROR(ReadIfPresent(f.OptionalDouble("mab_prior_mean"), &spec->mab_prior_mean));
+      SetIfPresent(f.OptionalInt("mab_num_explorations", 0), &spec->mab_num_explorations));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("mab_prior_mean"), &spec->mab_prior_mean));
   ZEUS_RETURN_IF_ERROR(
-      ReadIfPresent(f.OptionalDouble("mab_prior_precision", 0.0), &spec->mab_prior_precision));
+      SetIfPresent(f.OptionalDouble("mab_prior_precision", 0.0), &spec->mab_prior_precision));
   ZEUS_ASSIGN_OR_RETURN(spec->mab_seed, f.OptionalInt("mab_seed"));
   return Status::Ok();
 }

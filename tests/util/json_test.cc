@@ -202,5 +202,20 @@ TEST(JsonFieldsTest, NonFiniteValuesBuiltInMemoryAreRefused) {
               HasSubstr("field 'list[1]': expected a finite number, got -Infinity"));
 }
 
+TEST(JsonFieldsTest, SetIfPresentKeepsTheDefaultWhenAbsent) {
+  const json j = {{"n", 7}, {"nil", nullptr}, {"s", "x"}};
+  ZEUS_ASSERT_OK_AND_ASSIGN(JsonFields f, JsonFields::Of(j, "ctx"));
+  int n = 1;
+  ZEUS_ASSERT_OK(SetIfPresent(f.OptionalInt("n", 0, 10), &n));
+  EXPECT_EQ(n, 7);
+  int kept = 3;
+  ZEUS_ASSERT_OK(SetIfPresent(f.OptionalInt("nil"), &kept));
+  ZEUS_ASSERT_OK(SetIfPresent(f.OptionalInt("missing"), &kept));
+  EXPECT_EQ(kept, 3);
+  EXPECT_EQ(SetIfPresent(f.OptionalInt("s"), &kept).message(),
+            "ctx: field 's': expected an integer, got \"x\"");
+  EXPECT_EQ(kept, 3);
+}
+
 }  // namespace
 }  // namespace zeus

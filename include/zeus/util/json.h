@@ -127,6 +127,17 @@ class JsonFields {
   std::string path_;  // Empty for a top-level object, else "a.b[3]".
 };
 
+// For optional settings with a default: stores the value read by an
+// Optional* reader into `*out` when present, leaves `*out` untouched when the
+// field is absent, and returns the reader's error otherwise.
+//   ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalInt("max_epochs", 1), &spec.max_epochs));
+template <typename T, typename U>
+Status SetIfPresent(StatusOr<std::optional<U>> value, T* out) {
+  if (!value.ok()) return value.status();
+  if (value->has_value()) *out = static_cast<T>(**value);
+  return Status::Ok();
+}
+
 }  // namespace zeus
 
 #endif  // ZEUS_UTIL_JSON_H_

@@ -140,23 +140,17 @@ StatusOr<BatchSizeOptimizerConfig> BatchSizeOptimizerConfig::FromJson(const nloh
     ZEUS_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, f.IntArray("batch_sizes", 1, kMaxInt));
     config.batch_sizes.assign(sizes.begin(), sizes.end());
   }
-  struct IntField {
-    const char* name;
-    int* out;
-  };
-  for (const IntField& field : {IntField{"default_batch_size", &config.default_batch_size},
-                                IntField{"num_pruning_rounds", &config.num_pruning_rounds},
-                                IntField{"window_size", &config.window_size},
-                                IntField{"num_explorations", &config.num_explorations}}) {
-    ZEUS_ASSIGN_OR_RETURN(std::optional<int64_t> v, f.OptionalInt(field.name, 0, kMaxInt));
-    if (v) *field.out = static_cast<int>(*v);
-  }
-  ZEUS_ASSIGN_OR_RETURN(std::optional<double> prior_mean, f.OptionalDouble("prior_mean"));
-  config.prior_mean = prior_mean.value_or(config.prior_mean);
-  ZEUS_ASSIGN_OR_RETURN(std::optional<double> precision, f.OptionalDouble("prior_precision", 0.0));
-  config.prior_precision = precision.value_or(config.prior_precision);
-  ZEUS_ASSIGN_OR_RETURN(std::optional<uint64_t> seed, f.OptionalUint64("seed"));
-  config.seed = seed.value_or(config.seed);
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalInt("default_batch_size", 1, kMaxInt), &config.default_batch_size));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalInt("num_pruning_rounds", 0, kMaxInt), &config.num_pruning_rounds));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalInt("window_size", 0, kMaxInt), &config.window_size));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalInt("num_explorations", 0, kMaxInt), &config.num_explorations));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("prior_mean"), &config.prior_mean));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalDouble("prior_precision", 0.0), &config.prior_precision));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalUint64("seed"), &config.seed));
   if (json.contains("beta")) {  // An explicit null turns early stopping off.
     ZEUS_ASSIGN_OR_RETURN(config.beta, f.OptionalDouble("beta"));
   }
