@@ -1,5 +1,6 @@
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
+#include <cmath>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -285,6 +286,72 @@ TEST(BatchSizeOptimizerTest, FromJsonRejectsBrokenState) {
   broken["in_flight"][0]["kind"] = "nonsense";
   EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
   EXPECT_FALSE(BatchSizeOptimizer::FromJson(nlohmann::json::array()).ok());
+}
+
+// Issue 14: a state holding NaN, infinity or absurd values is refused on load,
+// naming the field, so a poisoned bandit can no longer survive a restart.
+TEST(BatchSizeOptimizerTest, FromJsonRefusesNonFiniteAndOutOfRangeValues) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer exploring, BatchSizeOptimizer::Create(MakeConfig()));
+  const Trial first = exploring.NextTrial();
+  ZEUS_ASSERT_OK(exploring.ReportResult(first.trial_number, 20, true));
+  exploring.NextTrial();
+  const nlohmann::json state = exploring.ToJson();
+  ASSERT_EQ(state["costs"].size(), 1u);
+  auto refused = [](const nlohmann::json& broken, const std::string& where) {
+    StatusOr<BatchSizeOptimizer> loaded = BatchSizeOptimizer::FromJson(broken);
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << where;
+    EXPECT_NE(loaded.status().message().find(where), std::string::npos) << loaded.status();
+  };
+  for (double bad : {std::nan(""), HUGE_VAL, -HUGE_VAL, 1e300, -1.0}) {
+    nlohmann::json broken = state;
+    broken["costs"][0]["costs"][0] = bad;
+    refused(broken, "costs[0].costs[0]");
+    broken = state;
+    broken["min_cost"] = bad;
+    refused(broken, "field 'min_cost'");
+    broken = state;
+    broken["explorer"]["best_cost"] = bad;
+    refused(broken, "field 'best_cost'");
+  }
+  nlohmann::json broken = state;
+  broken["config"]["prior_mean"] = std::nan("");
+  refused(broken, "field 'prior_mean'");
+  broken = state;
+  broken["next_trial_number"] = -5;
+  refused(broken, "field 'next_trial_number'");
+  broken = state;
+  broken["best_batch_size"] = 48;
+  refused(broken, "field 'best_batch_size'");
+  broken = state;
+  broken["in_flight"][0]["trial_number"] = 0;
+  refused(broken, "in_flight[0].trial_number");
+  broken = state;
+  broken["config"]["batch_sizes"][0] = 1e10;
+  refused(broken, "batch_sizes[0]");
+
+  // The bandit's rewards too.
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer bandit, BatchSizeOptimizer::Create(MakeConfig()));
+  RunSequential(bandit, 30);
+  ASSERT_FALSE(bandit.exploring());
+  const nlohmann::json bandit_state = bandit.ToJson();
+  ZEUS_ASSERT_OK(BatchSizeOptimizer::FromJson(bandit_state).status());
+  for (double bad : {std::nan(""), HUGE_VAL, -1e300}) {
+    broken = bandit_state;
+    broken["bandit"]["arms"][0]["rewards"][0] = bad;
+    refused(broken, "arms[0].rewards[0]");
+  }
+}
+
+TEST(BatchSizeOptimizerTest, ReportResultRefusesCostsThatWouldPoisonTheBandit) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  const Trial trial = optimizer.NextTrial();
+  for (double bad : {1e160 * 300, std::nan(""), HUGE_VAL, -1.0}) {
+    EXPECT_EQ(optimizer.ReportResult(trial.trial_number, bad, true).code(),
+              StatusCode::kInvalidArgument)
+        << bad;
+  }
+  ZEUS_EXPECT_OK(optimizer.ReportResult(trial.trial_number, 1e17, true));
+  ZEUS_EXPECT_OK(BatchSizeOptimizer::FromJson(optimizer.ToJson()).status());
 }
 
 TEST(ZeusCostTest, WeighsEnergyAndTimeAtMaxPower) {
