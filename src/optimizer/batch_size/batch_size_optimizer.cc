@@ -346,6 +346,14 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
   if (!restored_rng.ok()) return restored_rng.status().WithContext(kStateContext);
   optimizer.rng_ = *restored_rng;
   ZEUS_ASSIGN_OR_RETURN(JsonFields explorer, state.Object("explorer"));
+  // The explorer only ever walks the job's own batch sizes (it checks its
+  // walks against its candidates).
+  ZEUS_ASSIGN_OR_RETURN(std::vector<int64_t> candidates, explorer.IntArray("candidates"));
+  for (int64_t size : candidates) {
+    if (!IsBatchSize(c, size)) {
+      return explorer.Error("candidates", std::to_string(size) + " is not one of batch_sizes");
+    }
+  }
   StatusOr<PruningExplorer> restored_explorer = PruningExplorer::FromJson(explorer.object());
   if (!restored_explorer.ok()) return restored_explorer.status().WithContext(kStateContext);
   optimizer.explorer_ = std::move(*restored_explorer);

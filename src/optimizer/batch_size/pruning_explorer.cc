@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "zeus/optimizer/batch_size/gaussian_ts.h"
 #include "zeus/util/json.h"
@@ -110,6 +111,33 @@ StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) 
   // Costs are bounded as BatchSizeOptimizer bounds them (finite, [0, kMaxAbsReward]).
   ZEUS_ASSIGN_OR_RETURN(explorer.best_cost_,
                         f.OptionalDouble("best_cost", 0.0, GaussianTs::kMaxAbsReward));
+  // The walks, the survivors and (while exploring) the default are drawn from
+  // the candidates; a state that breaks this would hand out batch sizes the
+  // job never listed.
+  const std::vector<int>& candidates = explorer.candidates_;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    if (candidates[i - 1] >= candidates[i]) {
+      return f.Error("candidates", "must be strictly ascending, got " +
+                                       std::to_string(candidates[i - 1]) + " before " +
+                                       std::to_string(candidates[i]));
+    }
+  }
+  auto is_candidate = [&candidates](int size) {
+    return std::binary_search(candidates.begin(), candidates.end(), size);
+  };
+  for (const auto& [field, sizes] :
+       {std::pair<const char*, const std::vector<int>*>{"down", &explorer.down_},
+        {"up", &explorer.up_},
+        {"good", &explorer.good_}}) {
+    for (int size : *sizes) {
+      if (!is_candidate(size)) {
+        return f.Error(field, std::to_string(size) + " is not one of the candidates");
+      }
+    }
+  }
+  if (!explorer.done_ && !is_candidate(explorer.default_)) {
+    return f.Error("default", std::to_string(explorer.default_) + " is not one of the candidates");
+  }
   if (!explorer.done_) {
     const std::vector<int>& walk = explorer.going_up_ ? explorer.up_ : explorer.down_;
     if (explorer.position_ >= walk.size()) {

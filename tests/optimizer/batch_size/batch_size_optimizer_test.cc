@@ -288,6 +288,40 @@ TEST(BatchSizeOptimizerTest, FromJsonRejectsBrokenState) {
   EXPECT_FALSE(BatchSizeOptimizer::FromJson(nlohmann::json::array()).ok());
 }
 
+// Found by fuzz_optimizer_state: an explorer whose walk held a batch size the
+// job never listed (132) was loaded, handed that size out as a trial, and
+// saved a state that no longer loaded. Every size the explorer holds must be
+// one of its candidates, and the candidates one of the job's batch sizes.
+TEST(BatchSizeOptimizerTest, FromJsonRefusesExplorerSizesOutsideTheJob) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  const nlohmann::json state = optimizer.ToJson();
+  ZEUS_ASSERT_OK(BatchSizeOptimizer::FromJson(state).status());
+  ASSERT_FALSE(state["explorer"]["down"].empty());
+  auto refused = [](const nlohmann::json& broken, const std::string& where) {
+    StatusOr<BatchSizeOptimizer> loaded = BatchSizeOptimizer::FromJson(broken);
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << where;
+    EXPECT_NE(loaded.status().message().find(where), std::string::npos) << loaded.status();
+  };
+  nlohmann::json broken = state;
+  broken["explorer"]["down"][0] = 132;
+  refused(broken, "field 'down': 132 is not one of the candidates");
+  broken = state;
+  broken["explorer"]["up"].push_back(7);
+  refused(broken, "field 'up': 7 is not one of the candidates");
+  broken = state;
+  broken["explorer"]["good"] = {5};
+  refused(broken, "field 'good': 5 is not one of the candidates");
+  broken = state;
+  broken["explorer"]["default"] = 3;
+  refused(broken, "field 'default': 3 is not one of the candidates");
+  broken = state;
+  broken["explorer"]["candidates"].push_back(4096);
+  refused(broken, "4096 is not one of batch_sizes");
+  broken = state;
+  std::swap(broken["explorer"]["candidates"][0], broken["explorer"]["candidates"][1]);
+  refused(broken, "must be strictly ascending");
+}
+
 // Issue 14: a state holding NaN, infinity or absurd values is refused on load,
 // naming the field, so a poisoned bandit can no longer survive a restart.
 TEST(BatchSizeOptimizerTest, FromJsonRefusesNonFiniteAndOutOfRangeValues) {
