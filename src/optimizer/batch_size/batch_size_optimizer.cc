@@ -383,6 +383,12 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
     StatusOr<GaussianTs> bandit =
         GaussianTs::FromJson(bandit_json.object(), optimizer.BanditConfig());
     if (!bandit.ok()) return bandit.status().WithContext(kStateContext);
+    for (const ArmState& arm : bandit->ArmStates()) {
+      if (!IsBatchSize(c, arm.batch_size)) {
+        return state.Error("bandit",
+                           "arm " + std::to_string(arm.batch_size) + " is not one of batch_sizes");
+      }
+    }
     optimizer.bandit_.emplace(std::move(*bandit));
   }
   if (optimizer.explorer_.done() != optimizer.bandit_.has_value()) {

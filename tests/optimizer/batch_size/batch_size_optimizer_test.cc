@@ -320,6 +320,16 @@ TEST(BatchSizeOptimizerTest, FromJsonRefusesExplorerSizesOutsideTheJob) {
   broken = state;
   std::swap(broken["explorer"]["candidates"][0], broken["explorer"]["candidates"][1]);
   refused(broken, "must be strictly ascending");
+  // The same for the bandit's arms once exploration is over.
+  for (int i = 0; i < 100 && optimizer.exploring(); ++i) {
+    const Trial trial = optimizer.NextTrial();
+    ZEUS_ASSERT_OK(optimizer.ReportResult(trial.trial_number, 10 + trial.batch_size, true));
+  }
+  ASSERT_FALSE(optimizer.exploring());
+  broken = optimizer.ToJson();
+  ZEUS_ASSERT_OK(BatchSizeOptimizer::FromJson(broken).status());
+  broken["bandit"]["arms"][0]["batch_size"] = 7;
+  refused(broken, "field 'bandit': arm 7 is not one of batch_sizes");
 }
 
 // Issue 14: a state holding NaN, infinity or absurd values is refused on load,
