@@ -10,7 +10,13 @@
 #include <string>
 #include <string_view>
 
+// The profile moves to zeus::core (include/zeus/core) with the core branch;
+// either location builds until both branches are merged.
+#if __has_include("zeus/core/power_limit_profile.h")
+#include "zeus/core/power_limit_profile.h"
+#else
 #include "zeus/optimizer/power_limit/profile.h"
+#endif
 
 namespace {
 
