@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "zeus/device/clock.h"
 #include "zeus/monitor/energy_monitor.h"
 #include "zeus/optimizer/power_limit/power_limit_optimizer.h"
+#include "zeus/util/json.h"
 #include "zeus/util/units.h"
 
 #include "python/zeus_c_internal.h"
@@ -27,37 +29,35 @@ struct zeus_plo {
 
 namespace {
 
+using zeus::SetIfPresent;
 using zeus::Status;
 using zeus::StatusOr;
 using zeus::c_api::Guard;
 using zeus::c_api::NullHandle;
-using zeus::c_api::Read;
 using zeus::c_api::Report;
 
 constexpr const char* kCreate = "zeus_plo_create";
 
 StatusOr<zeus::PowerLimitOptimizerOptions> ParseOptimizerOptions(const nlohmann::json& j) {
+  ZEUS_ASSIGN_OR_RETURN(zeus::JsonFields f, zeus::c_api::OptionFields(kCreate, j));
   zeus::PowerLimitOptimizerOptions o;
-  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "wait_steps", &o.wait_steps));
-  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "warmup_steps", &o.warmup_steps));
-  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "measure_steps", &o.measure_steps));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalInt("wait_steps", 0), &o.wait_steps));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalInt("warmup_steps", 0), &o.warmup_steps));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalInt("measure_steps", 1), &o.measure_steps));
   double min_time_s = zeus::ToSeconds(o.min_measure_time);
-  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "min_measure_time_s", &min_time_s));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("min_measure_time_s", 0.0, 1e9), &min_time_s));
   o.min_measure_time = zeus::FromSeconds(min_time_s);
   double step_w = zeus::MwToW(o.power_limit_step_mw);
-  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "power_limit_step_w", &step_w));
-  if (!(step_w >= 1.0 && step_w <= 4e6)) {
-    return zeus::InvalidArgumentError("zeus_plo_create: power_limit_step_w must be >= 1, got " +
-                                      std::to_string(step_w));
-  }
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("power_limit_step_w", 1.0, 4e6), &step_w));
   o.power_limit_step_mw = static_cast<uint32_t>(step_w * 1000.0);
   std::string selector = "cost";
-  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "selector", &selector));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalString("selector"), &selector));
   ZEUS_ASSIGN_OR_RETURN(o.selector.kind, zeus::ParseOptimumKind(selector));
-  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "eta", &o.selector.eta));
-  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "max_slowdown", &o.selector.max_slowdown));
-  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "profile_path", &o.profile_path));
-  ZEUS_RETURN_IF_ERROR(Read(kCreate, j, "restore_on_signal", &o.restore_on_signal));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("eta", 0.0, 1.0), &o.selector.eta));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalDouble("max_slowdown", 1.0), &o.selector.max_slowdown));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalString("profile_path"), &o.profile_path));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalBool("restore_on_signal"), &o.restore_on_signal));
   return o;
 }
 

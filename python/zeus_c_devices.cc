@@ -1,6 +1,7 @@
 // The C ABI's shared helpers and its GPU calls (zeus_gpus_*): choosing the
 // GPUs and CPU sockets a handle works on.
 
+#include <algorithm>
 #include <optional>
 
 #include <spdlog/spdlog.h>
@@ -27,14 +28,13 @@ Status CopyOut(const char* fn, const std::string& text, char* buffer, size_t buf
 StatusOr<nlohmann::json> ParseObject(const char* fn, const char* options_json,
                                      const std::vector<std::string>& known) {
   std::string text = options_json == nullptr ? "{}" : options_json;
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgumentError(std::string(fn) + ": options must be a JSON object, got " + text);
+  ZEUS_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(text, std::string(fn) + ": options"));
+  if (!j.is_object()) {
+    return InvalidArgumentError(std::string(fn) + ": options must be a JSON object, got " +
+                                DescribeJson(j));
   }
   for (auto it = j.begin(); it != j.end(); ++it) {
-    bool is_known = false;
-    for (const std::string& k : known) is_known = is_known || it.key() == k;
-    if (!is_known) {
+    if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
       return InvalidArgumentError(std::string(fn) + ": unknown option '" + it.key() + "'");
     }
   }

@@ -21,6 +21,7 @@
 #include "zeus/device/gpu.h"
 #include "zeus/monitor/energy_monitor.h"
 #include "zeus/status.h"
+#include "zeus/util/json.h"
 
 #include "python/zeus_c_api.h"
 
@@ -60,24 +61,18 @@ inline Status NullHandle(const char* fn) {
 Status CopyOut(const char* fn, const std::string& text, char* buffer, size_t buffer_size,
                size_t* length);
 
-// Parses `options_json` (NULL means {}) as an object whose keys are all in
+// Parses `options_json` (NULL means {}) with zeus::ParseJson (bounded size
+// and depth, duplicate keys refused) as an object whose keys are all in
 // `known`; errors name `fn` and the offending text or key.
 StatusOr<nlohmann::json> ParseObject(const char* fn, const char* options_json,
                                      const std::vector<std::string>& known);
 
-// Reads j[key] into *out when present (and not null); kInvalidArgument
-// naming `fn`, the key and the value when it has the wrong type.
-template <typename T>
-Status Read(const char* fn, const nlohmann::json& j, const char* key, T* out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return Status::Ok();
-  try {
-    *out = it->get<T>();
-  } catch (const std::exception&) {
-    return InvalidArgumentError(std::string(fn) + ": option '" + key +
-                                "' has the wrong type: " + it->dump());
-  }
-  return Status::Ok();
+// A typed reader over `options` (from ParseObject) whose errors name `fn`
+// and the option, e.g. "zeus_monitor_create: field 'mode': expected a
+// string, got 3". Read optional settings with zeus::SetIfPresent.
+// REQUIRES: `options` outlives the reader.
+inline StatusOr<JsonFields> OptionFields(const char* fn, const nlohmann::json& options) {
+  return JsonFields::Of(options, fn);
 }
 
 // The GPUs of this process picked by `indices` (CUDA indices; null: all, and

@@ -12,12 +12,12 @@
 
 namespace {
 
+using zeus::SetIfPresent;
 using zeus::Status;
 using zeus::StatusOr;
 using zeus::c_api::Guard;
 using zeus::c_api::MonitorState;
 using zeus::c_api::NullHandle;
-using zeus::c_api::Read;
 using zeus::c_api::Report;
 
 Status CreateMonitor(const char* options_json, zeus_sync_fn sync, void* user, zeus_monitor** out) {
@@ -29,30 +29,27 @@ Status CreateMonitor(const char* options_json, zeus_sync_fn sync, void* user, ze
       zeus::c_api::ParseObject(kFn, options_json,
                                {"gpu_indices", "cpu_indices", "mode", "approx_instant_energy",
                                 "log_file", "power_sample_period_s", "counter_poll_period_s"}));
+  ZEUS_ASSIGN_OR_RETURN(zeus::JsonFields f, zeus::c_api::OptionFields(kFn, j));
   zeus::EnergyMonitorOptions options;
   std::string mode = "exact";
-  ZEUS_RETURN_IF_ERROR(Read(kFn, j, "mode", &mode));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalString("mode"), &mode));
   if (mode == "low_overhead") {
     options.mode = zeus::EnergyMonitorMode::kLowOverhead;
   } else if (mode != "exact") {
     return zeus::InvalidArgumentError(
         "zeus_monitor_create: mode must be \"exact\" or \"low_overhead\", got \"" + mode + "\"");
   }
-  ZEUS_RETURN_IF_ERROR(Read(kFn, j, "approx_instant_energy", &options.approximate_short_windows));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalBool("approx_instant_energy"), &options.approximate_short_windows));
   std::string log_file;
-  ZEUS_RETURN_IF_ERROR(Read(kFn, j, "log_file", &log_file));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalString("log_file"), &log_file));
   if (!log_file.empty()) options.window_reporter = zeus::NewCsvWindowReporter(log_file);
   for (const char* key : {"power_sample_period_s", "counter_poll_period_s"}) {
-    double period_s = -1.0;
-    ZEUS_RETURN_IF_ERROR(Read(kFn, j, key, &period_s));
-    if (j.contains(key) && !(period_s >= 0.0 && period_s <= 3600.0)) {
-      return zeus::InvalidArgumentError(std::string("zeus_monitor_create: ") + key +
-                                        " must be in [0, 3600], got " + j[key].dump());
-    }
-    if (period_s >= 0.0) {
+    ZEUS_ASSIGN_OR_RETURN(std::optional<double> period_s, f.OptionalDouble(key, 0.0, 3600.0));
+    if (period_s.has_value()) {
       (std::string(key) == "power_sample_period_s" ? options.power_sample_period
                                                    : options.counter_poll_period) =
-          zeus::FromSeconds(period_s);
+          zeus::FromSeconds(*period_s);
     }
   }
   auto state = std::make_shared<MonitorState>();
@@ -153,16 +150,13 @@ Status CreatePowerMonitor(const char* options_json, zeus_power_monitor** out) {
   ZEUS_ASSIGN_OR_RETURN(nlohmann::json j,
                         zeus::c_api::ParseObject(
                             kFn, options_json, {"gpu_indices", "period_s", "max_points_per_gpu"}));
+  ZEUS_ASSIGN_OR_RETURN(zeus::JsonFields f, zeus::c_api::OptionFields(kFn, j));
   zeus::PowerMonitorOptions options;
   double period_s = zeus::ToSeconds(options.period);
-  ZEUS_RETURN_IF_ERROR(Read(kFn, j, "period_s", &period_s));
-  if (!(period_s >= 0.0 && period_s <= 3600.0)) {
-    return zeus::InvalidArgumentError(
-        "zeus_power_monitor_create: period_s must be in [0, 3600], got " +
-        std::to_string(period_s));
-  }
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("period_s", 0.0, 3600.0), &period_s));
   options.period = zeus::FromSeconds(period_s);
-  ZEUS_RETURN_IF_ERROR(Read(kFn, j, "max_points_per_gpu", &options.max_points_per_gpu));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalInt("max_points_per_gpu", 0), &options.max_points_per_gpu));
   auto pm = std::make_unique<zeus_power_monitor>();
   ZEUS_ASSIGN_OR_RETURN(pm->gpus,
                         zeus::c_api::SelectGpus(kFn, j.value("gpu_indices", nlohmann::json())));

@@ -69,6 +69,16 @@ class ZeusCtypesTest(unittest.TestCase):
         with self.assertRaises(z.InvalidArgumentError) as e:
             z.PowerLimitOptimizer(no_such_option=1)
         self.assertIn("no_such_option", str(e.exception))
+        # The options JSON is read with the project's bounds (depth, NaN).
+        deep = []
+        for _ in range(200):
+            deep = [deep]
+        with self.assertRaises(z.InvalidArgumentError) as e:
+            z.PowerLimitOptimizer(gpu_indices=deep)
+        self.assertIn("nesting deeper than 64 levels", str(e.exception))
+        with self.assertRaises(z.InvalidArgumentError) as e:
+            z.PowerLimitOptimizer(eta=float("nan"))
+        self.assertIn("not valid JSON", str(e.exception))
 
     def test_a_failing_callback_raises_its_own_exception(self):
         def sync():

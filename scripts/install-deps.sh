@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git ca-certificates
-  clang-format-14
+  clang-format-14 clang-14 libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   libsqlite3-dev libpq-dev postgresql

@@ -7,6 +7,7 @@
 
 #include "zeus/util/csv.h"
 #include "zeus/util/file.h"
+#include "zeus/util/json.h"
 #include "zeus/util/strings.h"
 
 namespace zeus {
@@ -76,58 +77,30 @@ std::string ProfileToJson(const PowerLimitProfile& profile) {
 }
 
 StatusOr<PowerLimitProfile> ProfileFromJson(std::string_view json, const std::string& source) {
-  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgumentError(source + ": not valid JSON");
-  auto error = [&source](const std::string& detail) {
-    return InvalidArgumentError(source + ": " + detail);
-  };
-  if (!j.is_object()) return error("expected a JSON object");
-  auto format = j.find("format");
-  if (format == j.end() || !format->is_string() || format->get<std::string>() != kJsonFormat) {
-    return error("field 'format' must be \"" + std::string(kJsonFormat) + "\"");
+  ZEUS_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(json, source));
+  ZEUS_ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(j, source,
+                                                     {"format", "version", "num_gpus",
+                                                      "min_stretch_time_s", "measurements"}));
+  StatusOr<std::string> format = f.String("format");
+  if (!format.ok() || *format != kJsonFormat) {
+    return f.Error("format", "must be \"" + std::string(kJsonFormat) + "\"");
   }
-  auto version = j.find("version");
-  if (version == j.end() || !version->is_number_integer() || version->get<int64_t>() != 1) {
-    return error("field 'version' must be 1");
-  }
+  ZEUS_ASSIGN_OR_RETURN(int64_t version, f.Int("version", 1, 1));
+  (void)version;
   PowerLimitProfile profile;
-  auto num_gpus = j.find("num_gpus");
-  if (num_gpus == j.end() || !num_gpus->is_number_integer()) {
-    return error("field 'num_gpus' must be an integer");
-  }
-  profile.num_gpus = num_gpus->get<int>();
-  auto min_time = j.find("min_stretch_time_s");
-  if (min_time != j.end()) {
-    if (!min_time->is_number()) return error("field 'min_stretch_time_s' must be a number");
-    profile.min_stretch_time_s = min_time->get<double>();
-  }
-  auto measurements = j.find("measurements");
-  if (measurements == j.end() || !measurements->is_array()) {
-    return error("field 'measurements' must be an array");
-  }
+  ZEUS_ASSIGN_OR_RETURN(int64_t num_gpus, f.Int("num_gpus", 1, 1 << 20));
+  profile.num_gpus = static_cast<int>(num_gpus);
+  ZEUS_ASSIGN_OR_RETURN(std::optional<double> min_time, f.OptionalDouble("min_stretch_time_s", 0));
+  profile.min_stretch_time_s = min_time.value_or(profile.min_stretch_time_s);
+  ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* measurements, f.Array("measurements"));
   for (size_t i = 0; i < measurements->size(); ++i) {
-    const nlohmann::json& m = (*measurements)[i];
-    std::string where = "measurements[" + std::to_string(i) + "]";
-    if (!m.is_object()) return error(where + ": expected an object");
+    ZEUS_ASSIGN_OR_RETURN(JsonFields m, f.Element("measurements", i));
     PowerLimitMeasurement out;
-    auto limit = m.find("power_limit_mw");
-    if (limit == m.end() || !limit->is_number_unsigned() || limit->get<uint64_t>() > UINT32_MAX) {
-      return error(where + ".power_limit_mw: expected an unsigned 32-bit integer");
-    }
-    out.power_limit_mw = limit->get<uint32_t>();
-    auto energy = m.find("energy_j");
-    if (energy == m.end() || !energy->is_number()) {
-      return error(where + ".energy_j: expected a number");
-    }
-    out.energy_j = energy->get<double>();
-    auto time = m.find("time_s");
-    if (time == m.end() || !time->is_number()) return error(where + ".time_s: expected a number");
-    out.time_s = time->get<double>();
-    auto steps = m.find("steps");
-    if (steps == m.end() || !steps->is_number_integer()) {
-      return error(where + ".steps: expected an integer");
-    }
-    out.steps = steps->get<int64_t>();
+    ZEUS_ASSIGN_OR_RETURN(int64_t limit_mw, m.Int("power_limit_mw", 1, UINT32_MAX));
+    out.power_limit_mw = static_cast<uint32_t>(limit_mw);
+    ZEUS_ASSIGN_OR_RETURN(out.energy_j, m.Double("energy_j"));
+    ZEUS_ASSIGN_OR_RETURN(out.time_s, m.Double("time_s"));
+    ZEUS_ASSIGN_OR_RETURN(out.steps, m.Int("steps"));
     profile.measurements.push_back(out);
   }
   Status valid = ValidateProfile(profile);
@@ -150,12 +123,13 @@ StatusOr<PowerLimitProfile> ProfileFromCsv(std::string_view csv, const std::stri
   }
   PowerLimitProfile profile;
   profile.num_gpus = static_cast<int>(energy_cols.size());
+  std::optional<size_t> first_other_window;  // Row of the first window we skip.
   for (size_t row = 0; row < table.num_rows(); ++row) {
     const std::string& window = table.Field(row, window_col);
     if (!StartsWith(window, kWindowPrefix)) {
-      return table.ErrorAt(
-          row, window_col,
-          "expected '" + std::string(kWindowPrefix) + "<W>', got '" + window + "'");
+      // The user's own windows (e.g. "train_epoch") share the log: not ours.
+      if (!first_other_window) first_other_window = row;
+      continue;
     }
     StatusOr<int64_t> watts = ParseInt64(window.substr(kWindowPrefix.size()));
     if (!watts.ok() || *watts <= 0 || *watts > 4'000'000) {
@@ -183,6 +157,12 @@ StatusOr<PowerLimitProfile> ProfileFromCsv(std::string_view csv, const std::stri
       }
     }
     profile.measurements.push_back(m);
+  }
+  if (profile.measurements.empty() && first_other_window) {
+    return table.ErrorAt(*first_other_window, window_col,
+                         "no '" + std::string(kWindowPrefix) +
+                             "<W>' window in the file (other windows such as '" +
+                             table.Field(*first_other_window, window_col) + "' are skipped)");
   }
   Status valid = ValidateProfile(profile);
   if (!valid.ok()) return valid.WithContext(source);

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+#include "zeus/util/json.h"
 
 #include "src/server/input_limits.h"
 #include "src/server/optimizer_cache.h"
@@ -74,11 +75,9 @@ StatusOr<BatchSizeOptimizerConfig> OptimizerConfig(const BatchSizeJobSpec& spec,
 }
 
 StatusOr<BatchSizeJobSpec> SpecOf(const JobRecord& job) {
-  json parsed = json::parse(job.spec_json, nullptr, false);
-  if (parsed.is_discarded()) {
-    return InternalError("job \"" + job.job_id + "\": stored spec is not JSON");
-  }
-  StatusOr<BatchSizeJobSpec> spec = ParseJobSpec(parsed);
+  StatusOr<json> parsed = ParseJson(job.spec_json, "job \"" + job.job_id + "\": stored spec");
+  if (!parsed.ok()) return InternalError(parsed.status().message());
+  StatusOr<BatchSizeJobSpec> spec = ParseJobSpec(*parsed);
   if (!spec.ok())
     return InternalError("job \"" + job.job_id + "\": stored spec: " + spec.status().message());
   return spec;
@@ -88,11 +87,10 @@ StatusOr<BatchSizeOptimizer> OptimizerOf(const JobRecord& job, OptimizerCache* c
   if (std::optional<BatchSizeOptimizer> cached = cache->Find(job.job_id, job.state_json)) {
     return std::move(*cached);
   }
-  json parsed = json::parse(job.state_json, nullptr, false);
-  if (parsed.is_discarded()) {
-    return InternalError("job \"" + job.job_id + "\": stored optimizer state is not JSON");
-  }
-  StatusOr<BatchSizeOptimizer> optimizer = BatchSizeOptimizer::FromJson(parsed);
+  StatusOr<json> parsed =
+      ParseJson(job.state_json, "job \"" + job.job_id + "\": stored optimizer state");
+  if (!parsed.ok()) return InternalError(parsed.status().message());
+  StatusOr<BatchSizeOptimizer> optimizer = BatchSizeOptimizer::FromJson(*parsed);
   if (!optimizer.ok()) {
     return InternalError("job \"" + job.job_id +
                          "\": stored optimizer state: " + optimizer.status().message());
@@ -147,8 +145,8 @@ json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullp
 StatusOr<json> JobView(const JobRecord& job, OptimizerCache* cache) {
   ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
   json view;
-  json spec = json::parse(job.spec_json, nullptr, false);
-  view["job"] = spec;
+  // The stored spec was validated on registration; an unreadable one shows as null.
+  view["job"] = ParseJson(job.spec_json, "stored spec").value_or(json(nullptr));
   view["job_id"] = job.job_id;
   view["min_cost"] = Optional(optimizer.min_cost());
   view["created_at_s"] = job.created_at_s;

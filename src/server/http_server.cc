@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 
 #include "zeus/util/file.h"
+#include "zeus/util/json.h"
 #include "zeus/util/strings.h"
 
 namespace zeus {
@@ -64,14 +65,15 @@ void ReplyStatus(httplib::Response& res, const Status& status) {
   ReplyError(res, HttpStatusOf(status.code()), status.message());
 }
 
-// The parsed body, or nullopt after answering 400.
+// The parsed body, or nullopt after answering 400 (malformed, too deep,
+// duplicate keys: see ParseJson).
 std::optional<json> ParseBody(const httplib::Request& req, httplib::Response& res) {
-  json body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded()) {
-    ReplyError(res, 400, "request body: malformed JSON");
+  StatusOr<json> body = ParseJson(req.body, "request body: malformed JSON");
+  if (!body.ok()) {
+    ReplyError(res, 400, body.status().message());
     return std::nullopt;
   }
-  return body;
+  return std::move(*body);
 }
 
 // The `job_id` query parameter, or nullopt after answering 422.

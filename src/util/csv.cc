@@ -65,6 +65,15 @@ StatusOr<CsvTable> CsvTable::Parse(std::string_view text, std::string source) {
       if (end == text.size()) break;
       continue;
     }
+    if (end == text.size()) {
+      // Writers end every line with a newline; its absence means the file was
+      // cut off (or is still being written), possibly in the middle of a number.
+      return InvalidArgumentError(table.source_ + ":" + std::to_string(line_number) + ":" +
+                                  std::to_string(line.size() + 1) +
+                                  ": the last line does not end with a newline; the file looks "
+                                  "truncated (last line: '" +
+                                  std::string(line.substr(0, 80)) + "')");
+    }
     size_t error_column = 0;
     std::vector<std::string> fields = SplitLine(line, &error_column);
     if (error_column != 0) {
@@ -101,13 +110,6 @@ StatusOr<size_t> CsvTable::ColumnIndex(std::string_view name) const {
   }
   return InvalidArgumentError(source_ + ":1: missing column '" + std::string(name) +
                               "' (columns: " + Join(header_, ",") + ")");
-}
-
-bool CsvTable::HasColumn(std::string_view name) const {
-  for (const std::string& h : header_) {
-    if (h == name) return true;
-  }
-  return false;
 }
 
 Status CsvTable::ErrorAt(size_t row, size_t column, std::string_view detail) const {

@@ -9,9 +9,15 @@
 #include <fstream>
 #include <sstream>
 
+#include <sys/stat.h>
+
 namespace zeus {
 
 StatusOr<std::string> ReadFileToString(const std::string& path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return InvalidArgumentError(path + ": is a directory, expected a file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     int err = errno;

@@ -60,6 +60,7 @@ TEST(ProfileTest, CsvErrorsNameFileLineAndColumn) {
   EXPECT_THAT(s.message(), HasSubstr("p.csv:2:4: column 'gpu0_energy'")) << s;
   s = ProfileFromCsv(header + "1,OtherWindow,9.2,1\n", "p.csv").status();
   EXPECT_THAT(s.message(), HasSubstr("p.csv:2:2:")) << s;
+  EXPECT_THAT(s.message(), HasSubstr("no '__GlobalPowerLimitOptimizer_<W>' window")) << s;
   s = ProfileFromCsv(header +
                          "1,__GlobalPowerLimitOptimizer_300,9.2,1\n"
                          "1,__GlobalPowerLimitOptimizer_300,9.1,1\n",
@@ -71,6 +72,61 @@ TEST(ProfileTest, CsvErrorsNameFileLineAndColumn) {
   EXPECT_THAT(s.message(), HasSubstr("no gpu<i>_energy column")) << s;
   s = ProfileFromCsv(header, "p.csv").status();
   EXPECT_THAT(s.message(), HasSubstr("no measurements")) << s;
+}
+
+TEST(ProfileTest, CsvSkipsTheUsersOwnWindows) {
+  // A Python-Zeus log where the user also timed each epoch.
+  ZEUS_ASSERT_OK_AND_ASSIGN(PowerLimitProfile p,
+                            ProfileFromCsv("start_time,window_name,elapsed_time,gpu0_energy\n"
+                                           "1,__GlobalPowerLimitOptimizer_300,9.2,2053\n"
+                                           "2,train_epoch,120.5,30000\n"
+                                           "3,__GlobalPowerLimitOptimizer_250,9.4,1900\n",
+                                           "p.csv"));
+  ASSERT_EQ(p.measurements.size(), 2u);
+  EXPECT_EQ(p.measurements[0].power_limit_mw, 300'000u);
+  EXPECT_EQ(p.measurements[1].power_limit_mw, 250'000u);
+  EXPECT_DOUBLE_EQ(p.measurements[1].energy_j, 1900);
+}
+
+TEST(ProfileTest, CsvCutOffMidNumberIsRefused) {
+  const std::string text =
+      "start_time,window_name,elapsed_time,gpu0_energy\n"
+      "1,__GlobalPowerLimitOptimizer_300,9.2,2053\n"
+      "2,__GlobalPowerLimitOptimizer_175,9.9,5915.57\n";
+  ZEUS_ASSERT_OK(ProfileFromCsv(text, "p.csv").status());
+  // "5915.57\n" cut to "5": a valid number, but not the one written.
+  Status s = ProfileFromCsv(text.substr(0, text.size() - 7), "p.csv").status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("p.csv:3:")) << s;
+  EXPECT_THAT(s.message(), HasSubstr("truncated")) << s;
+}
+
+TEST(ProfileTest, JsonIsBoundedAndStrict) {
+  const std::string head =
+      "{\"format\": \"zeus-power-limit-profile\", \"version\": 1, \"num_gpus\": 1, ";
+  const std::string measurement =
+      "{\"power_limit_mw\": 300000, \"energy_j\": 1, \"time_s\": 2, \"steps\": 1}";
+  ZEUS_ASSERT_OK(
+      ProfileFromJson(head + "\"measurements\": [" + measurement + "]}", "p.json").status());
+  Status s = ProfileFromJson(head + "\"measurements\": " + std::string(100000, '[') +
+                                 std::string(100000, ']') + "}",
+                             "p.json")
+                 .status();
+  EXPECT_THAT(s.message(), HasSubstr("p.json: nesting deeper than 64 levels")) << s;
+  s = ProfileFromJson(head + "\"num_gpus\": 2, \"measurements\": [" + measurement + "]}", "p.json")
+          .status();
+  EXPECT_THAT(s.message(), HasSubstr("p.json: duplicate key 'num_gpus'")) << s;
+  s = ProfileFromJson(head + "\"measurements\": [" + measurement + "], \"extra\": 1}", "p.json")
+          .status();
+  EXPECT_THAT(s.message(), HasSubstr("p.json: field 'extra': unknown field")) << s;
+  s = ProfileFromJson(head +
+                          "\"measurements\": [{\"power_limit_mw\": 300000, \"energy_j\": 1e400, "
+                          "\"time_s\": 2, \"steps\": 1}]}",
+                      "p.json")
+          .status();
+  EXPECT_THAT(s.message(), HasSubstr("outside the range of a double")) << s;
+  testing::TempDir dir;
+  EXPECT_THAT(LoadProfile(dir.path()).status().message(), HasSubstr("is a directory")) << s;
 }
 
 TEST(ProfileTest, JsonErrorsNameTheField) {

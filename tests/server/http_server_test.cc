@@ -18,12 +18,13 @@ class HttpServerTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override { StartServer(HttpServerOptions{}); }
 
-  void StartServer(HttpServerOptions options, BatchSizeServiceOptions service_options = {}) {
+  void StartServer(HttpServerOptions options, BatchSizeServiceOptions service_options = {},
+                   size_t max_body_bytes = 64 * 1024) {
     std::string skip_reason;
     std::string url = NewDatabaseUrl(GetParam(), dir_, &skip_reason);
     if (url.empty() && !skip_reason.empty()) GTEST_SKIP() << skip_reason;
     ASSERT_FALSE(url.empty());
-    options.max_body_bytes = 64 * 1024;
+    options.max_body_bytes = max_body_bytes;
     server_ = std::make_unique<TestServer>(url, std::move(options), service_options);
     ASSERT_TRUE(server_->ok()) << server_->error();
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
@@ -187,6 +188,38 @@ TEST_P(HttpServerTest, MalformedJsonIs400AndHugeBodyIs413) {
   EXPECT_TRUE(reply.body.contains("message")) << reply.raw.substr(0, 200);
   ExpectHealthy();
   EXPECT_EQ(Register(JobBody("big-1")).status, 201);
+}
+
+// Issue 14: 100,000 balanced brackets (200 KB) once overflowed the stack and
+// killed the server. Bodies nested deeper than ParseJson's limit are 400.
+TEST_P(HttpServerTest, DeeplyNestedBodyIs400AndTheServerKeepsServing) {
+  server_.reset();
+  StartServer(HttpServerOptions{}, {}, /*max_body_bytes=*/1 << 20);
+  if (IsSkipped()) return;
+  const std::string balanced = std::string(100000, '[') + std::string(100000, ']');
+  std::string objects;
+  for (int i = 0; i < 20000; ++i) objects += "{\"a\":";
+  objects += "1" + std::string(20000, '}');
+  for (const std::string& body : {balanced, objects}) {
+    for (const char* route : {"/jobs", "/report"}) {
+      HttpReply reply = Do("POST", route, body);
+      EXPECT_EQ(reply.status, 400) << route << ": " << reply.raw.substr(0, 200);
+      ASSERT_TRUE(reply.body.is_object()) << reply.raw.substr(0, 200);
+      EXPECT_THAT(reply.body["message"].get<std::string>(),
+                  HasSubstr("nesting deeper than 64 levels"));
+    }
+    EXPECT_EQ(Do("PATCH", "/trials", body).status, 400);
+    ExpectHealthy();
+  }
+  // Nesting within the limit is only a wrong type, and duplicate keys are refused.
+  HttpReply nested = Do("POST", "/jobs", std::string(10, '[') + std::string(10, ']'));
+  EXPECT_EQ(nested.status, 422) << nested.raw;
+  std::string duplicate = JobBody("dup-1").dump();
+  duplicate.insert(1, "\"gpu_model\": \"other\", ");
+  HttpReply dup = Do("POST", "/jobs", duplicate);
+  EXPECT_EQ(dup.status, 400) << dup.raw;
+  EXPECT_THAT(dup.body["message"].get<std::string>(), HasSubstr("duplicate key 'gpu_model'"));
+  EXPECT_EQ(Register(JobBody("dup-1")).status, 201);
 }
 
 TEST_P(HttpServerTest, UnknownRoutesAndMissingQueryAreJsonErrors) {

@@ -32,6 +32,33 @@ TEST(CsvTableTest, RejectsRowsWithTheWrongFieldCount) {
   EXPECT_FALSE(CsvTable::Parse("", "e.csv").ok());
 }
 
+TEST(CsvTableTest, RefusesALastLineWithoutNewlineAsTruncated) {
+  // A file cut off inside "5915.57" would otherwise read as 5.
+  StatusOr<CsvTable> t = CsvTable::Parse("a,b\n1,2\n3,5", "f.csv");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.status().message(),
+            "f.csv:3:4: the last line does not end with a newline; the file looks truncated "
+            "(last line: '3,5')");
+  EXPECT_FALSE(CsvTable::Parse("a,b", "f.csv").ok());  // Even a lone header.
+  EXPECT_FALSE(CsvTable::Parse("a,b\r\n1,2\r\n3,5\r", "f.csv").ok());
+  // Trailing blanks after the last newline are not a line.
+  ZEUS_ASSERT_OK_AND_ASSIGN(CsvTable ok, CsvTable::Parse("a,b\n1,2\n3,5\n  ", "f.csv"));
+  EXPECT_EQ(ok.num_rows(), 2u);
+  ZEUS_ASSERT_OK_AND_ASSIGN(CsvTable crlf, CsvTable::Parse("a,b\r\n1,2\r\n", "f.csv"));
+  EXPECT_EQ(crlf.num_rows(), 1u);
+}
+
+TEST(FileTest, DirectoryIsNamedAsSuch) {
+  testing::TempDir dir;
+  StatusOr<std::string> text = ReadFileToString(dir.path());
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(text.status().message(), dir.path() + ": is a directory, expected a file");
+  EXPECT_EQ(CsvTable::ReadFile(dir.path()).status().message(),
+            dir.path() + ": is a directory, expected a file");
+}
+
 TEST(FileTest, MissingFileIsNotFoundAndAtomicWriteRoundTrips) {
   testing::TempDir dir;
   EXPECT_EQ(ReadFileToString(dir.File("nope")).status().code(), StatusCode::kNotFound);

@@ -57,14 +57,18 @@ Status ValidateProfile(const PowerLimitProfile& profile);
 //  "min_stretch_time_s": S, "measurements": [{"power_limit_mw": ..,
 //  "energy_j": .., "time_s": .., "steps": ..}, ...]} (descending limits).
 std::string ProfileToJson(const PowerLimitProfile& profile);
-// Parses ProfileToJson's format; `source` names the text in errors. The
-// result is validated.
+// Parses ProfileToJson's format with ParseJson's limits (depth, size,
+// duplicate keys); `source` names the text in errors. Unknown fields are
+// refused. The result is validated.
 StatusOr<PowerLimitProfile> ProfileFromJson(std::string_view json, const std::string& source);
 
 // Parses the CSV log format; `source` names the text in errors, which read
-// "source:line:col: detail". Every window must be
-// `__GlobalPowerLimitOptimizer_<W>` with W an integer number of watts;
-// energy is summed over the `gpu<i>_energy` columns (num_gpus = their count).
+// "source:line:col: detail". Rows of windows named
+// `__GlobalPowerLimitOptimizer_<W>` (W an integer number of watts) are the
+// measurements; other windows (the user's own, e.g. "train_epoch") are
+// skipped, but a file with none of ours is an error. Energy is summed over the
+// `gpu<i>_energy` columns (num_gpus = their count). A last line without a
+// newline is refused as truncated (see CsvTable::Parse).
 StatusOr<PowerLimitProfile> ProfileFromCsv(std::string_view csv, const std::string& source);
 
 // Reads a profile file, JSON when its first non-blank character is '{',

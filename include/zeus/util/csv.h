@@ -21,7 +21,10 @@ class CsvTable {
  public:
   // Parses `text`; `source` names it in errors (usually the file path).
   // Fields may be double-quoted ("a,b" and "a""b"); a quoted field cannot span
-  // lines. Blank lines are skipped; a trailing '\r' is dropped.
+  // lines. Blank lines are skipped; a trailing '\r' is dropped. Every
+  // non-blank line must end with a newline: a last line without one is
+  // refused as truncated, since a file cut off mid-write can end inside a
+  // number ("...,5" for "5915.57") that would otherwise parse as valid.
   static StatusOr<CsvTable> Parse(std::string_view text, std::string source);
   // Reads and parses the file at `path`. kNotFound / kIoError when unreadable.
   static StatusOr<CsvTable> ReadFile(const std::string& path);
@@ -33,8 +36,6 @@ class CsvTable {
   // Index of column `name`, or kInvalidArgument naming the file and the
   // columns it does have.
   StatusOr<size_t> ColumnIndex(std::string_view name) const;
-  // True when the header holds `name`.
-  bool HasColumn(std::string_view name) const;
 
   // Raw field. REQUIRES: row < num_rows(), column < header().size().
   const std::string& Field(size_t row, size_t column) const { return rows_[row].fields[column]; }

@@ -11,7 +11,8 @@
 namespace zeus {
 
 // Reads a whole file into a string. kNotFound when it does not exist,
-// kPermissionDenied when unreadable for permissions, kIoError otherwise.
+// kPermissionDenied when unreadable for permissions, kInvalidArgument for a
+// directory, kIoError otherwise.
 StatusOr<std::string> ReadFileToString(const std::string& path);
 
 // Writes `contents` to `path` atomically (temp file in the same directory,

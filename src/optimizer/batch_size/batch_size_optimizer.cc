@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
+#include <limits>
+#include <map>
 #include <string>
 
 #include "zeus/core/early_stop.h"
+#include "zeus/util/json.h"
 #include "zeus/util/strings.h"
 
 namespace zeus {
@@ -18,41 +20,55 @@ Status FieldError(std::string_view field, std::string_view detail) {
                               "': " + std::string(detail));
 }
 
-template <typename T>
-Status ReadState(const nlohmann::json& json, const char* name, T* out) {
-  if (!json.contains(name)) {
-    return InvalidArgumentError(std::string("batch size optimizer state: missing field '") + name +
-                                "'");
-  }
-  try {
-    *out = json.at(name).get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgumentError(std::string("batch size optimizer state: field '") + name +
-                                "': " + e.what());
-  }
-  return Status::Ok();
+constexpr char kStateContext[] = "batch size optimizer state";
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+
+bool IsBatchSize(const BatchSizeOptimizerConfig& config, int64_t batch_size) {
+  return std::binary_search(config.batch_sizes.begin(), config.batch_sizes.end(), batch_size);
 }
 
-StatusOr<std::optional<double>> ReadOptionalDouble(const nlohmann::json& json, const char* name) {
-  if (!json.contains(name)) {
-    return InvalidArgumentError(std::string("batch size optimizer state: missing field '") + name +
-                                "'");
+// The per-batch-size cost history of a stored state.
+StatusOr<std::map<int, std::vector<double>>> ReadCosts(const JsonFields& state,
+                                                       const BatchSizeOptimizerConfig& config) {
+  ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* entries, state.Array("costs"));
+  std::map<int, std::vector<double>> costs;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    ZEUS_ASSIGN_OR_RETURN(JsonFields entry, state.Element("costs", i));
+    ZEUS_ASSIGN_OR_RETURN(int64_t batch_size, entry.Int("batch_size", 1, kMaxInt));
+    if (!IsBatchSize(config, batch_size)) {
+      return entry.Error("batch_size", std::to_string(batch_size) + " is not one of batch_sizes");
+    }
+    ZEUS_ASSIGN_OR_RETURN(costs[static_cast<int>(batch_size)],
+                          entry.DoubleArray("costs", 0.0, GaussianTs::kMaxAbsReward));
   }
-  const nlohmann::json& value = json.at(name);
-  if (value.is_null()) return std::optional<double>();
-  if (!value.is_number()) {
-    return InvalidArgumentError(std::string("batch size optimizer state: field '") + name +
-                                "' must be a number or null");
-  }
-  return std::optional<double>(value.get<double>());
+  return costs;
 }
 
-// A cost ReportResult() would have accepted.
-Status CheckStoredCost(const char* field, double cost) {
-  if (std::isfinite(cost) && cost >= 0 && cost <= GaussianTs::kMaxAbsReward) return Status::Ok();
-  return InvalidArgumentError(std::string("batch size optimizer state: field '") + field +
-                              "': cost " + std::to_string(cost) +
-                              " is not finite or outside [0, 1e100]");
+// The trials handed out and not yet reported, by trial number.
+StatusOr<std::map<int64_t, Trial>> ReadInFlight(const JsonFields& state,
+                                                const BatchSizeOptimizerConfig& config) {
+  ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* entries, state.Array("in_flight"));
+  std::map<int64_t, Trial> in_flight;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    ZEUS_ASSIGN_OR_RETURN(JsonFields entry, state.Element("in_flight", i));
+    Trial trial;
+    ZEUS_ASSIGN_OR_RETURN(trial.trial_number, entry.Int("trial_number", 1));
+    ZEUS_ASSIGN_OR_RETURN(int64_t batch_size, entry.Int("batch_size", 1, kMaxInt));
+    if (!IsBatchSize(config, batch_size)) {
+      return entry.Error("batch_size", "in-flight trial " + std::to_string(trial.trial_number) +
+                                           " has batch size " + std::to_string(batch_size) +
+                                           ", not one of batch_sizes");
+    }
+    trial.batch_size = static_cast<int>(batch_size);
+    ZEUS_ASSIGN_OR_RETURN(std::string kind, entry.String("kind"));
+    StatusOr<TrialKind> parsed = ParseTrialKind(kind);
+    if (!parsed.ok()) return entry.Error("kind", parsed.status().message());
+    trial.kind = *parsed;
+    if (!in_flight.emplace(trial.trial_number, trial).second) {
+      return entry.Error("trial_number", std::to_string(trial.trial_number) + " appears twice");
+    }
+  }
+  return in_flight;
 }
 
 }  // namespace
@@ -107,63 +123,29 @@ nlohmann::json BatchSizeOptimizerConfig::ToJson() const {
 }
 
 StatusOr<BatchSizeOptimizerConfig> BatchSizeOptimizerConfig::FromJson(const nlohmann::json& json) {
-  if (!json.is_object()) {
-    return InvalidArgumentError("batch size optimizer config: expected a JSON object");
-  }
-  static const std::set<std::string> kKnown = {
-      "batch_sizes", "default_batch_size", "num_pruning_rounds", "window_size",
-      "prior_mean",  "prior_precision",    "num_explorations",   "seed",
-      "beta"};
-  for (const auto& item : json.items()) {
-    if (kKnown.count(item.key()) == 0) return FieldError(item.key(), "unknown field");
-  }
+  ZEUS_ASSIGN_OR_RETURN(
+      JsonFields f,
+      JsonFields::Of(json, "batch size optimizer config",
+                     {"batch_sizes", "default_batch_size", "num_pruning_rounds", "window_size",
+                      "prior_mean", "prior_precision", "num_explorations", "seed", "beta"}));
   BatchSizeOptimizerConfig config;
-  auto read_int = [&json](const char* name, int* out) -> Status {
-    if (!json.contains(name)) return Status::Ok();
-    const nlohmann::json& v = json.at(name);
-    if (!v.is_number_integer()) return FieldError(name, "expected an integer, got " + v.dump());
-    *out = v.get<int>();
-    return Status::Ok();
-  };
-  auto read_double = [&json](const char* name, double* out) -> Status {
-    if (!json.contains(name)) return Status::Ok();
-    const nlohmann::json& v = json.at(name);
-    if (!v.is_number()) return FieldError(name, "expected a number, got " + v.dump());
-    *out = v.get<double>();
-    return Status::Ok();
-  };
-  if (json.contains("batch_sizes")) {
-    const nlohmann::json& v = json.at("batch_sizes");
-    if (!v.is_array()) return FieldError("batch_sizes", "expected an array, got " + v.dump());
-    for (const nlohmann::json& b : v) {
-      if (!b.is_number_integer()) {
-        return FieldError("batch_sizes", "expected integers, got " + b.dump());
-      }
-      config.batch_sizes.push_back(b.get<int>());
-    }
+  if (f.Has("batch_sizes")) {
+    ZEUS_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, f.IntArray("batch_sizes", 1, kMaxInt));
+    config.batch_sizes.assign(sizes.begin(), sizes.end());
   }
-  ZEUS_RETURN_IF_ERROR(read_int("default_batch_size", &config.default_batch_size));
-  ZEUS_RETURN_IF_ERROR(read_int("num_pruning_rounds", &config.num_pruning_rounds));
-  ZEUS_RETURN_IF_ERROR(read_int("window_size", &config.window_size));
-  ZEUS_RETURN_IF_ERROR(read_double("prior_mean", &config.prior_mean));
-  ZEUS_RETURN_IF_ERROR(read_double("prior_precision", &config.prior_precision));
-  ZEUS_RETURN_IF_ERROR(read_int("num_explorations", &config.num_explorations));
-  if (json.contains("seed")) {
-    const nlohmann::json& v = json.at("seed");
-    if (!v.is_number_unsigned()) {
-      return FieldError("seed", "expected a non-negative integer, got " + v.dump());
-    }
-    config.seed = v.get<uint64_t>();
-  }
-  if (json.contains("beta")) {
-    const nlohmann::json& v = json.at("beta");
-    if (v.is_null()) {
-      config.beta.reset();
-    } else if (v.is_number()) {
-      config.beta = v.get<double>();
-    } else {
-      return FieldError("beta", "expected a number or null, got " + v.dump());
-    }
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalInt("default_batch_size", 1, kMaxInt), &config.default_batch_size));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalInt("num_pruning_rounds", 0, kMaxInt), &config.num_pruning_rounds));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalInt("window_size", 0, kMaxInt), &config.window_size));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalInt("num_explorations", 0, kMaxInt), &config.num_explorations));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("prior_mean"), &config.prior_mean));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalDouble("prior_precision", 0.0), &config.prior_precision));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalUint64("seed"), &config.seed));
+  if (json.contains("beta")) {  // An explicit null turns early stopping off.
+    ZEUS_ASSIGN_OR_RETURN(config.beta, f.OptionalDouble("beta"));
   }
   ZEUS_RETURN_IF_ERROR(config.Validate());
   return config;
@@ -249,7 +231,7 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
   if (!std::isfinite(cost) || cost < 0 || cost > GaussianTs::kMaxAbsReward) {
     return InvalidArgumentError("batch size optimizer: trial " + std::to_string(trial_number) +
                                 ": cost must be finite and in [0, 1e100], got " +
-                                std::to_string(cost));
+                                nlohmann::json(cost).dump());
   }
   const int batch_size = it->second.batch_size;
   in_flight_.erase(it);
@@ -343,98 +325,70 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
 }
 
 StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& json) {
-  if (!json.is_object()) {
-    return InvalidArgumentError("batch size optimizer state: expected a JSON object");
-  }
-  int version = 0;
-  ZEUS_RETURN_IF_ERROR(ReadState(json, "version", &version));
+  ZEUS_ASSIGN_OR_RETURN(JsonFields state, JsonFields::Of(json, kStateContext));
+  ZEUS_ASSIGN_OR_RETURN(int64_t version, state.Int("version"));
   if (version != kStateVersion) {
-    return InvalidArgumentError("batch size optimizer state: field 'version': expected " +
-                                std::to_string(kStateVersion) + ", got " + std::to_string(version));
+    return state.Error("version", "expected " + std::to_string(kStateVersion) + ", got " +
+                                      std::to_string(version));
   }
-  if (!json.contains("config")) {
-    return InvalidArgumentError("batch size optimizer state: missing field 'config'");
-  }
+  ZEUS_ASSIGN_OR_RETURN(JsonFields config_json, state.Object("config"));
   ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizerConfig config,
-                        BatchSizeOptimizerConfig::FromJson(json.at("config")));
+                        BatchSizeOptimizerConfig::FromJson(config_json.object()));
   BatchSizeOptimizer optimizer(std::move(config));
+  const BatchSizeOptimizerConfig& c = optimizer.config_;
 
-  if (!json.contains("rng")) {
-    return InvalidArgumentError("batch size optimizer state: missing field 'rng'");
-  }
-  ZEUS_ASSIGN_OR_RETURN(optimizer.rng_, Rng::FromJson(json.at("rng")));
-  if (!json.contains("explorer")) {
-    return InvalidArgumentError("batch size optimizer state: missing field 'explorer'");
-  }
-  ZEUS_ASSIGN_OR_RETURN(optimizer.explorer_, PruningExplorer::FromJson(json.at("explorer")));
-
-  nlohmann::json costs;
-  ZEUS_RETURN_IF_ERROR(ReadState(json, "costs", &costs));
-  if (!costs.is_array()) {
-    return InvalidArgumentError("batch size optimizer state: field 'costs' must be an array");
-  }
-  for (const nlohmann::json& entry : costs) {
-    int batch_size = 0;
-    std::vector<double> values;
-    ZEUS_RETURN_IF_ERROR(ReadState(entry, "batch_size", &batch_size));
-    ZEUS_RETURN_IF_ERROR(ReadState(entry, "costs", &values));
-    for (double cost : values) ZEUS_RETURN_IF_ERROR(CheckStoredCost("costs", cost));
-    optimizer.costs_[batch_size] = std::move(values);
-  }
-
-  nlohmann::json in_flight;
-  ZEUS_RETURN_IF_ERROR(ReadState(json, "in_flight", &in_flight));
-  if (!in_flight.is_array()) {
-    return InvalidArgumentError("batch size optimizer state: field 'in_flight' must be an array");
-  }
-  for (const nlohmann::json& entry : in_flight) {
-    Trial trial;
-    std::string kind;
-    ZEUS_RETURN_IF_ERROR(ReadState(entry, "trial_number", &trial.trial_number));
-    ZEUS_RETURN_IF_ERROR(ReadState(entry, "batch_size", &trial.batch_size));
-    ZEUS_RETURN_IF_ERROR(ReadState(entry, "kind", &kind));
-    ZEUS_ASSIGN_OR_RETURN(trial.kind, ParseTrialKind(kind));
-    if (!std::binary_search(optimizer.config_.batch_sizes.begin(),
-                            optimizer.config_.batch_sizes.end(), trial.batch_size)) {
-      return InvalidArgumentError("batch size optimizer state: in-flight trial " +
-                                  std::to_string(trial.trial_number) + " has batch size " +
-                                  std::to_string(trial.batch_size) + ", not one of batch_sizes");
+  ZEUS_ASSIGN_OR_RETURN(JsonFields rng, state.Object("rng"));
+  StatusOr<Rng> restored_rng = Rng::FromJson(rng.object());
+  if (!restored_rng.ok()) return restored_rng.status().WithContext(kStateContext);
+  optimizer.rng_ = *restored_rng;
+  ZEUS_ASSIGN_OR_RETURN(JsonFields explorer, state.Object("explorer"));
+  // The explorer only ever walks the job's own batch sizes (it checks its
+  // walks against its candidates).
+  ZEUS_ASSIGN_OR_RETURN(std::vector<int64_t> candidates, explorer.IntArray("candidates"));
+  for (int64_t size : candidates) {
+    if (!IsBatchSize(c, size)) {
+      return explorer.Error("candidates", std::to_string(size) + " is not one of batch_sizes");
     }
-    optimizer.in_flight_[trial.trial_number] = trial;
   }
-  ZEUS_RETURN_IF_ERROR(ReadState(json, "next_trial_number", &optimizer.next_trial_number_));
+  StatusOr<PruningExplorer> restored_explorer = PruningExplorer::FromJson(explorer.object());
+  if (!restored_explorer.ok()) return restored_explorer.status().WithContext(kStateContext);
+  optimizer.explorer_ = std::move(*restored_explorer);
+
+  ZEUS_ASSIGN_OR_RETURN(optimizer.costs_, ReadCosts(state, c));
+  ZEUS_ASSIGN_OR_RETURN(optimizer.in_flight_, ReadInFlight(state, c));
+  ZEUS_ASSIGN_OR_RETURN(optimizer.next_trial_number_, state.Int("next_trial_number", 1));
   if (!optimizer.in_flight_.empty() &&
       optimizer.in_flight_.rbegin()->first >= optimizer.next_trial_number_) {
-    return InvalidArgumentError(
-        "batch size optimizer state: field 'next_trial_number' must exceed every in-flight "
-        "trial number");
+    return state.Error("next_trial_number", "must exceed every in-flight trial number");
   }
-  ZEUS_RETURN_IF_ERROR(ReadState(json, "best_batch_size", &optimizer.best_batch_size_));
-  if (!json.contains("exploration_trial")) {
-    return InvalidArgumentError("batch size optimizer state: missing field 'exploration_trial'");
+  ZEUS_ASSIGN_OR_RETURN(int64_t best, state.Int("best_batch_size", 1, kMaxInt));
+  if (!IsBatchSize(c, best)) {
+    return state.Error("best_batch_size", std::to_string(best) + " is not one of batch_sizes");
   }
-  if (!json.at("exploration_trial").is_null()) {
-    int64_t number = 0;
-    ZEUS_RETURN_IF_ERROR(ReadState(json, "exploration_trial", &number));
-    if (optimizer.in_flight_.count(number) == 0) {
-      return InvalidArgumentError("batch size optimizer state: exploration trial " +
-                                  std::to_string(number) + " is not in flight");
+  optimizer.best_batch_size_ = static_cast<int>(best);
+  ZEUS_ASSIGN_OR_RETURN(optimizer.exploration_trial_, state.OptionalInt("exploration_trial", 1));
+  if (optimizer.exploration_trial_ &&
+      optimizer.in_flight_.count(*optimizer.exploration_trial_) == 0) {
+    return state.Error("exploration_trial",
+                       std::to_string(*optimizer.exploration_trial_) + " is not in flight");
+  }
+  ZEUS_ASSIGN_OR_RETURN(optimizer.min_cost_,
+                        state.OptionalDouble("min_cost", 0.0, GaussianTs::kMaxAbsReward));
+  if (state.Has("bandit")) {
+    ZEUS_ASSIGN_OR_RETURN(JsonFields bandit_json, state.Object("bandit"));
+    StatusOr<GaussianTs> bandit =
+        GaussianTs::FromJson(bandit_json.object(), optimizer.BanditConfig());
+    if (!bandit.ok()) return bandit.status().WithContext(kStateContext);
+    for (const ArmState& arm : bandit->ArmStates()) {
+      if (!IsBatchSize(c, arm.batch_size)) {
+        return state.Error("bandit",
+                           "arm " + std::to_string(arm.batch_size) + " is not one of batch_sizes");
+      }
     }
-    optimizer.exploration_trial_ = number;
-  }
-  ZEUS_ASSIGN_OR_RETURN(optimizer.min_cost_, ReadOptionalDouble(json, "min_cost"));
-  if (optimizer.min_cost_) ZEUS_RETURN_IF_ERROR(CheckStoredCost("min_cost", *optimizer.min_cost_));
-  if (!json.contains("bandit")) {
-    return InvalidArgumentError("batch size optimizer state: missing field 'bandit'");
-  }
-  if (!json.at("bandit").is_null()) {
-    ZEUS_ASSIGN_OR_RETURN(GaussianTs bandit,
-                          GaussianTs::FromJson(json.at("bandit"), optimizer.BanditConfig()));
-    optimizer.bandit_.emplace(std::move(bandit));
+    optimizer.bandit_.emplace(std::move(*bandit));
   }
   if (optimizer.explorer_.done() != optimizer.bandit_.has_value()) {
-    return InvalidArgumentError(
-        "batch size optimizer state: the bandit must exist exactly when exploration is over");
+    return state.Error("bandit", "must be present exactly when exploration is over");
   }
   return optimizer;
 }

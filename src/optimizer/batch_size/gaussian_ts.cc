@@ -1,8 +1,11 @@
 #include "zeus/optimizer/batch_size/gaussian_ts.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include "zeus/util/json.h"
 
 namespace zeus {
 
@@ -135,37 +138,21 @@ nlohmann::json GaussianTs::ToJson() const {
 
 StatusOr<GaussianTs> GaussianTs::FromJson(const nlohmann::json& json,
                                           const GaussianTsConfig& config) {
-  if (!json.is_object() || !json.contains("arms") || !json.at("arms").is_array() ||
-      json.at("arms").empty()) {
-    return InvalidArgumentError("bandit: field 'arms' must be a non-empty array");
-  }
+  ZEUS_ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(json, "bandit", {"arms"}));
+  ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* arms_json, f.Array("arms"));
+  if (arms_json->empty()) return f.Error("arms", "must not be empty");
   std::vector<int> arms;
   std::vector<std::vector<double>> rewards;
-  for (const nlohmann::json& arm : json.at("arms")) {
-    if (!arm.is_object() || !arm.contains("batch_size") ||
-        !arm.at("batch_size").is_number_integer() || !arm.contains("rewards") ||
-        !arm.at("rewards").is_array()) {
-      return InvalidArgumentError(
-          "bandit: each arm needs an integer 'batch_size' and an array 'rewards', got " +
-          arm.dump());
+  for (size_t i = 0; i < arms_json->size(); ++i) {
+    ZEUS_ASSIGN_OR_RETURN(JsonFields arm, f.Element("arms", i));
+    ZEUS_ASSIGN_OR_RETURN(int64_t batch_size,
+                          arm.Int("batch_size", 1, std::numeric_limits<int>::max()));
+    if (std::find(arms.begin(), arms.end(), batch_size) != arms.end()) {
+      return arm.Error("batch_size", "duplicate arm " + std::to_string(batch_size));
     }
-    arms.push_back(arm.at("batch_size").get<int>());
-    std::vector<double> values;
-    for (const nlohmann::json& r : arm.at("rewards")) {
-      if (!r.is_number()) {
-        return InvalidArgumentError("bandit: arm " + std::to_string(arms.back()) +
-                                    ": reward is not a number: " + r.dump());
-      }
-      values.push_back(r.get<double>());
-    }
-    rewards.push_back(std::move(values));
-  }
-  for (size_t i = 0; i < arms.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (arms[i] == arms[j]) {
-        return InvalidArgumentError("bandit: duplicate arm " + std::to_string(arms[i]));
-      }
-    }
+    arms.push_back(static_cast<int>(batch_size));
+    ZEUS_ASSIGN_OR_RETURN(rewards.emplace_back(),
+                          arm.DoubleArray("rewards", -kMaxAbsReward, kMaxAbsReward));
   }
   GaussianTs bandit(arms, config);
   // A belief depends only on the arm's final window: refit each arm once
@@ -173,6 +160,12 @@ StatusOr<GaussianTs> GaussianTs::FromJson(const nlohmann::json& json,
   for (size_t i = 0; i < arms.size(); ++i) {
     for (double r : rewards[i]) ZEUS_RETURN_IF_ERROR(bandit.Append(arms[i], r));
     bandit.Refit(arms[i]);
+    const Belief& belief = bandit.beliefs_.at(arms[i]);
+    if (!std::isfinite(belief.mean) || std::isnan(belief.precision)) {
+      return InvalidArgumentError("bandit: arm " + std::to_string(arms[i]) +
+                                  ": the rewards give a non-finite belief (mean " +
+                                  nlohmann::json(belief.mean).dump() + ")");
+    }
   }
   return bandit;
 }

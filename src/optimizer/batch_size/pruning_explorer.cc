@@ -1,7 +1,12 @@
 #include "zeus/optimizer/batch_size/pruning_explorer.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
+#include <utility>
+
+#include "zeus/optimizer/batch_size/gaussian_ts.h"
+#include "zeus/util/json.h"
 
 namespace zeus {
 
@@ -75,48 +80,70 @@ nlohmann::json PruningExplorer::ToJson() const {
 
 namespace {
 
-template <typename T>
-Status ReadField(const nlohmann::json& json, const char* name, T* out) {
-  if (!json.contains(name)) {
-    return InvalidArgumentError(std::string("pruning explorer: missing field '") + name + "'");
-  }
-  try {
-    *out = json.at(name).get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgumentError(std::string("pruning explorer: field '") + name + "': " + e.what());
-  }
+// A list of batch sizes, each in [1, INT_MAX].
+Status ReadSizes(const JsonFields& f, const char* field, std::vector<int>* out) {
+  ZEUS_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                        f.IntArray(field, 1, std::numeric_limits<int>::max()));
+  out->assign(sizes.begin(), sizes.end());
   return Status::Ok();
 }
 
 }  // namespace
 
 StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) {
-  if (!json.is_object()) return InvalidArgumentError("pruning explorer: expected an object");
+  ZEUS_ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(json, "pruning explorer"));
+  constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
   PruningExplorer explorer;
-  ZEUS_RETURN_IF_ERROR(ReadField(json, "num_rounds", &explorer.num_rounds_));
-  ZEUS_RETURN_IF_ERROR(ReadField(json, "round", &explorer.round_));
-  ZEUS_RETURN_IF_ERROR(ReadField(json, "done", &explorer.done_));
-  ZEUS_RETURN_IF_ERROR(ReadField(json, "candidates", &explorer.candidates_));
-  ZEUS_RETURN_IF_ERROR(ReadField(json, "default", &explorer.default_));
-  ZEUS_RETURN_IF_ERROR(ReadField(json, "down", &explorer.down_));
-  ZEUS_RETURN_IF_ERROR(ReadField(json, "up", &explorer.up_));
-  ZEUS_RETURN_IF_ERROR(ReadField(json, "going_up", &explorer.going_up_));
-  ZEUS_RETURN_IF_ERROR(ReadField(json, "position", &explorer.position_));
-  ZEUS_RETURN_IF_ERROR(ReadField(json, "good", &explorer.good_));
-  if (!json.contains("best_cost")) {
-    return InvalidArgumentError("pruning explorer: missing field 'best_cost'");
+  ZEUS_ASSIGN_OR_RETURN(int64_t num_rounds, f.Int("num_rounds", 0, kMaxInt));
+  explorer.num_rounds_ = static_cast<int>(num_rounds);
+  ZEUS_ASSIGN_OR_RETURN(int64_t round, f.Int("round", 0, num_rounds));
+  explorer.round_ = static_cast<int>(round);
+  ZEUS_ASSIGN_OR_RETURN(explorer.done_, f.Bool("done"));
+  ZEUS_RETURN_IF_ERROR(ReadSizes(f, "candidates", &explorer.candidates_));
+  ZEUS_ASSIGN_OR_RETURN(int64_t default_size, f.Int("default", 1, kMaxInt));
+  explorer.default_ = static_cast<int>(default_size);
+  ZEUS_RETURN_IF_ERROR(ReadSizes(f, "down", &explorer.down_));
+  ZEUS_RETURN_IF_ERROR(ReadSizes(f, "up", &explorer.up_));
+  ZEUS_ASSIGN_OR_RETURN(explorer.going_up_, f.Bool("going_up"));
+  ZEUS_ASSIGN_OR_RETURN(int64_t position, f.Int("position", 0));
+  explorer.position_ = static_cast<size_t>(position);
+  ZEUS_RETURN_IF_ERROR(ReadSizes(f, "good", &explorer.good_));
+  // Costs are bounded as BatchSizeOptimizer bounds them (finite, [0, kMaxAbsReward]).
+  ZEUS_ASSIGN_OR_RETURN(explorer.best_cost_,
+                        f.OptionalDouble("best_cost", 0.0, GaussianTs::kMaxAbsReward));
+  // The walks, the survivors and (while exploring) the default are drawn from
+  // the candidates; a state that breaks this would hand out batch sizes the
+  // job never listed.
+  const std::vector<int>& candidates = explorer.candidates_;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    if (candidates[i - 1] >= candidates[i]) {
+      return f.Error("candidates", "must be strictly ascending, got " +
+                                       std::to_string(candidates[i - 1]) + " before " +
+                                       std::to_string(candidates[i]));
+    }
   }
-  if (json.at("best_cost").is_number()) {
-    explorer.best_cost_ = json.at("best_cost").get<double>();
-  } else if (!json.at("best_cost").is_null()) {
-    return InvalidArgumentError("pruning explorer: field 'best_cost' must be a number or null");
+  auto is_candidate = [&candidates](int size) {
+    return std::binary_search(candidates.begin(), candidates.end(), size);
+  };
+  for (const auto& [field, sizes] :
+       {std::pair<const char*, const std::vector<int>*>{"down", &explorer.down_},
+        {"up", &explorer.up_},
+        {"good", &explorer.good_}}) {
+    for (int size : *sizes) {
+      if (!is_candidate(size)) {
+        return f.Error(field, std::to_string(size) + " is not one of the candidates");
+      }
+    }
+  }
+  if (!explorer.done_ && !is_candidate(explorer.default_)) {
+    return f.Error("default", std::to_string(explorer.default_) + " is not one of the candidates");
   }
   if (!explorer.done_) {
     const std::vector<int>& walk = explorer.going_up_ ? explorer.up_ : explorer.down_;
     if (explorer.position_ >= walk.size()) {
-      return InvalidArgumentError("pruning explorer: position " +
-                                  std::to_string(explorer.position_) +
-                                  " is outside the round's walk");
+      return f.Error("position", std::to_string(explorer.position_) +
+                                     " is outside the round's walk of " +
+                                     std::to_string(walk.size()) + " sizes");
     }
   }
   return explorer;

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zeus/util/json.h"
+
 namespace zeus {
 
 using nlohmann::json;
@@ -17,10 +19,11 @@ using nlohmann::json;
 namespace {
 
 Status StatusOfHttp(int http_status, const std::string& body) {
-  json parsed = json::parse(body, nullptr, false);
+  StatusOr<json> parsed = ParseJson(body, "server answer");
   std::string message = body.substr(0, 200);
-  if (parsed.is_object() && parsed.contains("message") && parsed["message"].is_string()) {
-    message = parsed["message"].get<std::string>();
+  if (parsed.ok() && parsed->is_object() && parsed->contains("message") &&
+      (*parsed)["message"].is_string()) {
+    message = (*parsed)["message"].get<std::string>();
   }
   message = "server: " + message + " (HTTP " + std::to_string(http_status) + ")";
   switch (http_status) {
@@ -97,10 +100,8 @@ struct BatchSizeClient::Impl {
     if (result->status < 200 || result->status >= 300) {
       return StatusOfHttp(result->status, result->body);
     }
-    json parsed = json::parse(result->body, nullptr, false);
-    if (parsed.is_discarded()) {
-      return InternalError("server: answer to " + method + " " + path + " is not JSON");
-    }
+    StatusOr<json> parsed = ParseJson(result->body, "server: answer to " + method + " " + path);
+    if (!parsed.ok()) return InternalError(parsed.status().message());
     return parsed;
   }
 

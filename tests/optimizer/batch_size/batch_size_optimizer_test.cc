@@ -1,5 +1,6 @@
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
+#include <cmath>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -285,6 +286,116 @@ TEST(BatchSizeOptimizerTest, FromJsonRejectsBrokenState) {
   broken["in_flight"][0]["kind"] = "nonsense";
   EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
   EXPECT_FALSE(BatchSizeOptimizer::FromJson(nlohmann::json::array()).ok());
+}
+
+// Found by fuzz_optimizer_state: an explorer whose walk held a batch size the
+// job never listed (132) was loaded, handed that size out as a trial, and
+// saved a state that no longer loaded. Every size the explorer holds must be
+// one of its candidates, and the candidates one of the job's batch sizes.
+TEST(BatchSizeOptimizerTest, FromJsonRefusesExplorerSizesOutsideTheJob) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  const nlohmann::json state = optimizer.ToJson();
+  ZEUS_ASSERT_OK(BatchSizeOptimizer::FromJson(state).status());
+  ASSERT_FALSE(state["explorer"]["down"].empty());
+  auto refused = [](const nlohmann::json& broken, const std::string& where) {
+    StatusOr<BatchSizeOptimizer> loaded = BatchSizeOptimizer::FromJson(broken);
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << where;
+    EXPECT_NE(loaded.status().message().find(where), std::string::npos) << loaded.status();
+  };
+  nlohmann::json broken = state;
+  broken["explorer"]["down"][0] = 132;
+  refused(broken, "field 'down': 132 is not one of the candidates");
+  broken = state;
+  broken["explorer"]["up"].push_back(7);
+  refused(broken, "field 'up': 7 is not one of the candidates");
+  broken = state;
+  broken["explorer"]["good"] = {5};
+  refused(broken, "field 'good': 5 is not one of the candidates");
+  broken = state;
+  broken["explorer"]["default"] = 3;
+  refused(broken, "field 'default': 3 is not one of the candidates");
+  broken = state;
+  broken["explorer"]["candidates"].push_back(4096);
+  refused(broken, "4096 is not one of batch_sizes");
+  broken = state;
+  std::swap(broken["explorer"]["candidates"][0], broken["explorer"]["candidates"][1]);
+  refused(broken, "must be strictly ascending");
+  // The same for the bandit's arms once exploration is over.
+  for (int i = 0; i < 100 && optimizer.exploring(); ++i) {
+    const Trial trial = optimizer.NextTrial();
+    ZEUS_ASSERT_OK(optimizer.ReportResult(trial.trial_number, 10 + trial.batch_size, true));
+  }
+  ASSERT_FALSE(optimizer.exploring());
+  broken = optimizer.ToJson();
+  ZEUS_ASSERT_OK(BatchSizeOptimizer::FromJson(broken).status());
+  broken["bandit"]["arms"][0]["batch_size"] = 7;
+  refused(broken, "field 'bandit': arm 7 is not one of batch_sizes");
+}
+
+// Issue 14: a state holding NaN, infinity or absurd values is refused on load,
+// naming the field, so a poisoned bandit can no longer survive a restart.
+TEST(BatchSizeOptimizerTest, FromJsonRefusesNonFiniteAndOutOfRangeValues) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer exploring, BatchSizeOptimizer::Create(MakeConfig()));
+  const Trial first = exploring.NextTrial();
+  ZEUS_ASSERT_OK(exploring.ReportResult(first.trial_number, 20, true));
+  exploring.NextTrial();
+  const nlohmann::json state = exploring.ToJson();
+  ASSERT_EQ(state["costs"].size(), 1u);
+  auto refused = [](const nlohmann::json& broken, const std::string& where) {
+    StatusOr<BatchSizeOptimizer> loaded = BatchSizeOptimizer::FromJson(broken);
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << where;
+    EXPECT_NE(loaded.status().message().find(where), std::string::npos) << loaded.status();
+  };
+  for (double bad : {std::nan(""), HUGE_VAL, -HUGE_VAL, 1e300, -1.0}) {
+    nlohmann::json broken = state;
+    broken["costs"][0]["costs"][0] = bad;
+    refused(broken, "costs[0].costs[0]");
+    broken = state;
+    broken["min_cost"] = bad;
+    refused(broken, "field 'min_cost'");
+    broken = state;
+    broken["explorer"]["best_cost"] = bad;
+    refused(broken, "field 'best_cost'");
+  }
+  nlohmann::json broken = state;
+  broken["config"]["prior_mean"] = std::nan("");
+  refused(broken, "field 'prior_mean'");
+  broken = state;
+  broken["next_trial_number"] = -5;
+  refused(broken, "field 'next_trial_number'");
+  broken = state;
+  broken["best_batch_size"] = 48;
+  refused(broken, "field 'best_batch_size'");
+  broken = state;
+  broken["in_flight"][0]["trial_number"] = 0;
+  refused(broken, "in_flight[0].trial_number");
+  broken = state;
+  broken["config"]["batch_sizes"][0] = 1e10;
+  refused(broken, "batch_sizes[0]");
+
+  // The bandit's rewards too.
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer bandit, BatchSizeOptimizer::Create(MakeConfig()));
+  RunSequential(bandit, 30);
+  ASSERT_FALSE(bandit.exploring());
+  const nlohmann::json bandit_state = bandit.ToJson();
+  ZEUS_ASSERT_OK(BatchSizeOptimizer::FromJson(bandit_state).status());
+  for (double bad : {std::nan(""), HUGE_VAL, -1e300}) {
+    broken = bandit_state;
+    broken["bandit"]["arms"][0]["rewards"][0] = bad;
+    refused(broken, "arms[0].rewards[0]");
+  }
+}
+
+TEST(BatchSizeOptimizerTest, ReportResultRefusesCostsThatWouldPoisonTheBandit) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  const Trial trial = optimizer.NextTrial();
+  for (double bad : {1e160 * 300, std::nan(""), HUGE_VAL, -1.0}) {
+    EXPECT_EQ(optimizer.ReportResult(trial.trial_number, bad, true).code(),
+              StatusCode::kInvalidArgument)
+        << bad;
+  }
+  ZEUS_EXPECT_OK(optimizer.ReportResult(trial.trial_number, 1e17, true));
+  ZEUS_EXPECT_OK(BatchSizeOptimizer::FromJson(optimizer.ToJson()).status());
 }
 
 TEST(BatchSizeOptimizerTest, RefusesACostBeyondTheBanditsRangeAndKeepsTheTrial) {

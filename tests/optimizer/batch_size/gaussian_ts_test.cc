@@ -132,5 +132,32 @@ TEST(GaussianTsTest, StateWithARewardOutOfRangeIsRefusedOnLoad) {
   EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(GaussianTsTest, FromJsonRefusesNonFiniteOrHugeRewardsNamingTheArm) {
+  GaussianTs bandit({8, 16}, GaussianTsConfig());
+  ZEUS_ASSERT_OK(bandit.Observe(8, -10));
+  ZEUS_ASSERT_OK(bandit.Observe(16, -3));
+  const nlohmann::json state = bandit.ToJson();
+  for (double bad : {std::nan(""), HUGE_VAL, -1e300, 2 * GaussianTs::kMaxAbsReward}) {
+    nlohmann::json broken = state;
+    broken["arms"][1]["rewards"][0] = bad;
+    StatusOr<GaussianTs> loaded = GaussianTs::FromJson(broken, GaussianTsConfig());
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(loaded.status().message().find("bandit: arms[1].rewards[0]"), std::string::npos)
+        << loaded.status();
+  }
+  nlohmann::json duplicate = state;
+  duplicate["arms"][1]["batch_size"] = 8;
+  EXPECT_NE(GaussianTs::FromJson(duplicate, GaussianTsConfig())
+                .status()
+                .message()
+                .find("duplicate arm 8"),
+            std::string::npos);
+  // Large but bounded rewards keep every belief finite.
+  nlohmann::json large = state;
+  large["arms"][0]["rewards"] = {-1e18, -1e18 + 1e12, -2e15};
+  ZEUS_ASSERT_OK_AND_ASSIGN(GaussianTs restored, GaussianTs::FromJson(large, GaussianTsConfig()));
+  EXPECT_TRUE(std::isfinite(restored.Arm(8).mean));
+}
+
 }  // namespace
 }  // namespace zeus

@@ -96,6 +96,14 @@ TEST_F(PowerLimitCommandTest, BadInputFailsWithTheReason) {
   EXPECT_EQ(Run("--profile '" + good + "' --selector fastest"), 2);
   EXPECT_THAT(err_, HasSubstr("--selector fastest: "));
   EXPECT_THAT(err_, HasSubstr("unknown name 'fastest'"));
+  EXPECT_EQ(Run("--profile " + dir_.path()), 1);
+  EXPECT_THAT(err_, HasSubstr(dir_.path() + ": is a directory"));
+  // Issue 14: "5915.57" cut to "5" by the end of the file is refused, not read as 5 J.
+  std::string raw = ReadFileToString(good).value();
+  ASSERT_EQ(raw.back(), '\n');
+  std::string truncated = dir_.WriteFile("cut.csv", raw.substr(0, raw.size() - 4));
+  EXPECT_EQ(Run("--profile " + truncated), 1);
+  EXPECT_THAT(err_, HasSubstr("truncated"));
 }
 
 }  // namespace

@@ -147,7 +147,9 @@ class BatchSizeOptimizer {
   // trials, min cost, next trial number and the generator state.
   nlohmann::json ToJson() const;
   // Restores ToJson()'s output exactly. kInvalidArgument naming the field for
-  // malformed or inconsistent state.
+  // malformed or inconsistent state, and for any cost or reward that
+  // ReportResult would refuse (non-finite, negative, above
+  // GaussianTs::kMaxAbsReward).
   static StatusOr<BatchSizeOptimizer> FromJson(const nlohmann::json& json);
 
  private:

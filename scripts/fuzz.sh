@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz) with clang under AddressSanitizer
+# and UBSan and runs each on its seed corpus (tests/fuzz/corpus/<target>) for
+# a bounded time. Fails (exit 1) when any target crashes, leaks, hits UBSan or
+# breaks one of its invariants; the reproducer is left in the build dir.
+# Usage: scripts/fuzz.sh [seconds-per-target]   (default: 60)
+# Environment: ZEUS_FUZZ_BUILD_DIR (default: build-fuzz), ZEUS_FUZZ_JOBS
+# (targets run at once; default: nproc, at most 2), CXX (default: clang++-14).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+build_dir="${ZEUS_FUZZ_BUILD_DIR:-build-fuzz}"
+parallel="${ZEUS_FUZZ_JOBS:-$(( $(nproc) < 2 ? 1 : 2 ))}"
+targets=(fuzz_http fuzz_json fuzz_trace_csv fuzz_profile fuzz_optimizer_state)
+
+if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: scripts/fuzz.sh [seconds-per-target], got '$seconds'" >&2
+  exit 2
+fi
+
+CC="${CC:-clang-14}" CXX="${CXX:-clang++-14}" cmake -S . -B "$build_dir" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZEUS_BUILD_FUZZERS=ON >/dev/null
+cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]}"
+
+out_dir="$build_dir/fuzz-out"
+rm -rf "$out_dir"
+mkdir -p "$out_dir"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+run_target() {
+  local target="$1"
+  local work="$out_dir/$target"
+  mkdir -p "$work/corpus"
+  # New inputs go to a scratch corpus; the repository's seeds are read only.
+  (cd "$work" && "../../tests/fuzz/$target" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+    corpus "$OLDPWD/tests/fuzz/corpus/$target") >"$work/log" 2>&1
+}
+
+failed=()
+pids=()
+names=()
+for target in "${targets[@]}"; do
+  run_target "$target" &
+  pids+=("$!")
+  names+=("$target")
+  if ((${#pids[@]} >= parallel)); then
+    wait "${pids[0]}" || failed+=("${names[0]}")
+    pids=("${pids[@]:1}")
+    names=("${names[@]:1}")
+  fi
+done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || failed+=("${names[$i]}")
+done
+
+for target in "${targets[@]}"; do
+  log="$out_dir/$target/log"
+  stats="$(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1 || true)"
+  execs="$(grep -E '^stat::average_exec_per_sec' "$log" | awk '{print $2}' || true)"
+  echo "$target: ${execs:-?} exec/s; ${stats:-no stats}"
+done
+if ((${#failed[@]} > 0)); then
+  for target in "${failed[@]}"; do
+    echo "error: $target failed; its log ($out_dir/$target/log) ends:" >&2
+    tail -40 "$out_dir/$target/log" >&2
+  done
+  exit 1
+fi
+echo "fuzz: ${#targets[@]} targets ran ${seconds} s each without a finding"

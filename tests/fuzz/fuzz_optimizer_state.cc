@@ -1,0 +1,66 @@
+// Fuzzes the optimizer state loaders (what the server reads back from its
+// store): the input is parsed with ParseJson and given to
+// BatchSizeOptimizer::FromJson, and its "bandit" member (or the whole
+// document) to GaussianTs::FromJson. Invariants beyond "no crash": a loaded
+// state serializes back to a state that loads, every arm's belief is finite,
+// and the loaded optimizer can hand out and settle a trial.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+#include "zeus/optimizer/batch_size/gaussian_ts.h"
+#include "zeus/util/json.h"
+
+namespace {
+
+void Check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "fuzz_optimizer_state: invariant violated: %s\n", what);
+    std::abort();
+  }
+}
+
+template <typename Arms>
+void CheckFinite(const Arms& arms) {
+  for (const auto& arm : arms) {
+    Check(std::isfinite(arm.mean), "a loaded arm has a non-finite mean");
+    Check(!std::isnan(arm.precision), "a loaded arm has a NaN precision");
+  }
+}
+
+void FuzzBandit(const nlohmann::json& json) {
+  zeus::StatusOr<zeus::GaussianTs> bandit = zeus::GaussianTs::FromJson(json, {});
+  if (!bandit.ok()) return;
+  CheckFinite(bandit->ArmStates());
+  Check(zeus::GaussianTs::FromJson(bandit->ToJson(), {}).ok(),
+        "a loaded bandit's ToJson() does not load");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  zeus::StatusOr<nlohmann::json> json = zeus::ParseJson(text, "fuzz state");
+  if (!json.ok()) return 0;
+  FuzzBandit(*json);
+  if (json->is_object() && json->contains("bandit")) FuzzBandit(json->at("bandit"));
+  zeus::StatusOr<zeus::BatchSizeOptimizer> optimizer = zeus::BatchSizeOptimizer::FromJson(*json);
+  if (!optimizer.ok()) return 0;
+  CheckFinite(optimizer->ArmStates());
+  zeus::StatusOr<zeus::BatchSizeOptimizer> again =
+      zeus::BatchSizeOptimizer::FromJson(optimizer->ToJson());
+  Check(again.ok(), "a loaded optimizer's ToJson() does not load");
+  Check(again->ToJson() == optimizer->ToJson(), "ToJson() is not stable across a reload");
+  zeus::Trial trial = optimizer->NextTrial();
+  Check(optimizer->ReportResult(trial.trial_number, 1.0, true).ok(),
+        "a trial just handed out cannot be reported");
+  CheckFinite(optimizer->ArmStates());
+  Check(zeus::BatchSizeOptimizer::FromJson(optimizer->ToJson()).ok(),
+        "the state after one more trial does not load");
+  return 0;
+}
