@@ -73,6 +73,33 @@ StatusOr<std::vector<GroupRunRecord>> SimulateGroupSeed(
   return SimulateJobGroup(workload, *policy, submissions, simulation);
 }
 
+// The groups of `groups` whose submissions run `workload`'s dataset.
+std::vector<const std::vector<JobSubmission>*> GroupsOf(const Workload& workload,
+                                                        const JobGroups& groups) {
+  std::vector<const std::vector<JobSubmission>*> mine;
+  for (const auto& [name, submissions] : groups) {
+    if (!submissions.empty() && submissions.front().dataset == workload.job.dataset) {
+      mine.push_back(&submissions);
+    }
+  }
+  return mine;
+}
+
+// The oracle policy's cumulative cost over `mine`, per seed: regret's reference.
+StatusOr<std::map<uint64_t, double>> OracleGroupCost(
+    const Workload& workload, const std::vector<const std::vector<JobSubmission>*>& mine,
+    const std::vector<uint64_t>& seeds, const SimulationOptions& base) {
+  std::map<uint64_t, double> cost;
+  for (uint64_t seed : seeds) {
+    for (const std::vector<JobSubmission>* submissions : mine) {
+      ZEUS_ASSIGN_OR_RETURN(std::vector<GroupRunRecord> runs,
+                            SimulateGroupSeed(workload, "oracle", seed, *submissions, base));
+      for (const GroupRunRecord& run : runs) cost[seed] += run.run.cost;
+    }
+  }
+  return cost;
+}
+
 }  // namespace
 
 StatusOr<std::vector<PolicyResult>> RunExperiment(const std::vector<Workload>& workloads,
@@ -157,11 +184,7 @@ StatusOr<std::vector<PolicyResult>> RunGroupExperiment(const std::vector<Workloa
   ZEUS_RETURN_IF_ERROR(options.simulation.Validate());
   if (options.seeds.empty()) return InvalidArgumentError("group experiment: no seeds");
   size_t total = 0;
-  for (const Workload& workload : workloads) {
-    for (const auto& [name, submissions] : groups) {
-      if (!submissions.empty() && submissions.front().dataset == workload.job.dataset) ++total;
-    }
-  }
+  for (const Workload& workload : workloads) total += GroupsOf(workload, groups).size();
   if (total == 0) {
     return NotFoundError("group experiment: no group uses a dataset of the loaded workloads");
   }
@@ -169,25 +192,12 @@ StatusOr<std::vector<PolicyResult>> RunGroupExperiment(const std::vector<Workloa
   size_t done = 0;
   std::vector<PolicyResult> results;
   for (const Workload& workload : workloads) {
-    std::vector<const std::vector<JobSubmission>*> mine;
-    for (const auto& [name, submissions] : groups) {
-      if (!submissions.empty() && submissions.front().dataset == workload.job.dataset) {
-        mine.push_back(&submissions);
-      }
-    }
+    const std::vector<const std::vector<JobSubmission>*> mine = GroupsOf(workload, groups);
     if (mine.empty()) continue;
     ZEUS_ASSIGN_OR_RETURN(ExpectedRun default_run, DefaultRun(workload, options.simulation.eta));
     ZEUS_ASSIGN_OR_RETURN(ExpectedRun oracle_run, OracleRun(workload, options.simulation.eta));
-    // The oracle policy's cumulative cost over the groups, per seed: regret's reference.
-    std::map<uint64_t, double> oracle_cost;
-    for (uint64_t seed : options.seeds) {
-      for (const std::vector<JobSubmission>* submissions : mine) {
-        ZEUS_ASSIGN_OR_RETURN(
-            std::vector<GroupRunRecord> runs,
-            SimulateGroupSeed(workload, "oracle", seed, *submissions, options.simulation));
-        for (const GroupRunRecord& run : runs) oracle_cost[seed] += run.run.cost;
-      }
-    }
+    ZEUS_ASSIGN_OR_RETURN(const auto oracle_cost,
+                          OracleGroupCost(workload, mine, options.seeds, options.simulation));
     for (const std::string& policy_name : options.policies) {
       PolicyResult result;
       result.gpu = workload.gpu;
@@ -232,7 +242,7 @@ StatusOr<std::vector<PolicyResult>> RunGroupExperiment(const std::vector<Workloa
         result.cost_ratio += cost_ratio / n;
         result.energy_ratio += energy_j / (size * default_run.energy_j) / n;
         result.time_ratio += time_s / (size * default_run.time_s) / n;
-        result.regret += (cost - oracle_cost[seed]) / oracle_cost[seed] / n;
+        result.regret += (cost - oracle_cost.at(seed)) / oracle_cost.at(seed) / n;
         result.expected_regret += (cost - size * oracle_run.cost) / (size * oracle_run.cost) / n;
         result.cost_ratio_min = std::min(result.cost_ratio_min, cost_ratio);
         result.cost_ratio_max = std::max(result.cost_ratio_max, cost_ratio);
