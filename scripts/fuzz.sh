@@ -18,8 +18,10 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   exit 2
 fi
 
+# -O1 with assertions: compiles faster than -O2 and fuzzes about as well.
 CC="${CC:-clang-14}" CXX="${CXX:-clang++-14}" cmake -S . -B "$build_dir" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZEUS_BUILD_FUZZERS=ON >/dev/null
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+  -DZEUS_BUILD_FUZZERS=ON >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]}"
 
 out_dir="$build_dir/fuzz-out"
