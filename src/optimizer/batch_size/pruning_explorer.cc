@@ -99,6 +99,11 @@ StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) 
   ZEUS_ASSIGN_OR_RETURN(int64_t round, f.Int("round", 0, num_rounds));
   explorer.round_ = static_cast<int>(round);
   ZEUS_ASSIGN_OR_RETURN(explorer.done_, f.Bool("done"));
+  // StartRound ends exploration once round reaches num_rounds.
+  if (!explorer.done_ && explorer.round_ >= explorer.num_rounds_) {
+    return f.Error("round", std::to_string(round) + " while still exploring, but num_rounds is " +
+                                std::to_string(num_rounds));
+  }
   ZEUS_RETURN_IF_ERROR(ReadSizes(f, "candidates", &explorer.candidates_));
   ZEUS_ASSIGN_OR_RETURN(int64_t default_size, f.Int("default", 1, kMaxInt));
   explorer.default_ = static_cast<int>(default_size);

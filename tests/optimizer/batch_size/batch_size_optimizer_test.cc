@@ -414,5 +414,18 @@ TEST(BatchSizeOptimizerTest, RefusesACostBeyondTheBanditsRangeAndKeepsTheTrial) 
   EXPECT_EQ(BatchSizeOptimizer::FromJson(state).status().code(), StatusCode::kInvalidArgument);
 }
 
+// Found by fuzz_optimizer_state: an explorer still exploring in a round at or
+// past num_rounds was loaded, and the state it saved one trial later no
+// longer loaded.
+TEST(BatchSizeOptimizerTest, FromJsonRefusesAnExplorerPastItsLastRound) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  nlohmann::json state = optimizer.ToJson();
+  ASSERT_FALSE(state["explorer"]["done"].get<bool>());
+  state["explorer"]["round"] = state["explorer"]["num_rounds"];
+  StatusOr<BatchSizeOptimizer> loaded = BatchSizeOptimizer::FromJson(state);
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(loaded.status().message().find("field 'round'"), std::string::npos) << loaded.status();
+}
+
 }  // namespace
 }  // namespace zeus
