@@ -3,18 +3,28 @@
 # and UBSan and runs each on its seed corpus (tests/fuzz/corpus/<target>) for
 # a bounded time. Fails (exit 1) when any target crashes, leaks, hits UBSan or
 # breaks one of its invariants; the reproducer is left in the build dir.
-# Usage: scripts/fuzz.sh [seconds-per-target]   (default: 60)
+# Usage: scripts/fuzz.sh [seconds-per-target]   (default: 60; exploratory: new
+#                                                inputs each run)
+#        scripts/fuzz.sh --ci   (reproducible, for CI: every seed, then a fixed
+#                                number of mutations from a fixed random seed,
+#                                so a given tree passes or fails every time;
+#                                new findings come from exploratory runs)
 # Environment: ZEUS_FUZZ_BUILD_DIR (default: build-fuzz), ZEUS_FUZZ_JOBS
 # (targets run at once; default: nproc, at most 2), CXX (default: clang++-14).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=explore
 seconds="${1:-60}"
+if [[ "$seconds" == --ci ]]; then
+  mode=ci
+  seconds=0
+fi
 build_dir="${ZEUS_FUZZ_BUILD_DIR:-build-fuzz}"
 parallel="${ZEUS_FUZZ_JOBS:-$(( $(nproc) < 2 ? 1 : 2 ))}"
 targets=(fuzz_http fuzz_json fuzz_trace_csv fuzz_profile fuzz_optimizer_state)
 
-if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
-  echo "usage: scripts/fuzz.sh [seconds-per-target], got '$seconds'" >&2
+if [[ "$mode" == explore ]] && ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: scripts/fuzz.sh [seconds-per-target | --ci], got '$seconds'" >&2
   exit 2
 fi
 
@@ -30,12 +40,23 @@ mkdir -p "$out_dir"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
+# Mutations per target in --ci mode: about 20-30 s each on one CI core.
+ci_runs() {
+  case "$1" in
+    fuzz_http) echo 1500 ;;
+    fuzz_trace_csv) echo 25000 ;;
+    *) echo 300000 ;;
+  esac
+}
+
 run_target() {
   local target="$1"
   local work="$out_dir/$target"
+  local budget=(-max_total_time="$seconds")
+  [[ "$mode" == ci ]] && budget=(-seed=1 -runs="$(ci_runs "$target")")
   mkdir -p "$work/corpus"
   # New inputs go to a scratch corpus; the repository's seeds are read only.
-  (cd "$work" && "../../tests/fuzz/$target" -max_total_time="$seconds" -timeout=10 \
+  (cd "$work" && "../../tests/fuzz/$target" "${budget[@]}" -timeout=10 \
     -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
     corpus "$OLDPWD/tests/fuzz/corpus/$target") >"$work/log" 2>&1
 }
@@ -70,4 +91,8 @@ if ((${#failed[@]} > 0)); then
   done
   exit 1
 fi
-echo "fuzz: ${#targets[@]} targets ran ${seconds} s each without a finding"
+if [[ "$mode" == ci ]]; then
+  echo "fuzz: ${#targets[@]} targets ran their seeds and fixed-seed mutations without a finding"
+else
+  echo "fuzz: ${#targets[@]} targets ran ${seconds} s each without a finding"
+fi

@@ -324,6 +324,34 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
   return json;
 }
 
+// The explorer waits on at most one trial: `exploration_trial`, in flight as
+// an exploration of the size the explorer is on. Any other exploration in
+// flight would report a cost for a size the explorer is not on.
+Status BatchSizeOptimizer::ValidateExplorationTrial(const JsonFields& state) const {
+  for (const auto& [number, trial] : in_flight_) {
+    if (trial.kind == TrialKind::kExploration && exploration_trial_ != number) {
+      return state.Error("in_flight", "exploration trial " + std::to_string(number) +
+                                          " is not the explorer's exploration_trial");
+    }
+  }
+  if (!exploration_trial_.has_value()) return Status::Ok();
+  auto it = in_flight_.find(*exploration_trial_);
+  if (it == in_flight_.end()) {
+    return state.Error("exploration_trial",
+                       std::to_string(*exploration_trial_) + " is not in flight");
+  }
+  if (explorer_.done()) {
+    return state.Error("exploration_trial", "must be null once exploration is over");
+  }
+  if (it->second.kind != TrialKind::kExploration || it->second.batch_size != explorer_.Current()) {
+    return state.Error("exploration_trial",
+                       std::to_string(*exploration_trial_) +
+                           " must be in flight as an exploration of batch size " +
+                           std::to_string(explorer_.Current()));
+  }
+  return Status::Ok();
+}
+
 StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& json) {
   ZEUS_ASSIGN_OR_RETURN(JsonFields state, JsonFields::Of(json, kStateContext));
   ZEUS_ASSIGN_OR_RETURN(int64_t version, state.Int("version"));
@@ -367,11 +395,7 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
   }
   optimizer.best_batch_size_ = static_cast<int>(best);
   ZEUS_ASSIGN_OR_RETURN(optimizer.exploration_trial_, state.OptionalInt("exploration_trial", 1));
-  if (optimizer.exploration_trial_ &&
-      optimizer.in_flight_.count(*optimizer.exploration_trial_) == 0) {
-    return state.Error("exploration_trial",
-                       std::to_string(*optimizer.exploration_trial_) + " is not in flight");
-  }
+  ZEUS_RETURN_IF_ERROR(optimizer.ValidateExplorationTrial(state));
   ZEUS_ASSIGN_OR_RETURN(optimizer.min_cost_,
                         state.OptionalDouble("min_cost", 0.0, GaussianTs::kMaxAbsReward));
   if (state.Has("bandit")) {

@@ -90,6 +90,53 @@ Status ReadSizes(const JsonFields& f, const char* field, std::vector<int>* out) 
 
 }  // namespace
 
+// A round in progress is exactly what StartRound and Report build: the walks
+// split the candidates at the round's starting size, the position is inside
+// the current walk, the survivors are distinct sizes already walked, and the
+// best cost and default follow from them. A state that breaks any of this
+// would hand out sizes twice or save a state that no longer loads.
+Status PruningExplorer::ValidateRound(const JsonFields& f) const {
+  std::vector<int> walks(down_.rbegin(), down_.rend());
+  walks.insert(walks.end(), up_.begin(), up_.end());
+  if (down_.empty() || walks != candidates_) {
+    return f.Error("down",
+                   "with 'up', must split the candidates at the round's starting size "
+                   "(down descending from it, up ascending above it)");
+  }
+  const std::vector<int>& walk = going_up_ ? up_ : down_;
+  if (position_ >= walk.size()) {
+    return f.Error("position", std::to_string(position_) + " is outside the round's walk of " +
+                                   std::to_string(walk.size()) + " sizes");
+  }
+  std::vector<int> walked(down_.begin(), going_up_ ? down_.end() : down_.begin() + position_);
+  if (going_up_) walked.insert(walked.end(), up_.begin(), up_.begin() + position_);
+  std::vector<int> seen;
+  for (int size : good_) {
+    if (std::find(walked.begin(), walked.end(), size) == walked.end()) {
+      return f.Error("good", std::to_string(size) + " has not been tried in this round yet");
+    }
+    if (std::find(seen.begin(), seen.end(), size) != seen.end()) {
+      return f.Error("good", std::to_string(size) + " appears twice");
+    }
+    seen.push_back(size);
+  }
+  if (good_.empty()) {
+    if (best_cost_.has_value()) return f.Error("best_cost", "must be null while 'good' is empty");
+    if (default_ != down_.front()) {
+      return f.Error("default", std::to_string(default_) + " must be the round's starting size " +
+                                    std::to_string(down_.front()) +
+                                    " until a size reaches the target");
+    }
+  } else {
+    if (!best_cost_.has_value())
+      return f.Error("best_cost", "must be set once 'good' is not empty");
+    if (std::find(good_.begin(), good_.end(), default_) == good_.end()) {
+      return f.Error("default", std::to_string(default_) + " must be one of 'good'");
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) {
   ZEUS_ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(json, "pruning explorer"));
   constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
@@ -143,14 +190,7 @@ StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) 
   if (!explorer.done_ && !is_candidate(explorer.default_)) {
     return f.Error("default", std::to_string(explorer.default_) + " is not one of the candidates");
   }
-  if (!explorer.done_) {
-    const std::vector<int>& walk = explorer.going_up_ ? explorer.up_ : explorer.down_;
-    if (explorer.position_ >= walk.size()) {
-      return f.Error("position", std::to_string(explorer.position_) +
-                                     " is outside the round's walk of " +
-                                     std::to_string(walk.size()) + " sizes");
-    }
-  }
+  if (!explorer.done_) ZEUS_RETURN_IF_ERROR(explorer.ValidateRound(f));
   return explorer;
 }
 

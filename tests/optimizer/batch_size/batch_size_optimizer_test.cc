@@ -427,5 +427,31 @@ TEST(BatchSizeOptimizerTest, FromJsonRefusesAnExplorerPastItsLastRound) {
   EXPECT_NE(loaded.status().message().find("field 'round'"), std::string::npos) << loaded.status();
 }
 
+// Found by fuzz_optimizer_state (a misspelt "exploration_trial" key): an
+// exploration in flight that the optimizer does not wait on was loaded. Each
+// in-flight exploration must be the explorer's, of the size it is on.
+TEST(BatchSizeOptimizerTest, FromJsonRefusesAnExplorationTheExplorerIsNotWaitingOn) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  const Trial exploration = optimizer.NextTrial();
+  ASSERT_EQ(exploration.kind, TrialKind::kExploration);
+  const nlohmann::json state = optimizer.ToJson();
+  ZEUS_ASSERT_OK(BatchSizeOptimizer::FromJson(state).status());
+  const auto refused = [](const nlohmann::json& bad, const std::string& field) {
+    StatusOr<BatchSizeOptimizer> loaded = BatchSizeOptimizer::FromJson(bad);
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << bad.dump();
+    EXPECT_NE(loaded.status().message().find("field '" + field + "'"), std::string::npos)
+        << loaded.status();
+  };
+  nlohmann::json bad = state;
+  bad.erase("exploration_trial");
+  refused(bad, "in_flight");
+  bad = state;
+  bad["in_flight"][0]["batch_size"] = exploration.batch_size == 8 ? 16 : 8;
+  refused(bad, "exploration_trial");
+  bad = state;
+  bad["in_flight"][0]["kind"] = "concurrent";
+  refused(bad, "exploration_trial");
+}
+
 }  // namespace
 }  // namespace zeus

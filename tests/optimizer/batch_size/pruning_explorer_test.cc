@@ -97,5 +97,51 @@ TEST(PruningExplorerTest, JsonRoundTripMidWalk) {
   EXPECT_EQ(PruningExplorer::FromJson(bad).status().code(), StatusCode::kInvalidArgument);
 }
 
+// Found by fuzz_optimizer_state: a survivor listed twice was loaded, and the
+// round's end then built candidates that were not unique, which no longer
+// loaded. Every inconsistent round in progress is refused, naming its field.
+TEST(PruningExplorerTest, FromJsonRefusesARoundStartRoundAndReportCouldNotBuild) {
+  PruningExplorer explorer({8, 16, 32, 64}, 32, 1);
+  ZEUS_ASSERT_OK(explorer.Report(132, true));  // 32
+  ZEUS_ASSERT_OK(explorer.Report(116, true));  // 16
+  ZEUS_ASSERT_OK(explorer.Report(108, true));  // 8; now going up to 64
+  const nlohmann::json state = explorer.ToJson();
+  ZEUS_ASSERT_OK(PruningExplorer::FromJson(state).status());
+  const auto refused = [](const nlohmann::json& bad, const std::string& field) {
+    StatusOr<PruningExplorer> loaded = PruningExplorer::FromJson(bad);
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << bad.dump();
+    EXPECT_NE(loaded.status().message().find("field '" + field + "'"), std::string::npos)
+        << loaded.status();
+  };
+  nlohmann::json bad = state;
+  bad["good"] = {16, 16, 8};
+  refused(bad, "good");
+  bad = state;
+  bad["good"] = {32, 64};  // 64 is the size being tried, not yet reported.
+  refused(bad, "good");
+  bad = state;
+  bad["down"] = {32, 8};
+  refused(bad, "down");
+  bad = state;
+  bad["up"] = {64, 64};
+  refused(bad, "down");
+  bad = state;
+  bad["default"] = 64;
+  refused(bad, "default");
+  bad = state;
+  bad["best_cost"] = nullptr;
+  refused(bad, "best_cost");
+  bad = state;
+  bad["good"] = nlohmann::json::array();
+  refused(bad, "best_cost");
+
+  // The state that really was built still finishes its round and reloads.
+  ZEUS_ASSERT_OK_AND_ASSIGN(PruningExplorer restored, PruningExplorer::FromJson(state));
+  ZEUS_ASSERT_OK(restored.Report(150, true));  // 64
+  ASSERT_TRUE(restored.done());
+  EXPECT_EQ(restored.survivors(), (std::vector<int>{8, 16, 32, 64}));
+  ZEUS_EXPECT_OK(PruningExplorer::FromJson(restored.ToJson()).status());
+}
+
 }  // namespace
 }  // namespace zeus

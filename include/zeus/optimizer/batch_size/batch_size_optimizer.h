@@ -159,6 +159,9 @@ class BatchSizeOptimizer {
   // Adds one observation to the per-batch-size history (and the bandit).
   void Observe(int batch_size, double cost);
   GaussianTsConfig BanditConfig() const;
+  // FromJson's check that the in-flight explorations match the explorer;
+  // kInvalidArgument naming the field of `state` at fault.
+  Status ValidateExplorationTrial(const JsonFields& state) const;
 
   BatchSizeOptimizerConfig config_;
   Rng rng_;

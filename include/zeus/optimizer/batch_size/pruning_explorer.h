@@ -24,6 +24,8 @@
 
 namespace zeus {
 
+class JsonFields;
+
 class PruningExplorer {
  public:
   // REQUIRES: `batch_sizes` sorted and unique, `default_batch_size` one of
@@ -53,6 +55,9 @@ class PruningExplorer {
   void StartRound();
   // Moves to the next position, or direction, or round.
   void Advance(bool direction_over);
+  // OK when the round in progress is one StartRound and Report could have
+  // built; else kInvalidArgument naming the field of `f` at fault.
+  Status ValidateRound(const JsonFields& f) const;
 
   int num_rounds_ = 0;
   int round_ = 0;
