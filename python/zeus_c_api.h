@@ -102,6 +102,13 @@ ZEUS_C_EXPORT int32_t zeus_monitor_begin(zeus_monitor* monitor, const char* name
  * GPU energies, CPU package energies, DRAM energies (J, by position). */
 ZEUS_C_EXPORT int32_t zeus_monitor_end(zeus_monitor* monitor, const char* name, double* values,
                                        size_t num_values, char* message, size_t message_size);
+/* zeus_monitor_begin / zeus_monitor_end without the sync callback: for a
+ * caller that has synchronised itself, or wants no synchronisation. */
+ZEUS_C_EXPORT int32_t zeus_monitor_begin_nosync(zeus_monitor* monitor, const char* name,
+                                                char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_monitor_end_nosync(zeus_monitor* monitor, const char* name,
+                                              double* values, size_t num_values, char* message,
+                                              size_t message_size);
 ZEUS_C_EXPORT int32_t zeus_monitor_cancel(zeus_monitor* monitor, const char* name, char* message,
                                           size_t message_size);
 ZEUS_C_EXPORT int32_t zeus_monitor_is_open(const zeus_monitor* monitor, const char* name);

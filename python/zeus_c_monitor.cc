@@ -20,6 +20,19 @@ using zeus::c_api::MonitorState;
 using zeus::c_api::NullHandle;
 using zeus::c_api::Report;
 
+// Set while a *_nosync call runs on this thread: the caller has synchronised
+// (or asked not to), so the sync callback is skipped for that call only.
+thread_local bool t_skip_sync = false;
+
+// Runs `call` with the sync callback skipped on this thread.
+template <typename F>
+int32_t WithoutSync(F call) {
+  t_skip_sync = true;
+  const int32_t code = call();
+  t_skip_sync = false;
+  return code;
+}
+
 Status CreateMonitor(const char* options_json, zeus_sync_fn sync, void* user, zeus_monitor** out) {
   constexpr const char* kFn = "zeus_monitor_create";
   if (out == nullptr) return zeus::InvalidArgumentError("zeus_monitor_create: out is NULL");
@@ -59,6 +72,7 @@ Status CreateMonitor(const char* options_json, zeus_sync_fn sync, void* user, ze
                         zeus::c_api::SelectCpus(kFn, j.value("cpu_indices", nlohmann::json())));
   if (sync != nullptr) {
     state->sync = [sync, user] {
+      if (t_skip_sync) return;
       if (sync(user) != 0) spdlog::warn("zeus C API: the sync callback failed");
     };
     options.sync = state->sync;
@@ -213,6 +227,17 @@ int32_t zeus_monitor_begin(zeus_monitor* monitor, const char* name, char* messag
 int32_t zeus_monitor_end(zeus_monitor* monitor, const char* name, double* values, size_t num_values,
                          char* message, size_t message_size) {
   return Guard([&] { return End(monitor, name, values, num_values); }, message, message_size);
+}
+
+int32_t zeus_monitor_begin_nosync(zeus_monitor* monitor, const char* name, char* message,
+                                  size_t message_size) {
+  return WithoutSync([&] { return zeus_monitor_begin(monitor, name, message, message_size); });
+}
+
+int32_t zeus_monitor_end_nosync(zeus_monitor* monitor, const char* name, double* values,
+                                size_t num_values, char* message, size_t message_size) {
+  return WithoutSync(
+      [&] { return zeus_monitor_end(monitor, name, values, num_values, message, message_size); });
 }
 
 int32_t zeus_monitor_cancel(zeus_monitor* monitor, const char* name, char* message,

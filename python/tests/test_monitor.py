@@ -45,6 +45,21 @@ def test_windows_around_steps_and_epochs_of_a_training_loop(tmp_path):
     monitor.close()
 
 
+def test_window_boundaries_synchronise_unless_asked_not_to(monkeypatch):
+    import zeus.monitor.energy as energy
+    calls = []
+    monkeypatch.setattr(energy, "_sync_execution",
+                        lambda gpus, sync_with: calls.append((list(gpus), sync_with)))
+    monitor = ZeusMonitor(gpu_indices=[1])
+    monitor.begin_window("synced")
+    monitor.end_window("synced")
+    assert calls == [([1], "torch"), ([1], "torch")]
+    monitor.begin_window("unsynced", sync_execution=False)
+    monitor.end_window("unsynced", sync_execution=False)
+    assert len(calls) == 2
+    monitor.close()
+
+
 def test_overlapping_windows_are_independent():
     monitor = ZeusMonitor(gpu_indices=[1])
     monitor.begin_window("a")

@@ -44,6 +44,9 @@ _SIGNATURES = {
     "zeus_monitor_cpu_index": (_I32, [_P, _I32]),
     "zeus_monitor_begin": (_I32, [_P, _c.c_char_p] + _MSG),
     "zeus_monitor_end": (_I32, [_P, _c.c_char_p, _c.POINTER(_c.c_double), _c.c_size_t] + _MSG),
+    "zeus_monitor_begin_nosync": (_I32, [_P, _c.c_char_p] + _MSG),
+    "zeus_monitor_end_nosync": (_I32, [_P, _c.c_char_p, _c.POINTER(_c.c_double), _c.c_size_t]
+                                + _MSG),
     "zeus_monitor_cancel": (_I32, [_P, _c.c_char_p] + _MSG),
     "zeus_monitor_is_open": (_I32, [_P, _c.c_char_p]),
     "zeus_monitor_destroy": (None, [_P]),

@@ -11,6 +11,7 @@
 #     profiling (dry run), energy per recurrence vs the default batch size.
 #  3. python_ddp.py (only with >= 2 GPUs): DDP over NCCL, one process per GPU,
 #     GlobalPowerLimitOptimizer in dry run: both ranks reach the same decision.
+# Extra arguments: $ZEUS_STEP_OVERHEAD_ARGS (check 1), $ZEUS_RECURRING_ARGS (check 2).
 # Usage: OUT=/some/dir scripts/gpu/python_gpu_check.sh [1 2 3]   (about 10 minutes; one check per call fits the 10-minute limit)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,9 +37,9 @@ nvidia-smi -q -d POWER > "$out/nvidia_smi_power_before.txt" 2>&1
 rc=0
 for check in $checks; do
   case "$check" in
-    1) timeout 300 "$py" scripts/gpu/python_step_overhead.py --out "$out" 2>&1 | tee "$out/step_overhead.log" ;;
+    1) timeout 300 "$py" scripts/gpu/python_step_overhead.py --out "$out" ${ZEUS_STEP_OVERHEAD_ARGS:-} 2>&1 | tee "$out/step_overhead.log" ;;
     2) timeout 560 "$py" scripts/gpu/python_recurring_job.py --zeus "$build/tools/zeus" \
-         --zeus-lib "$PWD/$build/lib" --out "$out" 2>&1 | tee "$out/recurring_job.log" ;;
+         --zeus-lib "$PWD/$build/lib" --out "$out" ${ZEUS_RECURRING_ARGS:-} 2>&1 | tee "$out/recurring_job.log" ;;
     3) if [ "$num_gpus" -ge 2 ]; then
          timeout 300 "$py" -m torch.distributed.run --standalone --nproc_per_node=2 \
            scripts/gpu/python_ddp.py --out "$out" 2>&1 | tee "$out/ddp.log"

@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 import torch
 
@@ -148,7 +149,11 @@ def main():
     parser.add_argument("--train-samples", type=int, default=200_000)
     parser.add_argument("--centre-scale", type=float, default=0.2)
     parser.add_argument("--eta", type=float, default=0.5)
+    parser.add_argument("--time-budget-s", type=float, default=470,
+                        help="start no recurrence after this many seconds (the summary is "
+                             "still written)")
     args = parser.parse_args()
+    started = time.monotonic()
     if os.environ.get("ZEUS_DRY_RUN") != "1":
         sys.exit("python_recurring_job.py: run with ZEUS_DRY_RUN=1")
     device = torch.device("cuda", 0)
@@ -187,6 +192,10 @@ def main():
                   target_metric=args.target, max_epochs=args.max_epochs, mab_seed=1)
     try:
         for r in range(args.recurrences):
+            if time.monotonic() - started > args.time_budget_s:
+                print(f"time budget of {args.time_budget_s:.0f} s spent: stopping after "
+                      f"{r} recurrences", flush=True)
+                break
             bso = BatchSizeOptimizer(monitor, url, job)
             batch_size = bso.get_batch_size()
             plo = GlobalPowerLimitOptimizer(

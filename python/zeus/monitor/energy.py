@@ -78,14 +78,11 @@ class ZeusMonitor:
         self.sync_with = sync_execution_with
         self._lib = _lib.lib()
         self._handle = None
-        # Set during a begin/end_window call with sync_execution=False; every
-        # other boundary (the optimizers' included) synchronises.
-        self._skip_sync = False
         self._callback_error = None
 
+        # The core calls this at the boundaries of windows it opens itself (the
+        # power-limit optimizer's); begin/end_window synchronise in Python.
         def sync_trampoline(_user):
-            if self._skip_sync:
-                return 0
             try:
                 _sync_execution(self.gpu_indices, self.sync_with)
                 return 0
@@ -141,16 +138,12 @@ class ZeusMonitor:
         a window of that name is open."""
         self._require_open()
         _, message = self._thread_buffers()
+        # Synchronised here rather than through the core's callback: a call
+        # from C back into Python costs more than the window itself.
         if sync_execution:
-            code = self._lib.zeus_monitor_begin(self._handle, key.encode(), message,
-                                                _lib.MESSAGE_SIZE)
-        else:
-            self._skip_sync = True
-            try:
-                code = self._lib.zeus_monitor_begin(self._handle, key.encode(), message,
-                                                    _lib.MESSAGE_SIZE)
-            finally:
-                self._skip_sync = False
+            _sync_execution(self.gpu_indices, self.sync_with)
+        code = self._lib.zeus_monitor_begin_nosync(self._handle, key.encode(), message,
+                                                   _lib.MESSAGE_SIZE)
         self._check(code, message)
 
     def end_window(self, key: str, sync_execution: bool = True,
@@ -169,15 +162,9 @@ class ZeusMonitor:
                                cpu_energy={i: 0.0 for i in self.cpu_indices} or None,
                                dram_energy={i: 0.0 for i in self.cpu_indices} or None)
         if sync_execution:
-            code = self._lib.zeus_monitor_end(self._handle, name, values, len(values), message,
-                                              _lib.MESSAGE_SIZE)
-        else:
-            self._skip_sync = True
-            try:
-                code = self._lib.zeus_monitor_end(self._handle, name, values, len(values),
-                                                  message, _lib.MESSAGE_SIZE)
-            finally:
-                self._skip_sync = False
+            _sync_execution(self.gpu_indices, self.sync_with)
+        code = self._lib.zeus_monitor_end_nosync(self._handle, name, values, len(values), message,
+                                                 _lib.MESSAGE_SIZE)
         self._check(code, message)
         n_gpus = len(self.gpu_indices)
         gpu = {index: values[2 + i] for i, index in enumerate(self.gpu_indices)}

@@ -28,11 +28,19 @@ def jax_is_available(ensure_available=False):
         return False
 
 
+_cuda_torch = None  # torch, once a program has initialised CUDA through it.
+
+
 def _torch_cuda_ready():
     # A program that has not imported torch has no torch work to wait for, and
     # CUDA is never initialised here: only a program already using it syncs.
+    # Once CUDA is initialised it stays so: later calls skip the checks.
+    global _cuda_torch
+    if _cuda_torch is not None:
+        return _cuda_torch
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        _cuda_torch = torch
         return torch
     return None
 
@@ -47,6 +55,9 @@ def sync_execution(gpu_devices, sync_with="torch"):
     if sync_with == "torch":
         torch = _torch_cuda_ready()
         if torch is None:
+            return
+        if len(gpu_devices) == 1 and gpu_devices[0] == torch.cuda.current_device():
+            torch.cuda.synchronize()  # The current device: no device switch.
             return
         count = torch.cuda.device_count()
         for index in gpu_devices:
