@@ -55,6 +55,8 @@ StatusOr<std::string> FigureScript(const PlotFigure& figure, const std::string& 
   script += "set xlabel " + Quote(figure.x_label) + "\n";
   script += "set ylabel " + Quote(figure.y_label) + "\n";
   script += "set grid\nset key outside right top box\n";
+  if (figure.log_x) script += "set logscale x\n";
+  if (figure.log_y) script += "set logscale y\n";
   bool any_right = false;
   std::string plot;
   for (size_t i = 0; i < figure.series.size(); ++i) {
@@ -74,9 +76,9 @@ StatusOr<std::string> FigureScript(const PlotFigure& figure, const std::string& 
     script += "EOD\n";
     any_right = any_right || series.right_axis;
     plot += plot.empty() ? "plot " : ", \\\n     ";
-    plot += fmt::format("{} using 1:2 axes {} with {} title {}", block,
-                        series.right_axis ? "x1y2" : "x1y1", WithStyle(series.style),
-                        Quote(series.title));
+    plot += fmt::format("{} using 1:2 axes {} with {} linewidth {:.3g} pointsize {:.3g} title {}",
+                        block, series.right_axis ? "x1y2" : "x1y1", WithStyle(series.style),
+                        series.weight, series.weight, Quote(series.title));
   }
   if (plot.empty()) {
     return InvalidArgumentError("figure '" + figure.title + "': no point to draw");

@@ -30,6 +30,8 @@ struct PlotSeries {
   PlotStyle style = PlotStyle::kLinesPoints;
   // Plot against the right-hand y axis (y2_label). Default: left.
   bool right_axis = false;
+  // Line width and point size, relative to gnuplot's. Default: 1.
+  double weight = 1.0;
 };
 
 struct PlotFigure {
@@ -39,6 +41,9 @@ struct PlotFigure {
   // Right-hand axis title; used when a series has right_axis.
   std::string y2_label;
   std::vector<PlotSeries> series;
+  // Logarithmic axes (every value must then be > 0). Default: linear.
+  bool log_x = false;
+  bool log_y = false;
   // A vertical line at this x, labelled `marker_label` (e.g. the chosen
   // power limit). Default: none.
   std::optional<double> marker_x;
@@ -58,8 +63,8 @@ struct PlotOptions {
 // Each file is written atomically, and only after gnuplot rendered them all.
 // kNotFound naming the package when gnuplot is not installed;
 // kInvalidArgument naming the figure when it has no point to draw or a
-// number is not finite; kInternal with gnuplot's own message when it fails;
-// kIoError / kPermissionDenied naming the path when a file cannot be written
+// number is not finite (or not positive on a logarithmic axis); kInternal with gnuplot's own
+// message when it fails; kIoError / kPermissionDenied naming the path when a file cannot be written
 // (the files before it are written).
 Status RenderSvgFigures(const std::vector<std::pair<PlotFigure, std::string>>& figures,
                         const PlotOptions& options = {});
