@@ -60,6 +60,8 @@ int RunExporter(const ExporterFlags& flags) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // A scraper that hangs up mid-answer must not kill the exporter.
+  signal(SIGPIPE, SIG_IGN);
 
   StatusOr<SelectedDevices> devices = OpenDevices(flags);
   if (!devices.ok()) {

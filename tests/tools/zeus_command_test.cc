@@ -65,7 +65,8 @@ TEST_F(ZeusCommandTest, MissingSubcommandIsAUsageErrorListingTheChoices) {
 
 TEST_F(ZeusCommandTest, UnknownOptionsAreUsageErrorsInEverySubcommand) {
   for (const char* command :
-       {"monitor", "power-limit select --profile x", "show-env", "simulate", "serve"}) {
+       {"monitor", "power-limit select --profile x", "power-limit plot --profile x --out y",
+        "show-env", "simulate", "serve", "exporter"}) {
     EXPECT_EQ(Run(std::string(command) + " --no-such-flag"), 2) << command << ": " << err_;
     EXPECT_THAT(err_, HasSubstr("--no-such-flag")) << command;
     EXPECT_THAT(err_, HasSubstr("Run 'zeus ")) << command;
@@ -120,6 +121,10 @@ TEST_F(ZeusCommandTest, WriteFailuresOnStdoutFail) {
   EXPECT_EQ(Run("show-env", "/dev/full"), 1);
   EXPECT_EQ(Run("power-limit select --profile " + Profile(), "/dev/full"), 1);
   EXPECT_THAT(err_, HasSubstr("zeus power-limit select: cannot write the output to stdout"));
+  EXPECT_EQ(
+      Run("power-limit plot --profile " + Profile() + " --out " + dir_.File("p.svg"), "/dev/full"),
+      1);
+  EXPECT_THAT(err_, HasSubstr("zeus power-limit plot: cannot write the output to stdout"));
   // The same commands succeed on a writable stdout.
   EXPECT_EQ(Run("power-limit select --profile " + Profile()), 0) << err_;
   EXPECT_THAT(err_, Not(HasSubstr("cannot write")));
