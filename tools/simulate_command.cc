@@ -4,6 +4,7 @@
 //                 [--policy NAME ...] [--seeds 1-10] [--eta 0.5] [--beta 2]
 //                 [--recurrences N] [--history-csv FILE [--allow-large-history]]
 //                 [--json] [--quiet] [--groups FILE | --generate-groups N]
+//                 [--plot DIR]
 //
 // Prints, per GPU, workload and policy, the cumulative energy, time and cost
 // relative to `default`, the regret against `oracle`, and the configuration
@@ -13,6 +14,9 @@
 // recurring-job groups (group,start_time,end_time,dataset,runtime_ratio)
 // instead of one sequential job. A --history-csv estimated above
 // kLargeHistoryBytes is refused unless --allow-large-history is given.
+// --plot DIR draws SVG figures with gnuplot (tools/simulate_plots.h) after
+// the results are printed: a figure that cannot be drawn or written fails the
+// command (exit 1) but loses none of the results.
 
 #include <unistd.h>
 
@@ -40,6 +44,7 @@
 
 #include "tools/commands.h"
 #include "tools/flag_checks.h"
+#include "tools/simulate_plots.h"
 
 namespace zeus::cli {
 namespace {
@@ -60,6 +65,7 @@ struct SimulateArgs {
   bool json = false;
   std::string groups;
   int generate_groups = 0;
+  std::string plot_dir;
 };
 
 // Above this estimated size, --history-csv needs --allow-large-history.
@@ -262,9 +268,13 @@ int RunSimulate(const SimulateArgs& args) {
     WriteHistoryCsvHeader(*history);
   }
   const ProgressCallback progress = [&bar](size_t done, size_t total) { bar.Update(done, total); };
+  std::unique_ptr<SimulationPlots> plots;
+  if (!args.plot_dir.empty()) plots = std::make_unique<SimulationPlots>(seeds.front(), args.eta);
   const HistoryCallback write_history =
-      history == nullptr ? HistoryCallback()
-                         : [&](const HistoryRow& h) { WriteHistoryCsvRow(h, *history); };
+      history == nullptr && plots == nullptr ? HistoryCallback() : [&](const HistoryRow& h) {
+        if (history != nullptr) WriteHistoryCsvRow(h, *history);
+        if (plots != nullptr) plots->Add(h);
+      };
   StatusOr<std::vector<PolicyResult>> results =
       grouped ? RunGroupExperiment(*workloads, *groups, options, progress, write_history)
               : RunExperiment(*workloads, options, progress, write_history);
@@ -275,6 +285,19 @@ int RunSimulate(const SimulateArgs& args) {
       return fail(IoError("--history-csv: write to '" + args.history_csv + "' failed"));
   }
   PrintResults(args, *dir, grouped ? &*groups : nullptr, seeds, beta, *results);
+  if (plots != nullptr) {
+    std::cout.flush();
+    StatusOr<std::vector<std::string>> written = plots->Write(args.plot_dir, *workloads);
+    if (!written.ok()) {
+      std::fprintf(stderr, "zeus simulate: --plot %s: %s (the results above are complete)\n",
+                   args.plot_dir.c_str(), written.status().message().c_str());
+      return 1;
+    }
+    if (!args.quiet) {
+      std::fprintf(stderr, "zeus simulate: wrote %zu figures to %s\n", written->size(),
+                   args.plot_dir.c_str());
+    }
+  }
   return 0;
 }
 
@@ -325,6 +348,9 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
                   "Simulate N >= 1 generated job groups (seeded arrival process, first seed)")
       ->excludes(groups_option)
       ->check(WholeNumberAtLeast(1, "groups"));
+  cmd->add_option("--plot", args->plot_dir,
+                  "Also draw SVG figures into DIR (created if missing): cumulative cost per "
+                  "recurrence, and each policy's path in the energy-time plane (needs gnuplot)");
   cmd->callback([args, exit_code] { *exit_code = RunSimulate(*args); });
 }
 

@@ -52,19 +52,21 @@ class ZeusCommandTest : public ::testing::Test {
 
 TEST_F(ZeusCommandTest, MissingSubcommandIsAUsageErrorListingTheChoices) {
   EXPECT_EQ(Run(""), 2);
-  EXPECT_THAT(err_, HasSubstr("zeus: missing subcommand (one of: monitor, power-limit, serve, "
-                              "show-env, simulate)"));
+  EXPECT_THAT(err_,
+              HasSubstr("zeus: missing subcommand (one of: exporter, monitor, power-limit, serve, "
+                        "show-env, simulate)"));
   EXPECT_EQ(Run("power-limit"), 2);
-  EXPECT_THAT(err_, HasSubstr("zeus power-limit: missing subcommand (one of: select)"));
+  EXPECT_THAT(err_, HasSubstr("zeus power-limit: missing subcommand (one of: select, plot)"));
   EXPECT_EQ(Run("frobnicate"), 2);
-  EXPECT_THAT(err_, HasSubstr("zeus: unknown subcommand 'frobnicate' (one of: monitor,"));
+  EXPECT_THAT(err_, HasSubstr("zeus: unknown subcommand 'frobnicate' (one of: exporter, monitor,"));
   EXPECT_EQ(Run("--help"), 0);
   EXPECT_THAT(out_, HasSubstr("Exit status: 0 on success, 2 for a usage error"));
 }
 
 TEST_F(ZeusCommandTest, UnknownOptionsAreUsageErrorsInEverySubcommand) {
   for (const char* command :
-       {"monitor", "power-limit select --profile x", "show-env", "simulate", "serve"}) {
+       {"monitor", "power-limit select --profile x", "power-limit plot --profile x --out y",
+        "show-env", "simulate", "serve", "exporter"}) {
     EXPECT_EQ(Run(std::string(command) + " --no-such-flag"), 2) << command << ": " << err_;
     EXPECT_THAT(err_, HasSubstr("--no-such-flag")) << command;
     EXPECT_THAT(err_, HasSubstr("Run 'zeus ")) << command;
@@ -119,6 +121,10 @@ TEST_F(ZeusCommandTest, WriteFailuresOnStdoutFail) {
   EXPECT_EQ(Run("show-env", "/dev/full"), 1);
   EXPECT_EQ(Run("power-limit select --profile " + Profile(), "/dev/full"), 1);
   EXPECT_THAT(err_, HasSubstr("zeus power-limit select: cannot write the output to stdout"));
+  EXPECT_EQ(
+      Run("power-limit plot --profile " + Profile() + " --out " + dir_.File("p.svg"), "/dev/full"),
+      1);
+  EXPECT_THAT(err_, HasSubstr("zeus power-limit plot: cannot write the output to stdout"));
   // The same commands succeed on a writable stdout.
   EXPECT_EQ(Run("power-limit select --profile " + Profile()), 0) << err_;
   EXPECT_THAT(err_, Not(HasSubstr("cannot write")));

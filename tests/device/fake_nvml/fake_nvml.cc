@@ -7,6 +7,7 @@
 //   FAKE_NVML_POWER_USAGE export nvmlDeviceGetPowerUsage.
 // Not NVIDIA code: written from the documented API.
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +51,10 @@ struct State {
   unsigned long long energy_step_mj = 1000;  // NOLINT(runtime/int)
   // Power limit in W -> energy step in mJ (kEnergyStepMjByLimit).
   std::map<unsigned int, unsigned long long> energy_step_mj_by_limit;  // NOLINT(runtime/int)
+  // kEnergyFromPower: the counter integrates power_mw over real time from
+  // `configured_at`.
+  bool energy_from_power = false;
+  std::chrono::steady_clock::time_point configured_at;
 };
 
 // A static object rather than a leaked heap one: dlclose destroys it, so
@@ -95,6 +100,7 @@ void Configure() {
   long long count = EnvInt(cfg::kGpus, 2);  // NOLINT(runtime/int)
   std::vector<std::string> names = EnvList(cfg::kNames);
   std::vector<std::string> archs = EnvList(cfg::kArchitectures);
+  std::vector<std::string> limits = EnvList(cfg::kPowerLimitsMw);
   for (long long i = 0; i < count; ++i) {  // NOLINT(runtime/int)
     FakeDevice d;
     size_t k = static_cast<size_t>(i);
@@ -104,6 +110,9 @@ void Configure() {
                   static_cast<unsigned long long>(i));  // NOLINT(runtime/int)
     d.uuid = uuid;
     d.architecture = k < archs.size() ? static_cast<unsigned int>(std::atoi(archs[k].c_str())) : 9;
+    if (k < limits.size() && !limits[k].empty()) {
+      d.limit_mw = static_cast<unsigned int>(std::atoll(limits[k].c_str()));
+    }
     s.devices.push_back(d);
   }
   s.energy_rc = static_cast<nvmlReturn_t>(EnvInt(cfg::kEnergyRc, kSuccess));
@@ -113,6 +122,8 @@ void Configure() {
   s.power_mw = static_cast<unsigned int>(EnvInt(cfg::kPowerMw, 150'000));
   s.energy_step_mj = static_cast<unsigned long long>(  // NOLINT(runtime/int)
       EnvInt(cfg::kEnergyStepMj, 1000));
+  s.energy_from_power = EnvInt(cfg::kEnergyFromPower, 0) == 1;
+  s.configured_at = std::chrono::steady_clock::now();
   s.energy_step_mj_by_limit.clear();
   for (const std::string& item : EnvList(cfg::kEnergyStepMjByLimit)) {
     size_t colon = item.find(':');
@@ -330,6 +341,13 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(
   if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
   if (s.energy_rc != kSuccess) return s.energy_rc;
   ++s.reads;
+  if (s.energy_from_power) {
+    const double elapsed_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - s.configured_at).count();
+    *energy_mj = 1'000'000 + static_cast<unsigned long long>(  // NOLINT(runtime/int)
+                                 elapsed_s * static_cast<double>(s.power_mw));
+    return kSuccess;
+  }
   auto by_limit = s.energy_step_mj_by_limit.find(d->limit_mw / 1000);
   d->energy_mj += by_limit == s.energy_step_mj_by_limit.end() ? s.energy_step_mj : by_limit->second;
   *energy_mj = d->energy_mj;

@@ -37,6 +37,14 @@ inline constexpr char kEnergyStepMj[] = "FAKE_NVML_ENERGY_STEP_MJ";
 // Per-limit energy model: "limit_w:step_mj,..."; a GPU whose power limit is
 // listed advances its counter by that step per read instead. Default: none.
 inline constexpr char kEnergyStepMjByLimit[] = "FAKE_NVML_ENERGY_STEP_MJ_BY_LIMIT";
+// Comma-separated initial power management limits in mW, one per GPU (a
+// missing entry: kDefaultLimitMw). Default: kDefaultLimitMw for every GPU.
+inline constexpr char kPowerLimitsMw[] = "FAKE_NVML_POWER_LIMITS_MW";
+// When "1", the energy counter follows the wall clock instead of stepping per
+// read: 1e6 mJ at initialisation plus the instant power (kPowerMw) times the
+// real time elapsed since then, so its rate equals the reported power.
+// Default: unset (steps per read).
+inline constexpr char kEnergyFromPower[] = "FAKE_NVML_ENERGY_FROM_POWER";
 // When set, "init" and "shutdown" lines are appended to this file.
 inline constexpr char kLog[] = "FAKE_NVML_LOG";
 

@@ -1,0 +1,217 @@
+// Runs the built `zeus exporter` with fake GPUs (the fake libnvml) and a fake
+// powercap tree: scraped by Debian's real Prometheus, its values come back
+// through PromQL; it survives failing GPUs; bad flags are usage errors.
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "zeus/util/file.h"
+
+#include "tests/device/fake_nvml/fake_nvml_config.h"
+#include "tests/exporter/metrics_text.h"
+#include "tests/testing/child_process.h"
+#include "tests/testing/prometheus_server.h"
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+namespace fake = zeus::testing::fake_nvml;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using zeus::testing::ChildProcess;
+using zeus::testing::PrometheusServer;
+using zeus::testing::PrometheusServerOptions;
+using zeus::testing::PromSample;
+using zeus::testing::SampleValue;
+using zeus::testing::TempDir;
+
+class ExporterCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    powercap_ = dir_.path() + "/powercap";
+    dir_.WriteFile("powercap/intel-rapl:0/name", "package-0\n");
+    dir_.WriteFile("powercap/intel-rapl:0/energy_uj", "1000000\n");
+    dir_.WriteFile("powercap/intel-rapl:0/max_energy_range_uj", "262143328850\n");
+    dir_.WriteFile("powercap/intel-rapl:0/intel-rapl:0:0/name", "dram\n");
+    dir_.WriteFile("powercap/intel-rapl:0/intel-rapl:0:0/energy_uj", "500\n");
+    dir_.WriteFile("powercap/intel-rapl:0/intel-rapl:0:0/max_energy_range_uj", "262143328850\n");
+  }
+
+  // Environment of an exporter with two fake GPUs: GPU 0 limited to 250 W,
+  // GPU 1 at the fake's default limit, both drawing 123.456 W, their energy
+  // counters following the wall clock at that power.
+  std::map<std::string, std::string> FakeGpuEnv() const {
+    return {{"ZEUS_NVML_LIBRARY", FAKE_NVML_FULL},
+            {fake::kGpus, "2"},
+            {fake::kPowerMw, "123456"},
+            {fake::kPowerLimitsMw, "250000"},
+            {fake::kEnergyFromPower, "1"}};
+  }
+
+  // Starts `zeus exporter --listen 127.0.0.1:0 ARGS` and returns its
+  // host:port once it serves.
+  std::string StartExporter(std::map<std::string, std::string> env,
+                            std::vector<std::string> args = {}) {
+    std::vector<std::string> argv = {ZEUS_BINARY,   "exporter",        "--listen",
+                                     "127.0.0.1:0", "--powercap-root", powercap_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    StatusOr<std::unique_ptr<ChildProcess>> process =
+        ChildProcess::Start(argv, env, dir_.File("exporter.out"), dir_.File("exporter.err"));
+    EXPECT_TRUE(process.ok()) << process.status().ToString();
+    if (!process.ok()) return "";
+    exporter_ = *std::move(process);
+    StatusOr<std::string> out =
+        exporter_->WaitForOutput(dir_.File("exporter.out"), "/metrics", seconds(20));
+    EXPECT_TRUE(out.ok()) << out.status().ToString() << "\nstderr: " << Stderr();
+    if (!out.ok()) return "";
+    const std::string prefix = "serving http://";
+    const size_t start = out->find(prefix) + prefix.size();
+    return out->substr(start, out->find("/metrics", start) - start);
+  }
+
+  std::string Stderr() const { return ReadFileToString(dir_.File("exporter.err")).value_or(""); }
+
+  // Runs `zeus exporter ARGS` to completion (it must exit by itself).
+  int RunToExit(const std::vector<std::string>& args, std::map<std::string, std::string> env) {
+    std::vector<std::string> argv = {ZEUS_BINARY, "exporter"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    StatusOr<std::unique_ptr<ChildProcess>> process =
+        ChildProcess::Start(argv, env, dir_.File("run.out"), dir_.File("run.err"));
+    EXPECT_TRUE(process.ok()) << process.status().ToString();
+    if (!process.ok()) return -1;
+    for (int i = 0; i < 1000 && !(*process)->Poll().has_value(); ++i) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    err_ = ReadFileToString(dir_.File("run.err")).value_or("");
+    return (*process)->Stop();
+  }
+
+  static std::string Scrape(const std::string& address) {
+    httplib::Client client("http://" + address);
+    httplib::Result result = client.Get("/metrics");
+    return result && result->status == 200 ? result->body : "";
+  }
+
+  TempDir dir_;
+  std::string powercap_;
+  std::unique_ptr<ChildProcess> exporter_;
+  std::string err_;
+};
+
+TEST_F(ExporterCommandTest, RealPrometheusScrapesTheFakeGpusAndCpuAndPromqlReturnsTheirValues) {
+  ZEUS_SKIP_WITHOUT_PROMETHEUS();
+  const std::string address = StartExporter(FakeGpuEnv());
+  ASSERT_FALSE(address.empty());
+  PrometheusServerOptions options;
+  options.targets.push_back({"zeus_exporter", address});
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrometheusServer> prometheus,
+                            PrometheusServer::Start(options));
+  ZEUS_ASSERT_OK(prometheus->WaitForTargetsUp(seconds(20)));
+
+  ZEUS_ASSERT_OK_AND_ASSIGN(double limit_w,
+                            prometheus->QueryValue(R"(zeus_gpu_power_limit_watts{gpu="0"})"));
+  EXPECT_EQ(limit_w, 250.0);
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      double limit1_w,
+      prometheus->QueryValue(std::string("zeus_gpu_power_limit_watts{uuid=\"") + fake::kUuidPrefix +
+                             "000000000001\", job=\"zeus_exporter\"}"));
+  EXPECT_EQ(limit1_w, fake::kDefaultLimitMw / 1000.0);
+  ZEUS_ASSERT_OK_AND_ASSIGN(double power_w, prometheus->QueryValue("sum(zeus_gpu_power_watts)"));
+  EXPECT_DOUBLE_EQ(power_w, 2 * 123.456);
+  ZEUS_ASSERT_OK_AND_ASSIGN(double gpus_up, prometheus->QueryValue("sum(zeus_gpu_up)"));
+  EXPECT_EQ(gpus_up, 2.0);
+
+  // The energy counter grows at the power the fake draws (its counter follows
+  // the wall clock). deriv (the least-squares slope over the window's
+  // scrapes) rather than rate: rate extrapolates over the whole window, which
+  // a loaded machine's late first scrapes leave partly empty.
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      std::vector<PromSample> samples,
+      prometheus->WaitForQuery(R"(count_over_time(zeus_gpu_energy_joules_total{gpu="0"}[3s]) >= 6)",
+                               seconds(15)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      double slope_w,
+      prometheus->QueryValue(R"(deriv(zeus_gpu_energy_joules_total{gpu="0"}[3s]))"));
+  EXPECT_NEAR(slope_w, 123.456, 123.456 * 0.05);
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      double rate_w, prometheus->QueryValue(R"(rate(zeus_gpu_energy_joules_total{gpu="1"}[3s]))"));
+  EXPECT_GT(rate_w, 0.0);
+  EXPECT_LT(rate_w, 123.456 * 1.1);
+
+  // RAPL: the package counter moves by what energy_uj moved (1 J more here).
+  dir_.WriteFile("powercap/intel-rapl:0/energy_uj", "2000000\n");
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      samples, prometheus->WaitForQuery(R"(zeus_cpu_package_energy_joules_total{socket="0"} == 1)",
+                                        seconds(10)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      double dram_j, prometheus->QueryValue(R"(zeus_cpu_dram_energy_joules_total{socket="0"})"));
+  EXPECT_EQ(dram_j, 0.0);
+  EXPECT_EQ(exporter_->Stop(), 0) << Stderr();
+}
+
+TEST_F(ExporterCommandTest, KeepsServingWhenGpuReadsFailAndReportsThem) {
+  std::map<std::string, std::string> env = FakeGpuEnv();
+  env[fake::kEnergyRc] = "999";  // NVML_ERROR_UNKNOWN on every energy read.
+  const std::string address = StartExporter(env);
+  ASSERT_FALSE(address.empty());
+  Scrape(address);
+  const std::string text = Scrape(address);
+  ASSERT_FALSE(text.empty()) << Stderr();
+  EXPECT_EQ(SampleValue(text, "zeus_gpu_up", {{"gpu", "0"}}), 0.0) << text;
+  EXPECT_EQ(SampleValue(text, "zeus_gpu_read_errors_total", {{"gpu", "1"}, {"metric", "energy"}}),
+            2.0);
+  EXPECT_EQ(SampleValue(text, "zeus_gpu_power_watts", {{"gpu", "1"}}), 123.456);
+  EXPECT_FALSE(exporter_->Poll().has_value());
+  EXPECT_NE(Stderr().find("gpu 0: reading energy failed"), std::string::npos) << Stderr();
+  EXPECT_EQ(exporter_->Stop(), 0);
+}
+
+TEST_F(ExporterCommandTest, LivesOnWhenEveryGpuIsLost) {
+  std::map<std::string, std::string> env = FakeGpuEnv();
+  env[fake::kLostAfterReads] = "4";
+  const std::string address = StartExporter(env);
+  ASSERT_FALSE(address.empty());
+  std::string text;
+  for (int i = 0; i < 4; ++i) text = Scrape(address);
+  EXPECT_EQ(SampleValue(text, "zeus_gpu_up", {{"gpu", "0"}}), 0.0) << text;
+  EXPECT_EQ(SampleValue(text, "zeus_gpu_up", {{"gpu", "1"}}), 0.0) << text;
+  EXPECT_GE(SampleValue(text, "zeus_gpu_read_errors_total", {{"gpu", "1"}, {"metric", "power"}}),
+            1.0);
+  EXPECT_EQ(SampleValue(text, "zeus_cpu_up", {{"socket", "0"}}), 1.0);
+  EXPECT_FALSE(exporter_->Poll().has_value());
+  EXPECT_EQ(exporter_->Stop(), 0);
+}
+
+TEST_F(ExporterCommandTest, BadFlagsAreUsageErrors) {
+  const std::map<std::string, std::string> env = FakeGpuEnv();
+  EXPECT_EQ(RunToExit({"--listen", "nonsense", "--powercap-root", powercap_}, env), 2);
+  EXPECT_NE(err_.find("listen address 'nonsense': expected HOST:PORT"), std::string::npos) << err_;
+  EXPECT_EQ(RunToExit({"--listen", "127.0.0.1:99999", "--powercap-root", powercap_}, env), 2);
+  EXPECT_NE(err_.find("[0, 65535]"), std::string::npos) << err_;
+  EXPECT_EQ(RunToExit({"--gpus", "7", "--powercap-root", powercap_}, env), 2);
+  EXPECT_NE(err_.find("--gpus: no GPU 7"), std::string::npos) << err_;
+}
+
+TEST_F(ExporterCommandTest, AnAddressInUseOrNothingToExportFails) {
+  const std::string address = StartExporter(FakeGpuEnv());
+  ASSERT_FALSE(address.empty());
+  EXPECT_EQ(RunToExit({"--listen", address, "--powercap-root", powercap_}, FakeGpuEnv()), 1);
+  EXPECT_NE(err_.find("cannot listen on " + address), std::string::npos) << err_;
+  TempDir empty;
+  EXPECT_EQ(RunToExit({"--listen", "127.0.0.1:0", "--powercap-root", empty.path()},
+                      {{"ZEUS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}}),
+            1);
+  EXPECT_NE(err_.find("nothing to measure"), std::string::npos) << err_;
+}
+
+}  // namespace
+}  // namespace zeus
