@@ -9,6 +9,7 @@
 //   idle_connections_bench                  SQLite in a temp dir
 //   ZEUS_BENCH_POSTGRES_URL=postgresql://... idle_connections_bench   adds PostgreSQL
 //     (tests/server/postgres_cluster.sh start DIR writes such a URL to DIR/url)
+//   ZEUS_BENCH_SERVE_ARGS="--threads 64" ...   more flags for `zeus serve`
 //
 // Each idle connection is a descriptor in this process and one in the server:
 // RLIMIT_NOFILE must allow idle connections + a few hundred in both (the
