@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include "zeus/device/clock.h"
 #include "zeus/server/batch_size_service.h"
@@ -33,10 +34,27 @@ struct ServeFlags {
   double trial_timeout_epochs = 4.0;
   bool access_log = false;
   std::string log_level = "info";
-  int threads = 128;
+  int threads = 32;
+  int io_threads = 1;
   int db_connections = 32;
   size_t max_body_bytes = 1 << 20;
+  size_t max_header_bytes = 16 * 1024;
+  double idle_timeout_s = 60.0;
+  double read_timeout_s = 5.0;
 };
+
+// Raises the soft limit on open descriptors to the hard limit: each open
+// connection holds one. Returns the limit now in force.
+rlim_t RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) return raised.rlim_cur;
+  }
+  return limit.rlim_cur;
+}
 
 // HOST:PORT or [IPV6]:PORT; the host is returned without brackets.
 StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen) {
@@ -125,6 +143,8 @@ Status Serve(const ServeFlags& flags) {
   if (!(flags.min_trial_timeout_s >= 0)) {
     return InvalidArgumentError("--min-trial-timeout-s must be >= 0");
   }
+  if (!(flags.idle_timeout_s > 0)) return InvalidArgumentError("--idle-timeout-s must be > 0");
+  if (!(flags.read_timeout_s > 0)) return InvalidArgumentError("--read-timeout-s must be > 0");
   if (!(flags.trial_timeout_epochs >= 0)) {
     return InvalidArgumentError("--trial-timeout-epochs must be >= 0");
   }
@@ -138,7 +158,11 @@ Status Serve(const ServeFlags& flags) {
   options.host = address.first;
   options.port = address.second;
   options.threads = flags.threads;
+  options.io_threads = flags.io_threads;
   options.max_body_bytes = flags.max_body_bytes;
+  options.max_header_bytes = flags.max_header_bytes;
+  options.idle_timeout_s = flags.idle_timeout_s;
+  options.read_timeout_s = flags.read_timeout_s;
   if (!flags.token_file.empty()) {
     ZEUS_ASSIGN_OR_RETURN(options.token, ReadTokenFile(flags.token_file));
   }
@@ -155,6 +179,8 @@ Status Serve(const ServeFlags& flags) {
                    e.latency_s >= 0 ? e.latency_s * 1e3 : -1.0, e.remote_addr);
     };
   }
+  const rlim_t open_files = RaiseOpenFileLimit();
+  spdlog::debug("zeus serve: up to {} open descriptors (RLIMIT_NOFILE)", open_files);
   InstallFatalSignalHandler();
   // Block the stop signals before any thread starts (the SQLite store starts
   // a checkpointer) so that only the wait below receives them.
@@ -234,9 +260,25 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--log-level", flags->log_level,
                   "trace, debug, info, warn, error or off (stderr)")
       ->capture_default_str();
-  cmd->add_option("--threads", flags->threads, "HTTP worker threads")
+  cmd->add_option("--threads", flags->threads,
+                  "Worker threads running requests (the database work); connections do not "
+                  "hold one")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--io-threads", flags->io_threads,
+                  "Event-loop threads reading and writing connections")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--idle-timeout-s", flags->idle_timeout_s,
+                  "Close a keep-alive connection idle for longer than this")
+      ->capture_default_str();
+  cmd->add_option("--read-timeout-s", flags->read_timeout_s,
+                  "A request must arrive whole (headers and body) within this from its first "
+                  "byte, and its answer be taken within this, or the connection is closed")
+      ->capture_default_str();
+  cmd->add_option("--max-header-bytes", flags->max_header_bytes,
+                  "Larger request heads (request line and headers) get 431")
+      ->capture_default_str();
   cmd->add_option("--db-connections", flags->db_connections,
                   "Database connections this server keeps open at most")
       ->capture_default_str()

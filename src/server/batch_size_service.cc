@@ -519,4 +519,41 @@ StatusOr<json> BatchSizeService::ArmStates(const std::string& job_id) {
   return view;
 }
 
+StatusOr<std::vector<JobSummary>> BatchSizeService::Summary() {
+  OptimizerCache* cache = cache_.get();
+  std::vector<JobSummary> jobs;
+  Status txn_status =
+      store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
+        jobs.clear();
+        ZEUS_ASSIGN_OR_RETURN(std::vector<JobRecord> records, txn.ListJobs());
+        for (const JobRecord& job : records) {
+          ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
+          JobSummary summary;
+          summary.job_id = job.job_id;
+          summary.best_batch_size = optimizer.best_batch_size();
+          summary.min_cost = optimizer.min_cost();
+          ZEUS_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials, txn.ListTrials(job.job_id));
+          for (const TrialRecord& trial : trials) {
+            switch (trial.status) {
+              case TrialStatus::kDispatched:
+                ++summary.dispatched_trials;
+                break;
+              case TrialStatus::kSucceeded:
+                ++summary.succeeded_trials;
+                break;
+              case TrialStatus::kFailed:
+                ++summary.failed_trials;
+                break;
+            }
+          }
+          // Trials come by trial number: the last is the latest.
+          if (!trials.empty()) summary.current_batch_size = trials.back().batch_size;
+          jobs.push_back(std::move(summary));
+        }
+        return Status::Ok();
+      });
+  if (!txn_status.ok()) return txn_status;
+  return jobs;
+}
+
 }  // namespace zeus

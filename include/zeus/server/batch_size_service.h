@@ -54,6 +54,22 @@ class OptimizerCache;
 // floor, not after a day. A failed trial gives the bandit no observation; its
 // exploration step is handed out again. A report that arrives after that is
 // answered with the stored failure (stop_train), so the limits err long.
+// One job as /metrics shows it.
+struct JobSummary {
+  std::string job_id;
+  // The batch size of the job's latest trial (the one it trains with now, or
+  // last did); nullopt before its first trial.
+  std::optional<int64_t> current_batch_size;
+  // The bandit's current best batch size.
+  int64_t best_batch_size = 0;
+  // The lowest cost of a finished trial; nullopt before the first.
+  std::optional<double> min_cost;
+  // Trials by status: dispatched, succeeded, failed.
+  int64_t dispatched_trials = 0;
+  int64_t succeeded_trials = 0;
+  int64_t failed_trials = 0;
+};
+
 struct BatchSizeServiceOptions {
   // Upper limit of a trial's silence. Must be > 0. Default: one day.
   double silent_trial_timeout_s = 24 * 3600.0;
@@ -118,6 +134,10 @@ class BatchSizeService {
   // Exploring flag, lowest cost, best batch size, in-flight trials and the
   // bandit's arm states.
   StatusOr<nlohmann::json> ArmStates(const std::string& job_id);
+
+  // Every job with its trial counts, from one read transaction (reads every
+  // trial row: meant for a scrape every few seconds, not per request).
+  StatusOr<std::vector<JobSummary>> Summary();
 
   Store* store() const { return store_; }
 

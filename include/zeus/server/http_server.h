@@ -1,16 +1,22 @@
-// The HTTP front of the batch-size optimizer server (cpp-httplib): thin
-// routes that parse JSON, call BatchSizeService and map its Status to an
-// HTTP status with a JSON body `{"message": "..."}`:
-//   400 malformed JSON, 401 bad or missing token (when one is configured),
-//   404 unknown job or trial (or route), 405 a known route with another
-//   method (with an `Allow` header), 409 conflicting job spec,
-//   413 body over the size limit, 422 a body or query that fails validation
-//   (naming the field: values out of their physical range, identifiers that
-//   are not printable text of at most 256 bytes), 503 database unavailable,
-//   500 anything else.
+// The HTTP front of the batch-size optimizer server: an event loop
+// (Boost.Beast on Asio, src/server/http_transport.h) that holds any number of
+// idle keep-alive connections without a thread each, a bounded pool of
+// worker threads that run the routes (the database work), and a route table
+// (method + path -> handler over transport-independent HttpRequest /
+// HttpResponse, zeus/server/http_route.h) to which other modules add routes.
+//
+// The API routes are thin: they parse JSON, call BatchSizeService and map
+// its Status to an HTTP status with a JSON body `{"message": "..."}`:
+//   400 malformed JSON or HTTP, 401 bad or missing token (when one is
+//   configured), 404 unknown job or trial (or route), 405 a known route with
+//   another method (with an `Allow` header), 409 conflicting job spec,
+//   413 body over max_body_bytes (refused before it is read),
+//   422 a body or query that fails validation (naming the field: values out
+//   of their physical range, identifiers that are not printable text of at
+//   most 256 bytes), 431 headers over max_header_bytes, 503 database
+//   unavailable, 500 anything else.
 // A request with neither Content-Length nor chunked Transfer-Encoding has an
-// empty body (RFC 9112 6.3) and is answered at once, not after the read
-// timeout.
+// empty body (RFC 9112 6.3) and is answered at once.
 //
 // Routes (wire protocol of the original Zeus server, plus observability):
 //   POST   /jobs                     register (201 created, 200 identical)
@@ -23,9 +29,11 @@
 //   GET    /jobs/arms?job_id=        exploration state and bandit arms
 //   GET    /health                   {"status": "ok", "store": ..., "schema_version": ...};
 //                                    never needs the token
+//   GET    /metrics                  Prometheus text format (src/server/server_metrics.h);
+//                                    needs the token when one is set
 //
-// Thread-safety: Start() and Stop() from one thread; requests are served on
-// the server's own thread pool.
+// Thread-safety: AddRoutes(), Start() and Stop() from one thread; requests
+// are served on the server's own threads.
 
 #ifndef ZEUS_SERVER_HTTP_SERVER_H_
 #define ZEUS_SERVER_HTTP_SERVER_H_
@@ -35,8 +43,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "zeus/server/batch_size_service.h"
+#include "zeus/server/http_route.h"
 #include "zeus/status.h"
 
 namespace zeus {
@@ -61,16 +71,26 @@ struct HttpServerOptions {
   // When set, every request but /health must carry
   // `Authorization: Bearer <token>`. Default: none.
   std::optional<std::string> token;
-  // Larger request bodies are refused with 413. Default: 1 MiB.
+  // Larger request bodies are refused with 413 before they are read.
+  // Default: 1 MiB.
   size_t max_body_bytes = 1 << 20;
-  // Worker threads; each keep-alive connection holds one while open.
-  // Default: 128.
-  int threads = 128;
-  // A connection waiting longer than this for (the rest of) a request is
-  // closed. > 0. Default: 5 s.
+  // Larger request heads (request line and header fields) are refused with
+  // 431. Default: 16 KiB.
+  size_t max_header_bytes = 16 * 1024;
+  // Worker threads running the routes (database work); connections do not
+  // hold one. Default: 32.
+  int threads = 32;
+  // Event-loop threads reading and writing connections. Default: 1.
+  int io_threads = 1;
+  // Once its first byte arrived, a request (headers and body) must be
+  // complete within this, or the connection is closed (a slow sender holds
+  // nothing longer); also the limit for writing an answer. > 0. Default: 5 s.
   double read_timeout_s = 5.0;
-  // Called on a worker thread after each answered request (may be called
-  // concurrently). Default: none (no access log).
+  // A keep-alive connection with no request for this long is closed. > 0.
+  // Default: 60 s.
+  double idle_timeout_s = 60.0;
+  // Called on a worker or event-loop thread after each answered request
+  // (may be called concurrently). Default: none (no access log).
   std::function<void(const AccessLogEntry&)> access_log;
 };
 
@@ -82,16 +102,24 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds and starts serving on a background thread. kUnavailable naming the
+  // Adds routes beside the API's (e.g. a dashboard's `/`, `/static/`).
+  // kAlreadyExists naming the method and path when a route with the same
+  // method, path and match kind exists; kInvalidArgument for a route without
+  // a handler or with a path not starting with '/'.
+  // REQUIRES: before Start().
+  Status AddRoutes(std::vector<HttpRoute> routes);
+
+  // Binds and starts serving on background threads. kUnavailable naming the
   // address and the reason when it cannot be bound, e.g. when another
   // process already listens there (the socket is bound without
-  // SO_REUSEPORT, so a second server can never share a port). Worker
+  // SO_REUSEPORT, so a second server can never share a port). Its
   // threads run on an alternate signal stack, so a fatal-signal handler
   // still runs after a stack overflow.
   Status Start();
   // The bound port. REQUIRES: Start() succeeded.
   int port() const { return port_; }
-  // Stops accepting, finishes in-flight requests and joins. Idempotent.
+  // Stops accepting, closes idle connections, finishes and answers
+  // in-flight requests (up to 10 s) and joins. Idempotent.
   void Stop();
 
  private:

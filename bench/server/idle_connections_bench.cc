@@ -1,0 +1,276 @@
+// The batch-size server at cluster scale (issue 11): `zeus serve` (the real
+// binary, as a child process, so that its memory is its own) holds many idle
+// keep-alive connections, each of which sent one request, while 64 active
+// simulated jobs send a paced load over their own keep-alive connections.
+// Counters: requests/s, p50/p99 latency in ms over all active requests, the
+// idle connections still open at the end, and the server's resident memory
+// (VmRSS after the run, VmHWM its peak) in MB.
+//
+//   idle_connections_bench                  SQLite in a temp dir
+//   ZEUS_BENCH_POSTGRES_URL=postgresql://... idle_connections_bench   adds PostgreSQL
+//     (tests/server/postgres_cluster.sh start DIR writes such a URL to DIR/url)
+//   ZEUS_BENCH_SERVE_ARGS="--threads 64" ...   more flags for `zeus serve`
+//
+// Each idle connection is a descriptor in this process and one in the server:
+// RLIMIT_NOFILE must allow idle connections + a few hundred in both (the
+// program and `zeus serve` raise their soft limit to the hard limit; 10,000
+// idle connections need a hard limit of at least about 10,300).
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <benchmark/benchmark.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "bench/server/job_driver.h"
+
+namespace zeus {
+namespace {
+
+using bench::Clock;
+using bench::DriveJob;
+using bench::JobBody;
+using bench::JobLatencies;
+using bench::Percentile;
+
+constexpr int kJobs = 64;
+constexpr double kRunSeconds = 10.0;
+
+void RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+// `zeus serve` on 127.0.0.1:<free port>; SIGTERM and reaped on destruction.
+class Server {
+ public:
+  // Empty error() when it listens.
+  explicit Server(const std::string& db_url) {
+    int out[2];
+    if (pipe(out) != 0) {
+      error_ = "pipe failed";
+      return;
+    }
+    std::vector<std::string> args = {
+        "zeus", "serve",       "--db", db_url, "--listen", "127.0.0.1:0", "--idle-timeout-s",
+        "600",  "--log-level", "warn"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      close(out[0]);
+      close(out[1]);
+      execv(ZEUS_BINARY, argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    std::string line;
+    char c;
+    while (line.find('\n') == std::string::npos && read(out[0], &c, 1) == 1) line += c;
+    close(out[0]);
+    const size_t at = line.rfind(':');
+    if (line.find("listening on") == std::string::npos || at == std::string::npos) {
+      error_ = "zeus serve did not start: " + line;
+      return;
+    }
+    port_ = std::atoi(line.c_str() + at + 1);
+  }
+  ~Server() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  const std::string& error() const { return error_; }
+  int port() const { return port_; }
+  // A "VmRSS"/"VmHWM" line of /proc/<pid>/status in MB; -1 if unreadable.
+  double MemoryMb(const std::string& field) const {
+    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind(field + ":", 0) == 0) return std::atof(line.c_str() + field.size() + 1) / 1024;
+    }
+    return -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string error_;
+};
+
+// Opens `count` connections, sends GET /health on each and reads the answer,
+// leaving them open (keep-alive). Returns the descriptors.
+std::vector<int> OpenIdleConnections(int port, int count, std::string* error) {
+  std::vector<int> fds;
+  const std::string request = "GET /health HTTP/1.1\r\nHost: bench\r\n\r\n";
+  constexpr int kBatch = 256;
+  for (int start = 0; start < count; start += kBatch) {
+    std::vector<int> batch;
+    for (int i = start; i < std::min(count, start + kBatch); ++i) {
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      if (fd < 0) {
+        *error = "socket() failed after " + std::to_string(fds.size() + batch.size()) +
+                 " connections (raise RLIMIT_NOFILE)";
+        return fds;
+      }
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(static_cast<uint16_t>(port));
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+          send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+              static_cast<ssize_t>(request.size())) {
+        *error = "connection " + std::to_string(i) + " failed";
+        close(fd);
+        return fds;
+      }
+      batch.push_back(fd);
+    }
+    for (int fd : batch) {
+      std::string answer;
+      char buffer[1024];
+      while (answer.find('}') == std::string::npos) {
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, 10000) <= 0) break;
+        ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+        if (n <= 0) break;
+        answer.append(buffer, static_cast<size_t>(n));
+      }
+      if (answer.rfind("HTTP/1.1 200", 0) != 0) *error = "an idle connection got: " + answer;
+      fds.push_back(fd);
+    }
+  }
+  return fds;
+}
+
+// Idle connections the server has not closed (no EOF or error pending).
+int StillOpen(const std::vector<int>& fds) {
+  int open = 0;
+  for (int fd : fds) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 0) == 0) ++open;
+  }
+  return open;
+}
+
+// state.range(0): idle connections; state.range(1): offered load in
+// requests/s over the 64 active jobs.
+void RunIdleBenchmark(benchmark::State& state, const std::string& url) {
+  RaiseOpenFileLimit();
+  const int idle_count = static_cast<int>(state.range(0));
+  const double offered_per_s = static_cast<double>(state.range(1));
+  Server server(url);
+  if (!server.error().empty()) {
+    state.SkipWithError(server.error().c_str());
+    return;
+  }
+  httplib::Client admin("127.0.0.1", server.port());
+  for (int i = 0; i < kJobs; ++i) {
+    auto reply =
+        admin.Post("/jobs", JobBody("bench-" + std::to_string(i)).dump(), "application/json");
+    if (!reply || (reply->status != 201 && reply->status != 200)) {
+      state.SkipWithError("registering a job failed");
+      return;
+    }
+  }
+  const double rss_before_mb = server.MemoryMb("VmRSS");
+  std::string error;
+  std::vector<int> idle = OpenIdleConnections(server.port(), idle_count, &error);
+  if (!error.empty()) {
+    for (int fd : idle) close(fd);
+    state.SkipWithError(error.c_str());
+    return;
+  }
+  const double rss_idle_mb = server.MemoryMb("VmRSS");
+  const Clock::duration interval = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(kJobs / offered_per_s));
+  std::vector<JobLatencies> latencies(kJobs);
+  double elapsed_s = 0.0;
+  for (auto _ : state) {
+    auto begin = Clock::now();
+    auto deadline = begin + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(kRunSeconds));
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kJobs; ++i) {
+      threads.emplace_back(DriveJob, server.port(), "bench-" + std::to_string(i), interval,
+                           interval * i / kJobs, deadline, &latencies[i]);
+    }
+    for (std::thread& t : threads) t.join();
+    elapsed_s = std::chrono::duration<double>(Clock::now() - begin).count();
+    state.SetIterationTime(elapsed_s);
+  }
+  std::vector<double> all_ms;
+  int errors = 0;
+  for (const JobLatencies& l : latencies) {
+    all_ms.insert(all_ms.end(), l.next_ms.begin(), l.next_ms.end());
+    all_ms.insert(all_ms.end(), l.report_ms.begin(), l.report_ms.end());
+    errors += l.errors;
+  }
+  state.counters["idle_open_at_end"] = StillOpen(idle);
+  state.counters["req_per_s"] = static_cast<double>(all_ms.size()) / elapsed_s;
+  state.counters["errors"] = errors;
+  state.counters["p50_ms"] = Percentile(all_ms, 0.50);
+  state.counters["p99_ms"] = Percentile(all_ms, 0.99);
+  state.counters["rss_start_mb"] = rss_before_mb;
+  state.counters["rss_idle_mb"] = rss_idle_mb;
+  state.counters["rss_end_mb"] = server.MemoryMb("VmRSS");
+  state.counters["rss_peak_mb"] = server.MemoryMb("VmHWM");
+  for (int fd : idle) close(fd);
+}
+
+void BM_IdleConnectionsSqlite(benchmark::State& state) {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("zeus-bench-idle-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  RunIdleBenchmark(state, "sqlite:" + (dir / "bench.db").string());
+  std::filesystem::remove_all(dir);
+}
+
+void BM_IdleConnectionsPostgres(benchmark::State& state) {
+  const char* url = std::getenv("ZEUS_BENCH_POSTGRES_URL");
+  if (url == nullptr) {
+    state.SkipWithError("set ZEUS_BENCH_POSTGRES_URL to a PostgreSQL database to run this");
+    return;
+  }
+  RunIdleBenchmark(state, url);
+}
+
+BENCHMARK(BM_IdleConnectionsSqlite)
+    ->Args({0, 2000})
+    ->Args({10000, 2000})
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
+BENCHMARK(BM_IdleConnectionsPostgres)
+    ->Args({0, 2000})
+    ->Args({10000, 2000})
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
+
+}  // namespace
+}  // namespace zeus
+
+BENCHMARK_MAIN();

@@ -1,0 +1,37 @@
+#include "zeus/server/http_route.h"
+
+#include <strings.h>
+
+#include <nlohmann/json.hpp>
+
+namespace zeus {
+
+std::optional<std::string> HttpRequest::Param(std::string_view name) const {
+  for (const auto& [key, value] : params) {
+    if (key == name) return value;
+  }
+  return std::nullopt;
+}
+
+std::string HttpRequest::Header(std::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (key.size() == name.size() && strncasecmp(key.data(), name.data(), key.size()) == 0) {
+      return value;
+    }
+  }
+  return "";
+}
+
+HttpResponse JsonResponse(int status, std::string json_text) {
+  HttpResponse response;
+  response.status = status;
+  response.body = std::move(json_text);
+  return response;
+}
+
+HttpResponse ErrorResponse(int status, std::string_view message) {
+  const nlohmann::json body{{"message", std::string(message)}};
+  return JsonResponse(status, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+}  // namespace zeus
