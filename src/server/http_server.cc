@@ -21,6 +21,8 @@
 #include "zeus/util/json.h"
 #include "zeus/util/strings.h"
 
+#include "src/server/dashboard.h"
+
 namespace zeus {
 
 using nlohmann::json;
@@ -308,6 +310,33 @@ void HttpServer::Impl::Routes() {
     if (!view.ok()) return ReplyStatus(res, view.status());
     Reply(res, 200, *view);
   });
+  // ---- Dashboard (src/server/dashboard.h): transport-independent handlers.
+  // Every method on its paths goes to HandleDashboardRequest (it answers 405
+  // itself); it checks the token itself, so the pre-routing handler below
+  // skips the bearer check for IsDashboardPath().
+  DashboardOptions dashboard;
+  dashboard.token = options.token;
+  dashboard.chartjs_path = options.dashboard_chartjs_path;
+  auto serve_dashboard = [s, dashboard](const httplib::Request& req, httplib::Response& res) {
+    DashboardRequest request{req.method,
+                             req.path,
+                             {},
+                             req.get_header_value("Authorization"),
+                             req.get_header_value("Cookie")};
+    for (const auto& [name, value] : req.params) request.query.emplace(name, value);
+    DashboardResponse answer = HandleDashboardRequest(request, s, dashboard);
+    for (const auto& [name, value] : answer.headers) res.set_header(name, value);
+    res.status = answer.status;
+    res.set_content(std::move(answer.body), answer.content_type);
+  };
+  for (const char* pattern : {"/", "/dashboard(/.*)?"}) {
+    server.Get(pattern, serve_dashboard);
+    server.Post(pattern, serve_dashboard);
+    server.Put(pattern, serve_dashboard);
+    server.Patch(pattern, serve_dashboard);
+    server.Delete(pattern, serve_dashboard);
+  }
+  // ---- End of dashboard.
   server.Get(kHealthPath, [s](const httplib::Request&, httplib::Response& res) {
     StatusOr<int> version = s->store()->SchemaVersion();
     if (!version.ok()) return ReplyStatus(res, version.status());
@@ -357,7 +386,10 @@ Status HttpServer::Start() {
                          "; allowed: " + allowed);
           return httplib::Server::HandlerResponse::Handled;
         }
-        if (!token || req.path == kHealthPath) return httplib::Server::HandlerResponse::Unhandled;
+        // Dashboard: it applies the token rule itself (header or cookie).
+        if (!token || req.path == kHealthPath || IsDashboardPath(req.path)) {
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
         const std::string expected = "Bearer " + *token;
         if (SameToken(req.get_header_value("Authorization"), expected)) {
           return httplib::Server::HandlerResponse::Unhandled;

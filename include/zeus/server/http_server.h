@@ -23,6 +23,8 @@
 //   GET    /jobs/arms?job_id=        exploration state and bandit arms
 //   GET    /health                   {"status": "ok", "store": ..., "schema_version": ...};
 //                                    never needs the token
+//   GET    / and /dashboard/...      the read-only dashboard (src/server/dashboard.h),
+//                                    which takes the token as a header or a cookie
 //
 // Thread-safety: Start() and Stop() from one thread; requests are served on
 // the server's own thread pool.
@@ -59,7 +61,8 @@ struct HttpServerOptions {
   // 0 binds a free port (see HttpServer::port()). Default: 0.
   int port = 0;
   // When set, every request but /health must carry
-  // `Authorization: Bearer <token>`. Default: none.
+  // `Authorization: Bearer <token>` (the dashboard also takes it as a
+  // cookie). Default: none.
   std::optional<std::string> token;
   // Larger request bodies are refused with 413. Default: 1 MiB.
   size_t max_body_bytes = 1 << 20;
@@ -69,6 +72,10 @@ struct HttpServerOptions {
   // A connection waiting longer than this for (the rest of) a request is
   // closed. > 0. Default: 5 s.
   double read_timeout_s = 5.0;
+  // The Chart.js 3 UMD file the dashboard serves (src/server/dashboard.h);
+  // read at each request, so a missing file only costs the page its charts.
+  // Default: Debian's libjs-chart.js.
+  std::string dashboard_chartjs_path = "/usr/share/javascript/chart.js/chart.min.js";
   // Called on a worker thread after each answered request (may be called
   // concurrently). Default: none (no access log).
   std::function<void(const AccessLogEntry&)> access_log;
