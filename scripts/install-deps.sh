@@ -12,6 +12,7 @@ packages=(
   libssl-dev
   python3 python3-dev pybind11-dev
   python3-venv python3-pip python3-torch python3-pytest
+  libjs-chart.js chromium
 )
 
 missing=()

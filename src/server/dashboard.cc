@@ -102,28 +102,32 @@ int HexValue(char c) {
   return -1;
 }
 
-// %XX decoded; a malformed escape is kept as it is.
-std::string PercentDecode(std::string_view text) {
+// Lowercase hex of every byte: a cookie value no transport rewrites
+// (cpp-httplib percent-decodes header values).
+std::string HexEncode(std::string_view text) {
   std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && HexValue(text[i + 1]) >= 0 &&
-        HexValue(text[i + 2]) >= 0) {
-      out += static_cast<char>(HexValue(text[i + 1]) * 16 + HexValue(text[i + 2]));
-      i += 2;
-    } else {
-      out += text[i];
-    }
+  for (char c : text) out += fmt::format("{:02x}", static_cast<unsigned char>(c));
+  return out;
+}
+
+std::optional<std::string> HexDecode(std::string_view hex) {
+  if (hex.size() % 2 != 0) return std::nullopt;
+  std::string out;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int high = HexValue(hex[i]), low = HexValue(hex[i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out += static_cast<char>(high * 16 + low);
   }
   return out;
 }
 
-// The decoded value of cookie `name` in a Cookie header, or nullopt.
+// The value of cookie `name` in a Cookie header, or nullopt.
 std::optional<std::string> CookieValue(std::string_view header, std::string_view name) {
   for (const std::string& part : Split(header, ';')) {
     std::string_view pair = Trim(part);
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos || Trim(pair.substr(0, eq)) != name) continue;
-    return PercentDecode(Trim(pair.substr(eq + 1)));
+    return std::string(Trim(pair.substr(eq + 1)));
   }
   return std::nullopt;
 }
@@ -141,7 +145,8 @@ bool Authorized(const DashboardRequest& request, const DashboardOptions& options
   if (!options.token) return true;
   if (SameSecret(request.authorization, "Bearer " + *options.token)) return true;
   std::optional<std::string> cookie = CookieValue(request.cookie, kTokenCookie);
-  return cookie && SameSecret(*cookie, *options.token);
+  std::optional<std::string> token = cookie ? HexDecode(*cookie) : std::nullopt;
+  return token && SameSecret(*token, *options.token);
 }
 
 // "/" or "/?job=<encoded id>".
@@ -179,7 +184,7 @@ DashboardResponse Page(const DashboardRequest& request, BatchSizeService* servic
     response.headers.emplace_back("Location", PageUrl(job_id));
     if (options.token) {
       response.headers.emplace_back("Set-Cookie", std::string(kTokenCookie) + "=" +
-                                                      PercentEncode(*token) +
+                                                      HexEncode(*token) +
                                                       "; Path=/; HttpOnly; SameSite=Strict");
     }
     return response;

@@ -20,7 +20,7 @@
 //
 // Token rule (when a token is set): the page and the API answer only a
 // request that carries the token, either as `Authorization: Bearer TOKEN`
-// (as the API wants) or as the cookie `zeus_token` (percent-encoded). A
+// (as the API wants) or as the cookie `zeus_token` (hex of its bytes). A
 // browser signs in once by opening `/?token=TOKEN`: the server answers 303 to
 // the same page without the token in the URL and sets that cookie (HttpOnly,
 // SameSite=Strict, Path=/). The cookie is honoured only by dashboard routes,
