@@ -225,7 +225,7 @@ TEST_F(DashboardTest, JobDetailCostAgainstDefaultUsesConvergedDefaultRuns) {
   EXPECT_THAT(c["method"].get<std::string>(), HasSubstr("mean cost"));
 }
 
-TEST(CostAgainstDefaultTest, ChargesTheMeanConvergedDefaultCostPerConvergedTrial) {
+TEST(DashboardCostAgainstDefaultTest, ChargesTheMeanConvergedDefaultCostPerConvergedTrial) {
   auto trial = [](int64_t number, int64_t batch_size, TrialStatus status,
                   std::optional<double> cost, bool converged, int64_t epoch) {
     TrialRecord t;
@@ -277,7 +277,7 @@ TEST(CostAgainstDefaultTest, ChargesTheMeanConvergedDefaultCostPerConvergedTrial
   EXPECT_DOUBLE_EQ(c["saved_fraction"].get<double>(), 1.0 - 54.0 / 36.0);
 }
 
-TEST(CostAgainstDefaultTest, NoEstimateWithoutAConvergedDefaultRun) {
+TEST(DashboardCostAgainstDefaultTest, NoEstimateWithoutAConvergedDefaultRun) {
   TrialRecord stopped;
   stopped.trial_number = 1;
   stopped.batch_size = 128;
@@ -298,7 +298,7 @@ TEST(CostAgainstDefaultTest, NoEstimateWithoutAConvergedDefaultRun) {
   EXPECT_DOUBLE_EQ(c["total_cost"].get<double>(), 18.0);
 }
 
-TEST(ArmBeliefTest, SpreadIsOneOverRootPrecisionInCostTerms) {
+TEST(DashboardArmBeliefTest, SpreadIsOneOverRootPrecisionInCostTerms) {
   ArmState arm;
   arm.batch_size = 64;
   arm.num_observations = 3;
@@ -320,7 +320,7 @@ TEST(ArmBeliefTest, SpreadIsOneOverRootPrecisionInCostTerms) {
   EXPECT_TRUE(ArmBeliefToJson(unknown)["cost_spread"].is_null());
 }
 
-TEST(TrialOutcomeTest, NamesHowEachTrialEnded) {
+TEST(DashboardTrialOutcomeTest, NamesHowEachTrialEnded) {
   TrialRecord t;
   t.status = TrialStatus::kDispatched;
   EXPECT_EQ(TrialOutcome(t, 10), "running");
