@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <string>
@@ -29,6 +30,7 @@ struct ServeFlags {
   std::string db = "sqlite:zeus-batch-size.db";
   std::string listen = "127.0.0.1:8000";
   std::string token_file;
+  std::string chartjs;
   double trial_timeout_s = 24 * 3600.0;
   double min_trial_timeout_s = 1800.0;
   double trial_timeout_epochs = 4.0;
@@ -166,6 +168,13 @@ Status Serve(const ServeFlags& flags) {
   if (!flags.token_file.empty()) {
     ZEUS_ASSIGN_OR_RETURN(options.token, ReadTokenFile(flags.token_file));
   }
+  if (!flags.chartjs.empty()) options.dashboard_chartjs_path = flags.chartjs;
+  if (access(options.dashboard_chartjs_path.c_str(), R_OK) != 0) {
+    spdlog::warn(
+        "zeus serve: dashboard: cannot read Chart.js at {} ({}); the page at / shows "
+        "no charts until it exists (Debian: apt install libjs-chart.js)",
+        options.dashboard_chartjs_path, std::strerror(errno));
+  }
   if (!options.token && !IsLoopback(options.host)) {
     spdlog::warn(
         "zeus serve: listening on {} without --token-file: anyone who can reach this address "
@@ -243,6 +252,9 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--token-file", flags->token_file,
                   "File holding a bearer token every request but /health must carry");
+  cmd->add_option("--chartjs", flags->chartjs,
+                  "Chart.js 3 UMD file the dashboard at / serves (default: Debian's "
+                  "libjs-chart.js, /usr/share/javascript/chart.js/chart.min.js)");
   cmd->add_option("--trial-timeout-s", flags->trial_timeout_s,
                   "Fail a dispatched trial (its client gone) silent for longer than this; the "
                   "upper limit, and the limit while no epoch time is known")

@@ -14,6 +14,7 @@
 #include "zeus/util/json.h"
 #include "zeus/util/strings.h"
 
+#include "src/server/dashboard.h"
 #include "src/server/http_transport.h"
 #include "src/server/server_metrics.h"
 
@@ -200,6 +201,36 @@ std::vector<HttpRoute> ApiRoutes(BatchSizeService* s, ServerMetrics* metrics) {
   return routes;
 }
 
+// The read-only dashboard (src/server/dashboard.h) at "/", "/dashboard" and
+// under "/dashboard/": public routes, because its handler applies the token
+// rule itself (bearer header or cookie) and answers 405 itself.
+std::vector<HttpRoute> DashboardRoutes(BatchSizeService* s, const HttpServerOptions& options) {
+  DashboardOptions dashboard;
+  dashboard.token = options.token;
+  dashboard.chartjs_path = options.dashboard_chartjs_path;
+  HttpHandler handler = [s, dashboard](const HttpRequest& req) {
+    DashboardRequest request{
+        req.method, req.path, {}, req.Header("Authorization"), req.Header("Cookie")};
+    for (const auto& [name, value] : req.params) request.query.emplace(name, value);
+    DashboardResponse answer = HandleDashboardRequest(request, s, dashboard);
+    HttpResponse response;
+    response.status = answer.status;
+    response.content_type = std::move(answer.content_type);
+    response.body = std::move(answer.body);
+    response.headers = std::move(answer.headers);
+    return response;
+  };
+  std::vector<HttpRoute> routes;
+  for (const char* method : {"GET", "POST", "PUT", "PATCH", "DELETE"}) {
+    for (const auto& [path, match] : {std::pair{"/", HttpRoute::Match::kExact},
+                                      std::pair{"/dashboard", HttpRoute::Match::kExact},
+                                      std::pair{"/dashboard/", HttpRoute::Match::kPrefix}}) {
+      routes.push_back(HttpRoute{method, path, handler, match, HttpRoute::Access::kPublic});
+    }
+  }
+  return routes;
+}
+
 // "GET, HEAD" first when GET is among `methods`, then the others in order.
 std::string AllowHeader(const std::vector<const HttpRoute*>& routes) {
   std::vector<std::string> methods;
@@ -334,6 +365,9 @@ HttpServer::HttpServer(BatchSizeService* service, HttpServerOptions options)
   impl_->service = service;
   impl_->options = std::move(options);
   impl_->routes = ApiRoutes(service, &impl_->metrics);
+  for (HttpRoute& route : DashboardRoutes(service, impl_->options)) {
+    impl_->routes.push_back(std::move(route));
+  }
 }
 
 HttpServer::~HttpServer() { Stop(); }

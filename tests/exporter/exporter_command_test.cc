@@ -158,6 +158,66 @@ TEST_F(ExporterCommandTest, RealPrometheusScrapesTheFakeGpusAndCpuAndPromqlRetur
   EXPECT_EQ(exporter_->Stop(), 0) << Stderr();
 }
 
+// Issue 11's operator view: one real Prometheus scrapes both the exporter
+// (fake GPUs) and `zeus serve` (SQLite, one registered job), and PromQL
+// answers from both.
+TEST_F(ExporterCommandTest, RealPrometheusScrapesTheExporterAndZeusServeTogether) {
+  ZEUS_SKIP_WITHOUT_PROMETHEUS();
+  const std::string exporter_address = StartExporter(FakeGpuEnv());
+  ASSERT_FALSE(exporter_address.empty());
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<ChildProcess> serve,
+      ChildProcess::Start({ZEUS_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
+                           "sqlite:" + dir_.File("zeus.db")},
+                          {}, dir_.File("serve.out"), dir_.File("serve.err")));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      std::string out,
+      serve->WaitForOutput(dir_.File("serve.out"), "listening on http://", seconds(20)));
+  const std::string prefix = "listening on http://";
+  const size_t start = out.find(prefix) + prefix.size();
+  const std::string serve_address = out.substr(start, out.find(' ', start) - start);
+
+  httplib::Client client("http://" + serve_address);
+  const std::string job = R"({"job_id": "bert-1", "job_id_prefix": "bert",
+      "batch_sizes": [32, 64, 128], "default_batch_size": 64, "eta_knob": 0.5,
+      "beta_knob": 2.0, "target_metric": 0.5, "higher_is_better_metric": true,
+      "max_epochs": 10, "num_pruning_rounds": 2, "window_size": 0, "mab_prior_mean": 0.0,
+      "mab_prior_precision": 0.0, "mab_num_explorations": 2, "mab_seed": 1,
+      "max_power": 300.0, "number_of_gpus": 1, "gpu_model": "A40"})";
+  httplib::Result registered = client.Post("/jobs", job, "application/json");
+  ASSERT_TRUE(registered) << httplib::to_string(registered.error());
+  ASSERT_EQ(registered->status, 201) << registered->body;
+  httplib::Result next = client.Get("/jobs/batch_size?job_id=bert-1");
+  ASSERT_TRUE(next && next->status == 200);
+
+  PrometheusServerOptions options;
+  options.targets.push_back({"zeus_exporter", exporter_address});
+  options.targets.push_back({"zeus_serve", serve_address});
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrometheusServer> prometheus,
+                            PrometheusServer::Start(options));
+  ZEUS_ASSERT_OK(prometheus->WaitForTargetsUp(seconds(20)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(double up, prometheus->QueryValue("sum(up)"));
+  EXPECT_EQ(up, 2.0);
+  ZEUS_ASSERT_OK_AND_ASSIGN(double jobs, prometheus->QueryValue(R"(zeus_jobs{job="zeus_serve"})"));
+  EXPECT_EQ(jobs, 1.0);
+  // The first trial of a job is the default batch size.
+  ZEUS_ASSERT_OK_AND_ASSIGN(double batch_size,
+                            prometheus->QueryValue(R"(zeus_job_batch_size{job_id="bert-1"})"));
+  EXPECT_EQ(batch_size, 64.0);
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      double registrations,
+      prometheus->QueryValue(
+          R"(sum(zeus_http_requests_total{route="/jobs", method="POST", status="201"}))"));
+  EXPECT_EQ(registrations, 1.0);
+  ZEUS_ASSERT_OK_AND_ASSIGN(double store_up, prometheus->QueryValue("zeus_store_up"));
+  EXPECT_EQ(store_up, 1.0);
+  ZEUS_ASSERT_OK_AND_ASSIGN(double limit_w,
+                            prometheus->QueryValue(R"(zeus_gpu_power_limit_watts{gpu="0"})"));
+  EXPECT_EQ(limit_w, 250.0);
+  EXPECT_EQ(serve->Stop(), 0) << ReadFileToString(dir_.File("serve.err")).value_or("");
+  EXPECT_EQ(exporter_->Stop(), 0) << Stderr();
+}
+
 TEST_F(ExporterCommandTest, KeepsServingWhenGpuReadsFailAndReportsThem) {
   std::map<std::string, std::string> env = FakeGpuEnv();
   env[fake::kEnergyRc] = "999";  // NVML_ERROR_UNKNOWN on every energy read.

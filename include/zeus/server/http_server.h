@@ -31,6 +31,8 @@
 //                                    never needs the token
 //   GET    /metrics                  Prometheus text format (src/server/server_metrics.h);
 //                                    needs the token when one is set
+//   GET    / and /dashboard/...      the read-only dashboard (src/server/dashboard.h),
+//                                    which takes the token as a header or a cookie
 //
 // Thread-safety: AddRoutes(), Start() and Stop() from one thread; requests
 // are served on the server's own threads.
@@ -69,7 +71,8 @@ struct HttpServerOptions {
   // 0 binds a free port (see HttpServer::port()). Default: 0.
   int port = 0;
   // When set, every request but /health must carry
-  // `Authorization: Bearer <token>`. Default: none.
+  // `Authorization: Bearer <token>` (the dashboard also takes it as a
+  // cookie). Default: none.
   std::optional<std::string> token;
   // Larger request bodies are refused with 413 before they are read.
   // Default: 1 MiB.
@@ -89,6 +92,10 @@ struct HttpServerOptions {
   // A keep-alive connection with no request for this long is closed. > 0.
   // Default: 60 s.
   double idle_timeout_s = 60.0;
+  // The Chart.js 3 UMD file the dashboard serves (src/server/dashboard.h);
+  // read at each request, so a missing file only costs the page its charts.
+  // Default: Debian's libjs-chart.js.
+  std::string dashboard_chartjs_path = "/usr/share/javascript/chart.js/chart.min.js";
   // Called on a worker or event-loop thread after each answered request
   // (may be called concurrently). Default: none (no access log).
   std::function<void(const AccessLogEntry&)> access_log;
