@@ -7,6 +7,8 @@
 //   FAKE_NVML_POWER_USAGE export nvmlDeviceGetPowerUsage.
 // Not NVIDIA code: written from the documented API.
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -88,6 +90,38 @@ void Log(const char* line) {
   }
 }
 
+void Log(const std::string& line) { Log(line.c_str()); }
+
+// Loads limits and persistence modes from the kStateFile, when set.
+// REQUIRES: S().mu held.
+void LoadSharedState() {
+  const char* path = std::getenv(cfg::kStateFile);
+  if (path == nullptr) return;
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return;
+  for (FakeDevice& d : S().devices) {
+    unsigned int limit_mw = 0;
+    int persistence = 0;
+    if (std::fscanf(f, "%u %d", &limit_mw, &persistence) != 2) break;
+    d.limit_mw = limit_mw;
+    d.persistence = persistence;
+  }
+  std::fclose(f);
+}
+
+// Writes limits and persistence modes to the kStateFile, when set.
+// REQUIRES: S().mu held.
+void SaveSharedState() {
+  const char* path = std::getenv(cfg::kStateFile);
+  if (path == nullptr) return;
+  const std::string tmp = std::string(path) + ".tmp" + std::to_string(getpid());
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) return;
+  for (const FakeDevice& d : S().devices) std::fprintf(f, "%u %d\n", d.limit_mw, d.persistence);
+  std::fclose(f);
+  std::rename(tmp.c_str(), path);
+}
+
 // REQUIRES: S().mu held.
 void Configure() {
   State& s = S();
@@ -131,6 +165,7 @@ nvmlReturn_t Device(void* handle, FakeDevice** out) {
   size_t index = reinterpret_cast<size_t>(handle);
   if (index == 0 || index > s.devices.size()) return kInvalidArgument;
   if (s.lost_after_reads >= 0 && s.reads >= s.lost_after_reads) return kGpuIsLost;
+  LoadSharedState();
   *out = &s.devices[index - 1];
   return kSuccess;
 }
@@ -255,6 +290,9 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(void* handle,
   if (s.set_rc != kSuccess) return s.set_rc;
   if (limit_mw < cfg::kMinLimitMw || limit_mw > cfg::kMaxLimitMw) return kInvalidArgument;
   d->limit_mw = limit_mw;
+  SaveSharedState();
+  Log("set_power_limit " + std::to_string(reinterpret_cast<size_t>(handle) - 1) + " " +
+      std::to_string(limit_mw));
   return kSuccess;
 }
 
@@ -273,6 +311,9 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPersistenceMode(void* handle, int mod
   if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
   if (s.set_rc != kSuccess) return s.set_rc;
   d->persistence = mode;
+  SaveSharedState();
+  Log("set_persistence_mode " + std::to_string(reinterpret_cast<size_t>(handle) - 1) + " " +
+      std::to_string(mode));
   return kSuccess;
 }
 
