@@ -52,12 +52,12 @@ class ZeusCommandTest : public ::testing::Test {
 
 TEST_F(ZeusCommandTest, MissingSubcommandIsAUsageErrorListingTheChoices) {
   EXPECT_EQ(Run(""), 2);
-  EXPECT_THAT(err_, HasSubstr("zeus: missing subcommand (one of: monitor, power-limit, serve, "
+  EXPECT_THAT(err_, HasSubstr("zeus: missing subcommand (one of: daemon, monitor, power-limit, serve, "
                               "show-env, simulate)"));
   EXPECT_EQ(Run("power-limit"), 2);
   EXPECT_THAT(err_, HasSubstr("zeus power-limit: missing subcommand (one of: select)"));
   EXPECT_EQ(Run("frobnicate"), 2);
-  EXPECT_THAT(err_, HasSubstr("zeus: unknown subcommand 'frobnicate' (one of: monitor,"));
+  EXPECT_THAT(err_, HasSubstr("zeus: unknown subcommand 'frobnicate' (one of: daemon,"));
   EXPECT_EQ(Run("--help"), 0);
   EXPECT_THAT(out_, HasSubstr("Exit status: 0 on success, 2 for a usage error"));
 }
