@@ -290,9 +290,10 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(void* handle,
   if (s.set_rc != kSuccess) return s.set_rc;
   if (limit_mw < cfg::kMinLimitMw || limit_mw > cfg::kMaxLimitMw) return kInvalidArgument;
   d->limit_mw = limit_mw;
-  SaveSharedState();
+  // Logged first: a reader that sees the new state also sees the line.
   Log("set_power_limit " + std::to_string(reinterpret_cast<size_t>(handle) - 1) + " " +
       std::to_string(limit_mw));
+  SaveSharedState();
   return kSuccess;
 }
 
@@ -311,9 +312,10 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPersistenceMode(void* handle, int mod
   if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
   if (s.set_rc != kSuccess) return s.set_rc;
   d->persistence = mode;
-  SaveSharedState();
+  // Logged first: a reader that sees the new state also sees the line.
   Log("set_persistence_mode " + std::to_string(reinterpret_cast<size_t>(handle) - 1) + " " +
       std::to_string(mode));
+  SaveSharedState();
   return kSuccess;
 }
 
