@@ -91,6 +91,8 @@ Status RunDaemon(const DaemonFlags& flags) {
   options.max_body_bytes = flags.max_body_bytes;
   options.max_connections = flags.max_connections;
   if (flags.dry_run) setenv("ZEUS_DRY_RUN", "1", 1);
+  // The daemon reads its devices itself, never through a daemon.
+  unsetenv("ZEUSD_SOCK_PATH");
   options.dry_run = IsDryRun();
   if (std::optional<std::string> pause = GetEnv("ZEUSD_TEST_PAUSE_AT")) {
     options.pause_at = *pause;

@@ -118,7 +118,9 @@ bool DaemonProcess::Start(const std::vector<std::string>& args,
     std::vector<std::string> argv_strings = {ZEUS_BINARY,   "daemon",
                                              "--socket",    socket(),
                                              "--state-file", state_file(),
-                                             "--powercap-root", dir_ + "/no-powercap"};
+                                             "--powercap-root",
+                                             powercap_root_.empty() ? dir_ + "/no-powercap"
+                                                                    : powercap_root_};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& s : argv_strings) argv.push_back(s.data());

@@ -54,6 +54,8 @@ class DaemonProcess {
   // Sends `signal` and reaps the process; returns its wait status.
   int Kill(int signal);
   pid_t pid() const { return pid_; }
+  // The powercap tree the daemon reads CPUs from. Default: none (no CPUs).
+  void set_powercap_root(std::string root) { powercap_root_ = std::move(root); }
 
   std::string socket() const { return dir_ + "/zeusd.sock"; }
   std::string state_file() const { return dir_ + "/state.json"; }
@@ -65,6 +67,7 @@ class DaemonProcess {
  private:
   std::string dir_;
   int gpus_;
+  std::string powercap_root_;
   pid_t pid_ = -1;
 };
 

@@ -7,6 +7,8 @@
 #include "zeus/util/env.h"
 #include "zeus/util/units.h"
 
+#include "src/device/zeusd/zeusd_client.h"
+
 namespace zeus::nvml {
 
 std::string ArchitectureName(nvmlDeviceArchitecture_t code) {
@@ -35,8 +37,12 @@ std::string ArchitectureName(nvmlDeviceArchitecture_t code) {
 }
 
 NvmlGpu::NvmlGpu(std::shared_ptr<const NvmlLibrary> library, nvmlDevice_t device, int index,
-                 unsigned int nvml_index)
-    : library_(std::move(library)), device_(device), index_(index), nvml_index_(nvml_index) {}
+                 unsigned int nvml_index, std::optional<std::string> zeusd_socket)
+    : library_(std::move(library)),
+      device_(device),
+      index_(index),
+      nvml_index_(nvml_index),
+      zeusd_socket_(std::move(zeusd_socket)) {}
 
 std::string NvmlGpu::Context() const {
   if (static_cast<unsigned int>(index_) == nvml_index_) return "GPU " + std::to_string(index_);
@@ -126,6 +132,13 @@ Status NvmlGpu::SetPowerLimitMw(uint32_t power_limit_mw) {
         current_mw.ok() ? fmt::format("{:.1f} W", MwToW(*current_mw)) : "unknown");
     return Status::Ok();
   }
+  if (zeusd_socket_) {
+    return zeusd::Request(*zeusd_socket_, "POST",
+                          "/gpu/set_power_limit?gpu_ids=" + std::to_string(nvml_index_) +
+                              "&power_limit_mw=" + std::to_string(power_limit_mw) + "&block=true")
+        .status()
+        .WithContext(Context());
+  }
   const auto fn = library_->functions().device_set_power_management_limit;
   if (fn == nullptr) return Missing("nvmlDeviceSetPowerManagementLimit");
   nvmlReturn_t rc = fn(device_, power_limit_mw);
@@ -155,6 +168,13 @@ Status NvmlGpu::SetPersistenceMode(bool enabled) {
     spdlog::info("ZEUS_DRY_RUN: would {} persistence mode of {}; device left untouched",
                  enabled ? "enable" : "disable", Context());
     return Status::Ok();
+  }
+  if (zeusd_socket_) {
+    return zeusd::Request(*zeusd_socket_, "POST",
+                          "/gpu/set_persistence_mode?gpu_ids=" + std::to_string(nvml_index_) +
+                              "&enabled=" + (enabled ? "true" : "false") + "&block=true")
+        .status()
+        .WithContext(Context());
   }
   const auto fn = library_->functions().device_set_persistence_mode;
   if (fn == nullptr) return Missing("nvmlDeviceSetPersistenceMode");
