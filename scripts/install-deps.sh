@@ -10,6 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   libsqlite3-dev libpq-dev postgresql
   libssl-dev
+  libboost-dev
   python3 python3-dev pybind11-dev
   python3-venv python3-pip python3-torch python3-pytest
 )

@@ -70,7 +70,8 @@ Status RunDaemon(const DaemonFlags& flags) {
   options.socket_mode = static_cast<mode_t>(mode);
   if (!flags.tcp.empty()) {
     const size_t colon = flags.tcp.rfind(':');
-    const std::string port_text = colon == std::string::npos ? flags.tcp : flags.tcp.substr(colon + 1);
+    const std::string port_text =
+        colon == std::string::npos ? flags.tcp : flags.tcp.substr(colon + 1);
     StatusOr<int64_t> port = ParseInt64(port_text);
     if (!port.ok() || *port < 0 || *port > 65535) {
       return InvalidArgumentError("--tcp \"" + flags.tcp + "\": expected [HOST:]PORT");
@@ -84,8 +85,10 @@ Status RunDaemon(const DaemonFlags& flags) {
   }
   options.restrict_reads = flags.restrict_reads;
   if (!(flags.lease_timeout_s >= 0)) return InvalidArgumentError("--lease-timeout-s must be >= 0");
-  if (!(flags.request_timeout_s > 0)) return InvalidArgumentError("--request-timeout-s must be > 0");
-  options.lease_timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.lease_timeout_s * 1e3));
+  if (!(flags.request_timeout_s > 0))
+    return InvalidArgumentError("--request-timeout-s must be > 0");
+  options.lease_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.lease_timeout_s * 1e3));
   options.request_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.request_timeout_s * 1e3));
   options.max_body_bytes = flags.max_body_bytes;

@@ -1,6 +1,5 @@
 #include "src/daemon/http_server.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,6 +14,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 namespace zeus::daemon {
 
@@ -85,10 +85,10 @@ class Session : public std::enable_shared_from_this<Session<Socket>> {
       return Close();
     }
     if (ec == http::error::body_limit) {
-      return WriteResponse(HttpResponse{413, ErrorBody("request body exceeds the limit of " +
-                                                       std::to_string(options_->max_body_bytes) +
-                                                       " bytes")},
-                           false, version);
+      return WriteResponse(
+          HttpResponse{413, ErrorBody("request body exceeds the limit of " +
+                                      std::to_string(options_->max_body_bytes) + " bytes")},
+          false, version);
     }
     if (ec == http::error::header_limit) {
       return WriteResponse(
@@ -210,8 +210,8 @@ class HttpServer::Impl {
     if (ec) return IoError(path + ": cannot listen on the Unix socket: " + ec.message());
     bound_unix_ = true;
     if (chmod(path.c_str(), options_.socket_mode) != 0) return Errno(path + ": chmod");
-    if (options_.socket_group && chown(path.c_str(), static_cast<uid_t>(-1),
-                                       *options_.socket_group) != 0) {
+    if (options_.socket_group &&
+        chown(path.c_str(), static_cast<uid_t>(-1), *options_.socket_group) != 0) {
       return Errno(path + ": chown to group " + std::to_string(*options_.socket_group));
     }
     return Status::Ok();
@@ -220,7 +220,8 @@ class HttpServer::Impl {
   Status BindTcp() {
     beast::error_code ec;
     const auto address = net::ip::make_address(options_.tcp_host, ec);
-    if (ec) return InvalidArgumentError("TCP address \"" + options_.tcp_host + "\": " + ec.message());
+    if (ec)
+      return InvalidArgumentError("TCP address \"" + options_.tcp_host + "\": " + ec.message());
     const net::ip::tcp::endpoint endpoint(address, static_cast<uint16_t>(options_.tcp_port));
     tcp_acceptor_.open(endpoint.protocol(), ec);
     if (!ec) tcp_acceptor_.set_option(net::socket_base::reuse_address(true), ec);
@@ -237,8 +238,8 @@ class HttpServer::Impl {
   template <class Socket>
   void Serve(Socket socket, Peer peer) {
     const int open = ++open_;
-    auto session = std::make_shared<Session<Socket>>(std::move(socket), std::move(peer),
-                                                     &options_, &handler_, &open_);
+    auto session = std::make_shared<Session<Socket>>(std::move(socket), std::move(peer), &options_,
+                                                     &handler_, &open_);
     if (open > options_.max_connections) {
       session->Refuse(503, "too many open connections (" +
                                std::to_string(options_.max_connections) + "); try again");
@@ -248,35 +249,35 @@ class HttpServer::Impl {
   }
 
   void AcceptUnix() {
-    unix_acceptor_.async_accept(net::make_strand(io_), [this](beast::error_code ec,
-                                                              UnixSocket socket) {
-      if (ec == net::error::operation_aborted) return;
-      if (!ec) {
-        StatusOr<Peer> peer = PeerOfUnixSocket(socket.native_handle());
-        if (peer.ok()) {
-          Serve(std::move(socket), std::move(*peer));
-        } else {
-          spdlog::warn("zeus daemon: dropping a connection: {}", peer.status().ToString());
-        }
-      }
-      AcceptUnix();
-    });
+    unix_acceptor_.async_accept(
+        net::make_strand(io_), [this](beast::error_code ec, UnixSocket socket) {
+          if (ec == net::error::operation_aborted) return;
+          if (!ec) {
+            StatusOr<Peer> peer = PeerOfUnixSocket(socket.native_handle());
+            if (peer.ok()) {
+              Serve(std::move(socket), std::move(*peer));
+            } else {
+              spdlog::warn("zeus daemon: dropping a connection: {}", peer.status().ToString());
+            }
+          }
+          AcceptUnix();
+        });
   }
 
   void AcceptTcp() {
-    tcp_acceptor_.async_accept(net::make_strand(io_), [this](beast::error_code ec,
-                                                             TcpSocket socket) {
-      if (ec == net::error::operation_aborted) return;
-      if (!ec) {
-        Peer peer;
-        beast::error_code ignored;
-        const auto remote = socket.remote_endpoint(ignored);
-        peer.description = "a TCP client at " + remote.address().to_string() + ":" +
-                           std::to_string(remote.port());
-        Serve(std::move(socket), std::move(peer));
-      }
-      AcceptTcp();
-    });
+    tcp_acceptor_.async_accept(
+        net::make_strand(io_), [this](beast::error_code ec, TcpSocket socket) {
+          if (ec == net::error::operation_aborted) return;
+          if (!ec) {
+            Peer peer;
+            beast::error_code ignored;
+            const auto remote = socket.remote_endpoint(ignored);
+            peer.description = "a TCP client at " + remote.address().to_string() + ":" +
+                               std::to_string(remote.port());
+            Serve(std::move(socket), std::move(peer));
+          }
+          AcceptTcp();
+        });
   }
 
   const HttpServerOptions options_;

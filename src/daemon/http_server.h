@@ -10,13 +10,13 @@
 #ifndef ZEUS_SRC_DAEMON_HTTP_SERVER_H_
 #define ZEUS_SRC_DAEMON_HTTP_SERVER_H_
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+
+#include <sys/types.h>
 
 #include "zeus/status.h"
 

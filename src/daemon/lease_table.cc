@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +9,8 @@
 #include <utility>
 
 #include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
 
 namespace zeus::daemon {
 namespace {
@@ -76,23 +76,22 @@ Status LeaseTable::RestoreLease(const Lease& lease) {
 }
 
 Status LeaseTable::Recover() {
-  ZEUS_ASSIGN_OR_RETURN(std::vector<LeaseRecord> records,
-                        LoadLeaseRecords(options_.state_file));
+  ZEUS_ASSIGN_OR_RETURN(std::vector<LeaseRecord> records, LoadLeaseRecords(options_.state_file));
   std::lock_guard<std::mutex> lock(mu_);
   for (const LeaseRecord& r : records) {
     Lease lease{r, std::chrono::steady_clock::now(), true};
     Status restored = RestoreLease(lease);
     if (restored.ok()) {
-      spdlog::warn("zeus daemon: {} was left changed by {} (the daemon stopped uncleanly); put "
-                   "back{}{}",
-                   GpuName(r.gpu), HolderName(r),
-                   r.original_power_limit_mw
-                       ? " power limit " + std::to_string(*r.original_power_limit_mw) + " mW"
-                       : "",
-                   r.original_persistence_mode
-                       ? std::string(" persistence mode ") +
-                             (*r.original_persistence_mode ? "on" : "off")
-                       : "");
+      spdlog::warn(
+          "zeus daemon: {} was left changed by {} (the daemon stopped uncleanly); put "
+          "back{}{}",
+          GpuName(r.gpu), HolderName(r),
+          r.original_power_limit_mw
+              ? " power limit " + std::to_string(*r.original_power_limit_mw) + " mW"
+              : "",
+          r.original_persistence_mode
+              ? std::string(" persistence mode ") + (*r.original_persistence_mode ? "on" : "off")
+              : "");
     } else if (restored.code() == StatusCode::kNotFound) {
       spdlog::error("zeus daemon: {}", restored.ToString());
     } else {
@@ -166,10 +165,9 @@ Status LeaseTable::ApplyOne(const Peer& peer, int index, const Change& change) {
   if (change.setting == Setting::kPowerLimit) {
     ZEUS_ASSIGN_OR_RETURN(PowerLimitConstraints range, gpu->PowerLimitConstraintsMw());
     if (change.value < range.min_mw || change.value > range.max_mw) {
-      return InvalidArgumentError("power_limit_mw " + std::to_string(change.value) +
-                                  " is outside " + name + "'s range [" +
-                                  std::to_string(range.min_mw) + ", " +
-                                  std::to_string(range.max_mw) + "] mW");
+      return InvalidArgumentError(
+          "power_limit_mw " + std::to_string(change.value) + " is outside " + name + "'s range [" +
+          std::to_string(range.min_mw) + ", " + std::to_string(range.max_mw) + "] mW");
     }
   }
   auto it = leases_.find(index);
@@ -231,11 +229,12 @@ Status LeaseTable::ApplyOne(const Peer& peer, int index, const Change& change) {
     return changed;
   }
   if (change.setting == Setting::kPowerLimit) {
-    spdlog::info("zeus daemon: {}: power limit {} mW for {}", name, change.value,
-                 peer.description);
+    spdlog::info("zeus daemon: {}: power limit {} mW for {}{}", name, change.value,
+                 peer.description, options_.dry_run ? " (dry run: logged only)" : "");
   } else {
-    spdlog::info("zeus daemon: {}: persistence mode {} for {}", name,
-                 change.value != 0 ? "on" : "off", peer.description);
+    spdlog::info("zeus daemon: {}: persistence mode {} for {}{}", name,
+                 change.value != 0 ? "on" : "off", peer.description,
+                 options_.dry_run ? " (dry run: logged only)" : "");
   }
   PauseIfAsked("after_change");
   WatchLocked(peer.pid, peer.start_time);
@@ -259,9 +258,9 @@ std::vector<Status> LeaseTable::Apply(const Peer& peer, const std::vector<int>& 
     if (it == leases_.end()) continue;
     const LeaseRecord& holder = it->second.record;
     if (it->second.orphaned) {
-      results[i] = FailedPreconditionError(
-          GpuName(index) + " still has settings of ended " + HolderName(holder) +
-          " that could not be put back yet; try again later");
+      results[i] = FailedPreconditionError(GpuName(index) + " still has settings of ended " +
+                                           HolderName(holder) +
+                                           " that could not be put back yet; try again later");
       refused = true;
     } else if (holder.pid != peer.pid || holder.start_time != peer.start_time) {
       results[i] = FailedPreconditionError(

@@ -17,8 +17,6 @@
 #ifndef ZEUS_SRC_DAEMON_LEASE_TABLE_H_
 #define ZEUS_SRC_DAEMON_LEASE_TABLE_H_
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -27,6 +25,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "zeus/device/gpu.h"
 #include "zeus/status.h"

@@ -1,11 +1,11 @@
 #include "src/daemon/peer.h"
 
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
+
+#include <sys/socket.h>
 
 #include "zeus/util/file.h"
 #include "zeus/util/strings.h"
@@ -70,8 +70,7 @@ StatusOr<Peer> PeerOfUnixSocket(int fd) {
   StatusOr<uint64_t> start = ProcessStartTime(cred.pid);
   peer.start_time = start.ok() ? *start : 0;
   peer.groups = SupplementaryGroups(cred.pid);
-  peer.description =
-      "pid " + std::to_string(cred.pid) + " (uid " + std::to_string(cred.uid) + ")";
+  peer.description = "pid " + std::to_string(cred.pid) + " (uid " + std::to_string(cred.uid) + ")";
   return peer;
 }
 

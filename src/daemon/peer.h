@@ -7,11 +7,11 @@
 #ifndef ZEUS_SRC_DAEMON_PEER_H_
 #define ZEUS_SRC_DAEMON_PEER_H_
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "zeus/status.h"
 

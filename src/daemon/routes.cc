@@ -63,8 +63,8 @@ StatusOr<std::string> PercentDecode(std::string_view text) {
       const int hi = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
       const int lo = i + 2 < text.size() ? HexValue(text[i + 2]) : -1;
       if (hi < 0 || lo < 0) {
-        return InvalidArgumentError("query: bad %-escape in \"" +
-                                    std::string(text.substr(0, 64)) + "\"");
+        return InvalidArgumentError("query: bad %-escape in \"" + std::string(text.substr(0, 64)) +
+                                    "\"");
       }
       out += static_cast<char>(hi * 16 + lo);
       i += 2;
@@ -107,20 +107,20 @@ StatusOr<std::map<std::string, std::string>> BodyParams(const std::string& body)
   std::map<std::string, std::string> params;
   if (Trim(body).empty()) return params;
   ZEUS_ASSIGN_OR_RETURN(json doc, ParseJson(body, "request body", JsonLimits{64 * 1024, 4}));
-  ZEUS_ASSIGN_OR_RETURN(JsonFields fields,
-                        JsonFields::Of(doc, "request body",
-                                       {"power_limit_mw", "enabled", "min_clock_mhz",
-                                        "max_clock_mhz", "block"}));
+  ZEUS_ASSIGN_OR_RETURN(
+      JsonFields fields,
+      JsonFields::Of(doc, "request body",
+                     {"power_limit_mw", "enabled", "min_clock_mhz", "max_clock_mhz", "block"}));
   for (const auto& [key, value] : fields.object().items()) {
     if (value.is_boolean()) {
       params[key] = value.get<bool>() ? "true" : "false";
     } else if (value.is_number_unsigned()) {
       params[key] = std::to_string(value.get<uint64_t>());
     } else {
-      return InvalidArgumentError("request body: field '" + key + "': expected " +
-                                  (key == "enabled" || key == "block" ? "true or false"
-                                                                      : "a non-negative integer") +
-                                  ", got " + DescribeJson(value));
+      return InvalidArgumentError(
+          "request body: field '" + key + "': expected " +
+          (key == "enabled" || key == "block" ? "true or false" : "a non-negative integer") +
+          ", got " + DescribeJson(value));
     }
   }
   return params;
@@ -147,9 +147,9 @@ StatusOr<std::map<std::string, std::string>> ParseQuery(const std::string& query
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     ZEUS_ASSIGN_OR_RETURN(std::string name, PercentDecode(item.substr(0, eq)));
-    ZEUS_ASSIGN_OR_RETURN(std::string value, PercentDecode(eq == std::string::npos
-                                                               ? std::string()
-                                                               : item.substr(eq + 1)));
+    ZEUS_ASSIGN_OR_RETURN(
+        std::string value,
+        PercentDecode(eq == std::string::npos ? std::string() : item.substr(eq + 1)));
     if (!params.emplace(name, value).second) {
       return InvalidArgumentError("query: parameter " + name.substr(0, 64) + " given twice");
     }
@@ -174,11 +174,11 @@ Status Routes::Authorize(const Peer& peer, bool write) const {
   }
   if (peer.uid == 0) return Status::Ok();
   if (options_->control_group && peer.InGroup(*options_->control_group)) return Status::Ok();
-  return PermissionDeniedError(
-      peer.description + " may not " + what + ": only root" +
-      (options_->control_group ? " and members of group " + GroupName(*options_->control_group)
-                               : std::string(" (the daemon was started without --group)")) +
-      " may");
+  return PermissionDeniedError(peer.description + " may not " + what + ": only root" +
+                               (options_->control_group
+                                    ? " and members of group " + GroupName(*options_->control_group)
+                                    : std::string(" (the daemon was started without --group)")) +
+                               " may");
 }
 
 StatusOr<std::vector<int>> Routes::GpuIds(const Params& params, bool required) const {
@@ -247,9 +247,8 @@ HttpResponse Routes::Control(const std::string& op, const Params& params, const 
     if (!enabled.ok()) return ErrorOf(enabled.status());
     change = Change{Setting::kPersistenceMode, *enabled ? 1u : 0u};
   } else {
-    return Error(400, op +
-                          ": locked clocks are not supported by this daemon (it leases power "
-                          "limits and persistence mode only)");
+    return Error(400, op + ": locked clocks are not supported by this daemon (it leases power "
+                           "limits and persistence mode only)");
   }
   // block=false is accepted and served as block=true: the change is made
   // before the answer, which only strengthens the contract.
@@ -307,7 +306,8 @@ HttpResponse Routes::GpuRead(const std::string& op, const Params& params) {
 
 HttpResponse Routes::CpuRead(const std::string& op, const Params& params) {
   if (op != "get_cumulative_energy") {
-    return Error(404, "no route GET /cpu/" + op + " (this daemon serves /cpu/get_cumulative_energy)");
+    return Error(404,
+                 "no route GET /cpu/" + op + " (this daemon serves /cpu/get_cumulative_energy)");
   }
   StatusOr<std::vector<int>> ids = CpuIds(params);
   if (!ids.ok()) return ErrorOf(ids.status());
@@ -387,7 +387,8 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
     for (const LeaseRecord& r : leases_->Records()) {
       json j{{"gpu", r.gpu}, {"pid", r.pid}, {"uid", r.uid}};
       if (r.original_power_limit_mw) j["original_power_limit_mw"] = *r.original_power_limit_mw;
-      if (r.original_persistence_mode) j["original_persistence_mode"] = *r.original_persistence_mode;
+      if (r.original_persistence_mode)
+        j["original_persistence_mode"] = *r.original_persistence_mode;
       leases.push_back(j);
     }
     return Json(200, json{{"leases", leases}});
@@ -397,10 +398,10 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
     if (!request.peer.local) return Error(403, "leases belong to Unix-socket clients only");
     return Json(200, json{{"released_gpus", leases_->Release(request.peer)}});
   }
-  static const char* const kControl[] = {
-      "set_power_limit",       "set_persistence_mode",    "set_gpu_locked_clocks",
-      "reset_gpu_locked_clocks", "set_mem_locked_clocks", "reset_mem_locked_clocks",
-      "reset_locked_clocks"};
+  static const char* const kControl[] = {"set_power_limit",       "set_persistence_mode",
+                                         "set_gpu_locked_clocks", "reset_gpu_locked_clocks",
+                                         "set_mem_locked_clocks", "reset_mem_locked_clocks",
+                                         "reset_locked_clocks"};
   if (StartsWith(path, "/gpu/")) {
     std::string rest = path.substr(5);
     Params merged = *params;
@@ -415,7 +416,8 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
       merged["gpu_ids"] = id;
     }
     for (const char* op : kControl) {
-      if (rest == op) return post ? Control(rest, merged, request.peer) : method_not_allowed("POST");
+      if (rest == op)
+        return post ? Control(rest, merged, request.peer) : method_not_allowed("POST");
     }
     if (!get) return method_not_allowed("GET");
     if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);

@@ -66,13 +66,13 @@ StatusOr<std::vector<LeaseRecord>> LoadLeaseRecords(const std::string& path) {
 Status SaveLeaseRecords(const std::string& path, const std::vector<LeaseRecord>& records) {
   nlohmann::json leases = nlohmann::json::array();
   for (const LeaseRecord& r : records) {
-    nlohmann::json j = {{"gpu", r.gpu}, {"pid", r.pid}, {"uid", r.uid}, {"start_time", r.start_time}};
+    nlohmann::json j = {
+        {"gpu", r.gpu}, {"pid", r.pid}, {"uid", r.uid}, {"start_time", r.start_time}};
     if (r.original_power_limit_mw) j["original_power_limit_mw"] = *r.original_power_limit_mw;
     if (r.original_persistence_mode) j["original_persistence_mode"] = *r.original_persistence_mode;
     leases.push_back(j);
   }
-  const std::string text =
-      nlohmann::json{{"version", kVersion}, {"leases", leases}}.dump(2) + "\n";
+  const std::string text = nlohmann::json{{"version", kVersion}, {"leases", leases}}.dump(2) + "\n";
   const std::string tmp = path + ".tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Errno(tmp + ": open");

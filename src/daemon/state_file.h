@@ -8,12 +8,12 @@
 #ifndef ZEUS_SRC_DAEMON_STATE_FILE_H_
 #define ZEUS_SRC_DAEMON_STATE_FILE_H_
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "zeus/status.h"
 

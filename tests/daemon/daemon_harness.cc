@@ -1,17 +1,18 @@
 #include "tests/daemon/daemon_harness.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 
 namespace zeus::testing {
 namespace {
@@ -115,12 +116,11 @@ bool DaemonProcess::Start(const std::vector<std::string>& args,
     setenv("FAKE_NVML_LOG", gpu_log().c_str(), 1);
     unsetenv("ZEUS_DRY_RUN");
     for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
-    std::vector<std::string> argv_strings = {ZEUS_BINARY,   "daemon",
-                                             "--socket",    socket(),
-                                             "--state-file", state_file(),
-                                             "--powercap-root",
-                                             powercap_root_.empty() ? dir_ + "/no-powercap"
-                                                                    : powercap_root_};
+    std::vector<std::string> argv_strings = {
+        ZEUS_BINARY,       "daemon",
+        "--socket",        socket(),
+        "--state-file",    state_file(),
+        "--powercap-root", powercap_root_.empty() ? dir_ + "/no-powercap" : powercap_root_};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& s : argv_strings) argv.push_back(s.data());
@@ -133,15 +133,15 @@ bool DaemonProcess::Start(const std::vector<std::string>& args,
   }
   if (!wait) return true;
   return WaitFor(
-      [&] {
-        int status = 0;
-        if (waitpid(pid_, &status, WNOHANG) == pid_) {
-          pid_ = -1;
-          return true;
-        }
-        return Http(socket(), "GET", "/time").status == 200;
-      },
-      std::chrono::seconds(5)) &&
+             [&] {
+               int status = 0;
+               if (waitpid(pid_, &status, WNOHANG) == pid_) {
+                 pid_ = -1;
+                 return true;
+               }
+               return Http(socket(), "GET", "/time").status == 200;
+             },
+             std::chrono::seconds(5)) &&
          pid_ > 0;
 }
 

@@ -6,14 +6,14 @@
 #ifndef ZEUS_TESTS_DAEMON_DAEMON_HARNESS_H_
 #define ZEUS_TESTS_DAEMON_DAEMON_HARNESS_H_
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <functional>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <sys/types.h>
 
 namespace zeus::testing {
 

@@ -7,8 +7,6 @@
 
 #include <grp.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,6 +19,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "zeus/util/file.h"
 
@@ -30,8 +30,8 @@
 namespace zeus::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
 
 constexpr unsigned int kDefaultMw = 700'000;  // The fake's default limit.
 
@@ -60,9 +60,9 @@ class DaemonTest : public ::testing::Test {
     const std::string sock = daemon_.socket();
     auto client = std::make_unique<ClientProcess>([sock, gpu, mw](ClientProcess& self) -> int {
       HttpResult a = Http(sock, "POST", SetLimit(gpu, mw));
-      HttpResult b = Http(sock, "POST",
-                          "/gpu/set_persistence_mode?gpu_ids=" + std::to_string(gpu) +
-                              "&enabled=true&block=true");
+      HttpResult b = Http(
+          sock, "POST",
+          "/gpu/set_persistence_mode?gpu_ids=" + std::to_string(gpu) + "&enabled=true&block=true");
       self.Report(std::to_string(a.status) + " " + std::to_string(b.status) + " " + a.body +
                   b.body);
       ClientProcess::HoldForever();
@@ -85,9 +85,9 @@ TEST_F(DaemonTest, ClientKilledBySigkillGetsItsLimitsPutBackWithinOneSecond) {
   EXPECT_THAT(leases.body, HasSubstr("\"original_power_limit_mw\":700000"));
   client->Kill(SIGKILL);
   EXPECT_TRUE(WaitFor([&] { return AllDefault(); }, milliseconds(1000)));
-  EXPECT_TRUE(WaitFor([&] { return Http(daemon_.socket(), "GET", "/leases").body ==
-                                   "{\"leases\":[]}"; },
-                      milliseconds(1000)));
+  EXPECT_TRUE(
+      WaitFor([&] { return Http(daemon_.socket(), "GET", "/leases").body == "{\"leases\":[]}"; },
+              milliseconds(1000)));
   EXPECT_EQ(ReadFileToString(daemon_.state_file()).value_or("?").find("\"pid\""),
             std::string::npos);
 }
@@ -149,7 +149,8 @@ TEST_F(DaemonTest, SecondClientIsRefusedWhileTheFirstHoldsTheGpu) {
 void KillDaemonAt(DaemonTest* test, DaemonProcess& daemon, const std::string& dir,
                   const std::string& point, unsigned int expected_while_paused_mw) {
   const std::string marker = dir + "/paused";
-  ASSERT_TRUE(daemon.Start({}, {{"ZEUSD_TEST_PAUSE_AT", point}, {"ZEUSD_TEST_PAUSE_MARKER", marker}}));
+  ASSERT_TRUE(
+      daemon.Start({}, {{"ZEUSD_TEST_PAUSE_AT", point}, {"ZEUSD_TEST_PAUSE_MARKER", marker}}));
   const std::string sock = daemon.socket();
   ClientProcess client([sock](ClientProcess&) -> int {
     Http(sock, "POST", SetLimit(2, 150'000));
@@ -173,17 +174,15 @@ TEST_F(DaemonTest, DaemonKilledBetweenRecordingAndChangingRestartsClean) {
 
 TEST_F(DaemonTest, DaemonKilledAfterChangingPutsTheOriginalBackWhenRestarted) {
   KillDaemonAt(this, daemon_, dir_.path(), "after_change", 150'000);
-  EXPECT_THAT(ReadFileToString(daemon_.log()).value_or(""),
-              HasSubstr("was left changed by pid"));
+  EXPECT_THAT(ReadFileToString(daemon_.log()).value_or(""), HasSubstr("was left changed by pid"));
 }
 
 // A child that becomes `nobody`, with `groups` as its supplementary groups,
 // and reports the status and body of one request.
-std::string AsNobody(const std::string& sock, std::vector<gid_t> groups,
-                     const std::string& method, const std::string& target) {
+std::string AsNobody(const std::string& sock, std::vector<gid_t> groups, const std::string& method,
+                     const std::string& target) {
   ClientProcess client([&](ClientProcess& self) {
-    if (setgroups(groups.size(), groups.data()) != 0 || setgid(65534) != 0 ||
-        setuid(65534) != 0) {
+    if (setgroups(groups.size(), groups.data()) != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
       self.Report("cannot drop privileges");
       return 1;
     }
@@ -284,9 +283,11 @@ TEST_F(DaemonTest, HostileRequestsGetA4xxAndTheDaemonLives) {
   EXPECT_TRUE(AllDefault());
   // Malformed request line, oversized headers, a slow sender.
   EXPECT_EQ(RawHttp(sock, "HELLO\r\n\r\n").status, 400);
-  EXPECT_EQ(RawHttp(sock, "GET /time HTTP/1.1\r\nX: " + std::string(20000, 'a') + "\r\n\r\n").status,
-            431);
-  HttpResult slow = RawHttp(sock, "POST /gpu/set_power_limit HTTP/1.1\r\nContent-Length: 10\r\n\r\nab");
+  EXPECT_EQ(
+      RawHttp(sock, "GET /time HTTP/1.1\r\nX: " + std::string(20000, 'a') + "\r\n\r\n").status,
+      431);
+  HttpResult slow =
+      RawHttp(sock, "POST /gpu/set_power_limit HTTP/1.1\r\nContent-Length: 10\r\n\r\nab");
   EXPECT_EQ(slow.status, 408);
   EXPECT_THAT(slow.body, HasSubstr("request not received within 300 ms"));
   EXPECT_EQ(Http(sock, "GET", "/time").status, 200);
@@ -344,7 +345,8 @@ TEST_F(DaemonTest, HundredConcurrentClientsOnFourGpusNeverCrossRestorations) {
       }
       // While held, the GPU shows this client's limit and nobody else's.
       HttpResult read = Http(sock, "GET", "/gpu/get_power_limit?gpu_ids=" + std::to_string(gpu));
-      if (read.body.find("\"power_limit_mw\":" + std::to_string(mw)) == std::string::npos) return 11;
+      if (read.body.find("\"power_limit_mw\":" + std::to_string(mw)) == std::string::npos)
+        return 11;
       // A quarter die by SIGKILL (their own), the rest exit.
       if (i % 4 == 3) raise(SIGKILL);
       return 0;

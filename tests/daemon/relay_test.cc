@@ -5,8 +5,6 @@
 
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +14,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "zeus/device/cpu.h"
 #include "zeus/device/devices.h"
@@ -28,8 +28,8 @@
 namespace zeus::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
 
 class RelayTest : public ::testing::Test {
  protected:
@@ -68,8 +68,7 @@ TEST_F(RelayTest, NvmlSettersGoThroughTheDaemonAndComeBackWhenTheProcessEnds) {
     StatusOr<uint32_t> now = gpu->PowerLimitMw();
     Status bad = gpu->SetPowerLimitMw(5);
     self.Report(set.ToString() + "|" + persist.ToString() + "|" +
-                (now.ok() ? std::to_string(*now) : now.status().ToString()) + "|" +
-                bad.ToString());
+                (now.ok() ? std::to_string(*now) : now.status().ToString()) + "|" + bad.ToString());
     ClientProcess::HoldForever();
   });
   const std::string report = client.NextReport();

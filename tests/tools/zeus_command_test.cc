@@ -52,8 +52,9 @@ class ZeusCommandTest : public ::testing::Test {
 
 TEST_F(ZeusCommandTest, MissingSubcommandIsAUsageErrorListingTheChoices) {
   EXPECT_EQ(Run(""), 2);
-  EXPECT_THAT(err_, HasSubstr("zeus: missing subcommand (one of: daemon, monitor, power-limit, serve, "
-                              "show-env, simulate)"));
+  EXPECT_THAT(err_,
+              HasSubstr("zeus: missing subcommand (one of: daemon, monitor, power-limit, serve, "
+                        "show-env, simulate)"));
   EXPECT_EQ(Run("power-limit"), 2);
   EXPECT_THAT(err_, HasSubstr("zeus power-limit: missing subcommand (one of: select)"));
   EXPECT_EQ(Run("frobnicate"), 2);

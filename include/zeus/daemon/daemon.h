@@ -13,13 +13,13 @@
 #ifndef ZEUS_DAEMON_DAEMON_H_
 #define ZEUS_DAEMON_DAEMON_H_
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "zeus/device/cpu.h"
 #include "zeus/device/gpu.h"

@@ -49,9 +49,8 @@ StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenNvmlGpus(const GpuOptions& optio
   std::vector<std::unique_ptr<Gpu>> gpus;
   gpus.reserve(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
-    gpus.push_back(std::make_unique<NvmlGpu>(library, handles[order[i]],
-                                             first_index + static_cast<int>(i), order[i],
-                                             zeusd_socket));
+    gpus.push_back(std::make_unique<NvmlGpu>(
+        library, handles[order[i]], first_index + static_cast<int>(i), order[i], zeusd_socket));
   }
   return gpus;
 }

@@ -1,8 +1,5 @@
 #include "src/device/zeusd/zeusd_client.h"
 
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +8,9 @@
 #include <cstring>
 
 #include <nlohmann/json.hpp>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 
 namespace zeus::zeusd {
 namespace {
@@ -82,8 +82,8 @@ StatusOr<std::string> Request(const std::string& socket_path, const std::string&
   const size_t end = answer.find("\r\n\r\n");
   const std::string body = end == std::string::npos ? "" : answer.substr(end + 4);
   if (status == 200) return body;
-  const std::string message = context + ": HTTP " + std::to_string(status) + ": " +
-                              ErrorMessage(body);
+  const std::string message =
+      context + ": HTTP " + std::to_string(status) + ": " + ErrorMessage(body);
   switch (status) {
     case 400:
       return InvalidArgumentError(message);

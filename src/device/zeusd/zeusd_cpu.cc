@@ -33,8 +33,8 @@ class ZeusdCpu final : public Cpu {
     const std::string key = std::to_string(index_);
     if (!doc.is_object() || !doc.contains(key) || !doc[key].is_object() ||
         !doc[key].contains(field) || !doc[key][field].is_number_unsigned()) {
-      return UnavailableError("zeusd at " + socket_path_ + ": " + target +
-                              ": unexpected answer " + body.substr(0, 128));
+      return UnavailableError("zeusd at " + socket_path_ + ": " + target + ": unexpected answer " +
+                              body.substr(0, 128));
     }
     return doc[key][field].get<uint64_t>();
   }
@@ -59,8 +59,7 @@ StatusOr<std::vector<std::unique_ptr<Cpu>>> OpenZeusdCpus(const std::string& soc
   for (size_t i = 0; i < ids.size(); ++i) {
     if (!ids[i].is_number_unsigned()) continue;
     const bool has_dram = i < dram.size() && dram[i].is_boolean() && dram[i].get<bool>();
-    cpus.push_back(
-        std::make_unique<ZeusdCpu>(socket_path, ids[i].get<int>(), has_dram));
+    cpus.push_back(std::make_unique<ZeusdCpu>(socket_path, ids[i].get<int>(), has_dram));
   }
   return cpus;
 }
