@@ -282,11 +282,12 @@ class HttpServer::Impl {
 
   const HttpServerOptions options_;
   const HttpHandler handler_;
+  // Before io_: sessions still queued in io_ decrement it when io_ is destroyed.
+  std::atomic<int> open_{0};
   net::io_context io_;
   net::local::stream_protocol::acceptor unix_acceptor_;
   net::ip::tcp::acceptor tcp_acceptor_;
   std::vector<std::thread> threads_;
-  std::atomic<int> open_{0};
   std::atomic<bool> stopped_{false};
   bool bound_unix_ = false;
   int tcp_port_ = -1;

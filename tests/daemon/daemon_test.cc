@@ -177,6 +177,16 @@ TEST_F(DaemonTest, DaemonKilledAfterChangingPutsTheOriginalBackWhenRestarted) {
   EXPECT_THAT(ReadFileToString(daemon_.log()).value_or(""), HasSubstr("was left changed by pid"));
 }
 
+TEST_F(DaemonTest, MalformedStateFileKeepsTheDaemonFromStarting) {
+  ASSERT_TRUE(WriteFileAtomically(daemon_.state_file(), "{\"version\": 1, \"leases\": [{}]}").ok());
+  EXPECT_FALSE(daemon_.Start());
+  EXPECT_THAT(ReadFileToString(daemon_.log()).value_or(""),
+              HasSubstr(daemon_.state_file() + ": leases[0].gpu: required"));
+  // Nothing was forgotten: the file is as it was.
+  EXPECT_EQ(ReadFileToString(daemon_.state_file()).value_or(""),
+            "{\"version\": 1, \"leases\": [{}]}");
+}
+
 // A child that becomes `nobody`, with `groups` as its supplementary groups,
 // and reports the status and body of one request.
 std::string AsNobody(const std::string& sock, std::vector<gid_t> groups, const std::string& method,
