@@ -72,6 +72,14 @@ Status LeaseTable::RestoreLease(const Lease& lease) {
     Status s = gpu->SetPersistenceMode(*r.original_persistence_mode);
     if (!s.ok()) result = s;
   }
+  if (r.reset_gpu_locked_clocks) {
+    Status s = gpu->ResetGpuLockedClocks();
+    if (!s.ok()) result = s;
+  }
+  if (r.reset_mem_locked_clocks) {
+    Status s = gpu->ResetMemoryLockedClocks();
+    if (!s.ok()) result = s;
+  }
   return result;
 }
 
@@ -199,14 +207,26 @@ Status LeaseTable::ApplyOne(const Peer& peer, int index, const Change& change) {
     lease.record.original_persistence_mode = *before;
     recorded_now = true;
   }
+  if (change.setting == Setting::kGpuLockedClocks && !lease.record.reset_gpu_locked_clocks) {
+    lease.record.reset_gpu_locked_clocks = true;
+    recorded_now = true;
+  }
+  if (change.setting == Setting::kMemLockedClocks && !lease.record.reset_mem_locked_clocks) {
+    lease.record.reset_mem_locked_clocks = true;
+    recorded_now = true;
+  }
   // Forgets what was recorded just now (nothing was changed).
   auto undo_record = [&] {
     if (new_lease) {
       leases_.erase(index);
     } else if (change.setting == Setting::kPowerLimit) {
       lease.record.original_power_limit_mw.reset();
-    } else {
+    } else if (change.setting == Setting::kPersistenceMode) {
       lease.record.original_persistence_mode.reset();
+    } else if (change.setting == Setting::kGpuLockedClocks) {
+      lease.record.reset_gpu_locked_clocks = false;
+    } else {
+      lease.record.reset_mem_locked_clocks = false;
     }
   };
   if (recorded_now) {
@@ -217,9 +237,33 @@ Status LeaseTable::ApplyOne(const Peer& peer, int index, const Change& change) {
     }
     PauseIfAsked("after_record");
   }
-  Status changed = change.setting == Setting::kPowerLimit
-                       ? gpu->SetPowerLimitMw(change.value)
-                       : gpu->SetPersistenceMode(change.value != 0);
+  Status changed;
+  std::string what;
+  switch (change.setting) {
+    case Setting::kPowerLimit:
+      changed = gpu->SetPowerLimitMw(change.value);
+      what = "power limit " + std::to_string(change.value) + " mW";
+      break;
+    case Setting::kPersistenceMode:
+      changed = gpu->SetPersistenceMode(change.value != 0);
+      what = std::string("persistence mode ") + (change.value != 0 ? "on" : "off");
+      break;
+    case Setting::kGpuLockedClocks:
+    case Setting::kMemLockedClocks: {
+      const bool memory = change.setting == Setting::kMemLockedClocks;
+      if (change.reset) {
+        changed = memory ? gpu->ResetMemoryLockedClocks() : gpu->ResetGpuLockedClocks();
+      } else {
+        changed = memory ? gpu->SetMemoryLockedClocksMhz(change.value, change.max_value)
+                         : gpu->SetGpuLockedClocksMhz(change.value, change.max_value);
+      }
+      what = std::string(memory ? "memory" : "graphics") + " clocks " +
+             (change.reset ? "unlocked"
+                           : "locked to " + std::to_string(change.value) + "-" +
+                                 std::to_string(change.max_value) + " MHz");
+      break;
+    }
+  }
   if (!changed.ok()) {
     if (recorded_now) {
       undo_record();
@@ -228,14 +272,8 @@ Status LeaseTable::ApplyOne(const Peer& peer, int index, const Change& change) {
     }
     return changed;
   }
-  if (change.setting == Setting::kPowerLimit) {
-    spdlog::info("zeus daemon: {}: power limit {} mW for {}{}", name, change.value,
-                 peer.description, options_.dry_run ? " (dry run: logged only)" : "");
-  } else {
-    spdlog::info("zeus daemon: {}: persistence mode {} for {}{}", name,
-                 change.value != 0 ? "on" : "off", peer.description,
-                 options_.dry_run ? " (dry run: logged only)" : "");
-  }
+  spdlog::info("zeus daemon: {}: {} for {}{}", name, what, peer.description,
+               options_.dry_run ? " (dry run: logged only)" : "");
   PauseIfAsked("after_change");
   WatchLocked(peer.pid, peer.start_time);
   return Status::Ok();

@@ -36,12 +36,17 @@
 
 namespace zeus::daemon {
 
-enum class Setting { kPowerLimit, kPersistenceMode };
+enum class Setting { kPowerLimit, kPersistenceMode, kGpuLockedClocks, kMemLockedClocks };
 
 struct Change {
   Setting setting = Setting::kPowerLimit;
-  // mW for kPowerLimit; 0 or 1 for kPersistenceMode.
+  // mW for kPowerLimit; 0 or 1 for kPersistenceMode; the minimum MHz for the
+  // locked clocks.
   uint32_t value = 0;
+  // The maximum MHz for the locked clocks.
+  uint32_t max_value = 0;
+  // Locked clocks only: unlock instead of lock.
+  bool reset = false;
 };
 
 struct LeaseTableOptions {

@@ -237,8 +237,28 @@ HttpResponse Routes::Control(const std::string& op, const Params& params, const 
   if (!ids.ok()) return ErrorOf(ids.status());
   StatusOr<std::optional<bool>> block = BoolParam(params, "block");
   if (!block.ok()) return ErrorOf(block.status());
-  Change change;
-  if (op == "set_power_limit") {
+  std::vector<Change> changes(1);
+  Change& change = changes[0];
+  if (op == "set_gpu_locked_clocks" || op == "set_mem_locked_clocks") {
+    StatusOr<uint32_t> min_mhz = Uint32Param(params, "min_clock_mhz");
+    if (!min_mhz.ok()) return ErrorOf(min_mhz.status());
+    StatusOr<uint32_t> max_mhz = Uint32Param(params, "max_clock_mhz");
+    if (!max_mhz.ok()) return ErrorOf(max_mhz.status());
+    if (*min_mhz > *max_mhz) {
+      return Error(400, "min_clock_mhz " + std::to_string(*min_mhz) + " is above max_clock_mhz " +
+                            std::to_string(*max_mhz));
+    }
+    change = Change{
+        op == "set_gpu_locked_clocks" ? Setting::kGpuLockedClocks : Setting::kMemLockedClocks,
+        *min_mhz, *max_mhz, false};
+  } else if (op == "reset_gpu_locked_clocks") {
+    change = Change{Setting::kGpuLockedClocks, 0, 0, true};
+  } else if (op == "reset_mem_locked_clocks") {
+    change = Change{Setting::kMemLockedClocks, 0, 0, true};
+  } else if (op == "reset_locked_clocks") {
+    change = Change{Setting::kGpuLockedClocks, 0, 0, true};
+    changes.push_back(Change{Setting::kMemLockedClocks, 0, 0, true});
+  } else if (op == "set_power_limit") {
     StatusOr<uint32_t> limit = Uint32Param(params, "power_limit_mw");
     if (!limit.ok()) return ErrorOf(limit.status());
     change = Change{Setting::kPowerLimit, *limit};
@@ -247,12 +267,17 @@ HttpResponse Routes::Control(const std::string& op, const Params& params, const 
     if (!enabled.ok()) return ErrorOf(enabled.status());
     change = Change{Setting::kPersistenceMode, *enabled ? 1u : 0u};
   } else {
-    return Error(400, op + ": locked clocks are not supported by this daemon (it leases power "
-                           "limits and persistence mode only)");
+    return Error(404, "no route POST /gpu/" + op);
   }
   // block=false is accepted and served as block=true: the change is made
   // before the answer, which only strengthens the contract.
-  const std::vector<Status> results = leases_->Apply(peer, *ids, change);
+  std::vector<Status> results = leases_->Apply(peer, *ids, changes[0]);
+  for (size_t c = 1; c < changes.size(); ++c) {
+    const std::vector<Status> more = leases_->Apply(peer, *ids, changes[c]);
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (results[i].ok()) results[i] = more[i];
+    }
+  }
   int worst = 200;
   json errors = json::object();
   std::string first;
@@ -389,6 +414,8 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
       if (r.original_power_limit_mw) j["original_power_limit_mw"] = *r.original_power_limit_mw;
       if (r.original_persistence_mode)
         j["original_persistence_mode"] = *r.original_persistence_mode;
+      if (r.reset_gpu_locked_clocks) j["reset_gpu_locked_clocks"] = true;
+      if (r.reset_mem_locked_clocks) j["reset_mem_locked_clocks"] = true;
       leases.push_back(j);
     }
     return Json(200, json{{"leases", leases}});

@@ -53,6 +53,12 @@ StatusOr<std::vector<LeaseRecord>> LoadLeaseRecords(const std::string& path) {
     ZEUS_ASSIGN_OR_RETURN(std::optional<int64_t> limit,
                           f.OptionalInt("original_power_limit_mw", 0, UINT32_MAX));
     ZEUS_ASSIGN_OR_RETURN(r.original_persistence_mode, f.OptionalBool("original_persistence_mode"));
+    ZEUS_ASSIGN_OR_RETURN(std::optional<bool> gpu_clocks,
+                          f.OptionalBool("reset_gpu_locked_clocks"));
+    ZEUS_ASSIGN_OR_RETURN(std::optional<bool> mem_clocks,
+                          f.OptionalBool("reset_mem_locked_clocks"));
+    r.reset_gpu_locked_clocks = gpu_clocks.value_or(false);
+    r.reset_mem_locked_clocks = mem_clocks.value_or(false);
     r.gpu = static_cast<int>(gpu);
     r.pid = static_cast<pid_t>(pid);
     r.uid = static_cast<uid_t>(uid);
@@ -70,6 +76,8 @@ Status SaveLeaseRecords(const std::string& path, const std::vector<LeaseRecord>&
         {"gpu", r.gpu}, {"pid", r.pid}, {"uid", r.uid}, {"start_time", r.start_time}};
     if (r.original_power_limit_mw) j["original_power_limit_mw"] = *r.original_power_limit_mw;
     if (r.original_persistence_mode) j["original_persistence_mode"] = *r.original_persistence_mode;
+    if (r.reset_gpu_locked_clocks) j["reset_gpu_locked_clocks"] = true;
+    if (r.reset_mem_locked_clocks) j["reset_mem_locked_clocks"] = true;
     leases.push_back(j);
   }
   const std::string text = nlohmann::json{{"version", kVersion}, {"leases", leases}}.dump(2) + "\n";

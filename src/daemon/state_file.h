@@ -31,6 +31,10 @@ struct LeaseRecord {
   // a setting it has not changed.
   std::optional<uint32_t> original_power_limit_mw;
   std::optional<bool> original_persistence_mode;
+  // The holder locked (or reset) the graphics / memory clocks: they are reset
+  // (unlocked) when it ends. NVML cannot report a locked range to restore.
+  bool reset_gpu_locked_clocks = false;
+  bool reset_mem_locked_clocks = false;
 };
 
 // Reads the records at `path`. A missing file is an empty list; a malformed

@@ -83,8 +83,14 @@ HttpResult RawHttp(const std::string& socket_path, const std::string& raw) {
 std::vector<FakeGpuSettings> ReadFakeGpus(const std::string& state_file, int gpus) {
   std::vector<FakeGpuSettings> out(static_cast<size_t>(gpus), FakeGpuSettings{700'000, 0});
   if (FILE* f = std::fopen(state_file.c_str(), "r")) {
+    char line[256];
     for (FakeGpuSettings& g : out) {
-      if (std::fscanf(f, "%u %d", &g.power_limit_mw, &g.persistence) != 2) break;
+      if (std::fgets(line, sizeof(line), f) == nullptr) break;
+      if (std::sscanf(line, "%u %d %u %u %u %u", &g.power_limit_mw, &g.persistence,
+                      &g.gpu_clocks_min_mhz, &g.gpu_clocks_max_mhz, &g.mem_clocks_min_mhz,
+                      &g.mem_clocks_max_mhz) < 2) {
+        break;
+      }
     }
     std::fclose(f);
   }

@@ -34,6 +34,9 @@ HttpResult RawHttp(const std::string& socket_path, const std::string& raw);
 struct FakeGpuSettings {
   unsigned int power_limit_mw = 0;
   int persistence = 0;
+  // Locked ranges in MHz; 0 0: unlocked.
+  unsigned int gpu_clocks_min_mhz = 0, gpu_clocks_max_mhz = 0;
+  unsigned int mem_clocks_min_mhz = 0, mem_clocks_max_mhz = 0;
 };
 std::vector<FakeGpuSettings> ReadFakeGpus(const std::string& state_file, int gpus);
 

@@ -49,7 +49,10 @@ class DaemonTest : public ::testing::Test {
 
   bool AllDefault() {
     for (const FakeGpuSettings& g : daemon_.Gpus()) {
-      if (g.power_limit_mw != kDefaultMw || g.persistence != 0) return false;
+      if (g.power_limit_mw != kDefaultMw || g.persistence != 0 || g.gpu_clocks_max_mhz != 0 ||
+          g.mem_clocks_max_mhz != 0) {
+        return false;
+      }
     }
     return true;
   }
@@ -110,6 +113,29 @@ TEST_F(DaemonTest, ClientEndingBySigtermOrExitGetsItsLimitsPutBack) {
   // The change was made: the fake's log has it, then the original.
   const std::string log = ReadFileToString(daemon_.gpu_log()).value_or("");
   EXPECT_THAT(log, HasSubstr("set_power_limit 2 400000\nset_power_limit 2 700000\n"));
+}
+
+TEST_F(DaemonTest, LockedClocksAreResetWhenTheClientEnds) {
+  ASSERT_TRUE(daemon_.Start());
+  const std::string sock = daemon_.socket();
+  auto client = std::make_unique<ClientProcess>([sock](ClientProcess& self) -> int {
+    HttpResult a = Http(
+        sock, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=900&max_clock_mhz=1500");
+    HttpResult b = Http(sock, "POST", "/gpu/1/set_mem_locked_clocks",
+                        "{\"min_clock_mhz\": 2619, \"max_clock_mhz\": 2619, \"block\": true}");
+    self.Report(std::to_string(a.status) + " " + std::to_string(b.status) + " " + a.body + b.body);
+    ClientProcess::HoldForever();
+  });
+  EXPECT_EQ(client->NextReport(), "200 200 ");
+  FakeGpuSettings g = daemon_.Gpus()[1];
+  EXPECT_EQ(g.gpu_clocks_min_mhz, 900u);
+  EXPECT_EQ(g.gpu_clocks_max_mhz, 1500u);
+  EXPECT_EQ(g.mem_clocks_max_mhz, 2619u);
+  EXPECT_THAT(Http(sock, "GET", "/leases").body, HasSubstr("\"reset_gpu_locked_clocks\":true"));
+  client->Kill(SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return AllDefault(); }, milliseconds(1000)));
+  EXPECT_THAT(ReadFileToString(daemon_.gpu_log()).value_or(""),
+              HasSubstr("reset_gpu_locked_clocks 1\nreset_mem_locked_clocks 1\n"));
 }
 
 TEST_F(DaemonTest, LeaseTimesOutWhileTheClientLives) {
@@ -282,8 +308,10 @@ TEST_F(DaemonTest, HostileRequestsGetA4xxAndTheDaemonLives) {
       {"GET", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=200000", "", 405, "not allowed"},
       {"GET", "/gpu/get_power?gpu_ids=%zz", "", 400, "bad %-escape"},
       {"GET", "/nowhere", "", 404, "no route /nowhere"},
-      {"POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=1&max_clock_mhz=2", "", 400,
-       "locked clocks are not supported"},
+      {"POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=1500&max_clock_mhz=900", "", 400,
+       "min_clock_mhz 1500 is above max_clock_mhz 900"},
+      {"POST", "/gpu/set_mem_locked_clocks?gpu_ids=0&min_clock_mhz=1500", "", 400,
+       "missing parameter max_clock_mhz"},
   };
   for (const Case& c : cases) {
     HttpResult r = Http(sock, c.method, c.target, c.body);

@@ -67,6 +67,11 @@ TEST_F(RelayTest, NvmlSettersGoThroughTheDaemonAndComeBackWhenTheProcessEnds) {
     Status persist = gpu->SetPersistenceMode(true);
     StatusOr<uint32_t> now = gpu->PowerLimitMw();
     Status bad = gpu->SetPowerLimitMw(5);
+    Status clocks = gpu->SetGpuLockedClocksMhz(1000, 1200);
+    if (!clocks.ok() || daemon_.Gpus()[2].gpu_clocks_max_mhz != 1200) {
+      self.Report("clocks: " + clocks.ToString());
+      return 1;
+    }
     self.Report(set.ToString() + "|" + persist.ToString() + "|" +
                 (now.ok() ? std::to_string(*now) : now.status().ToString()) + "|" + bad.ToString());
     ClientProcess::HoldForever();

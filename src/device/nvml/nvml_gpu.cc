@@ -183,6 +183,55 @@ Status NvmlGpu::SetPersistenceMode(bool enabled) {
   return Status::Ok();
 }
 
+Status NvmlGpu::LockedClocks(bool memory, bool lock, uint32_t min_mhz, uint32_t max_mhz) {
+  const std::string domain = memory ? "memory" : "graphics";
+  const std::string range = std::to_string(min_mhz) + "-" + std::to_string(max_mhz) + " MHz";
+  if (lock && min_mhz > max_mhz) {
+    return InvalidArgumentError(Context() + ": locked " + domain + " clocks " + range +
+                                ": min above max");
+  }
+  if (IsDryRun()) {
+    spdlog::info("ZEUS_DRY_RUN: would {} the {} clocks of {}; device left untouched",
+                 lock ? "lock to " + range : "unlock", domain, Context());
+    return Status::Ok();
+  }
+  if (zeusd_socket_) {
+    std::string target = std::string(lock ? "/gpu/set_" : "/gpu/reset_") +
+                         (memory ? "mem" : "gpu") +
+                         "_locked_clocks?gpu_ids=" + std::to_string(nvml_index_) + "&block=true";
+    if (lock) {
+      target +=
+          "&min_clock_mhz=" + std::to_string(min_mhz) + "&max_clock_mhz=" + std::to_string(max_mhz);
+    }
+    return zeusd::Request(*zeusd_socket_, "POST", target).status().WithContext(Context());
+  }
+  const NvmlFunctions& f = library_->functions();
+  const char* name =
+      memory ? (lock ? "nvmlDeviceSetMemoryLockedClocks" : "nvmlDeviceResetMemoryLockedClocks")
+             : (lock ? "nvmlDeviceSetGpuLockedClocks" : "nvmlDeviceResetGpuLockedClocks");
+  nvmlReturn_t rc = kSuccess;
+  if (lock) {
+    const auto fn = memory ? f.device_set_memory_locked_clocks : f.device_set_gpu_locked_clocks;
+    if (fn == nullptr) return Missing(name);
+    rc = fn(device_, min_mhz, max_mhz);
+  } else {
+    const auto fn = memory ? f.device_reset_memory_locked_clocks : f.device_reset_gpu_locked_clocks;
+    if (fn == nullptr) return Missing(name);
+    rc = fn(device_);
+  }
+  if (rc != kSuccess) return Error(lock ? std::string(name) + "(" + range + ")" : name, rc);
+  return Status::Ok();
+}
+
+Status NvmlGpu::SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
+  return LockedClocks(false, true, min_mhz, max_mhz);
+}
+Status NvmlGpu::ResetGpuLockedClocks() { return LockedClocks(false, false, 0, 0); }
+Status NvmlGpu::SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
+  return LockedClocks(true, true, min_mhz, max_mhz);
+}
+Status NvmlGpu::ResetMemoryLockedClocks() { return LockedClocks(true, false, 0, 0); }
+
 StatusOr<uint64_t> NvmlGpu::TotalEnergyMj() {
   const auto fn = library_->functions().device_get_total_energy_consumption;
   if (fn == nullptr) return Missing("nvmlDeviceGetTotalEnergyConsumption");

@@ -53,6 +53,10 @@ class NvmlGpu final : public Gpu {
   Status SetPowerLimitMw(uint32_t power_limit_mw) override;
   StatusOr<bool> PersistenceMode() override;
   Status SetPersistenceMode(bool enabled) override;
+  Status SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) override;
+  Status ResetGpuLockedClocks() override;
+  Status SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) override;
+  Status ResetMemoryLockedClocks() override;
   StatusOr<uint64_t> TotalEnergyMj() override;
   // NVML: the energy counter moves about every 100 ms.
   std::chrono::nanoseconds EnergyCounterUpdatePeriod() const override {
@@ -66,6 +70,9 @@ class NvmlGpu final : public Gpu {
   Status Missing(std::string_view base_name) const;
   std::string Context() const;
   StatusOr<uint32_t> GetUint(nvmlDeviceGetUint_fn fn, const char* base_name);
+  // Locks (`lock`) or resets a clock domain ("gpu" or "mem"): in dry run
+  // logs, with a daemon asks it, else calls NVML.
+  Status LockedClocks(bool memory, bool lock, uint32_t min_mhz, uint32_t max_mhz);
 
   const std::shared_ptr<const NvmlLibrary> library_;
   const nvmlDevice_t device_;

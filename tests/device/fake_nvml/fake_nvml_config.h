@@ -38,11 +38,13 @@ inline constexpr char kEnergyStepMj[] = "FAKE_NVML_ENERGY_STEP_MJ";
 // listed advances its counter by that step per read instead. Default: none.
 inline constexpr char kEnergyStepMjByLimit[] = "FAKE_NVML_ENERGY_STEP_MJ_BY_LIMIT";
 // When set, "init" and "shutdown" lines are appended to this file, and every
-// successful set call appends "set_power_limit <gpu> <mW>" or
-// "set_persistence_mode <gpu> <0|1>".
+// successful set call appends "set_power_limit <gpu> <mW>",
+// "set_persistence_mode <gpu> <0|1>", "set_gpu_locked_clocks <gpu> <min> <max>",
+// "reset_gpu_locked_clocks <gpu>" (and the same with mem_).
 inline constexpr char kLog[] = "FAKE_NVML_LOG";
 // When set, the devices' power limits and persistence modes live in this file
-// (one line per GPU: "<limit_mW> <persistence 0|1>"), shared by every process
+// (one line per GPU: "<limit_mW> <persistence 0|1> <gpu clocks min> <max>
+// <mem clocks min> <max>", 0 0: unlocked), shared by every process
 // that loads the fake: read before each call, rewritten (temp + rename) by
 // each successful set. A missing file reads as the defaults.
 inline constexpr char kStateFile[] = "FAKE_NVML_STATE";
