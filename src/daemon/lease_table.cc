@@ -294,6 +294,14 @@ std::vector<Status> LeaseTable::Apply(const Peer& peer, const std::vector<int>& 
     }
     auto it = leases_.find(index);
     if (it == leases_.end()) continue;
+    const LeaseRecord& held = it->second.record;
+    if (!it->second.orphaned && (held.pid != peer.pid || held.start_time != peer.start_time) &&
+        Ended(held.pid, held.start_time)) {
+      // Ended since the watcher's last look: put its settings back now.
+      ReleaseLocked(held.pid, held.start_time, "the process ended");
+      it = leases_.find(index);
+      if (it == leases_.end()) continue;
+    }
     const LeaseRecord& holder = it->second.record;
     if (it->second.orphaned) {
       results[i] = FailedPreconditionError(GpuName(index) + " still has settings of ended " +
