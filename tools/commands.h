@@ -30,6 +30,7 @@ class UsageError : public CLI::ValidationError {
       : CLI::ValidationError(option + " " + value, why) {}
 };
 
+void RegisterDaemonCommand(CLI::App& app, int* exit_code);
 void RegisterExporterCommand(CLI::App& app, int* exit_code);
 void RegisterMonitorCommand(CLI::App& app, int* exit_code);
 void RegisterPowerLimitCommand(CLI::App& app, int* exit_code);

@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   // reports, e.g. the JSON of `--json`.
   spdlog::set_default_logger(spdlog::stderr_color_mt("zeus"));
   int exit_code = 0;
+  zeus::cli::RegisterDaemonCommand(app, &exit_code);
   zeus::cli::RegisterExporterCommand(app, &exit_code);
   zeus::cli::RegisterMonitorCommand(app, &exit_code);
   zeus::cli::RegisterPowerLimitCommand(app, &exit_code);

@@ -52,13 +52,14 @@ class ZeusCommandTest : public ::testing::Test {
 
 TEST_F(ZeusCommandTest, MissingSubcommandIsAUsageErrorListingTheChoices) {
   EXPECT_EQ(Run(""), 2);
-  EXPECT_THAT(err_,
-              HasSubstr("zeus: missing subcommand (one of: exporter, monitor, power-limit, serve, "
-                        "show-env, simulate)"));
+  EXPECT_THAT(
+      err_,
+      HasSubstr("zeus: missing subcommand (one of: daemon, exporter, monitor, power-limit, serve, "
+                "show-env, simulate)"));
   EXPECT_EQ(Run("power-limit"), 2);
   EXPECT_THAT(err_, HasSubstr("zeus power-limit: missing subcommand (one of: select, plot)"));
   EXPECT_EQ(Run("frobnicate"), 2);
-  EXPECT_THAT(err_, HasSubstr("zeus: unknown subcommand 'frobnicate' (one of: exporter, monitor,"));
+  EXPECT_THAT(err_, HasSubstr("zeus: unknown subcommand 'frobnicate' (one of: daemon,"));
   EXPECT_EQ(Run("--help"), 0);
   EXPECT_THAT(out_, HasSubstr("Exit status: 0 on success, 2 for a usage error"));
 }

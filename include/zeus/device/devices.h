@@ -28,7 +28,8 @@ struct GpuOptions {
   // Values of the environment variables the backends read, replacing the
   // process environment's; a name mapped to nullopt reads as unset. The NVML
   // backend reads ZEUS_NVML_LIBRARY (the library to dlopen; unset or empty:
-  // libnvidia-ml.so.1, else libnvidia-ml.so) and CUDA_VISIBLE_DEVICES.
+  // libnvidia-ml.so.1, else libnvidia-ml.so), CUDA_VISIBLE_DEVICES and
+  // ZEUSD_SOCK_PATH (set: the setters ask the Zeus daemon on that socket).
   // Default: none (the process environment).
   std::map<std::string, std::optional<std::string>> environment;
 
@@ -69,7 +70,9 @@ struct GpuBackendDescription {
 // device state.
 std::vector<GpuBackendDescription> DescribeGpuBackends(const GpuOptions& options = {});
 
-// One Cpu per RAPL package zone under `powercap_root` (intel-rapl:N), with its
+// With ZEUSD_SOCK_PATH set (and non-empty), the CPUs the Zeus daemon there
+// lists, whose energy it reads for us (no privilege needed). Otherwise:
+// one Cpu per RAPL package zone under `powercap_root` (intel-rapl:N), with its
 // DRAM subzone when present. Empty when the tree has no RAPL zones;
 // kPermissionDenied (explaining that energy_uj is root-only since Linux 5.10)
 // when the zones exist but cannot be read.

@@ -60,6 +60,15 @@ class Gpu {
   // Same permission and ZEUS_DRY_RUN contract as SetPowerLimitMw.
   virtual Status SetPersistenceMode(bool enabled) = 0;
 
+  // NVML: locks the graphics (memory) clock to [min_mhz, max_mhz] until reset
+  // or the driver unloads (Volta and newer). NVML cannot report the locked
+  // range, so "unlocked" is the only value to come back to. Same permission
+  // and ZEUS_DRY_RUN contract as SetPowerLimitMw. Default: kNotSupported.
+  virtual Status SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz);
+  virtual Status ResetGpuLockedClocks();
+  virtual Status SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz);
+  virtual Status ResetMemoryLockedClocks();
+
   // Energy in mJ consumed since an arbitrary origin (NVML: since the driver
   // was loaded; Volta and newer). kNotSupported on GPUs without an energy
   // counter (callers integrate PowerMw() instead). The counter moves only
@@ -72,6 +81,15 @@ class Gpu {
   // NVML: instant board power in mW. Cheap (sub-microsecond on H100).
   virtual StatusOr<uint32_t> PowerMw() = 0;
 };
+
+inline Status Gpu::SetGpuLockedClocksMhz(uint32_t, uint32_t) {
+  return NotSupportedError("GPU " + std::to_string(index()) + ": locked clocks not supported");
+}
+inline Status Gpu::ResetGpuLockedClocks() { return Gpu::SetGpuLockedClocksMhz(0, 0); }
+inline Status Gpu::SetMemoryLockedClocksMhz(uint32_t, uint32_t) {
+  return Gpu::SetGpuLockedClocksMhz(0, 0);
+}
+inline Status Gpu::ResetMemoryLockedClocks() { return Gpu::SetGpuLockedClocksMhz(0, 0); }
 
 }  // namespace zeus
 

@@ -35,6 +35,9 @@ typedef nvmlReturn_t (*nvmlDeviceGetUint_fn)(nvmlDevice_t device, unsigned int* 
 typedef nvmlReturn_t (*nvmlDeviceSetUint_fn)(nvmlDevice_t device, unsigned int value);
 typedef nvmlReturn_t (*nvmlDeviceGetEnableState_fn)(nvmlDevice_t device, nvmlEnableState_t* mode);
 typedef nvmlReturn_t (*nvmlDeviceSetEnableState_fn)(nvmlDevice_t device, nvmlEnableState_t mode);
+typedef nvmlReturn_t (*nvmlDeviceSetUint2_fn)(nvmlDevice_t device, unsigned int min,
+                                              unsigned int max);
+typedef nvmlReturn_t (*nvmlDeviceReset_fn)(nvmlDevice_t device);
 typedef nvmlReturn_t (*nvmlDeviceGetUint64_fn)(nvmlDevice_t device, unsigned long long* value);
 
 }  // extern "C"

@@ -7,6 +7,7 @@
 #include "src/device/cuda_visible_devices.h"
 #include "src/device/nvml/nvml_gpu.h"
 #include "src/device/nvml/nvml_library.h"
+#include "src/device/zeusd/zeusd_client.h"
 
 namespace zeus::nvml {
 namespace {
@@ -42,11 +43,14 @@ StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenNvmlGpus(const GpuOptions& optio
 
   ZEUS_ASSIGN_OR_RETURN(std::vector<unsigned int> order,
                         ResolveCudaVisibleDevices(options.GetEnv("CUDA_VISIBLE_DEVICES"), uuids));
+  // ZEUSD_SOCK_PATH (set and non-empty): setters go through the Zeus daemon.
+  std::optional<std::string> zeusd_socket = options.GetEnv(zeusd::kSockPathEnv);
+  if (zeusd_socket && zeusd_socket->empty()) zeusd_socket.reset();
   std::vector<std::unique_ptr<Gpu>> gpus;
   gpus.reserve(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
-    gpus.push_back(std::make_unique<NvmlGpu>(library, handles[order[i]],
-                                             first_index + static_cast<int>(i), order[i]));
+    gpus.push_back(std::make_unique<NvmlGpu>(
+        library, handles[order[i]], first_index + static_cast<int>(i), order[i], zeusd_socket));
   }
   return gpus;
 }

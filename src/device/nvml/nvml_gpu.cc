@@ -7,6 +7,8 @@
 #include "zeus/util/env.h"
 #include "zeus/util/units.h"
 
+#include "src/device/zeusd/zeusd_client.h"
+
 namespace zeus::nvml {
 
 std::string ArchitectureName(nvmlDeviceArchitecture_t code) {
@@ -35,8 +37,12 @@ std::string ArchitectureName(nvmlDeviceArchitecture_t code) {
 }
 
 NvmlGpu::NvmlGpu(std::shared_ptr<const NvmlLibrary> library, nvmlDevice_t device, int index,
-                 unsigned int nvml_index)
-    : library_(std::move(library)), device_(device), index_(index), nvml_index_(nvml_index) {}
+                 unsigned int nvml_index, std::optional<std::string> zeusd_socket)
+    : library_(std::move(library)),
+      device_(device),
+      index_(index),
+      nvml_index_(nvml_index),
+      zeusd_socket_(std::move(zeusd_socket)) {}
 
 std::string NvmlGpu::Context() const {
   if (static_cast<unsigned int>(index_) == nvml_index_) return "GPU " + std::to_string(index_);
@@ -126,6 +132,13 @@ Status NvmlGpu::SetPowerLimitMw(uint32_t power_limit_mw) {
         current_mw.ok() ? fmt::format("{:.1f} W", MwToW(*current_mw)) : "unknown");
     return Status::Ok();
   }
+  if (zeusd_socket_) {
+    return zeusd::Request(*zeusd_socket_, "POST",
+                          "/gpu/set_power_limit?gpu_ids=" + std::to_string(nvml_index_) +
+                              "&power_limit_mw=" + std::to_string(power_limit_mw) + "&block=true")
+        .status()
+        .WithContext(Context());
+  }
   const auto fn = library_->functions().device_set_power_management_limit;
   if (fn == nullptr) return Missing("nvmlDeviceSetPowerManagementLimit");
   nvmlReturn_t rc = fn(device_, power_limit_mw);
@@ -156,12 +169,68 @@ Status NvmlGpu::SetPersistenceMode(bool enabled) {
                  enabled ? "enable" : "disable", Context());
     return Status::Ok();
   }
+  if (zeusd_socket_) {
+    return zeusd::Request(*zeusd_socket_, "POST",
+                          "/gpu/set_persistence_mode?gpu_ids=" + std::to_string(nvml_index_) +
+                              "&enabled=" + (enabled ? "true" : "false") + "&block=true")
+        .status()
+        .WithContext(Context());
+  }
   const auto fn = library_->functions().device_set_persistence_mode;
   if (fn == nullptr) return Missing("nvmlDeviceSetPersistenceMode");
   nvmlReturn_t rc = fn(device_, enabled ? kFeatureEnabled : kFeatureDisabled);
   if (rc != kSuccess) return Error(call, rc);
   return Status::Ok();
 }
+
+Status NvmlGpu::LockedClocks(bool memory, bool lock, uint32_t min_mhz, uint32_t max_mhz) {
+  const std::string domain = memory ? "memory" : "graphics";
+  const std::string range = std::to_string(min_mhz) + "-" + std::to_string(max_mhz) + " MHz";
+  if (lock && min_mhz > max_mhz) {
+    return InvalidArgumentError(Context() + ": locked " + domain + " clocks " + range +
+                                ": min above max");
+  }
+  if (IsDryRun()) {
+    spdlog::info("ZEUS_DRY_RUN: would {} the {} clocks of {}; device left untouched",
+                 lock ? "lock to " + range : "unlock", domain, Context());
+    return Status::Ok();
+  }
+  if (zeusd_socket_) {
+    std::string target = std::string(lock ? "/gpu/set_" : "/gpu/reset_") +
+                         (memory ? "mem" : "gpu") +
+                         "_locked_clocks?gpu_ids=" + std::to_string(nvml_index_) + "&block=true";
+    if (lock) {
+      target +=
+          "&min_clock_mhz=" + std::to_string(min_mhz) + "&max_clock_mhz=" + std::to_string(max_mhz);
+    }
+    return zeusd::Request(*zeusd_socket_, "POST", target).status().WithContext(Context());
+  }
+  const NvmlFunctions& f = library_->functions();
+  const char* name =
+      memory ? (lock ? "nvmlDeviceSetMemoryLockedClocks" : "nvmlDeviceResetMemoryLockedClocks")
+             : (lock ? "nvmlDeviceSetGpuLockedClocks" : "nvmlDeviceResetGpuLockedClocks");
+  nvmlReturn_t rc = kSuccess;
+  if (lock) {
+    const auto fn = memory ? f.device_set_memory_locked_clocks : f.device_set_gpu_locked_clocks;
+    if (fn == nullptr) return Missing(name);
+    rc = fn(device_, min_mhz, max_mhz);
+  } else {
+    const auto fn = memory ? f.device_reset_memory_locked_clocks : f.device_reset_gpu_locked_clocks;
+    if (fn == nullptr) return Missing(name);
+    rc = fn(device_);
+  }
+  if (rc != kSuccess) return Error(lock ? std::string(name) + "(" + range + ")" : name, rc);
+  return Status::Ok();
+}
+
+Status NvmlGpu::SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
+  return LockedClocks(false, true, min_mhz, max_mhz);
+}
+Status NvmlGpu::ResetGpuLockedClocks() { return LockedClocks(false, false, 0, 0); }
+Status NvmlGpu::SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
+  return LockedClocks(true, true, min_mhz, max_mhz);
+}
+Status NvmlGpu::ResetMemoryLockedClocks() { return LockedClocks(true, false, 0, 0); }
 
 StatusOr<uint64_t> NvmlGpu::TotalEnergyMj() {
   const auto fn = library_->functions().device_get_total_energy_consumption;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,9 +29,12 @@ std::string ArchitectureName(nvmlDeviceArchitecture_t code);
 class NvmlGpu final : public Gpu {
  public:
   // `index` is this process's index (after CUDA_VISIBLE_DEVICES), `nvml_index`
-  // NVML's. The GPU keeps `library` loaded and initialised.
+  // NVML's. The GPU keeps `library` loaded and initialised. With
+  // `zeusd_socket` (ZEUSD_SOCK_PATH), the setters ask the Zeus daemon there
+  // (GPU `nvml_index` of the daemon) instead of NVML: no privilege needed, and
+  // the daemon puts the values back when this process ends.
   NvmlGpu(std::shared_ptr<const NvmlLibrary> library, nvmlDevice_t device, int index,
-          unsigned int nvml_index);
+          unsigned int nvml_index, std::optional<std::string> zeusd_socket = std::nullopt);
 
   int index() const override { return index_; }
   unsigned int nvml_index() const { return nvml_index_; }
@@ -44,10 +48,15 @@ class NvmlGpu final : public Gpu {
   StatusOr<uint32_t> EnforcedPowerLimitMw() override;
   // With ZEUS_DRY_RUN, checks the value against the constraints (when NVML
   // reports them), logs the change it would make and calls nothing that
-  // changes the device.
+  // changes the device (nor the daemon). Through the daemon, a GPU another
+  // process holds is kFailedPrecondition naming the holder.
   Status SetPowerLimitMw(uint32_t power_limit_mw) override;
   StatusOr<bool> PersistenceMode() override;
   Status SetPersistenceMode(bool enabled) override;
+  Status SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) override;
+  Status ResetGpuLockedClocks() override;
+  Status SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) override;
+  Status ResetMemoryLockedClocks() override;
   StatusOr<uint64_t> TotalEnergyMj() override;
   // NVML: the energy counter moves about every 100 ms.
   std::chrono::nanoseconds EnergyCounterUpdatePeriod() const override {
@@ -61,11 +70,15 @@ class NvmlGpu final : public Gpu {
   Status Missing(std::string_view base_name) const;
   std::string Context() const;
   StatusOr<uint32_t> GetUint(nvmlDeviceGetUint_fn fn, const char* base_name);
+  // Locks (`lock`) or resets a clock domain ("gpu" or "mem"): in dry run
+  // logs, with a daemon asks it, else calls NVML.
+  Status LockedClocks(bool memory, bool lock, uint32_t min_mhz, uint32_t max_mhz);
 
   const std::shared_ptr<const NvmlLibrary> library_;
   const nvmlDevice_t device_;
   const int index_;
   const unsigned int nvml_index_;
+  const std::optional<std::string> zeusd_socket_;
 };
 
 }  // namespace zeus::nvml

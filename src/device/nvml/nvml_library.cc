@@ -44,6 +44,11 @@ std::vector<NvmlSymbolSpec> BuildSymbolTable() {
                        "nvmlDeviceSetPowerManagementLimit"),
       ZEUS_NVML_SYMBOL(device_get_persistence_mode, false, "nvmlDeviceGetPersistenceMode"),
       ZEUS_NVML_SYMBOL(device_set_persistence_mode, false, "nvmlDeviceSetPersistenceMode"),
+      ZEUS_NVML_SYMBOL(device_set_gpu_locked_clocks, false, "nvmlDeviceSetGpuLockedClocks"),
+      ZEUS_NVML_SYMBOL(device_reset_gpu_locked_clocks, false, "nvmlDeviceResetGpuLockedClocks"),
+      ZEUS_NVML_SYMBOL(device_set_memory_locked_clocks, false, "nvmlDeviceSetMemoryLockedClocks"),
+      ZEUS_NVML_SYMBOL(device_reset_memory_locked_clocks, false,
+                       "nvmlDeviceResetMemoryLockedClocks"),
       ZEUS_NVML_SYMBOL(device_get_total_energy_consumption, false,
                        "nvmlDeviceGetTotalEnergyConsumption"),
   };

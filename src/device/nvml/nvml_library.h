@@ -40,6 +40,10 @@ struct NvmlFunctions {
   nvmlDeviceSetUint_fn device_set_power_management_limit = nullptr;
   nvmlDeviceGetEnableState_fn device_get_persistence_mode = nullptr;
   nvmlDeviceSetEnableState_fn device_set_persistence_mode = nullptr;
+  nvmlDeviceSetUint2_fn device_set_gpu_locked_clocks = nullptr;
+  nvmlDeviceReset_fn device_reset_gpu_locked_clocks = nullptr;
+  nvmlDeviceSetUint2_fn device_set_memory_locked_clocks = nullptr;
+  nvmlDeviceReset_fn device_reset_memory_locked_clocks = nullptr;
   nvmlDeviceGetUint64_fn device_get_total_energy_consumption = nullptr;
 };
 

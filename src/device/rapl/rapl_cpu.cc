@@ -7,7 +7,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "zeus/util/env.h"
+
 #include "src/device/rapl/rapl.h"
+#include "src/device/zeusd/zeusd_client.h"
+#include "src/device/zeusd/zeusd_cpu.h"
 
 namespace zeus::rapl {
 namespace {
@@ -152,6 +156,10 @@ StatusOr<std::vector<std::unique_ptr<Cpu>>> OpenRaplCpus(const RaplOptions& opti
 namespace zeus {
 
 StatusOr<std::vector<std::unique_ptr<Cpu>>> OpenCpus(const std::string& powercap_root) {
+  // ZEUSD_SOCK_PATH: the Zeus daemon reads the root-only counters for us.
+  if (std::optional<std::string> socket = GetEnv(zeusd::kSockPathEnv); socket && !socket->empty()) {
+    return zeusd::OpenZeusdCpus(*socket);
+  }
   rapl::RaplOptions options;
   options.powercap_root = powercap_root;
   return rapl::OpenRaplCpus(options);

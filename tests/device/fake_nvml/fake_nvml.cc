@@ -7,6 +7,8 @@
 //   FAKE_NVML_POWER_USAGE export nvmlDeviceGetPowerUsage.
 // Not NVIDIA code: written from the documented API.
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +37,9 @@ struct FakeDevice {
   unsigned int architecture = 9;
   unsigned int limit_mw = cfg::kDefaultLimitMw;
   int persistence = 0;
+  // Locked clock ranges in MHz; 0-0: unlocked.
+  unsigned int gpu_clocks[2] = {0, 0};
+  unsigned int mem_clocks[2] = {0, 0};
   unsigned long long energy_mj = 1'000'000;  // NOLINT(runtime/int): NVML's type.
 };
 
@@ -93,6 +98,51 @@ void Log(const char* line) {
   }
 }
 
+void Log(const std::string& line) { Log(line.c_str()); }
+
+// Loads limits and persistence modes from the kStateFile, when set.
+// REQUIRES: S().mu held.
+void LoadSharedState() {
+  const char* path = std::getenv(cfg::kStateFile);
+  if (path == nullptr) return;
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return;
+  char line[256];
+  for (FakeDevice& d : S().devices) {
+    if (std::fgets(line, sizeof(line), f) == nullptr) break;
+    unsigned int limit_mw = 0;
+    int persistence = 0;
+    unsigned int clocks[4] = {0, 0, 0, 0};
+    if (std::sscanf(line, "%u %d %u %u %u %u", &limit_mw, &persistence, &clocks[0], &clocks[1],
+                    &clocks[2], &clocks[3]) < 2) {
+      break;
+    }
+    d.limit_mw = limit_mw;
+    d.persistence = persistence;
+    d.gpu_clocks[0] = clocks[0];
+    d.gpu_clocks[1] = clocks[1];
+    d.mem_clocks[0] = clocks[2];
+    d.mem_clocks[1] = clocks[3];
+  }
+  std::fclose(f);
+}
+
+// Writes limits and persistence modes to the kStateFile, when set.
+// REQUIRES: S().mu held.
+void SaveSharedState() {
+  const char* path = std::getenv(cfg::kStateFile);
+  if (path == nullptr) return;
+  const std::string tmp = std::string(path) + ".tmp" + std::to_string(getpid());
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) return;
+  for (const FakeDevice& d : S().devices) {
+    std::fprintf(f, "%u %d %u %u %u %u\n", d.limit_mw, d.persistence, d.gpu_clocks[0],
+                 d.gpu_clocks[1], d.mem_clocks[0], d.mem_clocks[1]);
+  }
+  std::fclose(f);
+  std::rename(tmp.c_str(), path);
+}
+
 // REQUIRES: S().mu held.
 void Configure() {
   State& s = S();
@@ -142,6 +192,7 @@ nvmlReturn_t Device(void* handle, FakeDevice** out) {
   size_t index = reinterpret_cast<size_t>(handle);
   if (index == 0 || index > s.devices.size()) return kInvalidArgument;
   if (s.lost_after_reads >= 0 && s.reads >= s.lost_after_reads) return kGpuIsLost;
+  LoadSharedState();
   *out = &s.devices[index - 1];
   return kSuccess;
 }
@@ -266,6 +317,10 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(void* handle,
   if (s.set_rc != kSuccess) return s.set_rc;
   if (limit_mw < cfg::kMinLimitMw || limit_mw > cfg::kMaxLimitMw) return kInvalidArgument;
   d->limit_mw = limit_mw;
+  // Logged first: a reader that sees the new state also sees the line.
+  Log("set_power_limit " + std::to_string(reinterpret_cast<size_t>(handle) - 1) + " " +
+      std::to_string(limit_mw));
+  SaveSharedState();
   return kSuccess;
 }
 
@@ -284,7 +339,50 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPersistenceMode(void* handle, int mod
   if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
   if (s.set_rc != kSuccess) return s.set_rc;
   d->persistence = mode;
+  // Logged first: a reader that sees the new state also sees the line.
+  Log("set_persistence_mode " + std::to_string(reinterpret_cast<size_t>(handle) - 1) + " " +
+      std::to_string(mode));
+  SaveSharedState();
   return kSuccess;
+}
+
+namespace {
+
+// Sets (or, with `reset`, clears) one device's locked clock range.
+nvmlReturn_t LockClocks(void* handle, bool memory, bool reset, unsigned int min_mhz,
+                        unsigned int max_mhz) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  if (s.set_rc != kSuccess) return s.set_rc;
+  if (!reset && min_mhz > max_mhz) return kInvalidArgument;
+  unsigned int* clocks = memory ? d->mem_clocks : d->gpu_clocks;
+  clocks[0] = reset ? 0 : min_mhz;
+  clocks[1] = reset ? 0 : max_mhz;
+  const std::string gpu = std::to_string(reinterpret_cast<size_t>(handle) - 1);
+  const std::string what = std::string(memory ? "mem" : "gpu") + "_locked_clocks " + gpu;
+  Log(reset ? "reset_" + what
+            : "set_" + what + " " + std::to_string(min_mhz) + " " + std::to_string(max_mhz));
+  SaveSharedState();
+  return kSuccess;
+}
+
+}  // namespace
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetGpuLockedClocks(void* handle, unsigned int min_mhz,
+                                                           unsigned int max_mhz) {
+  return LockClocks(handle, false, false, min_mhz, max_mhz);
+}
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceResetGpuLockedClocks(void* handle) {
+  return LockClocks(handle, false, true, 0, 0);
+}
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(void* handle, unsigned int min_mhz,
+                                                              unsigned int max_mhz) {
+  return LockClocks(handle, true, false, min_mhz, max_mhz);
+}
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(void* handle) {
+  return LockClocks(handle, true, true, 0, 0);
 }
 
 #ifdef FAKE_NVML_POWER_USAGE

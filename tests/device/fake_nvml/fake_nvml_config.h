@@ -45,8 +45,17 @@ inline constexpr char kPowerLimitsMw[] = "FAKE_NVML_POWER_LIMITS_MW";
 // real time elapsed since then, so its rate equals the reported power.
 // Default: unset (steps per read).
 inline constexpr char kEnergyFromPower[] = "FAKE_NVML_ENERGY_FROM_POWER";
-// When set, "init" and "shutdown" lines are appended to this file.
+// When set, "init" and "shutdown" lines are appended to this file, and every
+// successful set call appends "set_power_limit <gpu> <mW>",
+// "set_persistence_mode <gpu> <0|1>", "set_gpu_locked_clocks <gpu> <min> <max>",
+// "reset_gpu_locked_clocks <gpu>" (and the same with mem_).
 inline constexpr char kLog[] = "FAKE_NVML_LOG";
+// When set, the devices' power limits and persistence modes live in this file
+// (one line per GPU: "<limit_mW> <persistence 0|1> <gpu clocks min> <max>
+// <mem clocks min> <max>", 0 0: unlocked), shared by every process
+// that loads the fake: read before each call, rewritten (temp + rename) by
+// each successful set. A missing file reads as the defaults.
+inline constexpr char kStateFile[] = "FAKE_NVML_STATE";
 
 // Fixed values the fake reports.
 inline constexpr unsigned int kMinLimitMw = 100'000;

@@ -1,0 +1,76 @@
+"""The zeus package needs no privilege with `zeus daemon`: with ZEUSD_SOCK_PATH
+set, the power-limit optimizer's limits go through the daemon, which puts
+them back when the Python process is SIGKILLed (no exit hook runs). The fake
+GPUs' state is shared between the processes through FAKE_NVML_STATE."""
+
+import os
+import re
+import signal
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+from conftest import run_python
+
+
+@pytest.fixture
+def zeus_daemon(tmp_path):
+    """A `zeus daemon` on a socket in tmp_path; yields (env for clients, the
+    fake GPUs' state file, a function returning the daemon's log so far)."""
+    zeus = os.environ.get("ZEUS_SERVE")
+    if not zeus:
+        pytest.fail("ZEUS_SERVE must name the zeus binary (run through ctest)")
+    sock = str(tmp_path / "zeusd.sock")
+    env = dict(os.environ, FAKE_NVML_STATE=str(tmp_path / "gpus"))
+    log_path = tmp_path / "daemon.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [zeus, "daemon", "--socket", sock, "--state-file", str(tmp_path / "state.json"),
+             "--powercap-root", str(tmp_path / "no-powercap"), "--group", str(os.getgid())],
+            env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 10
+        while "serving" not in log_path.read_text():
+            if proc.poll() is not None or time.time() > deadline:
+                pytest.fail(f"zeus daemon did not start: {log_path.read_text()}")
+            time.sleep(0.02)
+        yield dict(env, ZEUSD_SOCK_PATH=sock), tmp_path / "gpus", log_path.read_text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def limits_w(state_file):
+    if not state_file.exists():
+        return [700, 700]
+    return [int(line.split()[0]) // 1000 for line in state_file.read_text().splitlines()]
+
+
+def test_sigkilled_job_gets_its_limits_back_through_the_daemon(zeus_daemon):
+    env, state_file, daemon_log = zeus_daemon
+    script = textwrap.dedent("""
+        import os, signal
+        from zeus.device import get_gpus
+        from zeus.monitor import ZeusMonitor
+        from zeus.optimizer.power_limit import Energy, GlobalPowerLimitOptimizer
+
+        gpus = get_gpus()
+        plo = GlobalPowerLimitOptimizer(ZeusMonitor(), Energy(), wait_steps=1, warmup_steps=1,
+                                        profile_steps=3, pl_step=100, min_measure_time_s=0.0)
+        for _ in range(6):  # Wait, then 700 W (warm-up, measure), then 600 W is set.
+            plo.on_step_begin()
+        print("profiling", [gpus.getPowerManagementLimit(i) // 1000 for i in range(len(gpus))],
+              flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    result = run_python(["-c", script], env=env)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    assert "profiling [600, 600]" in result.stdout
+    pid_lines = re.findall(r"power limit 600000 mW for pid (\d+)", daemon_log())
+    assert len(pid_lines) == 2, daemon_log()  # Both GPUs, set by the daemon.
+    deadline = time.time() + 1.0
+    while limits_w(state_file) != [700, 700] and time.time() < deadline:
+        time.sleep(0.01)
+    assert limits_w(state_file) == [700, 700], daemon_log()

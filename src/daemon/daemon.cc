@@ -1,0 +1,71 @@
+#include "zeus/daemon/daemon.h"
+
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "src/daemon/http_server.h"
+#include "src/daemon/lease_table.h"
+#include "src/daemon/routes.h"
+
+namespace zeus {
+
+struct Daemon::State {
+  DaemonOptions options;
+  std::unique_ptr<daemon::LeaseTable> leases;
+  std::unique_ptr<daemon::Routes> routes;
+  std::unique_ptr<daemon::HttpServer> server;
+  bool stopped = false;
+};
+
+Daemon::Daemon(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+Daemon::~Daemon() { Stop(); }
+
+StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus,
+                                                DaemonOptions options) {
+  auto state = std::make_unique<State>();
+  state->options = std::move(options);
+  const DaemonOptions& o = state->options;
+  daemon::LeaseTableOptions lease_options;
+  lease_options.state_file = o.state_file;
+  lease_options.lease_timeout = o.lease_timeout;
+  lease_options.dry_run = o.dry_run;
+  lease_options.pause_at = o.pause_at;
+  lease_options.pause_marker = o.pause_marker;
+  state->leases = std::make_unique<daemon::LeaseTable>(gpus, lease_options);
+  // Before serving: whatever a crashed daemon left changed goes back.
+  ZEUS_RETURN_IF_ERROR(state->leases->Recover());
+  state->leases->Start();
+  state->routes = std::make_unique<daemon::Routes>(gpus, cpus, state->leases.get(), &o);
+  daemon::HttpServerOptions http;
+  http.socket_path = o.socket_path;
+  http.socket_group = o.socket_group;
+  http.socket_mode = o.socket_mode;
+  http.tcp_host = o.tcp_host;
+  http.tcp_port = o.tcp_port;
+  http.max_body_bytes = o.max_body_bytes;
+  http.request_timeout = o.request_timeout;
+  http.max_connections = o.max_connections;
+  daemon::Routes* routes = state->routes.get();
+  state->server = std::make_unique<daemon::HttpServer>(
+      http, [routes](const daemon::HttpRequest& request) { return routes->Handle(request); });
+  Status started = state->server->Start();
+  if (!started.ok()) {
+    state->server->Stop();
+    state->leases->Shutdown();
+    return started;
+  }
+  return std::unique_ptr<Daemon>(new Daemon(std::move(state)));
+}
+
+void Daemon::Stop() {
+  if (state_ == nullptr || state_->stopped) return;
+  state_->stopped = true;
+  state_->server->Stop();
+  state_->leases->Shutdown();
+}
+
+int Daemon::tcp_port() const { return state_->server->tcp_port(); }
+
+}  // namespace zeus

@@ -1,0 +1,48 @@
+// Who is on the other end of a connection: the peer credentials the kernel
+// records for a Unix socket (SO_PEERCRED), plus what /proc says about that
+// process (start time, supplementary groups).
+//
+// Thread-safety: free functions, no shared state.
+
+#ifndef ZEUS_SRC_DAEMON_PEER_H_
+#define ZEUS_SRC_DAEMON_PEER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "zeus/status.h"
+
+namespace zeus::daemon {
+
+struct Peer {
+  // False for a TCP client: the daemon does not know its process, and none of
+  // the fields below are meaningful.
+  bool local = false;
+  pid_t pid = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  // /proc/<pid>/stat field 22 (clock ticks after boot): with the pid, names
+  // one process even after its pid is reused. 0 when unknown.
+  uint64_t start_time = 0;
+  // Supplementary groups (/proc/<pid>/status "Groups:"), read at connect.
+  std::vector<gid_t> groups;
+  // "pid 1234 (uid 1000)" or "a TCP client at 127.0.0.1:5555".
+  std::string description;
+
+  bool InGroup(gid_t group) const;
+};
+
+// The credentials of the process that connected Unix socket `fd`.
+// kIoError when getsockopt(SO_PEERCRED) fails.
+StatusOr<Peer> PeerOfUnixSocket(int fd);
+
+// The start time of `pid` (see Peer::start_time); kNotFound when the process
+// is gone or a zombie (it has exited: its settings must come back).
+StatusOr<uint64_t> ProcessStartTime(pid_t pid);
+
+}  // namespace zeus::daemon
+
+#endif  // ZEUS_SRC_DAEMON_PEER_H_

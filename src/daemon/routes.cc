@@ -1,0 +1,464 @@
+#include "src/daemon/routes.h"
+
+#include <grp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/util/json.h"
+#include "zeus/util/strings.h"
+
+namespace zeus::daemon {
+namespace {
+
+using json = nlohmann::json;
+
+HttpResponse Json(int status, const json& body) { return HttpResponse{status, body.dump()}; }
+
+HttpResponse Error(int status, const std::string& message) {
+  return Json(status, json{{"error", message}});
+}
+
+int HttpStatusOf(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:
+    case StatusCode::kNotSupported:
+      return 400;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kAborted:
+    case StatusCode::kAlreadyExists:
+      return 409;
+    case StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+HttpResponse ErrorOf(const Status& s) { return Error(HttpStatusOf(s), s.message()); }
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+StatusOr<std::string> PercentDecode(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] != '%') {
+      out += text[i];
+    } else {
+      const int hi = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
+      const int lo = i + 2 < text.size() ? HexValue(text[i + 2]) : -1;
+      if (hi < 0 || lo < 0) {
+        return InvalidArgumentError("query: bad %-escape in \"" + std::string(text.substr(0, 64)) +
+                                    "\"");
+      }
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    }
+  }
+  return out;
+}
+
+StatusOr<uint32_t> Uint32Param(const std::map<std::string, std::string>& params,
+                               const std::string& name) {
+  auto it = params.find(name);
+  if (it == params.end()) return InvalidArgumentError("missing parameter " + name);
+  StatusOr<uint64_t> value = ParseUint64(it->second);
+  if (!value.ok() || *value > UINT32_MAX) {
+    return InvalidArgumentError(name + " \"" + it->second.substr(0, 64) +
+                                "\": expected an integer in [0, 4294967295]");
+  }
+  return static_cast<uint32_t>(*value);
+}
+
+StatusOr<std::optional<bool>> BoolParam(const std::map<std::string, std::string>& params,
+                                        const std::string& name) {
+  auto it = params.find(name);
+  if (it == params.end()) return std::optional<bool>();
+  if (it->second == "true") return std::optional<bool>(true);
+  if (it->second == "false") return std::optional<bool>(false);
+  return InvalidArgumentError(name + " \"" + it->second.substr(0, 64) +
+                              "\": expected true or false");
+}
+
+StatusOr<bool> RequiredBool(const std::map<std::string, std::string>& params,
+                            const std::string& name) {
+  ZEUS_ASSIGN_OR_RETURN(std::optional<bool> value, BoolParam(params, name));
+  if (!value) return InvalidArgumentError("missing parameter " + name);
+  return *value;
+}
+
+// The legacy routes' JSON body as parameters ("true"/"false", integers).
+StatusOr<std::map<std::string, std::string>> BodyParams(const std::string& body) {
+  std::map<std::string, std::string> params;
+  if (Trim(body).empty()) return params;
+  ZEUS_ASSIGN_OR_RETURN(json doc, ParseJson(body, "request body", JsonLimits{64 * 1024, 4}));
+  ZEUS_ASSIGN_OR_RETURN(
+      JsonFields fields,
+      JsonFields::Of(doc, "request body",
+                     {"power_limit_mw", "enabled", "min_clock_mhz", "max_clock_mhz", "block"}));
+  for (const auto& [key, value] : fields.object().items()) {
+    if (value.is_boolean()) {
+      params[key] = value.get<bool>() ? "true" : "false";
+    } else if (value.is_number_unsigned()) {
+      params[key] = std::to_string(value.get<uint64_t>());
+    } else {
+      return InvalidArgumentError(
+          "request body: field '" + key + "': expected " +
+          (key == "enabled" || key == "block" ? "true or false" : "a non-negative integer") +
+          ", got " + DescribeJson(value));
+    }
+  }
+  return params;
+}
+
+std::string GroupName(gid_t gid) {
+  group* g = getgrgid(gid);
+  return g != nullptr ? "'" + std::string(g->gr_name) + "' (gid " + std::to_string(gid) + ")"
+                      : "gid " + std::to_string(gid);
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, std::string>> ParseQuery(const std::string& query) {
+  std::map<std::string, std::string> params;
+  if (query.empty()) return params;
+  for (const std::string& item : Split(query, '&')) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    ZEUS_ASSIGN_OR_RETURN(std::string name, PercentDecode(item.substr(0, eq)));
+    ZEUS_ASSIGN_OR_RETURN(
+        std::string value,
+        PercentDecode(eq == std::string::npos ? std::string() : item.substr(eq + 1)));
+    if (!params.emplace(name, value).second) {
+      return InvalidArgumentError("query: parameter " + name.substr(0, 64) + " given twice");
+    }
+  }
+  return params;
+}
+
+Routes::Routes(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus, LeaseTable* leases,
+               const DaemonOptions* options)
+    : gpus_(std::move(gpus)), cpus_(std::move(cpus)), leases_(leases), options_(options) {}
+
+Status Routes::Authorize(const Peer& peer, bool write) const {
+  if (!write && !options_->restrict_reads) return Status::Ok();
+  const std::string what = write ? "change GPU settings" : "read (this daemon restricts reads)";
+  if (!peer.local) {
+    return PermissionDeniedError(
+        peer.description + " may not " + what + ": " +
+        (write ? "changes are accepted only on the Unix socket " + options_->socket_path +
+                     ", where the daemon knows the client process and can lease the change to it"
+               : "only root and the control group may, over the Unix socket " +
+                     options_->socket_path));
+  }
+  if (peer.uid == 0) return Status::Ok();
+  if (options_->control_group && peer.InGroup(*options_->control_group)) return Status::Ok();
+  return PermissionDeniedError(peer.description + " may not " + what + ": only root" +
+                               (options_->control_group
+                                    ? " and members of group " + GroupName(*options_->control_group)
+                                    : std::string(" (the daemon was started without --group)")) +
+                               " may");
+}
+
+StatusOr<std::vector<int>> Routes::GpuIds(const Params& params, bool required) const {
+  std::vector<int> ids;
+  auto it = params.find("gpu_ids");
+  if (it == params.end()) {
+    if (required) return InvalidArgumentError("missing parameter gpu_ids (e.g. gpu_ids=0,1)");
+    for (size_t i = 0; i < gpus_.size(); ++i) ids.push_back(static_cast<int>(i));
+    return ids;
+  }
+  for (const std::string& item : Split(it->second, ',')) {
+    StatusOr<int64_t> id = ParseInt64(item);
+    if (!id.ok() || *id < 0 || *id > 1'000'000) {
+      return InvalidArgumentError("gpu_ids \"" + it->second.substr(0, 64) +
+                                  "\": expected comma-separated GPU indices");
+    }
+    if (*id >= static_cast<int64_t>(gpus_.size())) {
+      return InvalidArgumentError("GPU index " + std::to_string(*id) +
+                                  " does not exist (this daemon has " +
+                                  std::to_string(gpus_.size()) + " GPUs)");
+    }
+    if (std::find(ids.begin(), ids.end(), *id) != ids.end()) {
+      return InvalidArgumentError("gpu_ids: GPU " + std::to_string(*id) + " is listed twice");
+    }
+    ids.push_back(static_cast<int>(*id));
+  }
+  return ids;
+}
+
+StatusOr<std::vector<int>> Routes::CpuIds(const Params& params) const {
+  std::vector<int> ids;
+  auto it = params.find("cpu_ids");
+  if (it == params.end()) {
+    for (size_t i = 0; i < cpus_.size(); ++i) ids.push_back(static_cast<int>(i));
+    return ids;
+  }
+  for (const std::string& item : Split(it->second, ',')) {
+    StatusOr<int64_t> id = ParseInt64(item);
+    if (!id.ok() || *id < 0) {
+      return InvalidArgumentError("cpu_ids \"" + it->second.substr(0, 64) +
+                                  "\": expected comma-separated CPU indices");
+    }
+    if (*id >= static_cast<int64_t>(cpus_.size())) {
+      return InvalidArgumentError("CPU index " + std::to_string(*id) +
+                                  " does not exist (this daemon has " +
+                                  std::to_string(cpus_.size()) + " CPUs)");
+    }
+    ids.push_back(static_cast<int>(*id));
+  }
+  return ids;
+}
+
+HttpResponse Routes::Control(const std::string& op, const Params& params, const Peer& peer) {
+  if (Status s = Authorize(peer, true); !s.ok()) return ErrorOf(s);
+  StatusOr<std::vector<int>> ids = GpuIds(params, true);
+  if (!ids.ok()) return ErrorOf(ids.status());
+  StatusOr<std::optional<bool>> block = BoolParam(params, "block");
+  if (!block.ok()) return ErrorOf(block.status());
+  std::vector<Change> changes(1);
+  Change& change = changes[0];
+  if (op == "set_gpu_locked_clocks" || op == "set_mem_locked_clocks") {
+    StatusOr<uint32_t> min_mhz = Uint32Param(params, "min_clock_mhz");
+    if (!min_mhz.ok()) return ErrorOf(min_mhz.status());
+    StatusOr<uint32_t> max_mhz = Uint32Param(params, "max_clock_mhz");
+    if (!max_mhz.ok()) return ErrorOf(max_mhz.status());
+    if (*min_mhz > *max_mhz) {
+      return Error(400, "min_clock_mhz " + std::to_string(*min_mhz) + " is above max_clock_mhz " +
+                            std::to_string(*max_mhz));
+    }
+    change = Change{
+        op == "set_gpu_locked_clocks" ? Setting::kGpuLockedClocks : Setting::kMemLockedClocks,
+        *min_mhz, *max_mhz, false};
+  } else if (op == "reset_gpu_locked_clocks") {
+    change = Change{Setting::kGpuLockedClocks, 0, 0, true};
+  } else if (op == "reset_mem_locked_clocks") {
+    change = Change{Setting::kMemLockedClocks, 0, 0, true};
+  } else if (op == "reset_locked_clocks") {
+    change = Change{Setting::kGpuLockedClocks, 0, 0, true};
+    changes.push_back(Change{Setting::kMemLockedClocks, 0, 0, true});
+  } else if (op == "set_power_limit") {
+    StatusOr<uint32_t> limit = Uint32Param(params, "power_limit_mw");
+    if (!limit.ok()) return ErrorOf(limit.status());
+    change = Change{Setting::kPowerLimit, *limit};
+  } else if (op == "set_persistence_mode") {
+    StatusOr<bool> enabled = RequiredBool(params, "enabled");
+    if (!enabled.ok()) return ErrorOf(enabled.status());
+    change = Change{Setting::kPersistenceMode, *enabled ? 1u : 0u};
+  } else {
+    return Error(404, "no route POST /gpu/" + op);
+  }
+  // block=false is accepted and served as block=true: the change is made
+  // before the answer, which only strengthens the contract.
+  std::vector<Status> results = leases_->Apply(peer, *ids, changes[0]);
+  for (size_t c = 1; c < changes.size(); ++c) {
+    const std::vector<Status> more = leases_->Apply(peer, *ids, changes[c]);
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (results[i].ok()) results[i] = more[i];
+    }
+  }
+  int worst = 200;
+  json errors = json::object();
+  std::string first;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].ok()) continue;
+    worst = std::max(worst, HttpStatusOf(results[i]));
+    errors[std::to_string((*ids)[i])] = results[i].message();
+    if (first.empty()) first = results[i].message();
+  }
+  if (worst == 200) return HttpResponse{200, "", "text/plain"};
+  json body{{"error", first}};
+  if (results.size() > 1) body["errors"] = errors;
+  return Json(worst, body);
+}
+
+HttpResponse Routes::GpuRead(const std::string& op, const Params& params) {
+  StatusOr<std::vector<int>> ids = GpuIds(params, false);
+  if (!ids.ok()) return ErrorOf(ids.status());
+  json out = json::object();
+  json power = json::object();
+  for (int id : *ids) {
+    Gpu* gpu = gpus_[static_cast<size_t>(id)];
+    const std::string key = std::to_string(id);
+    if (op == "get_power_limit") {
+      StatusOr<uint32_t> v = gpu->PowerLimitMw();
+      if (!v.ok()) return ErrorOf(v.status());
+      out[key] = {{"power_limit_mw", *v}};
+    } else if (op == "get_power_limit_constraints") {
+      StatusOr<PowerLimitConstraints> v = gpu->PowerLimitConstraintsMw();
+      if (!v.ok()) return ErrorOf(v.status());
+      out[key] = {{"min_power_limit_mw", v->min_mw}, {"max_power_limit_mw", v->max_mw}};
+    } else if (op == "get_persistence_mode") {
+      StatusOr<bool> v = gpu->PersistenceMode();
+      if (!v.ok()) return ErrorOf(v.status());
+      out[key] = {{"enabled", *v}};
+    } else if (op == "get_cumulative_energy") {
+      StatusOr<uint64_t> v = gpu->TotalEnergyMj();
+      if (!v.ok()) return ErrorOf(v.status());
+      out[key] = {{"energy_mj", *v}};
+    } else if (op == "get_power") {
+      StatusOr<uint32_t> v = gpu->PowerMw();
+      if (!v.ok()) return ErrorOf(v.status());
+      power[key] = *v;
+    } else {
+      return Error(404, "no route GET /gpu/" + op);
+    }
+  }
+  if (op == "get_power") return Json(200, json{{"timestamp_ms", NowMs()}, {"power_mw", power}});
+  return Json(200, out);
+}
+
+HttpResponse Routes::CpuRead(const std::string& op, const Params& params) {
+  if (op != "get_cumulative_energy") {
+    return Error(404,
+                 "no route GET /cpu/" + op + " (this daemon serves /cpu/get_cumulative_energy)");
+  }
+  StatusOr<std::vector<int>> ids = CpuIds(params);
+  if (!ids.ok()) return ErrorOf(ids.status());
+  StatusOr<bool> want_cpu = RequiredBool(params, "cpu");
+  if (!want_cpu.ok()) return ErrorOf(want_cpu.status());
+  StatusOr<bool> want_dram = RequiredBool(params, "dram");
+  if (!want_dram.ok()) return ErrorOf(want_dram.status());
+  json out = json::object();
+  for (int id : *ids) {
+    Cpu* cpu = cpus_[static_cast<size_t>(id)];
+    json entry{{"cpu_energy_uj", nullptr}, {"dram_energy_uj", nullptr}};
+    if (*want_cpu) {
+      StatusOr<uint64_t> v = cpu->PackageEnergyUj();
+      if (!v.ok()) return ErrorOf(v.status());
+      entry["cpu_energy_uj"] = *v;
+    }
+    if (*want_dram && cpu->HasDram()) {
+      StatusOr<uint64_t> v = cpu->DramEnergyUj();
+      if (!v.ok()) return ErrorOf(v.status());
+      entry["dram_energy_uj"] = *v;
+    }
+    out[std::to_string(id)] = entry;
+  }
+  return Json(200, out);
+}
+
+HttpResponse Routes::Discover() {
+  json gpu_ids = json::array(), gpus = json::array();
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    StatusOr<std::string> name = gpus_[i]->Name();
+    StatusOr<uint64_t> energy = gpus_[i]->TotalEnergyMj();
+    gpu_ids.push_back(i);
+    gpus.push_back({{"id", i},
+                    {"name", name.ok() ? *name : "unknown"},
+                    {"cumulative_energy_available", energy.ok()}});
+  }
+  json cpu_ids = json::array(), cpus = json::array(), dram = json::array();
+  for (size_t i = 0; i < cpus_.size(); ++i) {
+    cpu_ids.push_back(i);
+    dram.push_back(cpus_[i]->HasDram());
+    cpus.push_back({{"id", i}, {"dram_available", cpus_[i]->HasDram()}});
+  }
+  return Json(200, json{{"gpu_ids", gpu_ids},
+                        {"cpu_ids", cpu_ids},
+                        {"dram_available", dram},
+                        {"gpus", gpus},
+                        {"cpus", cpus},
+                        {"enabled_api_groups", {"gpu-control", "gpu-read", "cpu-read"}},
+                        {"auth_required", false},
+                        {"dry_run", options_->dry_run},
+                        {"lease_timeout_ms", options_->lease_timeout.count()}});
+}
+
+HttpResponse Routes::Handle(const HttpRequest& request) {
+  leases_->Touch(request.peer);
+  const size_t question = request.target.find('?');
+  const std::string path = request.target.substr(0, question);
+  StatusOr<Params> params =
+      ParseQuery(question == std::string::npos ? "" : request.target.substr(question + 1));
+  if (!params.ok()) return ErrorOf(params.status());
+  const bool get = request.method == "GET";
+  const bool post = request.method == "POST";
+  auto method_not_allowed = [&](const char* allowed) {
+    HttpResponse r = Error(405, request.method.substr(0, 16) + " " + path.substr(0, 128) +
+                                    ": method not allowed (use " + allowed + ")");
+    return r;
+  };
+
+  if (path == "/discover") return get ? Discover() : method_not_allowed("GET");
+  if (path == "/time") {
+    return get ? Json(200, json{{"timestamp_ms", NowMs()}}) : method_not_allowed("GET");
+  }
+  if (path == "/leases") {
+    if (!get) return method_not_allowed("GET");
+    if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
+    json leases = json::array();
+    for (const LeaseRecord& r : leases_->Records()) {
+      json j{{"gpu", r.gpu}, {"pid", r.pid}, {"uid", r.uid}};
+      if (r.original_power_limit_mw) j["original_power_limit_mw"] = *r.original_power_limit_mw;
+      if (r.original_persistence_mode)
+        j["original_persistence_mode"] = *r.original_persistence_mode;
+      if (r.reset_gpu_locked_clocks) j["reset_gpu_locked_clocks"] = true;
+      if (r.reset_mem_locked_clocks) j["reset_mem_locked_clocks"] = true;
+      leases.push_back(j);
+    }
+    return Json(200, json{{"leases", leases}});
+  }
+  if (path == "/lease/release") {
+    if (!post) return method_not_allowed("POST");
+    if (!request.peer.local) return Error(403, "leases belong to Unix-socket clients only");
+    return Json(200, json{{"released_gpus", leases_->Release(request.peer)}});
+  }
+  static const char* const kControl[] = {"set_power_limit",       "set_persistence_mode",
+                                         "set_gpu_locked_clocks", "reset_gpu_locked_clocks",
+                                         "set_mem_locked_clocks", "reset_mem_locked_clocks",
+                                         "reset_locked_clocks"};
+  if (StartsWith(path, "/gpu/")) {
+    std::string rest = path.substr(5);
+    Params merged = *params;
+    // Legacy form: /gpu/<id>/<op> with a JSON body.
+    const size_t slash = rest.find('/');
+    if (slash != std::string::npos) {
+      const std::string id = rest.substr(0, slash);
+      rest = rest.substr(slash + 1);
+      StatusOr<Params> body = BodyParams(request.body);
+      if (!body.ok()) return ErrorOf(body.status());
+      merged = *body;
+      merged["gpu_ids"] = id;
+    }
+    for (const char* op : kControl) {
+      if (rest == op)
+        return post ? Control(rest, merged, request.peer) : method_not_allowed("POST");
+    }
+    if (!get) return method_not_allowed("GET");
+    if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
+    if (rest == "stream_power") {
+      return Error(404, "GET /gpu/stream_power: not served by this daemon (use /gpu/get_power)");
+    }
+    return GpuRead(rest, merged);
+  }
+  if (StartsWith(path, "/cpu/")) {
+    if (!get) return method_not_allowed("GET");
+    if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
+    return CpuRead(path.substr(5), *params);
+  }
+  return Error(404, "no route " + path.substr(0, 128));
+}
+
+}  // namespace zeus::daemon

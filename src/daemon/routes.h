@@ -1,0 +1,61 @@
+// The HTTP API: the original zeusd's routes (GPU control and reads, CPU
+// energy reads, /discover, /time), its legacy per-GPU routes
+// (POST /gpu/<id>/set_power_limit with a JSON body), and the lease routes of
+// this daemon (GET /leases, POST /lease/release). Parameters and error
+// statuses follow zeusd: 400 for bad input or an unknown device, 403 when
+// not authorised, 409 (ours) when another client holds the GPU; error bodies
+// are {"error": "..."}, plus {"errors": {"<gpu>": "..."}} for several GPUs.
+//
+// Thread-safety: Handle may be called concurrently.
+
+#ifndef ZEUS_SRC_DAEMON_ROUTES_H_
+#define ZEUS_SRC_DAEMON_ROUTES_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zeus/daemon/daemon.h"
+#include "zeus/device/cpu.h"
+#include "zeus/device/gpu.h"
+#include "zeus/status.h"
+
+#include "src/daemon/http_server.h"
+#include "src/daemon/lease_table.h"
+
+namespace zeus::daemon {
+
+// Splits "a=1&b=x%20y" into a map, percent-decoding names and values.
+// kInvalidArgument for a bad escape or a parameter given twice.
+StatusOr<std::map<std::string, std::string>> ParseQuery(const std::string& query);
+
+class Routes {
+ public:
+  // Everything must outlive this object.
+  Routes(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus, LeaseTable* leases,
+         const DaemonOptions* options);
+
+  HttpResponse Handle(const HttpRequest& request);
+
+ private:
+  using Params = std::map<std::string, std::string>;
+
+  // OK when `peer` may change settings (or read, with `write` false).
+  Status Authorize(const Peer& peer, bool write) const;
+  StatusOr<std::vector<int>> GpuIds(const Params& params, bool required) const;
+  StatusOr<std::vector<int>> CpuIds(const Params& params) const;
+  HttpResponse Control(const std::string& op, const Params& params, const Peer& peer);
+  HttpResponse GpuRead(const std::string& op, const Params& params);
+  HttpResponse CpuRead(const std::string& op, const Params& params);
+  HttpResponse Discover();
+
+  const std::vector<Gpu*> gpus_;
+  const std::vector<Cpu*> cpus_;
+  LeaseTable* const leases_;
+  const DaemonOptions* const options_;
+};
+
+}  // namespace zeus::daemon
+
+#endif  // ZEUS_SRC_DAEMON_ROUTES_H_

@@ -1,0 +1,102 @@
+#include "src/daemon/state_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/util/file.h"
+#include "zeus/util/json.h"
+
+namespace zeus::daemon {
+namespace {
+
+constexpr int kVersion = 1;
+
+Status Errno(const std::string& what) { return IoError(what + ": " + std::strerror(errno)); }
+
+Status WriteAll(int fd, const std::string& data, const std::string& path) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Errno(path + ": write");
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::vector<LeaseRecord>> LoadLeaseRecords(const std::string& path) {
+  StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) return std::vector<LeaseRecord>{};
+    return text.status();
+  }
+  ZEUS_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(*text, path));
+  ZEUS_ASSIGN_OR_RETURN(JsonFields top, JsonFields::Of(doc, path, {"version", "leases"}));
+  ZEUS_ASSIGN_OR_RETURN(int64_t version, top.Int("version", kVersion, kVersion));
+  (void)version;
+  ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* leases, top.Array("leases"));
+  std::vector<LeaseRecord> records;
+  for (size_t i = 0; i < leases->size(); ++i) {
+    ZEUS_ASSIGN_OR_RETURN(JsonFields f, top.Element("leases", i));
+    LeaseRecord r;
+    ZEUS_ASSIGN_OR_RETURN(int64_t gpu, f.Int("gpu", 0, 1 << 20));
+    ZEUS_ASSIGN_OR_RETURN(int64_t pid, f.Int("pid", 0, JsonFields::kMaxInt));
+    ZEUS_ASSIGN_OR_RETURN(int64_t uid, f.Int("uid", 0, JsonFields::kMaxInt));
+    ZEUS_ASSIGN_OR_RETURN(std::optional<uint64_t> start, f.OptionalUint64("start_time"));
+    ZEUS_ASSIGN_OR_RETURN(std::optional<int64_t> limit,
+                          f.OptionalInt("original_power_limit_mw", 0, UINT32_MAX));
+    ZEUS_ASSIGN_OR_RETURN(r.original_persistence_mode, f.OptionalBool("original_persistence_mode"));
+    ZEUS_ASSIGN_OR_RETURN(std::optional<bool> gpu_clocks,
+                          f.OptionalBool("reset_gpu_locked_clocks"));
+    ZEUS_ASSIGN_OR_RETURN(std::optional<bool> mem_clocks,
+                          f.OptionalBool("reset_mem_locked_clocks"));
+    r.reset_gpu_locked_clocks = gpu_clocks.value_or(false);
+    r.reset_mem_locked_clocks = mem_clocks.value_or(false);
+    r.gpu = static_cast<int>(gpu);
+    r.pid = static_cast<pid_t>(pid);
+    r.uid = static_cast<uid_t>(uid);
+    r.start_time = start.value_or(0);
+    if (limit) r.original_power_limit_mw = static_cast<uint32_t>(*limit);
+    records.push_back(r);
+  }
+  return records;
+}
+
+Status SaveLeaseRecords(const std::string& path, const std::vector<LeaseRecord>& records) {
+  nlohmann::json leases = nlohmann::json::array();
+  for (const LeaseRecord& r : records) {
+    nlohmann::json j = {
+        {"gpu", r.gpu}, {"pid", r.pid}, {"uid", r.uid}, {"start_time", r.start_time}};
+    if (r.original_power_limit_mw) j["original_power_limit_mw"] = *r.original_power_limit_mw;
+    if (r.original_persistence_mode) j["original_persistence_mode"] = *r.original_persistence_mode;
+    if (r.reset_gpu_locked_clocks) j["reset_gpu_locked_clocks"] = true;
+    if (r.reset_mem_locked_clocks) j["reset_mem_locked_clocks"] = true;
+    leases.push_back(j);
+  }
+  const std::string text = nlohmann::json{{"version", kVersion}, {"leases", leases}}.dump(2) + "\n";
+  const std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Errno(tmp + ": open");
+  Status written = WriteAll(fd, text, tmp);
+  if (written.ok() && fsync(fd) != 0) written = Errno(tmp + ": fsync");
+  close(fd);
+  if (!written.ok()) return written;
+  if (rename(tmp.c_str(), path.c_str()) != 0) return Errno(path + ": rename from " + tmp);
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return Errno(dir + ": open");
+  const bool synced = fsync(dir_fd) == 0;
+  close(dir_fd);
+  if (!synced) return Errno(dir + ": fsync");
+  return Status::Ok();
+}
+
+}  // namespace zeus::daemon

@@ -1,0 +1,31 @@
+// A minimal client of the Zeus daemon's HTTP API on its Unix socket, for the
+// device backends' relays (ZEUSD_SOCK_PATH). One request per connection, so
+// the daemon sees this process's credentials on every call and leases each
+// change to it.
+//
+// Thread-safety: free functions; concurrent calls use separate connections.
+
+#ifndef ZEUS_SRC_DEVICE_ZEUSD_ZEUSD_CLIENT_H_
+#define ZEUS_SRC_DEVICE_ZEUSD_ZEUSD_CLIENT_H_
+
+#include <string>
+
+#include "zeus/status.h"
+
+namespace zeus::zeusd {
+
+// The environment variable naming the daemon's socket (as the original Zeus).
+inline constexpr char kSockPathEnv[] = "ZEUSD_SOCK_PATH";
+
+// Sends `method target` to the daemon at `socket_path` and returns the body of
+// a 200 answer. Otherwise an error whose message is "zeusd at <socket>:
+// <method target>: <daemon's error>" and whose code follows the HTTP status:
+// 400 kInvalidArgument, 403 kPermissionDenied, 404 kNotSupported,
+// 409 kFailedPrecondition, anything else (or no answer within 10 s)
+// kUnavailable.
+StatusOr<std::string> Request(const std::string& socket_path, const std::string& method,
+                              const std::string& target);
+
+}  // namespace zeus::zeusd
+
+#endif  // ZEUS_SRC_DEVICE_ZEUSD_ZEUSD_CLIENT_H_

@@ -1,0 +1,430 @@
+// `zeus daemon` end to end: the built binary over the fake libnvml (GPU state
+// shared through a file), clients in forked processes. Every limit a client
+// changes comes back when it ends (SIGKILL, SIGTERM, exit) or its lease times
+// out; a second client is refused while one holds a GPU; a daemon killed
+// mid-change puts the originals back when restarted; only root and the
+// control group may change; hostile requests get a 4xx and the daemon lives.
+
+#include <grp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "zeus/util/file.h"
+
+#include "tests/daemon/daemon_harness.h"
+#include "tests/testing/temp_dir.h"
+
+namespace zeus::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+constexpr unsigned int kDefaultMw = 700'000;  // The fake's default limit.
+
+std::string SetLimit(int gpu, unsigned int mw) {
+  return "/gpu/set_power_limit?gpu_ids=" + std::to_string(gpu) +
+         "&power_limit_mw=" + std::to_string(mw) + "&block=true";
+}
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Readable by `nobody` (the authorisation tests' clients).
+    chmod(dir_.path().c_str(), 0755);
+  }
+
+  bool AllDefault() {
+    for (const FakeGpuSettings& g : daemon_.Gpus()) {
+      if (g.power_limit_mw != kDefaultMw || g.persistence != 0 || g.gpu_clocks_max_mhz != 0 ||
+          g.mem_clocks_max_mhz != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // A client that sets `mw` on `gpu` (and persistence mode on), reports the
+  // two statuses, then holds until killed.
+  std::unique_ptr<ClientProcess> HoldingClient(int gpu, unsigned int mw) {
+    const std::string sock = daemon_.socket();
+    auto client = std::make_unique<ClientProcess>([sock, gpu, mw](ClientProcess& self) -> int {
+      HttpResult a = Http(sock, "POST", SetLimit(gpu, mw));
+      HttpResult b = Http(
+          sock, "POST",
+          "/gpu/set_persistence_mode?gpu_ids=" + std::to_string(gpu) + "&enabled=true&block=true");
+      self.Report(std::to_string(a.status) + " " + std::to_string(b.status) + " " + a.body +
+                  b.body);
+      ClientProcess::HoldForever();
+    });
+    EXPECT_EQ(client->NextReport(), "200 200 ");
+    return client;
+  }
+
+  TempDir dir_;
+  DaemonProcess daemon_{dir_.path()};
+};
+
+TEST_F(DaemonTest, ClientKilledBySigkillGetsItsLimitsPutBackWithinOneSecond) {
+  ASSERT_TRUE(daemon_.Start());
+  auto client = HoldingClient(1, 250'000);
+  EXPECT_EQ(daemon_.Gpus()[1].power_limit_mw, 250'000u);
+  EXPECT_EQ(daemon_.Gpus()[1].persistence, 1);
+  HttpResult leases = Http(daemon_.socket(), "GET", "/leases");
+  EXPECT_THAT(leases.body, HasSubstr("\"pid\":" + std::to_string(client->pid())));
+  EXPECT_THAT(leases.body, HasSubstr("\"original_power_limit_mw\":700000"));
+  client->Kill(SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return AllDefault(); }, milliseconds(1000)));
+  EXPECT_TRUE(
+      WaitFor([&] { return Http(daemon_.socket(), "GET", "/leases").body == "{\"leases\":[]}"; },
+              milliseconds(1000)));
+  EXPECT_EQ(ReadFileToString(daemon_.state_file()).value_or("?").find("\"pid\""),
+            std::string::npos);
+}
+
+TEST_F(DaemonTest, ClientEndingBySigtermOrExitGetsItsLimitsPutBack) {
+  ASSERT_TRUE(daemon_.Start());
+  auto client = HoldingClient(0, 300'000);
+  EXPECT_EQ(daemon_.Gpus()[0].power_limit_mw, 300'000u);
+  client->Kill(SIGTERM);
+  EXPECT_TRUE(WaitFor([&] { return AllDefault(); }, milliseconds(1000)));
+
+  const std::string sock = daemon_.socket();
+  ClientProcess exiting([sock](ClientProcess& self) {
+    self.Report(std::to_string(Http(sock, "POST", SetLimit(2, 400'000)).status));
+    return 0;
+  });
+  EXPECT_EQ(exiting.NextReport(), "200");
+  EXPECT_EQ(WEXITSTATUS(exiting.Wait()), 0);
+  EXPECT_TRUE(WaitFor([&] { return AllDefault(); }, milliseconds(1000)));
+  // The change was made: the fake's log has it, then the original.
+  const std::string log = ReadFileToString(daemon_.gpu_log()).value_or("");
+  EXPECT_THAT(log, HasSubstr("set_power_limit 2 400000\nset_power_limit 2 700000\n"));
+}
+
+TEST_F(DaemonTest, LockedClocksAreResetWhenTheClientEnds) {
+  ASSERT_TRUE(daemon_.Start());
+  const std::string sock = daemon_.socket();
+  auto client = std::make_unique<ClientProcess>([sock](ClientProcess& self) -> int {
+    HttpResult a = Http(
+        sock, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=900&max_clock_mhz=1500");
+    HttpResult b = Http(sock, "POST", "/gpu/1/set_mem_locked_clocks",
+                        "{\"min_clock_mhz\": 2619, \"max_clock_mhz\": 2619, \"block\": true}");
+    self.Report(std::to_string(a.status) + " " + std::to_string(b.status) + " " + a.body + b.body);
+    ClientProcess::HoldForever();
+  });
+  EXPECT_EQ(client->NextReport(), "200 200 ");
+  FakeGpuSettings g = daemon_.Gpus()[1];
+  EXPECT_EQ(g.gpu_clocks_min_mhz, 900u);
+  EXPECT_EQ(g.gpu_clocks_max_mhz, 1500u);
+  EXPECT_EQ(g.mem_clocks_max_mhz, 2619u);
+  EXPECT_THAT(Http(sock, "GET", "/leases").body, HasSubstr("\"reset_gpu_locked_clocks\":true"));
+  client->Kill(SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return AllDefault(); }, milliseconds(1000)));
+  EXPECT_THAT(ReadFileToString(daemon_.gpu_log()).value_or(""),
+              HasSubstr("reset_gpu_locked_clocks 1\nreset_mem_locked_clocks 1\n"));
+}
+
+TEST_F(DaemonTest, LeaseTimesOutWhileTheClientLives) {
+  ASSERT_TRUE(daemon_.Start({"--lease-timeout-s", "0.3"}));
+  auto client = HoldingClient(3, 200'000);
+  EXPECT_EQ(daemon_.Gpus()[3].power_limit_mw, 200'000u);
+  EXPECT_TRUE(WaitFor([&] { return AllDefault(); }, milliseconds(1000)));
+  EXPECT_EQ(kill(client->pid(), 0), 0) << "the client must still be alive";
+  // Logged once the settings are back.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return ReadFileToString(daemon_.log()).value_or("").find("lease timed out") !=
+               std::string::npos;
+      },
+      milliseconds(1000)));
+}
+
+TEST_F(DaemonTest, SecondClientIsRefusedWhileTheFirstHoldsTheGpu) {
+  ASSERT_TRUE(daemon_.Start());
+  auto first = HoldingClient(0, 200'000);
+  HttpResult refused = Http(daemon_.socket(), "POST", SetLimit(0, 500'000));
+  EXPECT_EQ(refused.status, 409);
+  EXPECT_THAT(refused.body, HasSubstr("GPU 0 is held by pid " + std::to_string(first->pid())));
+  // Several GPUs, one held: nothing changes.
+  refused = Http(daemon_.socket(), "POST",
+                 "/gpu/set_power_limit?gpu_ids=1,0&power_limit_mw=500000&block=true");
+  EXPECT_EQ(refused.status, 409);
+  EXPECT_THAT(refused.body, HasSubstr("\"errors\""));
+  EXPECT_EQ(daemon_.Gpus()[0].power_limit_mw, 200'000u);
+  EXPECT_EQ(daemon_.Gpus()[1].power_limit_mw, kDefaultMw);
+  first->Kill(SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return AllDefault(); }, milliseconds(1000)));
+}
+
+// The daemon stops (SIGKILL) at `point` of a client's first change; started
+// again, it puts the original back before it serves.
+void KillDaemonAt(DaemonTest* test, DaemonProcess& daemon, const std::string& dir,
+                  const std::string& point, unsigned int expected_while_paused_mw) {
+  const std::string marker = dir + "/paused";
+  ASSERT_TRUE(
+      daemon.Start({}, {{"ZEUSD_TEST_PAUSE_AT", point}, {"ZEUSD_TEST_PAUSE_MARKER", marker}}));
+  const std::string sock = daemon.socket();
+  ClientProcess client([sock](ClientProcess&) -> int {
+    Http(sock, "POST", SetLimit(2, 150'000));
+    ClientProcess::HoldForever();
+  });
+  ASSERT_TRUE(WaitFor([&] { return access(marker.c_str(), F_OK) == 0; }, milliseconds(5000)));
+  const std::string state = ReadFileToString(daemon.state_file()).value_or("");
+  EXPECT_THAT(state, HasSubstr("\"original_power_limit_mw\": 700000"));
+  EXPECT_EQ(daemon.Gpus()[2].power_limit_mw, expected_while_paused_mw);
+  daemon.Kill(SIGKILL);
+  client.Kill(SIGKILL);
+  ASSERT_TRUE(daemon.Start());
+  EXPECT_EQ(daemon.Gpus()[2].power_limit_mw, kDefaultMw);
+  EXPECT_EQ(ReadFileToString(daemon.state_file()).value_or("").find("\"pid\""), std::string::npos);
+  (void)test;
+}
+
+TEST_F(DaemonTest, DaemonKilledBetweenRecordingAndChangingRestartsClean) {
+  KillDaemonAt(this, daemon_, dir_.path(), "after_record", kDefaultMw);
+}
+
+TEST_F(DaemonTest, DaemonKilledAfterChangingPutsTheOriginalBackWhenRestarted) {
+  KillDaemonAt(this, daemon_, dir_.path(), "after_change", 150'000);
+  EXPECT_THAT(ReadFileToString(daemon_.log()).value_or(""), HasSubstr("was left changed by pid"));
+}
+
+TEST_F(DaemonTest, MalformedStateFileKeepsTheDaemonFromStarting) {
+  ASSERT_TRUE(WriteFileAtomically(daemon_.state_file(), "{\"version\": 1, \"leases\": [{}]}").ok());
+  EXPECT_FALSE(daemon_.Start());
+  EXPECT_THAT(ReadFileToString(daemon_.log()).value_or(""),
+              HasSubstr(daemon_.state_file() + ": leases[0].gpu: required"));
+  // Nothing was forgotten: the file is as it was.
+  EXPECT_EQ(ReadFileToString(daemon_.state_file()).value_or(""),
+            "{\"version\": 1, \"leases\": [{}]}");
+}
+
+// A child that becomes `nobody`, with `groups` as its supplementary groups,
+// and reports the status and body of one request.
+std::string AsNobody(const std::string& sock, std::vector<gid_t> groups, const std::string& method,
+                     const std::string& target) {
+  ClientProcess client([&](ClientProcess& self) {
+    if (setgroups(groups.size(), groups.data()) != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
+      self.Report("cannot drop privileges");
+      return 1;
+    }
+    HttpResult r = Http(sock, method, target);
+    self.Report(std::to_string(r.status) + " " + r.body);
+    return 0;
+  });
+  std::string report = client.NextReport();
+  client.Wait();
+  return report;
+}
+
+TEST_F(DaemonTest, OnlyRootAndTheControlGroupMayChange) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to drop a child to nobody";
+  constexpr gid_t kGroup = 4242;
+  ASSERT_TRUE(daemon_.Start({"--group", std::to_string(kGroup)}));
+  std::string refused = AsNobody(daemon_.socket(), {}, "POST", SetLimit(0, 300'000));
+  EXPECT_THAT(refused, HasSubstr("403 "));
+  EXPECT_THAT(refused, HasSubstr("may not change GPU settings: only root and members of group"));
+  EXPECT_THAT(refused, HasSubstr("4242"));
+  EXPECT_TRUE(AllDefault());
+  // Reads are open by default.
+  EXPECT_THAT(AsNobody(daemon_.socket(), {}, "GET", "/gpu/get_power_limit"), HasSubstr("200 "));
+  // A member may; its change comes back when it exits.
+  EXPECT_THAT(AsNobody(daemon_.socket(), {kGroup}, "POST", SetLimit(0, 300'000)),
+              HasSubstr("200 "));
+  EXPECT_TRUE(WaitFor([&] { return AllDefault(); }, milliseconds(1000)));
+  EXPECT_THAT(ReadFileToString(daemon_.gpu_log()).value_or(""),
+              HasSubstr("set_power_limit 0 300000\n"));
+}
+
+TEST_F(DaemonTest, RestrictedReadsRefuseNonMembersAndTcp) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to drop a child to nobody";
+  ASSERT_TRUE(daemon_.Start({"--restrict-reads", "--tcp", "127.0.0.1:0"}));
+  std::string refused = AsNobody(daemon_.socket(), {}, "GET", "/gpu/get_power_limit");
+  EXPECT_THAT(refused, HasSubstr("403 "));
+  EXPECT_THAT(refused, HasSubstr("this daemon restricts reads"));
+  EXPECT_THAT(AsNobody(daemon_.socket(), {}, "GET", "/discover"), HasSubstr("200 "));
+}
+
+TEST_F(DaemonTest, TcpServesReadsButRefusesChanges) {
+  ASSERT_TRUE(daemon_.Start({"--tcp", "127.0.0.1:0"}));
+  // The port, from the daemon's "serving ... on SOCKET and HOST:PORT" line.
+  int port = 0;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::string out = ReadFileToString(daemon_.log()).value_or("");
+        size_t at = out.find("and 127.0.0.1:");
+        if (at == std::string::npos) return false;
+        port = std::atoi(out.c_str() + at + 14);
+        return port > 0;
+      },
+      milliseconds(2000)));
+  HttpResult read = Http("", "GET", "/gpu/get_power_limit_constraints?gpu_ids=1", "", port);
+  EXPECT_EQ(read.status, 200);
+  EXPECT_THAT(read.body, HasSubstr("\"min_power_limit_mw\":100000"));
+  HttpResult refused = Http("", "POST", SetLimit(0, 300'000), "", port);
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_THAT(refused.body, HasSubstr("changes are accepted only on the Unix socket"));
+}
+
+TEST_F(DaemonTest, HostileRequestsGetA4xxAndTheDaemonLives) {
+  ASSERT_TRUE(daemon_.Start({"--request-timeout-s", "0.3", "--max-body-bytes", "1024"}));
+  const std::string sock = daemon_.socket();
+  struct Case {
+    std::string method, target, body;
+    int status;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"POST", SetLimit(0, 50'000), "", 400, "outside GPU 0's range [100000, 700000] mW"},
+      {"POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=abc", "", 400,
+       "power_limit_mw \\\"abc\\\": expected an integer"},
+      {"POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=-5", "", 400, "expected an integer"},
+      {"POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=99999999999", "", 400,
+       "expected an integer in [0, 4294967295]"},
+      {"POST", "/gpu/set_power_limit?power_limit_mw=200000", "", 400, "missing parameter gpu_ids"},
+      {"POST", SetLimit(7, 200'000), "", 400, "GPU index 7 does not exist (this daemon has 4"},
+      {"POST", "/gpu/set_power_limit?gpu_ids=x&power_limit_mw=200000", "", 400, "gpu_ids"},
+      {"POST", "/gpu/set_power_limit?gpu_ids=0&gpu_ids=1&power_limit_mw=1", "", 400, "given twice"},
+      {"POST", "/gpu/set_persistence_mode?gpu_ids=0&enabled=maybe", "", 400,
+       "enabled \\\"maybe\\\": expected true or false"},
+      {"POST", "/gpu/0/set_power_limit", "{\"power_limit_mw\": \"high\"}", 400,
+       "request body: field 'power_limit_mw'"},
+      {"POST", "/gpu/0/set_power_limit", "{not json", 400, "not valid JSON"},
+      {"POST", "/gpu/0/set_power_limit", std::string(2000, ' '), 413, "exceeds the limit of 1024"},
+      {"GET", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=200000", "", 405, "not allowed"},
+      {"GET", "/gpu/get_power?gpu_ids=%zz", "", 400, "bad %-escape"},
+      {"GET", "/nowhere", "", 404, "no route /nowhere"},
+      {"POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=1500&max_clock_mhz=900", "", 400,
+       "min_clock_mhz 1500 is above max_clock_mhz 900"},
+      {"POST", "/gpu/set_mem_locked_clocks?gpu_ids=0&min_clock_mhz=1500", "", 400,
+       "missing parameter max_clock_mhz"},
+  };
+  for (const Case& c : cases) {
+    HttpResult r = Http(sock, c.method, c.target, c.body);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.target << ": " << r.body;
+    EXPECT_THAT(r.body, HasSubstr(c.message)) << c.method << " " << c.target;
+  }
+  EXPECT_TRUE(AllDefault());
+  // Malformed request line, oversized headers, a slow sender.
+  EXPECT_EQ(RawHttp(sock, "HELLO\r\n\r\n").status, 400);
+  EXPECT_EQ(
+      RawHttp(sock, "GET /time HTTP/1.1\r\nX: " + std::string(20000, 'a') + "\r\n\r\n").status,
+      431);
+  HttpResult slow =
+      RawHttp(sock, "POST /gpu/set_power_limit HTTP/1.1\r\nContent-Length: 10\r\n\r\nab");
+  EXPECT_EQ(slow.status, 408);
+  EXPECT_THAT(slow.body, HasSubstr("request not received within 300 ms"));
+  EXPECT_EQ(Http(sock, "GET", "/time").status, 200);
+  EXPECT_EQ(kill(daemon_.pid(), 0), 0);
+}
+
+TEST_F(DaemonTest, ReadsFollowTheZeusdApi) {
+  ASSERT_TRUE(daemon_.Start());
+  const std::string sock = daemon_.socket();
+  HttpResult discover = Http(sock, "GET", "/discover");
+  EXPECT_EQ(discover.status, 200);
+  EXPECT_THAT(discover.body, HasSubstr("\"gpu_ids\":[0,1,2,3]"));
+  EXPECT_THAT(Http(sock, "GET", "/gpu/get_power?gpu_ids=0,2").body,
+              HasSubstr("\"power_mw\":{\"0\":150000,\"2\":150000}"));
+  EXPECT_THAT(Http(sock, "GET", "/gpu/get_persistence_mode?gpu_ids=3").body,
+              HasSubstr("{\"3\":{\"enabled\":false}}"));
+  EXPECT_THAT(Http(sock, "GET", "/gpu/get_cumulative_energy?gpu_ids=1").body,
+              HasSubstr("{\"1\":{\"energy_mj\":"));
+  EXPECT_THAT(Http(sock, "GET", "/time").body, HasSubstr("\"timestamp_ms\":"));
+}
+
+TEST_F(DaemonTest, DryRunLogsAndChangesNothing) {
+  ASSERT_TRUE(daemon_.Start({"--dry-run"}));
+  const std::string sock = daemon_.socket();
+  ClientProcess client([sock](ClientProcess& self) {
+    self.Report(std::to_string(Http(sock, "POST", SetLimit(1, 200'000)).status));
+    return 0;
+  });
+  EXPECT_EQ(client.NextReport(), "200");
+  client.Wait();
+  EXPECT_TRUE(WaitFor([&] { return Http(sock, "GET", "/leases").body == "{\"leases\":[]}"; },
+                      milliseconds(1000)));
+  EXPECT_TRUE(AllDefault());
+  EXPECT_EQ(ReadFileToString(daemon_.gpu_log()).value_or("").find("set_"), std::string::npos);
+  EXPECT_FALSE(ReadFileToString(daemon_.state_file()).ok());
+  EXPECT_THAT(ReadFileToString(daemon_.log()).value_or(""),
+              HasSubstr("ZEUS_DRY_RUN: would set the power limit of GPU 1 to 200.0 W"));
+}
+
+TEST_F(DaemonTest, HundredConcurrentClientsOnFourGpusNeverCrossRestorations) {
+  ASSERT_TRUE(daemon_.Start());
+  const std::string sock = daemon_.socket();
+  constexpr int kClients = 100;
+  std::vector<std::unique_ptr<ClientProcess>> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.push_back(std::make_unique<ClientProcess>([sock, i](ClientProcess&) {
+      const int gpu = i % 4;
+      const unsigned int mw = 200'000 + 1000 * static_cast<unsigned int>(i);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (true) {
+        HttpResult r = Http(sock, "POST", SetLimit(gpu, mw));
+        if (r.status == 200) break;
+        if (r.status != 409 || std::chrono::steady_clock::now() > deadline) return 10;
+        std::this_thread::sleep_for(milliseconds(2));
+      }
+      // While held, the GPU shows this client's limit and nobody else's.
+      HttpResult read = Http(sock, "GET", "/gpu/get_power_limit?gpu_ids=" + std::to_string(gpu));
+      if (read.body.find("\"power_limit_mw\":" + std::to_string(mw)) == std::string::npos)
+        return 11;
+      // A quarter die by SIGKILL (their own), the rest exit.
+      if (i % 4 == 3) raise(SIGKILL);
+      return 0;
+    }));
+  }
+  for (int i = 0; i < kClients; ++i) {
+    const int status = clients[static_cast<size_t>(i)]->Wait();
+    if (i % 4 == 3) {
+      EXPECT_TRUE(WIFSIGNALED(status)) << "client " << i;
+    } else {
+      EXPECT_EQ(WEXITSTATUS(status), 0) << "client " << i;
+    }
+  }
+  EXPECT_TRUE(WaitFor([&] { return Http(sock, "GET", "/leases").body == "{\"leases\":[]}"; },
+                      milliseconds(2000)));
+  EXPECT_TRUE(AllDefault());
+  // Per GPU, the fake's log alternates one client's limit and the original.
+  std::map<int, std::vector<unsigned int>> sets;
+  std::istringstream log(ReadFileToString(daemon_.gpu_log()).value_or(""));
+  std::string word;
+  while (log >> word) {
+    if (word != "set_power_limit") continue;
+    int gpu = 0;
+    unsigned int mw = 0;
+    log >> gpu >> mw;
+    sets[gpu].push_back(mw);
+  }
+  std::set<unsigned int> seen;
+  for (int gpu = 0; gpu < 4; ++gpu) {
+    const std::vector<unsigned int>& s = sets[gpu];
+    ASSERT_EQ(s.size(), 2u * kClients / 4) << "GPU " << gpu;
+    for (size_t k = 0; k < s.size(); k += 2) {
+      EXPECT_NE(s[k], kDefaultMw);
+      EXPECT_EQ((s[k] - 200'000) / 1000 % 4, static_cast<unsigned int>(gpu)) << "crossed GPUs";
+      EXPECT_EQ(s[k + 1], kDefaultMw) << "GPU " << gpu << " step " << k;
+      EXPECT_TRUE(seen.insert(s[k]).second) << "limit " << s[k] << " set twice";
+    }
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kClients));
+}
+
+}  // namespace
+}  // namespace zeus::testing

@@ -1,0 +1,205 @@
+// `zeus daemon`: the privileged GPU-settings daemon (see
+// include/zeus/daemon/daemon.h and docs/DAEMON.md).
+
+#include <grp.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "zeus/daemon/daemon.h"
+#include "zeus/device/devices.h"
+#include "zeus/util/env.h"
+#include "zeus/util/strings.h"
+
+#include "tools/commands.h"
+
+namespace zeus::cli {
+namespace {
+
+struct DaemonFlags {
+  std::string socket_path = "/run/zeus/zeusd.sock";
+  std::string socket_group;
+  std::string socket_mode = "0666";
+  std::string tcp;
+  std::string state_file = "/var/lib/zeus/zeusd-state.json";
+  std::string group;
+  bool restrict_reads = false;
+  double lease_timeout_s = 0;
+  double request_timeout_s = 5;
+  size_t max_body_bytes = 64 * 1024;
+  int max_connections = 512;
+  bool dry_run = false;
+  std::string powercap_root = "/sys/class/powercap";
+  std::string log_level = "info";
+};
+
+// A group given by name or number.
+StatusOr<gid_t> ParseGroup(const std::string& flag, const std::string& value) {
+  if (group* g = getgrnam(value.c_str())) return g->gr_gid;
+  StatusOr<uint64_t> id = ParseUint64(value);
+  if (id.ok() && *id < UINT32_MAX) return static_cast<gid_t>(*id);
+  return InvalidArgumentError(flag + " \"" + value + "\": no such group");
+}
+
+Status RunDaemon(const DaemonFlags& flags) {
+  const spdlog::level::level_enum level = spdlog::level::from_str(flags.log_level);
+  if (level == spdlog::level::off && flags.log_level != "off") {
+    return InvalidArgumentError("--log-level \"" + flags.log_level +
+                                "\": expected trace, debug, info, warn, error or off");
+  }
+  spdlog::set_level(level);
+  DaemonOptions options;
+  options.socket_path = flags.socket_path;
+  if (!flags.socket_group.empty()) {
+    ZEUS_ASSIGN_OR_RETURN(options.socket_group, ParseGroup("--socket-group", flags.socket_group));
+  }
+  char* end = nullptr;
+  const unsigned long mode = std::strtoul(flags.socket_mode.c_str(), &end, 8);  // NOLINT
+  if (flags.socket_mode.empty() || *end != '\0' || mode > 0777) {
+    return InvalidArgumentError("--socket-mode \"" + flags.socket_mode +
+                                "\": expected an octal mode such as 0660");
+  }
+  options.socket_mode = static_cast<mode_t>(mode);
+  if (!flags.tcp.empty()) {
+    const size_t colon = flags.tcp.rfind(':');
+    const std::string port_text =
+        colon == std::string::npos ? flags.tcp : flags.tcp.substr(colon + 1);
+    StatusOr<int64_t> port = ParseInt64(port_text);
+    if (!port.ok() || *port < 0 || *port > 65535) {
+      return InvalidArgumentError("--tcp \"" + flags.tcp + "\": expected [HOST:]PORT");
+    }
+    options.tcp_port = static_cast<int>(*port);
+    if (colon != std::string::npos) options.tcp_host = flags.tcp.substr(0, colon);
+  }
+  options.state_file = flags.state_file;
+  if (!flags.group.empty()) {
+    ZEUS_ASSIGN_OR_RETURN(options.control_group, ParseGroup("--group", flags.group));
+  }
+  options.restrict_reads = flags.restrict_reads;
+  if (!(flags.lease_timeout_s >= 0)) return InvalidArgumentError("--lease-timeout-s must be >= 0");
+  if (!(flags.request_timeout_s > 0))
+    return InvalidArgumentError("--request-timeout-s must be > 0");
+  options.lease_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.lease_timeout_s * 1e3));
+  options.request_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.request_timeout_s * 1e3));
+  options.max_body_bytes = flags.max_body_bytes;
+  options.max_connections = flags.max_connections;
+  if (flags.dry_run) setenv("ZEUS_DRY_RUN", "1", 1);
+  // The daemon reads its devices itself, never through a daemon.
+  unsetenv("ZEUSD_SOCK_PATH");
+  options.dry_run = IsDryRun();
+  if (std::optional<std::string> pause = GetEnv("ZEUSD_TEST_PAUSE_AT")) {
+    options.pause_at = *pause;
+    options.pause_marker = GetEnv("ZEUSD_TEST_PAUSE_MARKER").value_or("");
+  }
+
+  // Block the stop signals before any thread starts so only the wait sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  // The daemon sees every GPU (NVML order): clients name GPUs by NVML index.
+  GpuOptions gpu_options;
+  gpu_options.environment["CUDA_VISIBLE_DEVICES"] = std::nullopt;
+  gpu_options.environment["ZEUSD_SOCK_PATH"] = std::nullopt;
+  std::vector<std::unique_ptr<Gpu>> gpus;
+  StatusOr<std::vector<std::unique_ptr<Gpu>>> opened = OpenGpus(gpu_options);
+  if (opened.ok()) {
+    gpus = std::move(*opened);
+  } else if (opened.status().code() == StatusCode::kUnavailable) {
+    spdlog::warn("zeus daemon: no GPUs: {}", opened.status().ToString());
+  } else {
+    return opened.status();
+  }
+  std::vector<std::unique_ptr<Cpu>> cpus;
+  StatusOr<std::vector<std::unique_ptr<Cpu>>> opened_cpus = OpenCpus(flags.powercap_root);
+  if (opened_cpus.ok()) {
+    cpus = std::move(*opened_cpus);
+  } else {
+    spdlog::warn("zeus daemon: no CPU energy: {}", opened_cpus.status().ToString());
+  }
+  std::vector<Gpu*> gpu_pointers;
+  for (auto& g : gpus) gpu_pointers.push_back(g.get());
+  std::vector<Cpu*> cpu_pointers;
+  for (auto& c : cpus) cpu_pointers.push_back(c.get());
+
+  ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Daemon> daemon,
+                        Daemon::Start(gpu_pointers, cpu_pointers, options));
+  std::printf("zeus daemon: serving %zu GPU(s), %zu CPU(s) on %s%s%s\n", gpus.size(), cpus.size(),
+              options.socket_path.c_str(),
+              daemon->tcp_port() >= 0
+                  ? (" and " + options.tcp_host + ":" + std::to_string(daemon->tcp_port())).c_str()
+                  : "",
+              options.dry_run ? " (dry run: changes are logged, not made)" : "");
+  std::fflush(stdout);
+  while (true) {
+    int received = sigwaitinfo(&stop_signals, nullptr);
+    if (received == SIGINT || received == SIGTERM) break;
+    if (received < 0 && errno != EINTR) break;
+  }
+  spdlog::info("zeus daemon: stopping; putting back every leased setting");
+  daemon->Stop();
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterDaemonCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<DaemonFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "daemon",
+      "Run the privileged GPU-settings daemon (zeusd API): unprivileged jobs change power "
+      "limits through it, and every change is put back when the job ends.");
+  cmd->add_option("--socket", flags->socket_path, "Unix socket path")->capture_default_str();
+  cmd->add_option("--socket-group", flags->socket_group, "Group owning the socket file");
+  cmd->add_option("--socket-mode", flags->socket_mode, "Octal mode of the socket file")
+      ->capture_default_str();
+  cmd->add_option("--tcp", flags->tcp,
+                  "Also serve reads on TCP [HOST:]PORT (host default 127.0.0.1; changes need the "
+                  "Unix socket)");
+  cmd->add_option("--state-file", flags->state_file,
+                  "Durable record of the values to put back (crash recovery)")
+      ->capture_default_str();
+  cmd->add_option("--group", flags->group,
+                  "Members of this group (name or gid) may change settings; root always may");
+  cmd->add_flag("--restrict-reads", flags->restrict_reads,
+                "Reads also need root or --group (default: reads are open)");
+  cmd->add_option("--lease-timeout-s", flags->lease_timeout_s,
+                  "Put a client's settings back after this many seconds without a request from "
+                  "it (0: only when it ends)")
+      ->capture_default_str();
+  cmd->add_option("--request-timeout-s", flags->request_timeout_s,
+                  "Time a client has to send a whole request")
+      ->capture_default_str();
+  cmd->add_option("--max-body-bytes", flags->max_body_bytes, "Largest request body")
+      ->capture_default_str();
+  cmd->add_option("--max-connections", flags->max_connections, "Most open connections")
+      ->capture_default_str();
+  cmd->add_flag("--dry-run", flags->dry_run,
+                "Log the changes instead of making them (as ZEUS_DRY_RUN=1); the state file is "
+                "left alone");
+  cmd->add_option("--powercap-root", flags->powercap_root, "powercap sysfs root (RAPL)")
+      ->capture_default_str();
+  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error or off")
+      ->capture_default_str();
+  cmd->callback([flags, exit_code] {
+    Status s = RunDaemon(*flags);
+    if (!s.ok()) {
+      std::fprintf(stderr, "zeus daemon: %s\n", s.ToString().c_str());
+      *exit_code = 1;
+    }
+  });
+}
+
+}  // namespace zeus::cli
