@@ -73,7 +73,7 @@ class Policy {
   virtual Status Observe(const RunPlan& plan, const RunOutcome& outcome) = 0;
 };
 
-// The registered policy names: zeus, default, oracle, grid-search,
+// The registered policy names: zeus, frugal, default, oracle, grid-search,
 // power-limit-only, batch-size-only.
 std::vector<std::string> PolicyNames();
 

@@ -11,8 +11,11 @@
 namespace zeus {
 
 PruningExplorer::PruningExplorer(std::vector<int> batch_sizes, int default_batch_size,
-                                 int num_rounds)
-    : num_rounds_(num_rounds), candidates_(std::move(batch_sizes)), default_(default_batch_size) {
+                                 int num_rounds, int direction_patience)
+    : num_rounds_(num_rounds),
+      direction_patience_(direction_patience),
+      candidates_(std::move(batch_sizes)),
+      default_(default_batch_size) {
   StartRound();
 }
 
@@ -23,6 +26,8 @@ void PruningExplorer::StartRound() {
   best_cost_.reset();
   going_up_ = false;
   position_ = 0;
+  misses_in_a_row_ = 0;
+  improved_in_direction_ = false;
   auto it = std::find(candidates_.begin(), candidates_.end(), default_);
   if (round_ >= num_rounds_ || it == candidates_.end()) {
     // No rounds left, or nothing survived to start from.
@@ -44,12 +49,17 @@ Status PruningExplorer::Report(double cost, bool reached_target) {
   const int batch_size = Current();
   if (reached_target) {
     if (!best_cost_.has_value() || cost < *best_cost_) {
+      if (best_cost_.has_value()) improved_in_direction_ = true;
       best_cost_ = cost;
       default_ = batch_size;
     }
     good_.push_back(batch_size);
+    misses_in_a_row_ = 0;
+  } else {
+    ++misses_in_a_row_;
   }
-  Advance(/*direction_over=*/!reached_target);
+  const int patience = improved_in_direction_ ? direction_patience_ : 1;
+  Advance(/*direction_over=*/misses_in_a_row_ >= patience);
   return Status::Ok();
 }
 
@@ -60,6 +70,8 @@ void PruningExplorer::Advance(bool direction_over) {
   if (!going_up_ && !up_.empty()) {
     going_up_ = true;
     position_ = 0;
+    misses_in_a_row_ = 0;
+    improved_in_direction_ = false;
     return;
   }
   // The round is over: its survivors are the next round's candidates.
@@ -75,6 +87,11 @@ nlohmann::json PruningExplorer::ToJson() const {
       {"default", default_},       {"down", down_},   {"up", up_},     {"going_up", going_up_},
       {"position", position_},     {"good", good_}};
   json["best_cost"] = best_cost_.has_value() ? nlohmann::json(*best_cost_) : nlohmann::json();
+  if (direction_patience_ != 1) {
+    json["direction_patience"] = direction_patience_;
+    json["misses_in_a_row"] = misses_in_a_row_;
+    json["improved_in_direction"] = improved_in_direction_;
+  }
   return json;
 }
 
@@ -96,6 +113,14 @@ StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) 
   PruningExplorer explorer;
   ZEUS_ASSIGN_OR_RETURN(int64_t num_rounds, f.Int("num_rounds", 0, kMaxInt));
   explorer.num_rounds_ = static_cast<int>(num_rounds);
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalInt("direction_patience", 1, kMaxInt), &explorer.direction_patience_));
+  // A direction ends on reaching the patience, so a stored count is below it.
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalInt("misses_in_a_row", 0, explorer.direction_patience_ - 1),
+                   &explorer.misses_in_a_row_));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalBool("improved_in_direction"), &explorer.improved_in_direction_));
   ZEUS_ASSIGN_OR_RETURN(int64_t round, f.Int("round", 0, num_rounds));
   explorer.round_ = static_cast<int>(round);
   ZEUS_ASSIGN_OR_RETURN(explorer.done_, f.Bool("done"));

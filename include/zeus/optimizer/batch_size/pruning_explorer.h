@@ -2,7 +2,10 @@
 //
 // Each round walks from the round's default batch size down to the smaller
 // candidates, then up from it to the larger ones, and ends a direction at the
-// first run that does not reach the target. A round's survivors are the sizes
+// first run that does not reach the target; with `direction_patience` p > 1,
+// a direction that has already found a new best ends only after p such runs
+// in a row (on a slope that keeps improving, one unlucky run does not hide the
+// better sizes beyond it). A round's survivors are the sizes
 // that reached it; the next round covers only those, starting from the one
 // with the lowest cost in the previous round. After `num_rounds` rounds the
 // survivors become the bandit's arms.
@@ -27,8 +30,10 @@ namespace zeus {
 class PruningExplorer {
  public:
   // REQUIRES: `batch_sizes` sorted and unique, `default_batch_size` one of
-  // them, num_rounds >= 0 (checked by the caller's config validation).
-  PruningExplorer(std::vector<int> batch_sizes, int default_batch_size, int num_rounds);
+  // them, num_rounds >= 0, direction_patience >= 1 (checked by the caller's
+  // config validation).
+  PruningExplorer(std::vector<int> batch_sizes, int default_batch_size, int num_rounds,
+                  int direction_patience = 1);
 
   // True once every round is over.
   bool done() const { return done_; }
@@ -44,6 +49,8 @@ class PruningExplorer {
   // The round being walked, 0-based.
   int round() const { return round_; }
 
+  // `direction_patience` is written only when it is not 1, so Zeus's state
+  // reads as before; a state without it loads with patience 1.
   nlohmann::json ToJson() const;
   static StatusOr<PruningExplorer> FromJson(const nlohmann::json& json);
 
@@ -55,6 +62,12 @@ class PruningExplorer {
   void Advance(bool direction_over);
 
   int num_rounds_ = 0;
+  // Runs in a row that do not reach the target and end a direction.
+  int direction_patience_ = 1;
+  // Such runs in a row so far in the current direction.
+  int misses_in_a_row_ = 0;
+  // Whether the current direction has found a new best for the round.
+  bool improved_in_direction_ = false;
   int round_ = 0;
   bool done_ = false;
   // Candidates of the current round (sorted).
