@@ -37,6 +37,23 @@ TEST(JobSpecTest, ErrorsNameFieldAndValue) {
   EXPECT_NE(spec.status().message().find("100"), std::string::npos);
 }
 
+TEST(JobSpecTest, PolicyDefaultsToZeusAndAcceptsOnlyKnownNames) {
+  json body = JobBody("img-7");
+  ASSERT_FALSE(body.contains("policy"));
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeJobSpec spec, ParseJobSpec(body));
+  EXPECT_EQ(spec.policy, "zeus");
+  EXPECT_EQ(JobSpecToJson(spec)["policy"], "zeus");
+  body["policy"] = "frugal";
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeJobSpec frugal, ParseJobSpec(body));
+  EXPECT_EQ(frugal.policy, "frugal");
+  EXPECT_FALSE(frugal == spec);
+  body["policy"] = "greedy";
+  StatusOr<BatchSizeJobSpec> bad = ParseJobSpec(body);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("policy"), std::string::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("greedy"), std::string::npos) << bad.status();
+}
+
 TEST(ProtocolTest, TrainingResultRejectsNegativeEnergyAndUnknownFields) {
   json body{{"job_id", "a-1"}, {"batch_size", 8}, {"trial_number", 1}, {"time", 1.0},
             {"energy", -1.0},  {"metric", 0.5},   {"current_epoch", 1}};

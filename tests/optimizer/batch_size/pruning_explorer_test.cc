@@ -97,5 +97,61 @@ TEST(PruningExplorerTest, JsonRoundTripMidWalk) {
   EXPECT_EQ(PruningExplorer::FromJson(bad).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(PruningExplorerTest, PatienceSkipsOneUnluckyFailureOnlyOnAnImprovingSlope) {
+  // Up from 2: 4 and 8 improve, 16 fails (unlucky), 32 improves, 64 and 128
+  // fail. Down from 2: 1 fails at once (that direction never improved).
+  PruningExplorer explorer({1, 2, 4, 8, 16, 32, 64, 128}, 2, /*num_rounds=*/1,
+                           /*direction_patience=*/2);
+  const std::map<int, std::pair<double, bool>> outcomes = {
+      {1, {60, false}},  {2, {50, true}},  {4, {40, true}},   {8, {30, true}},
+      {16, {36, false}}, {32, {20, true}}, {64, {24, false}}, {128, {24, false}}};
+  EXPECT_EQ(Walk(explorer, outcomes), (std::vector<int>{2, 1, 4, 8, 16, 32, 64, 128}));
+  EXPECT_EQ(explorer.survivors(), (std::vector<int>{2, 4, 8, 32}));
+
+  // Patience 1 (Zeus) stops at 16 and never sees 32.
+  PruningExplorer zeus({1, 2, 4, 8, 16, 32, 64, 128}, 2, 1);
+  EXPECT_EQ(Walk(zeus, outcomes), (std::vector<int>{2, 1, 4, 8, 16}));
+  EXPECT_EQ(zeus.survivors(), (std::vector<int>{2, 4, 8}));
+}
+
+TEST(PruningExplorerTest, PatienceStateRoundTripsAndZeusStateHasNoPatienceFields) {
+  PruningExplorer explorer({1, 2, 4, 8, 16}, 1, 1, /*direction_patience=*/2);
+  ASSERT_TRUE(explorer.Report(10, true).ok());  // 1
+  ASSERT_TRUE(explorer.Report(8, true).ok());   // 2: a new best
+  ASSERT_TRUE(explorer.Report(9, false).ok());  // 4: one miss, direction goes on
+  ASSERT_FALSE(explorer.done());
+  ASSERT_EQ(explorer.Current(), 8);
+  const nlohmann::json json = explorer.ToJson();
+  EXPECT_EQ(json["direction_patience"], 2);
+  EXPECT_EQ(json["misses_in_a_row"], 1);
+  EXPECT_EQ(json["improved_in_direction"], true);
+  StatusOr<PruningExplorer> loaded = PruningExplorer::FromJson(json);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->ToJson(), json);
+  // The second miss in a row ends the walk, in the original and the copy.
+  ASSERT_TRUE(explorer.Report(9, false).ok());
+  ASSERT_TRUE(loaded->Report(9, false).ok());
+  EXPECT_TRUE(explorer.done());
+  EXPECT_TRUE(loaded->done());
+  EXPECT_EQ(loaded->survivors(), (std::vector<int>{1, 2}));
+
+  PruningExplorer zeus({1, 2, 4}, 2, 2);
+  EXPECT_FALSE(zeus.ToJson().contains("direction_patience"));
+  EXPECT_FALSE(zeus.ToJson().contains("misses_in_a_row"));
+}
+
+TEST(PruningExplorerTest, FromJsonRefusesAMissCountThatShouldHaveEndedTheDirection) {
+  PruningExplorer explorer({1, 2, 4}, 2, 1, /*direction_patience=*/2);
+  nlohmann::json json = explorer.ToJson();
+  json["misses_in_a_row"] = 2;
+  StatusOr<PruningExplorer> loaded = PruningExplorer::FromJson(json);
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(loaded.status().message().find("misses_in_a_row"), std::string::npos)
+      << loaded.status();
+  json = explorer.ToJson();
+  json["direction_patience"] = 0;
+  EXPECT_EQ(PruningExplorer::FromJson(json).status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace zeus
