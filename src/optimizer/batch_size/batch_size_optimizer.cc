@@ -210,7 +210,8 @@ BatchSizeOptimizer::BatchSizeOptimizer(BatchSizeOptimizerConfig config)
       explorer_(config_.batch_sizes, config_.default_batch_size,
                 config_.policy == BatchSizePolicy::kFrugal ? FrugalKnobs::kNumPruningRounds
                                                            : config_.num_pruning_rounds,
-                config_.policy == BatchSizePolicy::kFrugal ? FrugalKnobs::kDirectionPatience : 1),
+                config_.policy == BatchSizePolicy::kFrugal ? FrugalKnobs::kDirectionPatience : 1,
+                config_.policy == BatchSizePolicy::kFrugal ? FrugalKnobs::kExplorationBeta : 0.0),
       best_batch_size_(config_.default_batch_size) {}
 
 StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::Create(BatchSizeOptimizerConfig config) {

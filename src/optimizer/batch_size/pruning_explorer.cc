@@ -11,9 +11,10 @@
 namespace zeus {
 
 PruningExplorer::PruningExplorer(std::vector<int> batch_sizes, int default_batch_size,
-                                 int num_rounds, int direction_patience)
+                                 int num_rounds, int direction_patience, double decisive_ratio)
     : num_rounds_(num_rounds),
       direction_patience_(direction_patience),
+      decisive_ratio_(decisive_ratio),
       candidates_(std::move(batch_sizes)),
       default_(default_batch_size) {
   StartRound();
@@ -28,6 +29,7 @@ void PruningExplorer::StartRound() {
   position_ = 0;
   misses_in_a_row_ = 0;
   improved_in_direction_ = false;
+  start_cost_.reset();
   auto it = std::find(candidates_.begin(), candidates_.end(), default_);
   if (round_ >= num_rounds_ || it == candidates_.end()) {
     // No rounds left, or nothing survived to start from.
@@ -47,6 +49,7 @@ int PruningExplorer::Current() const {
 Status PruningExplorer::Report(double cost, bool reached_target) {
   if (done_) return FailedPreconditionError("pruning explorer: exploration is already over");
   const int batch_size = Current();
+  if (reached_target && !going_up_ && position_ == 0) start_cost_ = cost;
   if (reached_target) {
     if (!best_cost_.has_value() || cost < *best_cost_) {
       if (best_cost_.has_value()) improved_in_direction_ = true;
@@ -67,7 +70,7 @@ void PruningExplorer::Advance(bool direction_over) {
   ++position_;
   const std::vector<int>& walk = going_up_ ? up_ : down_;
   if (!direction_over && position_ < walk.size()) return;
-  if (!going_up_ && !up_.empty()) {
+  if (!going_up_ && !up_.empty() && !DownWasDecisive()) {
     going_up_ = true;
     position_ = 0;
     misses_in_a_row_ = 0;
@@ -81,6 +84,11 @@ void PruningExplorer::Advance(bool direction_over) {
   StartRound();
 }
 
+bool PruningExplorer::DownWasDecisive() const {
+  return decisive_ratio_ > 0 && start_cost_.has_value() && best_cost_.has_value() &&
+         *start_cost_ > decisive_ratio_ * *best_cost_;
+}
+
 nlohmann::json PruningExplorer::ToJson() const {
   nlohmann::json json = {
       {"num_rounds", num_rounds_}, {"round", round_}, {"done", done_}, {"candidates", candidates_},
@@ -91,6 +99,10 @@ nlohmann::json PruningExplorer::ToJson() const {
     json["direction_patience"] = direction_patience_;
     json["misses_in_a_row"] = misses_in_a_row_;
     json["improved_in_direction"] = improved_in_direction_;
+  }
+  if (decisive_ratio_ != 0) {
+    json["decisive_ratio"] = decisive_ratio_;
+    json["start_cost"] = start_cost_.has_value() ? nlohmann::json(*start_cost_) : nlohmann::json();
   }
   return json;
 }
@@ -108,6 +120,7 @@ Status ReadSizes(const JsonFields& f, const char* field, std::vector<int>* out) 
 }  // namespace
 
 StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) {
+  constexpr double kMaxDecisiveRatio = 1e6;
   ZEUS_ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(json, "pruning explorer"));
   constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
   PruningExplorer explorer;
@@ -121,6 +134,10 @@ StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) 
                    &explorer.misses_in_a_row_));
   ZEUS_RETURN_IF_ERROR(
       SetIfPresent(f.OptionalBool("improved_in_direction"), &explorer.improved_in_direction_));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("decisive_ratio", 0.0, kMaxDecisiveRatio),
+                                    &explorer.decisive_ratio_));
+  ZEUS_ASSIGN_OR_RETURN(explorer.start_cost_,
+                        f.OptionalDouble("start_cost", 0.0, GaussianTs::kMaxAbsReward));
   ZEUS_ASSIGN_OR_RETURN(int64_t round, f.Int("round", 0, num_rounds));
   explorer.round_ = static_cast<int>(round);
   ZEUS_ASSIGN_OR_RETURN(explorer.done_, f.Bool("done"));

@@ -436,14 +436,15 @@ BatchSizeOptimizerConfig FrugalConfig() {
 TEST(BatchSizeOptimizerFrugalTest, WalksOnceThenSamplesEachSurvivorOnceAtMost) {
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
                             BatchSizeOptimizer::Create(FrugalConfig()));
-  // One round (Zeus: two): down 64, 32, 16, 8 (fails); up 128 (fails).
+  // One round (Zeus: two): down 64, 32, 16, 8 (fails). 32 (cost 11) is more
+  // than 1.2 x cheaper than 64 (cost 20), so the up direction (128) is
+  // skipped.
   const std::vector<int> sizes = RunSequential(optimizer, 12);
-  EXPECT_EQ(std::vector<int>(sizes.begin(), sizes.begin() + 5),
-            (std::vector<int>{64, 32, 16, 8, 128}));
+  EXPECT_EQ(std::vector<int>(sizes.begin(), sizes.begin() + 4), (std::vector<int>{64, 32, 16, 8}));
   EXPECT_FALSE(optimizer.exploring());
   // Survivors {16, 32, 64} hold one observation each: no second try of them
   // before sampling, which then picks the cheapest, 32, every time here.
-  for (size_t i = 5; i < sizes.size(); ++i) EXPECT_EQ(sizes[i], 32) << "trial " << i + 1;
+  for (size_t i = 4; i < sizes.size(); ++i) EXPECT_EQ(sizes[i], 32) << "trial " << i + 1;
   std::vector<int> arms;
   for (const ArmState& arm : optimizer.ArmStates()) arms.push_back(arm.batch_size);
   EXPECT_EQ(arms, (std::vector<int>{16, 32, 64}));

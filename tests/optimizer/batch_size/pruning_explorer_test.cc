@@ -153,5 +153,31 @@ TEST(PruningExplorerTest, FromJsonRefusesAMissCountThatShouldHaveEndedTheDirecti
   EXPECT_EQ(PruningExplorer::FromJson(json).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(PruningExplorerTest, SkipsTheUpDirectionOnlyAfterADecisiveDownWalk) {
+  const std::map<int, std::pair<double, bool>> decisive = {
+      {1, {90, false}}, {2, {40, true}}, {4, {100, true}}, {8, {200, true}}};
+  // 2 costs 40 < 100 / 1.2: the up direction (8) is skipped.
+  PruningExplorer skipping({1, 2, 4, 8}, 4, 1, 1, /*decisive_ratio=*/1.2);
+  EXPECT_EQ(Walk(skipping, decisive), (std::vector<int>{4, 2, 1}));
+  EXPECT_EQ(skipping.survivors(), (std::vector<int>{2, 4}));
+  // Without the ratio (Zeus), it is walked.
+  PruningExplorer walking({1, 2, 4, 8}, 4, 1);
+  EXPECT_EQ(Walk(walking, decisive), (std::vector<int>{4, 2, 1, 8}));
+
+  // 2 at 90 is not 1.2 x cheaper than 100: the up direction is walked.
+  const std::map<int, std::pair<double, bool>> close = {
+      {1, {90, false}}, {2, {90, true}}, {4, {100, true}}, {8, {95, true}}};
+  PruningExplorer not_skipping({1, 2, 4, 8}, 4, 1, 1, 1.2);
+  EXPECT_EQ(Walk(not_skipping, close), (std::vector<int>{4, 2, 1, 8}));
+
+  // The start cost survives a round trip through JSON.
+  PruningExplorer half_way({1, 2, 4, 8}, 4, 1, 1, 1.2);
+  ASSERT_TRUE(half_way.Report(100, true).ok());
+  StatusOr<PruningExplorer> loaded = PruningExplorer::FromJson(half_way.ToJson());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->ToJson()["start_cost"], 100.0);
+  EXPECT_EQ(Walk(*loaded, decisive), (std::vector<int>{2, 1}));
+}
+
 }  // namespace
 }  // namespace zeus

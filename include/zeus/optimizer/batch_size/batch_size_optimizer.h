@@ -52,9 +52,11 @@ enum class BatchSizePolicy {
   // `frugal` (docs/BATCH_SIZE_POLICY.md): one pruning round whose runs stop at
   // min(beta, FrugalKnobs::kExplorationBeta) x the lowest cost (when early
   // stopping is on); a direction that has found a new best ends only after
-  // FrugalKnobs::kDirectionPatience failures in a row; then Thompson sampling
-  // over the survivors with FrugalKnobs::kNumExplorations tries each first.
-  // Ignores `num_pruning_rounds` and `num_explorations`.
+  // FrugalKnobs::kDirectionPatience failures in a row; the up direction is
+  // skipped when the down one found a size kExplorationBeta times cheaper
+  // than the default; then Thompson sampling over the survivors with
+  // FrugalKnobs::kNumExplorations tries each first. Ignores
+  // `num_pruning_rounds` and `num_explorations`.
   kFrugal,
 };
 
@@ -65,7 +67,8 @@ struct FrugalKnobs {
   // Zeus's regret.
   static constexpr int kNumPruningRounds = 1;
   // An exploration run stops at this x the lowest cost so far (Zeus: beta,
-  // 2): a size that cannot beat the best by much is cut early.
+  // 2): a size that cannot beat the best by much is cut early. Also the
+  // ratio default cost / best cost above which the up direction is skipped.
   static constexpr double kExplorationBeta = 1.2;
   // Failures in a row that end a direction once it has found a new best
   // (a direction that has not ends at its first failure).

@@ -5,7 +5,11 @@
 // first run that does not reach the target; with `direction_patience` p > 1,
 // a direction that has already found a new best ends only after p such runs
 // in a row (on a slope that keeps improving, one unlucky run does not hide the
-// better sizes beyond it). A round's survivors are the sizes
+// better sizes beyond it). With `decisive_ratio` r > 0, a round skips its up
+// direction when the down direction found a size whose cost is below 1/r of
+// the round's first run: a size beyond the start is then taken to cost at
+// least as much as the start (costs unimodal in the batch size), more than r
+// x the best, which exploration would stop anyway. A round's survivors are the sizes
 // that reached it; the next round covers only those, starting from the one
 // with the lowest cost in the previous round. After `num_rounds` rounds the
 // survivors become the bandit's arms.
@@ -30,10 +34,10 @@ namespace zeus {
 class PruningExplorer {
  public:
   // REQUIRES: `batch_sizes` sorted and unique, `default_batch_size` one of
-  // them, num_rounds >= 0, direction_patience >= 1 (checked by the caller's
-  // config validation).
+  // them, num_rounds >= 0, direction_patience >= 1, decisive_ratio >= 0
+  // (0: never skip; checked by the caller's config validation).
   PruningExplorer(std::vector<int> batch_sizes, int default_batch_size, int num_rounds,
-                  int direction_patience = 1);
+                  int direction_patience = 1, double decisive_ratio = 0.0);
 
   // True once every round is over.
   bool done() const { return done_; }
@@ -49,8 +53,9 @@ class PruningExplorer {
   // The round being walked, 0-based.
   int round() const { return round_; }
 
-  // `direction_patience` is written only when it is not 1, so Zeus's state
-  // reads as before; a state without it loads with patience 1.
+  // `direction_patience` (when not 1) and `decisive_ratio` (when not 0) are
+  // written only for other policies than Zeus, so Zeus's state reads as
+  // before; a state without them loads as Zeus's walk.
   nlohmann::json ToJson() const;
   static StatusOr<PruningExplorer> FromJson(const nlohmann::json& json);
 
@@ -58,6 +63,8 @@ class PruningExplorer {
   PruningExplorer() = default;
   // Sets up round round_ over candidates_ from default_; may finish.
   void StartRound();
+  // Whether the up direction can be skipped (see decisive_ratio above).
+  bool DownWasDecisive() const;
   // Moves to the next position, or direction, or round.
   void Advance(bool direction_over);
 
@@ -68,6 +75,9 @@ class PruningExplorer {
   int misses_in_a_row_ = 0;
   // Whether the current direction has found a new best for the round.
   bool improved_in_direction_ = false;
+  double decisive_ratio_ = 0.0;
+  // Cost of the round's first run when it reached the target.
+  std::optional<double> start_cost_;
   int round_ = 0;
   bool done_ = false;
   // Candidates of the current round (sorted).
