@@ -66,7 +66,18 @@ TEST(FrugalTargetsTest, BeatsZeusOnTheBundledTraces) {
       const Summary& zeus = s["zeus"];
       const Summary& frugal = s["frugal"];
       ASSERT_EQ(frugal.cases, 12);
-      // TARGETS_PLACEHOLDER
+      // Measured (docs/BATCH_SIZE_POLICY.md): frugal's mean regret is 0.55-0.6
+      // of zeus's, its largest 0.45-0.55 of zeus's, and its costliest
+      // workload is cheaper than zeus's costliest.
+      EXPECT_LE(frugal.mean_regret, 0.62 * zeus.mean_regret);
+      EXPECT_LE(frugal.max_regret, 0.6 * zeus.max_regret);
+      EXPECT_LT(frugal.max_cost_ratio, zeus.max_cost_ratio);
+      if (!half) {
+        // The bound on the largest regret holds with every
+        // recurrence; its 3 % mean does not quite (3.2-3.3 %).
+        EXPECT_LE(frugal.max_regret, 0.06);
+        EXPECT_LE(frugal.mean_regret, 0.035);
+      }
     }
   }
 }

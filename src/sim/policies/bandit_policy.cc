@@ -34,6 +34,10 @@ class BanditPolicy final : public Policy {
       plan.power_limit_w = context_.workload->Find(trial.batch_size)->max_power_limit_w();
     }
     plan.cost_limit = optimizer_.EarlyStopThreshold(trial.trial_number);
+    // Zeus keeps the original simulator's approximate limit (its golden
+    // histories); frugal's tighter exploration bound is applied as the server
+    // applies it.
+    plan.exact_cost_limit = optimizer_.config().policy != BatchSizePolicy::kZeus;
     return plan;
   }
 
