@@ -4,7 +4,6 @@
 #include <limits>
 #include <string>
 
-#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 #include "zeus/util/json.h"
 
 namespace zeus {
@@ -95,13 +94,21 @@ Status ReadHardware(const JsonFields& f, BatchSizeJobSpec* spec) {
 Status ReadPolicy(const JsonFields& f, BatchSizeJobSpec* spec) {
   ZEUS_ASSIGN_OR_RETURN(std::optional<std::string> policy, f.OptionalString("policy"));
   if (!policy) return Status::Ok();
-  StatusOr<BatchSizePolicy> parsed = ParseBatchSizePolicy(*policy);
-  if (!parsed.ok()) return f.Error("policy", parsed.status().message());
+  const std::vector<std::string>& known = BatchSizePolicyNames();
+  if (std::find(known.begin(), known.end(), *policy) == known.end()) {
+    return f.Error("policy",
+                   "\"" + *policy + "\" is not a batch-size policy (known: zeus, frugal)");
+  }
   spec->policy = *policy;
   return Status::Ok();
 }
 
 }  // namespace
+
+const std::vector<std::string>& BatchSizePolicyNames() {
+  static const auto* names = new std::vector<std::string>{"zeus", "frugal"};
+  return *names;
+}
 
 StatusOr<BatchSizeJobSpec> ParseJobSpec(const json& body) {
   ZEUS_ASSIGN_OR_RETURN(

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 #include "zeus/server/protocol.h"
 
 #include "tests/server/server_test_util.h"
@@ -52,6 +53,17 @@ TEST(JobSpecTest, PolicyDefaultsToZeusAndAcceptsOnlyKnownNames) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("policy"), std::string::npos) << bad.status();
   EXPECT_NE(bad.status().message().find("greedy"), std::string::npos) << bad.status();
+}
+
+TEST(JobSpecTest, PolicyNamesAreTheOptimizers) {
+  std::vector<std::string> optimizer_names;
+  for (BatchSizePolicy policy : {BatchSizePolicy::kZeus, BatchSizePolicy::kFrugal}) {
+    optimizer_names.emplace_back(BatchSizePolicyName(policy));
+  }
+  EXPECT_EQ(BatchSizePolicyNames(), optimizer_names);
+  for (const std::string& name : BatchSizePolicyNames()) {
+    EXPECT_TRUE(ParseBatchSizePolicy(name).ok()) << name;
+  }
 }
 
 TEST(ProtocolTest, TrainingResultRejectsNegativeEnergyAndUnknownFields) {

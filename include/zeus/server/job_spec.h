@@ -68,6 +68,11 @@ struct BatchSizeJobSpec {
   friend bool operator==(const BatchSizeJobSpec& a, const BatchSizeJobSpec& b);
 };
 
+// The policy names a spec may carry, those of BatchSizePolicyName() (the
+// protocol layer does not link the optimizer; a server test checks that the
+// two lists agree).
+const std::vector<std::string>& BatchSizePolicyNames();
+
 // Parses and validates a registration body. Unknown fields, wrong types and
 // out-of-range values are kInvalidArgument naming the field and the value.
 // A null or missing `job_id` yields an empty `job_id`.
