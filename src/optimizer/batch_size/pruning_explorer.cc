@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -176,9 +177,15 @@ StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) 
        {std::pair<const char*, const std::vector<int>*>{"down", &explorer.down_},
         {"up", &explorer.up_},
         {"good", &explorer.good_}}) {
+    std::set<int> seen;
     for (int size : *sizes) {
       if (!is_candidate(size)) {
         return f.Error(field, std::to_string(size) + " is not one of the candidates");
+      }
+      // Each size is walked, and survives, at most once a round; a repeated
+      // survivor would become a repeated candidate of the next round.
+      if (!seen.insert(size).second) {
+        return f.Error(field, std::to_string(size) + " appears twice");
       }
     }
   }

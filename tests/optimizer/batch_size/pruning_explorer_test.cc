@@ -179,5 +179,19 @@ TEST(PruningExplorerTest, SkipsTheUpDirectionOnlyAfterADecisiveDownWalk) {
   EXPECT_EQ(Walk(*loaded, decisive), (std::vector<int>{2, 1}));
 }
 
+TEST(PruningExplorerTest, FromJsonRefusesARepeatedSize) {
+  // Found by fuzz_optimizer_state: a repeated survivor became a repeated
+  // candidate of the next round, whose saved state then did not load.
+  PruningExplorer explorer({8, 16, 32, 64}, 32, 1);
+  for (const char* field : {"good", "down", "up"}) {
+    nlohmann::json json = explorer.ToJson();
+    json[field] = {16, 16};
+    StatusOr<PruningExplorer> loaded = PruningExplorer::FromJson(json);
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << field;
+    EXPECT_NE(loaded.status().message().find("16 appears twice"), std::string::npos)
+        << loaded.status();
+  }
+}
+
 }  // namespace
 }  // namespace zeus
