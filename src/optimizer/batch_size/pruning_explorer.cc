@@ -200,6 +200,20 @@ StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) 
                                      std::to_string(walk.size()) + " sizes");
     }
   }
+  if (!explorer.done_) {
+    // Survivors are sizes this round has already walked.
+    std::set<int> walked(explorer.down_.begin(), explorer.going_up_
+                                                     ? explorer.down_.end()
+                                                     : explorer.down_.begin() + explorer.position_);
+    if (explorer.going_up_) {
+      walked.insert(explorer.up_.begin(), explorer.up_.begin() + explorer.position_);
+    }
+    for (int size : explorer.good_) {
+      if (walked.count(size) == 0) {
+        return f.Error("good", std::to_string(size) + " has not been walked yet this round");
+      }
+    }
+  }
   return explorer;
 }
 

@@ -193,5 +193,19 @@ TEST(PruningExplorerTest, FromJsonRefusesARepeatedSize) {
   }
 }
 
+TEST(PruningExplorerTest, FromJsonRefusesASurvivorNotWalkedYet) {
+  // Found by fuzz_optimizer_state: a survivor still ahead in the walk was
+  // walked again, survived twice, and the saved state did not load.
+  PruningExplorer explorer({8, 16, 32, 64}, 32, 1);
+  ASSERT_TRUE(explorer.Report(10, true).ok());  // 32; next 16.
+  nlohmann::json json = explorer.ToJson();
+  ASSERT_TRUE(PruningExplorer::FromJson(json).ok());
+  json["good"] = {32, 64};
+  StatusOr<PruningExplorer> loaded = PruningExplorer::FromJson(json);
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(loaded.status().message().find("64 has not been walked yet"), std::string::npos)
+      << loaded.status();
+}
+
 }  // namespace
 }  // namespace zeus
