@@ -189,6 +189,12 @@ StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) 
       }
     }
   }
+  // The two directions of a round split the candidates: none is in both.
+  for (int size : explorer.up_) {
+    if (std::find(explorer.down_.begin(), explorer.down_.end(), size) != explorer.down_.end()) {
+      return f.Error("up", std::to_string(size) + " is also in the down walk");
+    }
+  }
   if (!explorer.done_ && !is_candidate(explorer.default_)) {
     return f.Error("default", std::to_string(explorer.default_) + " is not one of the candidates");
   }

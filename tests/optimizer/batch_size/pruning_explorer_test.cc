@@ -205,6 +205,13 @@ TEST(PruningExplorerTest, FromJsonRefusesASurvivorNotWalkedYet) {
   EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(loaded.status().message().find("64 has not been walked yet"), std::string::npos)
       << loaded.status();
+  // Nor a size in both directions (it would be walked, and survive, twice).
+  json = explorer.ToJson();
+  json["up"] = {16, 64};
+  loaded = PruningExplorer::FromJson(json);
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(loaded.status().message().find("16 is also in the down walk"), std::string::npos)
+      << loaded.status();
 }
 
 }  // namespace
