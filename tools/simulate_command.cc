@@ -214,6 +214,8 @@ void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGro
   }
   std::cout << "\n";
   WriteResultsTable(results, seeds.size(), std::cout);
+  std::cout << "\nSummary over the workloads:\n\n";
+  WriteComparisonTable(results, std::cout);
 }
 
 int RunSimulate(const SimulateArgs& args) {

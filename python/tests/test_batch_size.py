@@ -9,12 +9,14 @@ batch size is 64, which the optimizer must settle on; batch size 16 costs
 more than beta_knob x the best and is stopped early."""
 
 import collections
+import json
+import urllib.request
 
 import pytest
 
 from conftest import free_port
 from training import Trainer, batches, make_task
-from zeus.exception import UnavailableError
+from zeus.exception import InvalidArgumentError, UnavailableError
 from zeus.monitor import ZeusMonitor
 from zeus.optimizer.batch_size import BatchSizeOptimizer, JobSpec
 from zeus.optimizer.batch_size.exceptions import (ZeusBSOOperationOrderError,
@@ -75,6 +77,28 @@ def test_settles_on_the_cheapest_batch_size(zeus_server):
     assert set(chosen) == {16, 32, 64, 128}, chosen  # Every size was tried.
     assert collections.Counter(chosen[-6:]).most_common(1)[0][0] == 64, chosen
     assert stopped_early[16] >= 1 and stopped_early[64] == 0, (chosen, stopped_early)
+
+
+def test_frugal_policy_is_registered_and_settles_on_the_cheapest(zeus_server):
+    monitor = ZeusMonitor()
+    job = job_spec(policy="frugal")
+    chosen = []
+    for _ in range(10):
+        bso = BatchSizeOptimizer(monitor, zeus_server, job)
+        batch_size, _ = one_recurrence(monitor, bso)
+        chosen.append(batch_size)
+        bso.close()
+    with urllib.request.urlopen(f"{zeus_server}/jobs?job_id={job.job_id}") as reply:
+        assert json.load(reply)["job"]["policy"] == "frugal"
+    # Frugal's one walk: 32, then 16 (cut at 1.2 x 32's cost), 64, 128; each
+    # survivor once more is not needed, so 64 from then on.
+    assert chosen[:4] == [32, 16, 64, 128], chosen
+    assert chosen[4:] == [64] * 6, chosen
+
+
+def test_unknown_policy_is_refused():
+    with pytest.raises(InvalidArgumentError, match="policy 'greedy'"):
+        job_spec(policy="greedy")
 
 
 def test_hooks_out_of_order_raise(zeus_server):

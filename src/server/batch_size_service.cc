@@ -70,6 +70,7 @@ StatusOr<BatchSizeOptimizerConfig> OptimizerConfig(const BatchSizeJobSpec& spec,
   c.prior_precision = spec.mab_prior_precision;
   c.seed = seed;
   c.beta = spec.beta_knob;
+  ZEUS_ASSIGN_OR_RETURN(c.policy, ParseBatchSizePolicy(spec.policy));
   ZEUS_RETURN_IF_ERROR(c.Validate());
   return c;
 }
@@ -302,7 +303,7 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, SpecOf(job));
     ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
     const double cost = ZeusCost(result.energy_j, result.time_s, spec.eta_knob, spec.max_power_w);
-    const std::optional<double> cost_bound = optimizer.EarlyStopThreshold();
+    const std::optional<double> cost_bound = optimizer.EarlyStopThreshold(trial.trial_number);
     const bool within_bound = !cost_bound || cost <= *cost_bound;
     const bool reached = spec.higher_is_better_metric ? result.metric >= spec.target_metric
                                                       : result.metric <= spec.target_metric;
@@ -318,8 +319,10 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     // The run is over: feed the bandit and the job's lowest cost.
     if (!within_bound) {
       response.message = fmt::format(
-          "Batch size {} exceeded the cost upper bound: cost {} > beta_knob {} x min_cost {}",
-          trial.batch_size, cost, spec.beta_knob.value_or(0.0), optimizer.min_cost().value_or(0.0));
+          "Batch size {} exceeded the cost upper bound: cost {} > bound {} (beta_knob {}, {} "
+          "policy, x min_cost {})",
+          trial.batch_size, cost, cost_bound.value_or(0.0), spec.beta_knob.value_or(0.0),
+          spec.policy, optimizer.min_cost().value_or(0.0));
     } else if (reached) {
       response.message = fmt::format("Train succeeded: metric {} reached target {} at epoch {}",
                                      result.metric, spec.target_metric, result.current_epoch);

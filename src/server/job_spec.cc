@@ -91,7 +91,24 @@ Status ReadHardware(const JsonFields& f, BatchSizeJobSpec* spec) {
   return Status::Ok();
 }
 
+Status ReadPolicy(const JsonFields& f, BatchSizeJobSpec* spec) {
+  ZEUS_ASSIGN_OR_RETURN(std::optional<std::string> policy, f.OptionalString("policy"));
+  if (!policy) return Status::Ok();
+  const std::vector<std::string>& known = BatchSizePolicyNames();
+  if (std::find(known.begin(), known.end(), *policy) == known.end()) {
+    return f.Error("policy",
+                   "\"" + *policy + "\" is not a batch-size policy (known: zeus, frugal)");
+  }
+  spec->policy = *policy;
+  return Status::Ok();
+}
+
 }  // namespace
+
+const std::vector<std::string>& BatchSizePolicyNames() {
+  static const auto* names = new std::vector<std::string>{"zeus", "frugal"};
+  return *names;
+}
 
 StatusOr<BatchSizeJobSpec> ParseJobSpec(const json& body) {
   ZEUS_ASSIGN_OR_RETURN(
@@ -101,13 +118,14 @@ StatusOr<BatchSizeJobSpec> ParseJobSpec(const json& body) {
           {"job_id", "job_id_prefix", "batch_sizes", "default_batch_size", "eta_knob", "beta_knob",
            "target_metric", "higher_is_better_metric", "max_epochs", "num_pruning_rounds",
            "window_size", "mab_prior_mean", "mab_prior_precision", "mab_num_explorations",
-           "mab_seed", "max_power", "number_of_gpus", "gpu_model"}));
+           "mab_seed", "max_power", "number_of_gpus", "gpu_model", "policy"}));
   BatchSizeJobSpec spec;
   ZEUS_RETURN_IF_ERROR(ReadJobId(f, &spec));
   ZEUS_RETURN_IF_ERROR(ReadBatchSizes(f, &spec));
   ZEUS_RETURN_IF_ERROR(ReadKnobs(f, &spec));
   ZEUS_RETURN_IF_ERROR(ReadBandit(f, &spec));
   ZEUS_RETURN_IF_ERROR(ReadHardware(f, &spec));
+  ZEUS_RETURN_IF_ERROR(ReadPolicy(f, &spec));
   return spec;
 }
 
@@ -131,6 +149,7 @@ json JobSpecToJson(const BatchSizeJobSpec& spec) {
   j["max_power"] = spec.max_power_w;
   j["number_of_gpus"] = spec.number_of_gpus;
   j["gpu_model"] = spec.gpu_model;
+  j["policy"] = spec.policy;
   return j;
 }
 

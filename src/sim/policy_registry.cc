@@ -15,6 +15,7 @@ using Factory = StatusOr<std::unique_ptr<Policy>> (*)(const PolicyContext&);
 const std::vector<std::pair<std::string, Factory>>& Registry() {
   static const auto* registry = new std::vector<std::pair<std::string, Factory>>{
       {"zeus", sim_policies::MakeZeus},
+      {"frugal", sim_policies::MakeFrugal},
       {"default", sim_policies::MakeDefault},
       {"oracle", sim_policies::MakeOracle},
       {"grid-search", sim_policies::MakeGridSearch},

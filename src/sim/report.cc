@@ -1,5 +1,6 @@
 #include "zeus/sim/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -26,6 +27,52 @@ void WriteResultsTable(const std::vector<PolicyResult>& results, size_t num_seed
          "maximum power limit); regret: extra cost over always running the best\n"
          "configuration (the `oracle` policy, same seeds: 0 for itself); means over "
       << num_seeds << " seed(s).\n";
+}
+
+void WriteComparisonTable(const std::vector<PolicyResult>& results, std::ostream& out) {
+  struct Row {
+    std::string policy;
+    int cases = 0;
+    double regret_sum = 0.0;
+    double regret_max = 0.0;
+    double ratio_max = 0.0;
+    std::string ratio_max_case;
+    int worse_than_default = 0;
+  };
+  std::vector<Row> rows;
+  for (const PolicyResult& r : results) {
+    auto it = std::find_if(rows.begin(), rows.end(),
+                           [&r](const Row& row) { return row.policy == r.policy; });
+    if (it == rows.end()) {
+      Row row;
+      row.policy = r.policy;
+      rows.push_back(row);
+      it = rows.end() - 1;
+    }
+    const double regret = 100.0 * r.expected_regret;
+    it->regret_max = it->cases == 0 ? regret : std::max(it->regret_max, regret);
+    if (it->cases == 0 || r.cost_ratio > it->ratio_max) {
+      it->ratio_max = r.cost_ratio;
+      it->ratio_max_case = r.gpu + "/" + r.dataset;
+    }
+    it->regret_sum += regret;
+    it->worse_than_default += r.cost_ratio > 1.0 ? 1 : 0;
+    ++it->cases;
+  }
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-17s %5s %12s %11s %10s %8s  %s\n", "policy", "cases",
+                "mean regret", "max regret", "max cost", "> dflt", "max cost in");
+  out << line;
+  for (const Row& row : rows) {
+    std::snprintf(line, sizeof(line), "%-17s %5d %11.2f%% %10.2f%% %10.3f %8d  %s\n",
+                  row.policy.c_str(), row.cases, row.regret_sum / row.cases, row.regret_max,
+                  row.ratio_max, row.worse_than_default, row.ratio_max_case.c_str());
+    out << line;
+  }
+  out << "\nregret: expected regret (cumulative cost over recurrences x the oracle\n"
+         "configuration's expected cost, minus 1); max cost: the largest cumulative cost\n"
+         "relative to `default` over the workloads; > dflt: workloads costing more than\n"
+         "`default`.\n";
 }
 
 namespace {

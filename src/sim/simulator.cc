@@ -44,7 +44,27 @@ RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta,
       trace->target_epochs[rng.UniformInt(trace->target_epochs.size())];
 
   double max_epochs = workload.job.max_epochs;
-  if (plan.cost_limit.has_value()) {
+  // The first epoch spread evenly over every power limit (JIT profiling).
+  double first_energy_j = 0.0;
+  double first_time_s = 0.0;
+  for (const PowerPoint& p : trace->power) {
+    first_energy_j += p.energy_per_epoch_j();
+    first_time_s += p.time_per_epoch_s;
+  }
+  const double num_limits = static_cast<double>(trace->power.size());
+  first_energy_j /= num_limits;
+  first_time_s /= num_limits;
+  if (plan.cost_limit.has_value() && plan.exact_cost_limit) {
+    const double cost_per_epoch =
+        ZeusCost(point->energy_per_epoch_j(), point->time_per_epoch_s, eta, workload.max_power_w);
+    const double first_cost =
+        plan.profile_power ? ZeusCost(first_energy_j, first_time_s, eta, workload.max_power_w)
+                           : cost_per_epoch;
+    const double epochs = *plan.cost_limit < first_cost
+                              ? 0.0
+                              : 1.0 + std::floor((*plan.cost_limit - first_cost) / cost_per_epoch);
+    max_epochs = std::min(epochs, max_epochs);
+  } else if (plan.cost_limit.has_value()) {
     // The per-epoch cost weighs time at this batch size's maximum power limit
     // (as the original simulator does), not at the whole trace's.
     const double cost_per_epoch =
@@ -63,16 +83,8 @@ RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta,
     outcome.reached = true;
   }
   if (plan.profile_power) {
-    // The first epoch is spread evenly over every power limit.
-    double first_energy_j = 0.0;
-    double first_time_s = 0.0;
-    for (const PowerPoint& p : trace->power) {
-      first_energy_j += p.energy_per_epoch_j();
-      first_time_s += p.time_per_epoch_s;
-    }
-    const double n = static_cast<double>(trace->power.size());
-    outcome.energy_j = first_energy_j / n + (epochs - 1) * point->energy_per_epoch_j();
-    outcome.time_s = first_time_s / n + (epochs - 1) * point->time_per_epoch_s;
+    outcome.energy_j = first_energy_j + (epochs - 1) * point->energy_per_epoch_j();
+    outcome.time_s = first_time_s + (epochs - 1) * point->time_per_epoch_s;
   } else {
     outcome.energy_j = epochs * point->energy_per_epoch_j();
     outcome.time_s = epochs * point->time_per_epoch_s;

@@ -3,13 +3,16 @@
 // BatchSizeOptimizer::FromJson, and its "bandit" member (or the whole
 // document) to GaussianTs::FromJson. Invariants beyond "no crash": a loaded
 // state serializes back to a state that loads, every arm's belief is finite,
-// and the loaded optimizer can hand out and settle a trial.
+// the loaded optimizer can hand out and settle a trial, and its early-stop
+// bound for that trial (the frugal policy's exploration bound included) is
+// finite and non-negative.
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
@@ -57,6 +60,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(again.ok(), "a loaded optimizer's ToJson() does not load");
   Check(again->ToJson() == optimizer->ToJson(), "ToJson() is not stable across a reload");
   zeus::Trial trial = optimizer->NextTrial();
+  const std::optional<double> bound = optimizer->EarlyStopThreshold(trial.trial_number);
+  Check(!bound.has_value() || (std::isfinite(*bound) && *bound >= 0.0),
+        "a trial's early-stop bound is not finite and >= 0");
   Check(optimizer->ReportResult(trial.trial_number, 1.0, true).ok(),
         "a trial just handed out cannot be reported");
   CheckFinite(optimizer->ArmStates());

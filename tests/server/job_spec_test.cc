@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 #include "zeus/server/protocol.h"
 
 #include "tests/server/server_test_util.h"
@@ -35,6 +36,34 @@ TEST(JobSpecTest, ErrorsNameFieldAndValue) {
   EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(spec.status().message().find("default_batch_size"), std::string::npos);
   EXPECT_NE(spec.status().message().find("100"), std::string::npos);
+}
+
+TEST(JobSpecTest, PolicyDefaultsToZeusAndAcceptsOnlyKnownNames) {
+  json body = JobBody("img-7");
+  ASSERT_FALSE(body.contains("policy"));
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeJobSpec spec, ParseJobSpec(body));
+  EXPECT_EQ(spec.policy, "zeus");
+  EXPECT_EQ(JobSpecToJson(spec)["policy"], "zeus");
+  body["policy"] = "frugal";
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeJobSpec frugal, ParseJobSpec(body));
+  EXPECT_EQ(frugal.policy, "frugal");
+  EXPECT_FALSE(frugal == spec);
+  body["policy"] = "greedy";
+  StatusOr<BatchSizeJobSpec> bad = ParseJobSpec(body);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("policy"), std::string::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("greedy"), std::string::npos) << bad.status();
+}
+
+TEST(JobSpecTest, PolicyNamesAreTheOptimizers) {
+  std::vector<std::string> optimizer_names;
+  for (BatchSizePolicy policy : {BatchSizePolicy::kZeus, BatchSizePolicy::kFrugal}) {
+    optimizer_names.emplace_back(BatchSizePolicyName(policy));
+  }
+  EXPECT_EQ(BatchSizePolicyNames(), optimizer_names);
+  for (const std::string& name : BatchSizePolicyNames()) {
+    EXPECT_TRUE(ParseBatchSizePolicy(name).ok()) << name;
+  }
 }
 
 TEST(ProtocolTest, TrainingResultRejectsNegativeEnergyAndUnknownFields) {

@@ -42,6 +42,34 @@ TEST(ReportTest, TableShowsRatiosRegretAndSettledConfiguration) {
   EXPECT_NE(text.find("means over 10 seed(s)"), std::string::npos);
 }
 
+TEST(ReportTest, ComparisonTableSummarisesEachPolicyOverTheWorkloads) {
+  PolicyResult zeus_a = MakeResult("cifar100", "zeus");
+  zeus_a.expected_regret = 0.04;
+  zeus_a.cost_ratio = 0.5;
+  PolicyResult zeus_b = MakeResult("squad", "zeus");
+  zeus_b.expected_regret = 0.08;
+  zeus_b.cost_ratio = 1.04;
+  PolicyResult frugal_a = MakeResult("cifar100", "frugal");
+  frugal_a.expected_regret = 0.02;
+  frugal_a.cost_ratio = 0.45;
+  PolicyResult frugal_b = MakeResult("squad", "frugal");
+  frugal_b.expected_regret = 0.01;
+  frugal_b.cost_ratio = 0.99;
+  std::ostringstream out;
+  WriteComparisonTable({zeus_a, frugal_a, zeus_b, frugal_b}, out);
+  const std::string text = out.str();
+  // Mean 6 %, max 8 %, worst cost 1.04 on squad, one workload above default.
+  EXPECT_NE(text.find("zeus                  2        6.00%       8.00%      1.040        1  "
+                      "a40/squad"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("frugal                2        1.50%       2.00%      0.990        0  "
+                      "a40/squad"),
+            std::string::npos)
+      << text;
+  EXPECT_LT(text.find("zeus "), text.find("frugal "));  // First-seen order.
+}
+
 TEST(ReportTest, JsonCarriesEveryFieldAndTheReferences) {
   const nlohmann::json json = ResultToJson(MakeResult("cifar100", "zeus"));
   EXPECT_EQ(json["policy"], "zeus");

@@ -1,5 +1,6 @@
 #include "zeus/sim/simulator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -83,7 +84,8 @@ TEST(SimulatorTest, PolicyRegistryKnowsEveryPolicyAndRejectsOthers) {
   for (const std::string& name : PolicyNames()) {
     ZEUS_EXPECT_OK(MakePolicy(name, context).status());
   }
-  EXPECT_EQ(PolicyNames().size(), 6u);
+  EXPECT_EQ(PolicyNames().size(), 7u);
+  EXPECT_NE(std::find(PolicyNames().begin(), PolicyNames().end(), "frugal"), PolicyNames().end());
   const Status status = MakePolicy("magic", context).status();
   EXPECT_EQ(status.code(), StatusCode::kNotFound);
   EXPECT_NE(status.message().find("grid-search"), std::string::npos);

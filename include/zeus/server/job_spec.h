@@ -59,9 +59,19 @@ struct BatchSizeJobSpec {
   int64_t number_of_gpus = 0;
   // Non-empty.
   std::string gpu_model;
+  // How the job explores its batch sizes: "zeus" (the paper's) or "frugal"
+  // (docs/BATCH_SIZE_POLICY.md). Wire field: `policy`; a spec without it (as
+  // the original client sends, and as older servers stored) is zeus.
+  // Default: "zeus".
+  std::string policy = "zeus";
 
   friend bool operator==(const BatchSizeJobSpec& a, const BatchSizeJobSpec& b);
 };
+
+// The policy names a spec may carry, those of BatchSizePolicyName() (the
+// protocol layer does not link the optimizer; a server test checks that the
+// two lists agree).
+const std::vector<std::string>& BatchSizePolicyNames();
 
 // Parses and validates a registration body. Unknown fields, wrong types and
 // out-of-range values are kInvalidArgument naming the field and the value.

@@ -35,6 +35,12 @@ struct RunPlan {
   // Early stopping: the run stops before the epoch that would take its cost
   // past this. nullopt = run until the target or max_epochs.
   std::optional<double> cost_limit;
+  // How the limit is applied. false (the original simulator's, kept for
+  // `zeus`): epochs are priced at the batch size's own highest power limit
+  // and without the profiling epoch, so a run may end slightly above the
+  // limit. true: the run stops before its real cost (RunOutcome::cost) would
+  // pass the limit, as `zeus serve` stops it.
+  bool exact_cost_limit = false;
 };
 
 // What a run did.
@@ -73,7 +79,7 @@ class Policy {
   virtual Status Observe(const RunPlan& plan, const RunOutcome& outcome) = 0;
 };
 
-// The registered policy names: zeus, default, oracle, grid-search,
+// The registered policy names: zeus, frugal, default, oracle, grid-search,
 // power-limit-only, batch-size-only.
 std::vector<std::string> PolicyNames();
 

@@ -24,6 +24,14 @@ namespace zeus {
 void WriteResultsTable(const std::vector<PolicyResult>& results, size_t num_seeds,
                        std::ostream& out);
 
+// One row per policy, in first-seen order, over every workload of
+// `results`: the mean and largest expected regret (the paper's: against
+// recurrences x the oracle configuration's expected cost) in percent, the
+// largest cost ratio to `default` and how many workloads cost more than
+// `default` (cost ratio > 1). So `zeus`, `frugal`, `default` and `oracle`
+// compare at a glance.
+void WriteComparisonTable(const std::vector<PolicyResult>& results, std::ostream& out);
+
 // Every field of `result`, the default and oracle references included.
 nlohmann::json ResultToJson(const PolicyResult& result);
 

@@ -109,6 +109,24 @@ Status BatchSizeOptimizerConfig::Validate() const {
   return Status::Ok();
 }
 
+std::string_view BatchSizePolicyName(BatchSizePolicy policy) {
+  switch (policy) {
+    case BatchSizePolicy::kZeus:
+      return "zeus";
+    case BatchSizePolicy::kFrugal:
+      return "frugal";
+  }
+  return "unknown";
+}
+
+StatusOr<BatchSizePolicy> ParseBatchSizePolicy(std::string_view name) {
+  for (BatchSizePolicy policy : {BatchSizePolicy::kZeus, BatchSizePolicy::kFrugal}) {
+    if (name == BatchSizePolicyName(policy)) return policy;
+  }
+  return InvalidArgumentError("batch size policy: expected zeus or frugal, got '" +
+                              std::string(name) + "'");
+}
+
 nlohmann::json BatchSizeOptimizerConfig::ToJson() const {
   nlohmann::json json = {{"batch_sizes", batch_sizes},
                          {"default_batch_size", default_batch_size},
@@ -119,16 +137,23 @@ nlohmann::json BatchSizeOptimizerConfig::ToJson() const {
                          {"num_explorations", num_explorations},
                          {"seed", seed}};
   json["beta"] = beta.has_value() ? nlohmann::json(*beta) : nlohmann::json();
+  if (policy != BatchSizePolicy::kZeus) json["policy"] = BatchSizePolicyName(policy);
   return json;
 }
 
 StatusOr<BatchSizeOptimizerConfig> BatchSizeOptimizerConfig::FromJson(const nlohmann::json& json) {
-  ZEUS_ASSIGN_OR_RETURN(
-      JsonFields f,
-      JsonFields::Of(json, "batch size optimizer config",
-                     {"batch_sizes", "default_batch_size", "num_pruning_rounds", "window_size",
-                      "prior_mean", "prior_precision", "num_explorations", "seed", "beta"}));
+  ZEUS_ASSIGN_OR_RETURN(JsonFields f,
+                        JsonFields::Of(json, "batch size optimizer config",
+                                       {"batch_sizes", "default_batch_size", "num_pruning_rounds",
+                                        "window_size", "prior_mean", "prior_precision",
+                                        "num_explorations", "seed", "beta", "policy"}));
   BatchSizeOptimizerConfig config;
+  ZEUS_ASSIGN_OR_RETURN(std::optional<std::string> policy, f.OptionalString("policy"));
+  if (policy.has_value()) {
+    StatusOr<BatchSizePolicy> parsed = ParseBatchSizePolicy(*policy);
+    if (!parsed.ok()) return f.Error("policy", parsed.status().message());
+    config.policy = *parsed;
+  }
   if (f.Has("batch_sizes")) {
     ZEUS_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, f.IntArray("batch_sizes", 1, kMaxInt));
     config.batch_sizes.assign(sizes.begin(), sizes.end());
@@ -152,7 +177,8 @@ StatusOr<BatchSizeOptimizerConfig> BatchSizeOptimizerConfig::FromJson(const nloh
 }
 
 bool operator==(const BatchSizeOptimizerConfig& a, const BatchSizeOptimizerConfig& b) {
-  return a.batch_sizes == b.batch_sizes && a.default_batch_size == b.default_batch_size &&
+  return a.policy == b.policy && a.batch_sizes == b.batch_sizes &&
+         a.default_batch_size == b.default_batch_size &&
          a.num_pruning_rounds == b.num_pruning_rounds && a.window_size == b.window_size &&
          a.prior_mean == b.prior_mean && a.prior_precision == b.prior_precision &&
          a.num_explorations == b.num_explorations && a.seed == b.seed && a.beta == b.beta;
@@ -181,7 +207,11 @@ StatusOr<TrialKind> ParseTrialKind(std::string_view name) {
 BatchSizeOptimizer::BatchSizeOptimizer(BatchSizeOptimizerConfig config)
     : config_(std::move(config)),
       rng_(config_.seed),
-      explorer_(config_.batch_sizes, config_.default_batch_size, config_.num_pruning_rounds),
+      explorer_(config_.batch_sizes, config_.default_batch_size,
+                config_.policy == BatchSizePolicy::kFrugal ? FrugalKnobs::kNumPruningRounds
+                                                           : config_.num_pruning_rounds,
+                config_.policy == BatchSizePolicy::kFrugal ? FrugalKnobs::kDirectionPatience : 1,
+                config_.policy == BatchSizePolicy::kFrugal ? FrugalKnobs::kExplorationBeta : 0.0),
       best_batch_size_(config_.default_batch_size) {}
 
 StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::Create(BatchSizeOptimizerConfig config) {
@@ -195,7 +225,9 @@ GaussianTsConfig BatchSizeOptimizer::BanditConfig() const {
   GaussianTsConfig bandit;
   bandit.prior_mean = config_.prior_mean;
   bandit.prior_precision = config_.prior_precision;
-  bandit.num_explorations = config_.num_explorations;
+  bandit.num_explorations = config_.policy == BatchSizePolicy::kFrugal
+                                ? FrugalKnobs::kNumExplorations
+                                : config_.num_explorations;
   bandit.window_size = config_.window_size;
   return bandit;
 }
@@ -261,6 +293,14 @@ Status BatchSizeOptimizer::ReportFailure(int64_t trial_number) {
 
 std::optional<double> BatchSizeOptimizer::EarlyStopThreshold() const {
   return EarlyStopCostBound(config_.beta, min_cost_);
+}
+
+std::optional<double> BatchSizeOptimizer::EarlyStopThreshold(int64_t trial_number) const {
+  if (config_.policy != BatchSizePolicy::kFrugal || exploration_trial_ != trial_number ||
+      !config_.beta.has_value()) {
+    return EarlyStopThreshold();
+  }
+  return EarlyStopCostBound(std::min(*config_.beta, FrugalKnobs::kExplorationBeta), min_cost_);
 }
 
 void BatchSizeOptimizer::Observe(int batch_size, double cost) {

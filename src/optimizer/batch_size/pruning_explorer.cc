@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -11,8 +12,12 @@
 namespace zeus {
 
 PruningExplorer::PruningExplorer(std::vector<int> batch_sizes, int default_batch_size,
-                                 int num_rounds)
-    : num_rounds_(num_rounds), candidates_(std::move(batch_sizes)), default_(default_batch_size) {
+                                 int num_rounds, int direction_patience, double decisive_ratio)
+    : num_rounds_(num_rounds),
+      direction_patience_(direction_patience),
+      decisive_ratio_(decisive_ratio),
+      candidates_(std::move(batch_sizes)),
+      default_(default_batch_size) {
   StartRound();
 }
 
@@ -23,6 +28,9 @@ void PruningExplorer::StartRound() {
   best_cost_.reset();
   going_up_ = false;
   position_ = 0;
+  misses_in_a_row_ = 0;
+  improved_in_direction_ = false;
+  start_cost_.reset();
   auto it = std::find(candidates_.begin(), candidates_.end(), default_);
   if (round_ >= num_rounds_ || it == candidates_.end()) {
     // No rounds left, or nothing survived to start from.
@@ -42,14 +50,20 @@ int PruningExplorer::Current() const {
 Status PruningExplorer::Report(double cost, bool reached_target) {
   if (done_) return FailedPreconditionError("pruning explorer: exploration is already over");
   const int batch_size = Current();
+  if (reached_target && !going_up_ && position_ == 0) start_cost_ = cost;
   if (reached_target) {
     if (!best_cost_.has_value() || cost < *best_cost_) {
+      if (best_cost_.has_value()) improved_in_direction_ = true;
       best_cost_ = cost;
       default_ = batch_size;
     }
     good_.push_back(batch_size);
+    misses_in_a_row_ = 0;
+  } else {
+    ++misses_in_a_row_;
   }
-  Advance(/*direction_over=*/!reached_target);
+  const int patience = improved_in_direction_ ? direction_patience_ : 1;
+  Advance(/*direction_over=*/misses_in_a_row_ >= patience);
   return Status::Ok();
 }
 
@@ -57,9 +71,11 @@ void PruningExplorer::Advance(bool direction_over) {
   ++position_;
   const std::vector<int>& walk = going_up_ ? up_ : down_;
   if (!direction_over && position_ < walk.size()) return;
-  if (!going_up_ && !up_.empty()) {
+  if (!going_up_ && !up_.empty() && !DownWasDecisive()) {
     going_up_ = true;
     position_ = 0;
+    misses_in_a_row_ = 0;
+    improved_in_direction_ = false;
     return;
   }
   // The round is over: its survivors are the next round's candidates.
@@ -69,12 +85,26 @@ void PruningExplorer::Advance(bool direction_over) {
   StartRound();
 }
 
+bool PruningExplorer::DownWasDecisive() const {
+  return decisive_ratio_ > 0 && start_cost_.has_value() && best_cost_.has_value() &&
+         *start_cost_ > decisive_ratio_ * *best_cost_;
+}
+
 nlohmann::json PruningExplorer::ToJson() const {
   nlohmann::json json = {
       {"num_rounds", num_rounds_}, {"round", round_}, {"done", done_}, {"candidates", candidates_},
       {"default", default_},       {"down", down_},   {"up", up_},     {"going_up", going_up_},
       {"position", position_},     {"good", good_}};
   json["best_cost"] = best_cost_.has_value() ? nlohmann::json(*best_cost_) : nlohmann::json();
+  if (direction_patience_ != 1) {
+    json["direction_patience"] = direction_patience_;
+    json["misses_in_a_row"] = misses_in_a_row_;
+    json["improved_in_direction"] = improved_in_direction_;
+  }
+  if (decisive_ratio_ != 0) {
+    json["decisive_ratio"] = decisive_ratio_;
+    json["start_cost"] = start_cost_.has_value() ? nlohmann::json(*start_cost_) : nlohmann::json();
+  }
   return json;
 }
 
@@ -113,7 +143,7 @@ Status PruningExplorer::ValidateRound(const JsonFields& f) const {
   std::vector<int> seen;
   for (int size : good_) {
     if (std::find(walked.begin(), walked.end(), size) == walked.end()) {
-      return f.Error("good", std::to_string(size) + " has not been tried in this round yet");
+      return f.Error("good", std::to_string(size) + " has not been walked yet this round");
     }
     if (std::find(seen.begin(), seen.end(), size) != seen.end()) {
       return f.Error("good", std::to_string(size) + " appears twice");
@@ -138,11 +168,24 @@ Status PruningExplorer::ValidateRound(const JsonFields& f) const {
 }
 
 StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) {
+  constexpr double kMaxDecisiveRatio = 1e6;
   ZEUS_ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(json, "pruning explorer"));
   constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
   PruningExplorer explorer;
   ZEUS_ASSIGN_OR_RETURN(int64_t num_rounds, f.Int("num_rounds", 0, kMaxInt));
   explorer.num_rounds_ = static_cast<int>(num_rounds);
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalInt("direction_patience", 1, kMaxInt), &explorer.direction_patience_));
+  // A direction ends on reaching the patience, so a stored count is below it.
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalInt("misses_in_a_row", 0, explorer.direction_patience_ - 1),
+                   &explorer.misses_in_a_row_));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalBool("improved_in_direction"), &explorer.improved_in_direction_));
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("decisive_ratio", 0.0, kMaxDecisiveRatio),
+                                    &explorer.decisive_ratio_));
+  ZEUS_ASSIGN_OR_RETURN(explorer.start_cost_,
+                        f.OptionalDouble("start_cost", 0.0, GaussianTs::kMaxAbsReward));
   ZEUS_ASSIGN_OR_RETURN(int64_t round, f.Int("round", 0, num_rounds));
   explorer.round_ = static_cast<int>(round);
   ZEUS_ASSIGN_OR_RETURN(explorer.done_, f.Bool("done"));
@@ -181,10 +224,22 @@ StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) 
        {std::pair<const char*, const std::vector<int>*>{"down", &explorer.down_},
         {"up", &explorer.up_},
         {"good", &explorer.good_}}) {
+    std::set<int> seen;
     for (int size : *sizes) {
       if (!is_candidate(size)) {
         return f.Error(field, std::to_string(size) + " is not one of the candidates");
       }
+      // Each size is walked, and survives, at most once a round; a repeated
+      // survivor would become a repeated candidate of the next round.
+      if (!seen.insert(size).second) {
+        return f.Error(field, std::to_string(size) + " appears twice");
+      }
+    }
+  }
+  // The two directions of a round split the candidates: none is in both.
+  for (int size : explorer.up_) {
+    if (std::find(explorer.down_.begin(), explorer.down_.end(), size) != explorer.down_.end()) {
+      return f.Error("up", std::to_string(size) + " is also in the down walk");
     }
   }
   if (!explorer.done_ && !is_candidate(explorer.default_)) {

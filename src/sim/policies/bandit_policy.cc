@@ -1,6 +1,7 @@
-// Policies `zeus` and `batch-size-only`: the shared batch-size optimizer
-// (pruning exploration + Gaussian Thompson sampling + early stopping), with
-// JIT power limits (zeus) or at each batch size's maximum limit.
+// Policies `zeus`, `frugal` and `batch-size-only`: the shared batch-size
+// optimizer (pruning exploration + Gaussian Thompson sampling + early
+// stopping), with JIT power limits (zeus, frugal) or at each batch size's
+// maximum limit.
 
 #include <map>
 #include <memory>
@@ -32,7 +33,11 @@ class BanditPolicy final : public Policy {
     } else {
       plan.power_limit_w = context_.workload->Find(trial.batch_size)->max_power_limit_w();
     }
-    plan.cost_limit = optimizer_.EarlyStopThreshold();
+    plan.cost_limit = optimizer_.EarlyStopThreshold(trial.trial_number);
+    // Zeus keeps the original simulator's approximate limit (its golden
+    // histories); frugal's tighter exploration bound is applied as the server
+    // applies it.
+    plan.exact_cost_limit = optimizer_.config().policy != BatchSizePolicy::kZeus;
     return plan;
   }
 
@@ -52,8 +57,10 @@ class BanditPolicy final : public Policy {
   bool jit_power_limit_;
 };
 
-StatusOr<std::unique_ptr<Policy>> MakeBandit(const PolicyContext& context, bool jit_power_limit) {
+StatusOr<std::unique_ptr<Policy>> MakeBandit(const PolicyContext& context, bool jit_power_limit,
+                                             BatchSizePolicy batch_size_policy) {
   BatchSizeOptimizerConfig config;
+  config.policy = batch_size_policy;
   config.batch_sizes = context.workload->BatchSizeList();
   config.default_batch_size = context.workload->default_batch_size;
   config.seed = context.seed;
@@ -66,11 +73,15 @@ StatusOr<std::unique_ptr<Policy>> MakeBandit(const PolicyContext& context, bool 
 }  // namespace
 
 StatusOr<std::unique_ptr<Policy>> MakeZeus(const PolicyContext& context) {
-  return MakeBandit(context, /*jit_power_limit=*/true);
+  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kZeus);
+}
+
+StatusOr<std::unique_ptr<Policy>> MakeFrugal(const PolicyContext& context) {
+  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kFrugal);
 }
 
 StatusOr<std::unique_ptr<Policy>> MakeBatchSizeOnly(const PolicyContext& context) {
-  return MakeBandit(context, /*jit_power_limit=*/false);
+  return MakeBandit(context, /*jit_power_limit=*/false, BatchSizePolicy::kZeus);
 }
 
 }  // namespace zeus::sim_policies

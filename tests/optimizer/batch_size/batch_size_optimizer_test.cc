@@ -453,5 +453,90 @@ TEST(BatchSizeOptimizerTest, FromJsonRefusesAnExplorationTheExplorerIsNotWaiting
   refused(bad, "exploration_trial");
 }
 
+BatchSizeOptimizerConfig FrugalConfig() {
+  BatchSizeOptimizerConfig config = MakeConfig();
+  config.policy = BatchSizePolicy::kFrugal;
+  return config;
+}
+
+TEST(BatchSizeOptimizerFrugalTest, WalksOnceThenSamplesEachSurvivorOnceAtMost) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(FrugalConfig()));
+  // One round (Zeus: two): down 64, 32, 16, 8 (fails). 32 (cost 11) is more
+  // than 1.2 x cheaper than 64 (cost 20), so the up direction (128) is
+  // skipped.
+  const std::vector<int> sizes = RunSequential(optimizer, 12);
+  EXPECT_EQ(std::vector<int>(sizes.begin(), sizes.begin() + 4), (std::vector<int>{64, 32, 16, 8}));
+  EXPECT_FALSE(optimizer.exploring());
+  // Survivors {16, 32, 64} hold one observation each: no second try of them
+  // before sampling, which then picks the cheapest, 32, every time here.
+  for (size_t i = 4; i < sizes.size(); ++i) EXPECT_EQ(sizes[i], 32) << "trial " << i + 1;
+  std::vector<int> arms;
+  for (const ArmState& arm : optimizer.ArmStates()) arms.push_back(arm.batch_size);
+  EXPECT_EQ(arms, (std::vector<int>{16, 32, 64}));
+}
+
+TEST(BatchSizeOptimizerFrugalTest, ExplorationTrialsStopAtTheTighterBound) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(FrugalConfig()));
+  const Trial first = optimizer.NextTrial();
+  EXPECT_EQ(optimizer.EarlyStopThreshold(first.trial_number), std::nullopt);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(first.trial_number, 100.0, true));
+  const Trial explore = optimizer.NextTrial();
+  const Trial concurrent = optimizer.NextTrial();
+  ASSERT_EQ(explore.kind, TrialKind::kExploration);
+  ASSERT_EQ(concurrent.kind, TrialKind::kConcurrent);
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(explore.trial_number),
+                   FrugalKnobs::kExplorationBeta * 100.0);
+  // Other trials keep beta (2) x the lowest cost.
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(concurrent.trial_number), 200.0);
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(), 200.0);
+
+  // A beta below the exploration knob wins; no beta turns stopping off.
+  BatchSizeOptimizerConfig tight = FrugalConfig();
+  tight.beta = 1.1;
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer tight_optimizer, BatchSizeOptimizer::Create(tight));
+  ZEUS_ASSERT_OK(
+      tight_optimizer.ReportResult(tight_optimizer.NextTrial().trial_number, 100.0, true));
+  EXPECT_DOUBLE_EQ(*tight_optimizer.EarlyStopThreshold(tight_optimizer.NextTrial().trial_number),
+                   110.0);
+  BatchSizeOptimizerConfig off = FrugalConfig();
+  off.beta.reset();
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer off_optimizer, BatchSizeOptimizer::Create(off));
+  ZEUS_ASSERT_OK(off_optimizer.ReportResult(off_optimizer.NextTrial().trial_number, 100.0, true));
+  EXPECT_EQ(off_optimizer.EarlyStopThreshold(off_optimizer.NextTrial().trial_number), std::nullopt);
+}
+
+TEST(BatchSizeOptimizerFrugalTest, ZeusThresholdIsTheSameForEveryTrial) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 100.0, true));
+  const Trial explore = optimizer.NextTrial();
+  EXPECT_EQ(optimizer.EarlyStopThreshold(explore.trial_number), optimizer.EarlyStopThreshold());
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(explore.trial_number), 200.0);
+}
+
+TEST(BatchSizeOptimizerFrugalTest, PolicyIsStoredOnlyWhenNotZeusAndOldStateLoadsAsZeus) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer zeus, BatchSizeOptimizer::Create(MakeConfig()));
+  EXPECT_FALSE(zeus.ToJson()["config"].contains("policy"));
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer frugal, BatchSizeOptimizer::Create(FrugalConfig()));
+  RunSequential(frugal, 3);
+  const nlohmann::json state = frugal.ToJson();
+  EXPECT_EQ(state["config"]["policy"], "frugal");
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer loaded, BatchSizeOptimizer::FromJson(state));
+  EXPECT_EQ(loaded.config().policy, BatchSizePolicy::kFrugal);
+  EXPECT_EQ(loaded.ToJson(), state);
+  EXPECT_EQ(RunSequential(loaded, 10), RunSequential(frugal, 10));
+
+  nlohmann::json old_config = MakeConfig().ToJson();
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizerConfig parsed,
+                            BatchSizeOptimizerConfig::FromJson(old_config));
+  EXPECT_EQ(parsed.policy, BatchSizePolicy::kZeus);
+  old_config["policy"] = "greedy";
+  StatusOr<BatchSizeOptimizerConfig> bad = BatchSizeOptimizerConfig::FromJson(old_config);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("'policy'"), std::string::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("greedy"), std::string::npos) << bad.status();
+}
+
 }  // namespace
 }  // namespace zeus

@@ -124,7 +124,7 @@ TEST(PruningExplorerTest, FromJsonRefusesARoundStartRoundAndReportCouldNotBuild)
   refused(bad, "down");
   bad = state;
   bad["up"] = {64, 64};
-  refused(bad, "down");
+  refused(bad, "up");
   bad = state;
   bad["default"] = 64;
   refused(bad, "default");
@@ -141,6 +141,123 @@ TEST(PruningExplorerTest, FromJsonRefusesARoundStartRoundAndReportCouldNotBuild)
   ASSERT_TRUE(restored.done());
   EXPECT_EQ(restored.survivors(), (std::vector<int>{8, 16, 32, 64}));
   ZEUS_EXPECT_OK(PruningExplorer::FromJson(restored.ToJson()).status());
+}
+
+TEST(PruningExplorerTest, PatienceSkipsOneUnluckyFailureOnlyOnAnImprovingSlope) {
+  // Up from 2: 4 and 8 improve, 16 fails (unlucky), 32 improves, 64 and 128
+  // fail. Down from 2: 1 fails at once (that direction never improved).
+  PruningExplorer explorer({1, 2, 4, 8, 16, 32, 64, 128}, 2, /*num_rounds=*/1,
+                           /*direction_patience=*/2);
+  const std::map<int, std::pair<double, bool>> outcomes = {
+      {1, {60, false}},  {2, {50, true}},  {4, {40, true}},   {8, {30, true}},
+      {16, {36, false}}, {32, {20, true}}, {64, {24, false}}, {128, {24, false}}};
+  EXPECT_EQ(Walk(explorer, outcomes), (std::vector<int>{2, 1, 4, 8, 16, 32, 64, 128}));
+  EXPECT_EQ(explorer.survivors(), (std::vector<int>{2, 4, 8, 32}));
+
+  // Patience 1 (Zeus) stops at 16 and never sees 32.
+  PruningExplorer zeus({1, 2, 4, 8, 16, 32, 64, 128}, 2, 1);
+  EXPECT_EQ(Walk(zeus, outcomes), (std::vector<int>{2, 1, 4, 8, 16}));
+  EXPECT_EQ(zeus.survivors(), (std::vector<int>{2, 4, 8}));
+}
+
+TEST(PruningExplorerTest, PatienceStateRoundTripsAndZeusStateHasNoPatienceFields) {
+  PruningExplorer explorer({1, 2, 4, 8, 16}, 1, 1, /*direction_patience=*/2);
+  ASSERT_TRUE(explorer.Report(10, true).ok());  // 1
+  ASSERT_TRUE(explorer.Report(8, true).ok());   // 2: a new best
+  ASSERT_TRUE(explorer.Report(9, false).ok());  // 4: one miss, direction goes on
+  ASSERT_FALSE(explorer.done());
+  ASSERT_EQ(explorer.Current(), 8);
+  const nlohmann::json json = explorer.ToJson();
+  EXPECT_EQ(json["direction_patience"], 2);
+  EXPECT_EQ(json["misses_in_a_row"], 1);
+  EXPECT_EQ(json["improved_in_direction"], true);
+  StatusOr<PruningExplorer> loaded = PruningExplorer::FromJson(json);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->ToJson(), json);
+  // The second miss in a row ends the walk, in the original and the copy.
+  ASSERT_TRUE(explorer.Report(9, false).ok());
+  ASSERT_TRUE(loaded->Report(9, false).ok());
+  EXPECT_TRUE(explorer.done());
+  EXPECT_TRUE(loaded->done());
+  EXPECT_EQ(loaded->survivors(), (std::vector<int>{1, 2}));
+
+  PruningExplorer zeus({1, 2, 4}, 2, 2);
+  EXPECT_FALSE(zeus.ToJson().contains("direction_patience"));
+  EXPECT_FALSE(zeus.ToJson().contains("misses_in_a_row"));
+}
+
+TEST(PruningExplorerTest, FromJsonRefusesAMissCountThatShouldHaveEndedTheDirection) {
+  PruningExplorer explorer({1, 2, 4}, 2, 1, /*direction_patience=*/2);
+  nlohmann::json json = explorer.ToJson();
+  json["misses_in_a_row"] = 2;
+  StatusOr<PruningExplorer> loaded = PruningExplorer::FromJson(json);
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(loaded.status().message().find("misses_in_a_row"), std::string::npos)
+      << loaded.status();
+  json = explorer.ToJson();
+  json["direction_patience"] = 0;
+  EXPECT_EQ(PruningExplorer::FromJson(json).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(PruningExplorerTest, SkipsTheUpDirectionOnlyAfterADecisiveDownWalk) {
+  const std::map<int, std::pair<double, bool>> decisive = {
+      {1, {90, false}}, {2, {40, true}}, {4, {100, true}}, {8, {200, true}}};
+  // 2 costs 40 < 100 / 1.2: the up direction (8) is skipped.
+  PruningExplorer skipping({1, 2, 4, 8}, 4, 1, 1, /*decisive_ratio=*/1.2);
+  EXPECT_EQ(Walk(skipping, decisive), (std::vector<int>{4, 2, 1}));
+  EXPECT_EQ(skipping.survivors(), (std::vector<int>{2, 4}));
+  // Without the ratio (Zeus), it is walked.
+  PruningExplorer walking({1, 2, 4, 8}, 4, 1);
+  EXPECT_EQ(Walk(walking, decisive), (std::vector<int>{4, 2, 1, 8}));
+
+  // 2 at 90 is not 1.2 x cheaper than 100: the up direction is walked.
+  const std::map<int, std::pair<double, bool>> close = {
+      {1, {90, false}}, {2, {90, true}}, {4, {100, true}}, {8, {95, true}}};
+  PruningExplorer not_skipping({1, 2, 4, 8}, 4, 1, 1, 1.2);
+  EXPECT_EQ(Walk(not_skipping, close), (std::vector<int>{4, 2, 1, 8}));
+
+  // The start cost survives a round trip through JSON.
+  PruningExplorer half_way({1, 2, 4, 8}, 4, 1, 1, 1.2);
+  ASSERT_TRUE(half_way.Report(100, true).ok());
+  StatusOr<PruningExplorer> loaded = PruningExplorer::FromJson(half_way.ToJson());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->ToJson()["start_cost"], 100.0);
+  EXPECT_EQ(Walk(*loaded, decisive), (std::vector<int>{2, 1}));
+}
+
+TEST(PruningExplorerTest, FromJsonRefusesARepeatedSize) {
+  // Found by fuzz_optimizer_state: a repeated survivor became a repeated
+  // candidate of the next round, whose saved state then did not load.
+  PruningExplorer explorer({8, 16, 32, 64}, 32, 1);
+  for (const char* field : {"good", "down", "up"}) {
+    nlohmann::json json = explorer.ToJson();
+    json[field] = {16, 16};
+    StatusOr<PruningExplorer> loaded = PruningExplorer::FromJson(json);
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << field;
+    EXPECT_NE(loaded.status().message().find("16 appears twice"), std::string::npos)
+        << loaded.status();
+  }
+}
+
+TEST(PruningExplorerTest, FromJsonRefusesASurvivorNotWalkedYet) {
+  // Found by fuzz_optimizer_state: a survivor still ahead in the walk was
+  // walked again, survived twice, and the saved state did not load.
+  PruningExplorer explorer({8, 16, 32, 64}, 32, 1);
+  ASSERT_TRUE(explorer.Report(10, true).ok());  // 32; next 16.
+  nlohmann::json json = explorer.ToJson();
+  ASSERT_TRUE(PruningExplorer::FromJson(json).ok());
+  json["good"] = {32, 64};
+  StatusOr<PruningExplorer> loaded = PruningExplorer::FromJson(json);
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(loaded.status().message().find("64 has not been walked yet"), std::string::npos)
+      << loaded.status();
+  // Nor a size in both directions (it would be walked, and survive, twice).
+  json = explorer.ToJson();
+  json["up"] = {16, 64};
+  loaded = PruningExplorer::FromJson(json);
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(loaded.status().message().find("16 is also in the down walk"), std::string::npos)
+      << loaded.status();
 }
 
 }  // namespace

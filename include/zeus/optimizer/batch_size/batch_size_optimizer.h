@@ -43,8 +43,50 @@
 
 namespace zeus {
 
+// How a job explores its batch sizes.
+enum class BatchSizePolicy {
+  // The paper's Zeus, faithfully: `num_pruning_rounds` rounds of the pruning
+  // walk under early stopping at beta x the lowest cost, then Gaussian
+  // Thompson sampling that first tries each survivor `num_explorations` times.
+  kZeus,
+  // `frugal` (docs/BATCH_SIZE_POLICY.md): one pruning round whose runs stop at
+  // min(beta, FrugalKnobs::kExplorationBeta) x the lowest cost (when early
+  // stopping is on); a direction that has found a new best ends only after
+  // FrugalKnobs::kDirectionPatience failures in a row; the up direction is
+  // skipped when the down one found a size kExplorationBeta times cheaper
+  // than the default; then Thompson sampling over the survivors with
+  // FrugalKnobs::kNumExplorations tries each first. Ignores
+  // `num_pruning_rounds` and `num_explorations`.
+  kFrugal,
+};
+
+// The fixed knobs of BatchSizePolicy::kFrugal: chosen once on the V100
+// traces, the same for every GPU and workload (docs/BATCH_SIZE_POLICY.md).
+struct FrugalKnobs {
+  // One walk: a second round re-runs every survivor, the costliest part of
+  // Zeus's regret.
+  static constexpr int kNumPruningRounds = 1;
+  // An exploration run stops at this x the lowest cost so far (Zeus: beta,
+  // 2): a size that cannot beat the best by much is cut early. Also the
+  // ratio default cost / best cost above which the up direction is skipped.
+  static constexpr double kExplorationBeta = 1.2;
+  // Failures in a row that end a direction once it has found a new best
+  // (a direction that has not ends at its first failure).
+  static constexpr int kDirectionPatience = 2;
+  // Tries per survivor before Thompson sampling (Zeus: 2).
+  static constexpr int kNumExplorations = 1;
+};
+
+// "zeus" or "frugal".
+std::string_view BatchSizePolicyName(BatchSizePolicy policy);
+// kInvalidArgument naming the text and the known names otherwise.
+StatusOr<BatchSizePolicy> ParseBatchSizePolicy(std::string_view name);
+
 // Per-job settings. Plain struct; Validate() before use.
 struct BatchSizeOptimizerConfig {
+  // How the job explores. Default: kZeus. Stored as the config's "policy"
+  // (written only when not zeus; a state without it is Zeus).
+  BatchSizePolicy policy = BatchSizePolicy::kZeus;
   // Candidate batch sizes: positive, sorted ascending, unique. Default: none
   // (required).
   std::vector<int> batch_sizes;
@@ -134,6 +176,11 @@ class BatchSizeOptimizer {
   // should stop early. nullopt without early stopping or before any run
   // reached the target.
   std::optional<double> EarlyStopThreshold() const;
+  // The bound for in-flight trial `trial_number`: EarlyStopThreshold(), but
+  // for frugal's exploration step the tighter
+  // min(beta, FrugalKnobs::kExplorationBeta) x min_cost(). Equal to
+  // EarlyStopThreshold() under kZeus and for trials not in flight.
+  std::optional<double> EarlyStopThreshold(int64_t trial_number) const;
   // The cheapest batch size that reached the target so far, else the default.
   int best_batch_size() const { return best_batch_size_; }
 

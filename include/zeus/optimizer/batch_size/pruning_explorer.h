@@ -2,7 +2,14 @@
 //
 // Each round walks from the round's default batch size down to the smaller
 // candidates, then up from it to the larger ones, and ends a direction at the
-// first run that does not reach the target. A round's survivors are the sizes
+// first run that does not reach the target; with `direction_patience` p > 1,
+// a direction that has already found a new best ends only after p such runs
+// in a row (on a slope that keeps improving, one unlucky run does not hide the
+// better sizes beyond it). With `decisive_ratio` r > 0, a round skips its up
+// direction when the down direction found a size whose cost is below 1/r of
+// the round's first run: a size beyond the start is then taken to cost at
+// least as much as the start (costs unimodal in the batch size), more than r
+// x the best, which exploration would stop anyway. A round's survivors are the sizes
 // that reached it; the next round covers only those, starting from the one
 // with the lowest cost in the previous round. After `num_rounds` rounds the
 // survivors become the bandit's arms.
@@ -29,8 +36,10 @@ class JsonFields;
 class PruningExplorer {
  public:
   // REQUIRES: `batch_sizes` sorted and unique, `default_batch_size` one of
-  // them, num_rounds >= 0 (checked by the caller's config validation).
-  PruningExplorer(std::vector<int> batch_sizes, int default_batch_size, int num_rounds);
+  // them, num_rounds >= 0, direction_patience >= 1, decisive_ratio >= 0
+  // (0: never skip; checked by the caller's config validation).
+  PruningExplorer(std::vector<int> batch_sizes, int default_batch_size, int num_rounds,
+                  int direction_patience = 1, double decisive_ratio = 0.0);
 
   // True once every round is over.
   bool done() const { return done_; }
@@ -46,6 +55,9 @@ class PruningExplorer {
   // The round being walked, 0-based.
   int round() const { return round_; }
 
+  // `direction_patience` (when not 1) and `decisive_ratio` (when not 0) are
+  // written only for other policies than Zeus, so Zeus's state reads as
+  // before; a state without them loads as Zeus's walk.
   nlohmann::json ToJson() const;
   static StatusOr<PruningExplorer> FromJson(const nlohmann::json& json);
 
@@ -53,6 +65,8 @@ class PruningExplorer {
   PruningExplorer() = default;
   // Sets up round round_ over candidates_ from default_; may finish.
   void StartRound();
+  // Whether the up direction can be skipped (see decisive_ratio above).
+  bool DownWasDecisive() const;
   // Moves to the next position, or direction, or round.
   void Advance(bool direction_over);
   // OK when the round in progress is one StartRound and Report could have
@@ -60,6 +74,15 @@ class PruningExplorer {
   Status ValidateRound(const JsonFields& f) const;
 
   int num_rounds_ = 0;
+  // Runs in a row that do not reach the target and end a direction.
+  int direction_patience_ = 1;
+  // Such runs in a row so far in the current direction.
+  int misses_in_a_row_ = 0;
+  // Whether the current direction has found a new best for the round.
+  bool improved_in_direction_ = false;
+  double decisive_ratio_ = 0.0;
+  // Cost of the round's first run when it reached the target.
+  std::optional<double> start_cost_;
   int round_ = 0;
   bool done_ = false;
   // Candidates of the current round (sorted).

@@ -6,6 +6,9 @@ from typing import List, Optional
 
 from zeus.exception import InvalidArgumentError
 
+# The batch-size policies the server knows.
+POLICIES = ("zeus", "frugal")
+
 
 @dataclass
 class JobSpec:
@@ -28,6 +31,8 @@ class JobSpec:
             (0: all).
         mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed:
             The Gaussian Thompson-sampling bandit's prior and seed.
+        policy: How the server explores batch sizes: "zeus" (the paper's) or
+            "frugal" (cheaper exploration, docs/BATCH_SIZE_POLICY.md).
     """
 
     job_id_prefix: str
@@ -45,6 +50,7 @@ class JobSpec:
     mab_prior_precision: float = 0.0
     mab_num_explorations: int = 2
     mab_seed: Optional[int] = None
+    policy: str = "zeus"
 
     def __post_init__(self):
         if not self.job_id_prefix:
@@ -54,6 +60,9 @@ class JobSpec:
             raise InvalidArgumentError(
                 f"JobSpec: default_batch_size {self.default_batch_size} is not one of "
                 f"batch_sizes {self.batch_sizes}")
+        if self.policy not in POLICIES:
+            raise InvalidArgumentError(
+                f"JobSpec: policy {self.policy!r} is not one of {', '.join(POLICIES)}")
 
     def dict(self):
         return asdict(self)
