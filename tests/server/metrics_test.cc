@@ -257,24 +257,25 @@ TEST(HttpRoutesTest, AddedRoutesAreServedBesideTheApi) {
     return response;
   };
   ZEUS_ASSERT_OK(server.AddRoutes({
-      {"GET", "/", page, HttpRoute::Match::kExact, HttpRoute::Access::kPublic},
+      {"GET", "/about", page, HttpRoute::Match::kExact, HttpRoute::Access::kPublic},
       {"GET", "/static/", page, HttpRoute::Match::kPrefix, HttpRoute::Access::kPublic},
-      {"GET", "/dashboard/", page, HttpRoute::Match::kPrefix, HttpRoute::Access::kToken},
+      {"GET", "/private/", page, HttpRoute::Match::kPrefix, HttpRoute::Access::kToken},
   }));
   Status taken = server.AddRoutes({{"GET", "/jobs", page}});
   EXPECT_EQ(taken.code(), StatusCode::kAlreadyExists);
   EXPECT_THAT(taken.message(), HasSubstr("GET /jobs"));
+  // The dashboard's own routes are taken too.
+  EXPECT_EQ(server.AddRoutes({{"GET", "/", page}}).code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(server.AddRoutes({{"GET", "nope", page}}).code(), StatusCode::kInvalidArgument);
   ZEUS_ASSERT_OK(server.Start());
   httplib::Client client("127.0.0.1", server.port());
-  HttpReply root = Send(client, "GET", "/");
-  EXPECT_EQ(root.status, 200);
-  EXPECT_EQ(root.raw, "<p>/</p>");
+  HttpReply about = Send(client, "GET", "/about");
+  EXPECT_EQ(about.status, 200);
+  EXPECT_EQ(about.raw, "<p>/about</p>");
   EXPECT_EQ(Send(client, "GET", "/static/chart.js").raw, "<p>/static/chart.js</p>");
-  EXPECT_EQ(Send(client, "GET", "/dashboard/jobs/j-1").status, 401);
-  EXPECT_EQ(
-      Send(client, "GET", "/dashboard/jobs/j-1", "", {{"Authorization", "Bearer s3cret"}}).raw,
-      "<p>/dashboard/jobs/j-1</p>");
+  EXPECT_EQ(Send(client, "GET", "/private/jobs/j-1").status, 401);
+  EXPECT_EQ(Send(client, "GET", "/private/jobs/j-1", "", {{"Authorization", "Bearer s3cret"}}).raw,
+            "<p>/private/jobs/j-1</p>");
   HttpReply post = Send(client, "POST", "/static/x", "{}");
   EXPECT_EQ(post.status, 405);
   EXPECT_EQ(std::string(httplib::detail::get_header_value(post.headers, "Allow", 0, "")),
