@@ -64,6 +64,25 @@ int UsageError(CLI::App& app, const CLI::ParseError& e) {
   return zeus::cli::kUsageExitCode;
 }
 
+#ifndef ZEUS_WITH_SERVICES
+// A build with -DZEUS_BUILD_SERVICES=OFF (the README's quick start) has no
+// daemon, exporter or serve: each name says how to get it (exit 2).
+void RegisterMissingServices(CLI::App& app, int* exit_code) {
+  for (const char* name : {"daemon", "exporter", "serve"}) {
+    CLI::App* cmd =
+        app.add_subcommand(name, "(not built: reconfigure with -DZEUS_BUILD_SERVICES=ON)");
+    cmd->allow_extras();
+    cmd->callback([name, exit_code] {
+      std::fprintf(stderr,
+                   "zeus %s: this zeus was built without the services; rebuild with "
+                   "cmake -DZEUS_BUILD_SERVICES=ON\n",
+                   name);
+      *exit_code = zeus::cli::kUsageExitCode;
+    });
+  }
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,11 +98,17 @@ int main(int argc, char** argv) {
   // reports, e.g. the JSON of `--json`.
   spdlog::set_default_logger(spdlog::stderr_color_mt("zeus"));
   int exit_code = 0;
+#ifdef ZEUS_WITH_SERVICES
   zeus::cli::RegisterDaemonCommand(app, &exit_code);
   zeus::cli::RegisterExporterCommand(app, &exit_code);
+#else
+  RegisterMissingServices(app, &exit_code);
+#endif
   zeus::cli::RegisterMonitorCommand(app, &exit_code);
   zeus::cli::RegisterPowerLimitCommand(app, &exit_code);
+#ifdef ZEUS_WITH_SERVICES
   zeus::cli::RegisterServeCommand(app, &exit_code);
+#endif
   zeus::cli::RegisterShowEnvCommand(app, &exit_code);
   zeus::cli::RegisterSimulateCommand(app, &exit_code);
   try {
