@@ -40,12 +40,12 @@ mkdir -p "$out_dir"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-# Mutations per target in --ci mode: about 20-30 s each on one CI core.
+# Mutations per target in --ci mode: about 7-15 s each on one CI core.
 ci_runs() {
   case "$1" in
     fuzz_http) echo 1500 ;;
-    fuzz_trace_csv) echo 25000 ;;
-    *) echo 300000 ;;
+    fuzz_trace_csv) echo 15000 ;;
+    *) echo 150000 ;;
   esac
 }
 
