@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "zeus/server/http_route.h"
 #include "zeus/util/file.h"
 #include "zeus/util/strings.h"
 
@@ -56,19 +57,6 @@ DashboardResponse HtmlResponse(int status, std::string body) {
   response.headers.emplace_back("Cache-Control", "no-store");
   response.headers.emplace_back("Content-Security-Policy", kContentSecurityPolicy);
   return response;
-}
-
-int HttpStatusOf(StatusCode code) {
-  switch (code) {
-    case StatusCode::kInvalidArgument:
-      return 422;
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kUnavailable:
-      return 503;
-    default:
-      return 500;
-  }
 }
 
 // Replaces the first `{{name}}` of `page` with `html` (already escaped).

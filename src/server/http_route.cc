@@ -22,6 +22,25 @@ std::string HttpRequest::Header(std::string_view name) const {
   return "";
 }
 
+int HttpStatusOf(StatusCode code) {
+  switch (code) {
+    case StatusCode::kInvalidArgument:
+      return 422;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kAborted:
+    case StatusCode::kFailedPrecondition:
+      return 409;
+    case StatusCode::kPermissionDenied:
+      return 401;
+    case StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
 HttpResponse JsonResponse(int status, std::string json_text) {
   HttpResponse response;
   response.status = status;

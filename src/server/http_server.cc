@@ -39,25 +39,6 @@ HttpResponse Reply(int http_status, const json& body) {
   return JsonResponse(http_status, Dump(body));
 }
 
-int HttpStatusOf(StatusCode code) {
-  switch (code) {
-    case StatusCode::kInvalidArgument:
-      return 422;
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kAlreadyExists:
-    case StatusCode::kAborted:
-    case StatusCode::kFailedPrecondition:
-      return 409;
-    case StatusCode::kPermissionDenied:
-      return 401;
-    case StatusCode::kUnavailable:
-      return 503;
-    default:
-      return 500;
-  }
-}
-
 // Compares in time independent of where the strings differ.
 bool SameToken(const std::string& a, const std::string& b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;

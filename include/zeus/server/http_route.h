@@ -27,6 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "zeus/status.h"
+
 namespace zeus {
 
 using HttpFields = std::vector<std::pair<std::string, std::string>>;
@@ -88,6 +90,10 @@ struct HttpRoute {
 };
 
 // A JSON answer: `status` with `json_text` as the body.
+// The HTTP status a library Status maps to: 422 invalid argument, 404 not
+// found, 409 conflict (already exists, aborted, failed precondition), 401
+// permission denied, 503 unavailable, else 500.
+int HttpStatusOf(StatusCode code);
 HttpResponse JsonResponse(int status, std::string json_text);
 // `{"message": message}` with `status` (the server's error body).
 HttpResponse ErrorResponse(int status, std::string_view message);
