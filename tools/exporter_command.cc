@@ -20,6 +20,7 @@
 #include "zeus/exporter/device_exporter.h"
 
 #include "tools/commands.h"
+#include "tools/device_flags.h"
 
 namespace zeus::cli {
 namespace {
@@ -32,24 +33,7 @@ struct ExporterFlags {
 };
 
 StatusOr<SelectedDevices> OpenDevices(const ExporterFlags& flags) {
-  DeviceSelection selection;
-  selection.gpus_name = "--gpus";
-  selection.cpus_name = "--cpus";
-  selection.powercap_root = flags.powercap_root;
-  if (!flags.gpus.empty()) {
-    ZEUS_ASSIGN_OR_RETURN(selection.gpu_indices, ParseDeviceIndexList("--gpus", flags.gpus));
-  }
-  if (!flags.cpus.empty()) {
-    ZEUS_ASSIGN_OR_RETURN(selection.cpu_indices, ParseDeviceIndexList("--cpus", flags.cpus));
-  }
-  ZEUS_ASSIGN_OR_RETURN(SelectedDevices d, OpenSelectedDevices(selection));
-  if (d.gpus.empty() && !d.gpus_status.ok()) {
-    spdlog::warn("zeus exporter: not exporting GPUs: {}", d.gpus_status.message());
-  }
-  if (d.cpus.empty() && !d.cpus_status.ok()) {
-    spdlog::warn("zeus exporter: not exporting CPUs: {}", d.cpus_status.message());
-  }
-  return d;
+  return OpenFlagDevices("exporter", "not exporting", flags.gpus, flags.cpus, flags.powercap_root);
 }
 
 int RunExporter(const ExporterFlags& flags) {

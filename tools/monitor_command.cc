@@ -31,6 +31,7 @@
 #include "zeus/monitor/reporter.h"
 
 #include "tools/commands.h"
+#include "tools/device_flags.h"
 #include "tools/flag_checks.h"
 
 namespace zeus::cli {
@@ -92,24 +93,7 @@ struct MonitorFlags {
 // Opens the devices --gpus/--cpus select; warns about a kind that cannot be
 // measured when the other can.
 StatusOr<SelectedDevices> OpenDevices(const MonitorFlags& flags) {
-  DeviceSelection selection;
-  selection.gpus_name = "--gpus";
-  selection.cpus_name = "--cpus";
-  selection.powercap_root = flags.powercap_root;
-  if (!flags.gpus.empty()) {
-    ZEUS_ASSIGN_OR_RETURN(selection.gpu_indices, ParseDeviceIndexList("--gpus", flags.gpus));
-  }
-  if (!flags.cpus.empty()) {
-    ZEUS_ASSIGN_OR_RETURN(selection.cpu_indices, ParseDeviceIndexList("--cpus", flags.cpus));
-  }
-  ZEUS_ASSIGN_OR_RETURN(SelectedDevices d, OpenSelectedDevices(selection));
-  if (d.gpus.empty() && !d.gpus_status.ok()) {
-    spdlog::warn("zeus monitor: not measuring GPUs: {}", d.gpus_status.message());
-  }
-  if (d.cpus.empty() && !d.cpus_status.ok()) {
-    spdlog::warn("zeus monitor: not measuring CPUs: {}", d.cpus_status.message());
-  }
-  return d;
+  return OpenFlagDevices("monitor", "not measuring", flags.gpus, flags.cpus, flags.powercap_root);
 }
 
 // Starts `command` as a child with default signal dispositions, its stdout
