@@ -4,12 +4,15 @@
 // simulated jobs send a paced load over their own keep-alive connections.
 // Counters: requests/s, p50/p99 latency in ms over all active requests, the
 // idle connections still open at the end, and the server's resident memory
-// (VmRSS after the run, VmHWM its peak) in MB.
+// (VmRSS after the run, VmHWM its peak) in MB, and the server's CPU time
+// (user + system) per active request in microseconds.
 //
 //   idle_connections_bench                  SQLite in a temp dir
 //   ZEUS_BENCH_POSTGRES_URL=postgresql://... idle_connections_bench   adds PostgreSQL
 //     (tests/server/postgres_cluster.sh start DIR writes such a URL to DIR/url)
 //   ZEUS_BENCH_SERVE_ARGS="--threads 64" ...   more flags for `zeus serve`
+//   ZEUS_BENCH_ZEUS=path/to/zeus ...   another `zeus` binary than the one built
+//     beside this benchmark (for a build tree copied to another machine)
 //
 // Each idle connection is a descriptor in this process and one in the server:
 // RLIMIT_NOFILE must allow idle connections + a few hundred in both (the
@@ -26,7 +29,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,6 +78,10 @@ class Server {
     std::vector<std::string> args = {
         "zeus", "serve",       "--db", db_url, "--listen", "127.0.0.1:0", "--idle-timeout-s",
         "600",  "--log-level", "warn"};
+    if (const char* extra = std::getenv("ZEUS_BENCH_SERVE_ARGS")) {
+      std::istringstream words(extra);
+      for (std::string word; words >> word;) args.push_back(word);
+    }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -81,7 +90,8 @@ class Server {
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
       close(out[1]);
-      execv(ZEUS_BINARY, argv.data());
+      const char* binary = std::getenv("ZEUS_BENCH_ZEUS");
+      execv(binary != nullptr ? binary : ZEUS_BINARY, argv.data());
       _exit(127);
     }
     close(out[1]);
@@ -112,6 +122,23 @@ class Server {
       if (line.rfind(field + ":", 0) == 0) return std::atof(line.c_str() + field.size() + 1) / 1024;
     }
     return -1;
+  }
+
+  // CPU time (user + system) the server has used so far, in seconds; -1 if
+  // unreadable.
+  double CpuSeconds() const {
+    std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t comm_end = text.rfind(')');
+    if (comm_end == std::string::npos) return -1;
+    std::istringstream fields(text.substr(comm_end + 2));
+    std::string field;
+    double ticks = 0;
+    // Fields 3.. of proc(5); utime and stime are the 14th and 15th.
+    for (int index = 3; index <= 15 && fields >> field; ++index) {
+      if (index >= 14) ticks += std::atof(field.c_str());
+    }
+    return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
   }
 
  private:
@@ -208,6 +235,7 @@ void RunIdleBenchmark(benchmark::State& state, const std::string& url) {
       std::chrono::duration<double>(kJobs / offered_per_s));
   std::vector<JobLatencies> latencies(kJobs);
   double elapsed_s = 0.0;
+  const double cpu_before_s = server.CpuSeconds();
   for (auto _ : state) {
     auto begin = Clock::now();
     auto deadline = begin + std::chrono::duration_cast<Clock::duration>(
@@ -221,6 +249,7 @@ void RunIdleBenchmark(benchmark::State& state, const std::string& url) {
     elapsed_s = std::chrono::duration<double>(Clock::now() - begin).count();
     state.SetIterationTime(elapsed_s);
   }
+  const double server_cpu_s = server.CpuSeconds() - cpu_before_s;
   std::vector<double> all_ms;
   int errors = 0;
   for (const JobLatencies& l : latencies) {
@@ -231,6 +260,8 @@ void RunIdleBenchmark(benchmark::State& state, const std::string& url) {
   state.counters["idle_open_at_end"] = StillOpen(idle);
   state.counters["req_per_s"] = static_cast<double>(all_ms.size()) / elapsed_s;
   state.counters["errors"] = errors;
+  state.counters["server_cpu_us_per_req"] =
+      all_ms.empty() ? 0.0 : server_cpu_s * 1e6 / static_cast<double>(all_ms.size());
   state.counters["p50_ms"] = Percentile(all_ms, 0.50);
   state.counters["p99_ms"] = Percentile(all_ms, 0.99);
   state.counters["rss_start_mb"] = rss_before_mb;
