@@ -11,13 +11,16 @@
 #     profiling (dry run), energy per recurrence vs the default batch size.
 #  3. python_ddp.py (only with >= 2 GPUs): DDP over NCCL, one process per GPU,
 #     GlobalPowerLimitOptimizer in dry run: both ranks reach the same decision.
+#  4. python_hf_check.py: HFGlobalPowerLimitOptimizer as a callback of a real
+#     Hugging Face Trainer (small BERT, synthetic task): profiling ends with a
+#     limit pinned and the model learns the task.
 # Extra arguments: $ZEUS_STEP_OVERHEAD_ARGS (check 1), $ZEUS_RECURRING_ARGS (check 2).
-# Usage: OUT=/some/dir scripts/gpu/python_gpu_check.sh [1 2 3]   (about 10 minutes; one check per call fits the 10-minute limit)
+# Usage: OUT=/some/dir scripts/gpu/python_gpu_check.sh [1 2 3 4]   (about 10 minutes; one check per call fits the 10-minute limit)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:?set OUT to the output directory}"
 build="${ZEUS_GPU_BUILD:-build-gpu}"
-checks="${*:-1 2 3}"
+checks="${*:-1 2 3 4}"
 mkdir -p "$out"
 export ZEUS_DRY_RUN=1
 python="${ZEUS_GPU_PYTHON:-python3}"
@@ -46,6 +49,7 @@ for check in $checks; do
        else
          echo "check 3 skipped: $num_gpus GPU(s)" | tee "$out/ddp.log"; true
        fi ;;
+    4) timeout 400 "$py" scripts/gpu/python_hf_check.py --out "$out" 2>&1 | tee "$out/hf.log" ;;
   esac
   [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "check $check failed"; rc=1; }
 done
