@@ -66,17 +66,21 @@ TEST(FrugalTargetsTest, BeatsZeusOnTheBundledTraces) {
       const Summary& zeus = s["zeus"];
       const Summary& frugal = s["frugal"];
       ASSERT_EQ(frugal.cases, 12);
-      // Measured (docs/BATCH_SIZE_POLICY.md): frugal's mean regret is 0.55-0.6
-      // of zeus's, its largest 0.45-0.55 of zeus's, and its costliest
+      // Measured (docs/BATCH_SIZE_POLICY.md): frugal's mean regret is 0.54-0.6
+      // of zeus's, its largest 0.45-0.58 of zeus's, and its costliest
       // workload is cheaper than zeus's costliest.
-      EXPECT_LE(frugal.mean_regret, 0.62 * zeus.mean_regret);
+      EXPECT_LE(frugal.mean_regret, 0.61 * zeus.mean_regret);
       EXPECT_LE(frugal.max_regret, 0.6 * zeus.max_regret);
       EXPECT_LT(frugal.max_cost_ratio, zeus.max_cost_ratio);
       if (!half) {
         // The bound on the largest regret holds with every
-        // recurrence; its 3 % mean does not quite (3.2-3.3 %).
-        EXPECT_LE(frugal.max_regret, 0.06);
-        EXPECT_LE(frugal.mean_regret, 0.035);
+        // recurrence (5.2-5.4 %); its 3 % mean does not quite (3.1-3.4 %).
+        EXPECT_LE(frugal.max_regret, 0.055);
+        EXPECT_LE(frugal.mean_regret, 0.034);
+      } else {
+        // Half the recurrences: mean 5.7-6.1 %, max 8.7-9.3 %.
+        EXPECT_LE(frugal.max_regret, 0.095);
+        EXPECT_LE(frugal.mean_regret, 0.062);
       }
     }
   }
