@@ -515,6 +515,9 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
     return state.Error("bandit", "must be present exactly when exploration is over");
   }
   if (state.Has("censored")) {
+    if (c.policy != BatchSizePolicy::kFrugal) {
+      return state.Error("censored", "only the frugal policy censors batch sizes");
+    }
     ZEUS_ASSIGN_OR_RETURN(optimizer.censored_, ReadCensored(state, optimizer.bandit_, c));
   }
   return optimizer;

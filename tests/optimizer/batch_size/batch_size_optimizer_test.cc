@@ -560,6 +560,9 @@ TEST(BatchSizeOptimizerFrugalTest, CensoredSizesRoundTripAndBadOnesAreRefused) {
   bad = state;
   bad["censored"] = "8";
   refused(bad, "censored");
+  bad = state;
+  bad["config"].erase("policy");  // Zeus.
+  refused(bad, "only the frugal policy");
 
   // Zeus never censors: its state has no such field.
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer zeus, BatchSizeOptimizer::Create(MakeConfig()));
