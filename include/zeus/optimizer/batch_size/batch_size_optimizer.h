@@ -52,7 +52,8 @@ enum class BatchSizePolicy {
   kZeus,
   // `frugal` (docs/BATCH_SIZE_POLICY.md): one pruning round whose runs stop at
   // min(beta, FrugalKnobs::kExplorationBeta) x the lowest cost (when early
-  // stopping is on); a direction that has found a new best ends only after
+  // stopping is on); a direction that has found a size kExplorationBeta times
+  // cheaper than the best at its start ends only after
   // FrugalKnobs::kDirectionPatience failures in a row; the up direction is
   // skipped when the down one found a size kExplorationBeta times cheaper
   // than the default; then Thompson sampling over the survivors with
@@ -75,8 +76,9 @@ struct FrugalKnobs {
   // 2): a size that cannot beat the best by much is cut early. Also the
   // ratio default cost / best cost above which the up direction is skipped.
   static constexpr double kExplorationBeta = 1.25;
-  // Failures in a row that end a direction once it has found a new best
-  // (a direction that has not ends at its first failure).
+  // Failures in a row that end a direction once it has found a size
+  // kExplorationBeta times cheaper than the best at its start (any other
+  // direction ends at its first failure).
   static constexpr int kDirectionPatience = 2;
   // Tries per survivor before Thompson sampling (Zeus: 2).
   static constexpr int kNumExplorations = 1;
