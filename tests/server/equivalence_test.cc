@@ -4,6 +4,8 @@
 // the paper's A40 traces: early-stopped, failed and retried runs included),
 // and stops each run where the simulator's plan bounded it.
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -43,24 +45,31 @@ class RecordingPolicy final : public Policy {
   std::vector<Step> steps_;
 };
 
-// Registers one job per A40 workload and seed with `policy` and checks that
-// the server follows the simulator's plans step by step; returns the steps
-// compared.
-int CompareWithSimulator(const std::string& policy_name) {
+struct Compared {
+  // Steps the server and the simulator agreed on.
+  int steps = 0;
+  // Runs of a batch size whose first run had failed (frugal's censored sizes
+  // tried again by the bandit).
+  int retries_after_failure = 0;
+};
+
+// Registers one job per A40 workload and seed in `seeds` with `policy` and
+// checks that the server follows the simulator's plans step by step.
+Compared CompareWithSimulator(const std::string& policy_name, const std::vector<uint64_t>& seeds) {
   const std::string traces = DataDir() + "/traces/zeus-nsdi23";
   StatusOr<std::vector<Workload>> workloads = LoadWorkloads(traces, "a40");
+  Compared compared;
   EXPECT_TRUE(workloads.ok()) << workloads.status();
-  if (!workloads.ok() || workloads->empty()) return 0;
+  if (!workloads.ok() || workloads->empty()) return compared;
   TempDir dir;
   std::string skip_reason;
   TestServer server(NewDatabaseUrl(Backend::kSqlite, dir, &skip_reason));
   EXPECT_TRUE(server.ok()) << server.error();
-  if (!server.ok()) return 0;
+  if (!server.ok()) return compared;
   httplib::Client client("127.0.0.1", server.port());
 
-  int compared = 0;
   for (const Workload& workload : *workloads) {
-    for (uint64_t seed : {1, 7}) {
+    for (uint64_t seed : seeds) {
       SimulationOptions options;
       options.seed = seed;
       options.num_recurrences = 60;
@@ -91,7 +100,10 @@ int CompareWithSimulator(const std::string& policy_name) {
       if (registered.status != 201) return compared;
 
       int step_number = 0;
+      std::map<int, bool> first_reached;  // By batch size.
       for (const RecordingPolicy::Step& step : policy.steps()) {
+        auto [first, inserted] = first_reached.emplace(step.plan.batch_size, step.outcome.reached);
+        if (!inserted && !first->second) ++compared.retries_after_failure;
         SCOPED_TRACE(job_id + " step " + std::to_string(step_number++));
         HttpReply trial = Send(client, "GET", "/jobs/batch_size?job_id=" + job_id);
         EXPECT_EQ(trial.status, 200) << trial.raw;
@@ -127,7 +139,7 @@ int CompareWithSimulator(const std::string& policy_name) {
         if (answer.status != 200 || answer.body["converged"] != step.outcome.reached) {
           return compared;
         }
-        ++compared;
+        ++compared.steps;
       }
     }
   }
@@ -135,11 +147,15 @@ int CompareWithSimulator(const std::string& policy_name) {
 }
 
 TEST(EquivalenceTest, HttpJobFollowsSimulatorZeusPolicySequence) {
-  EXPECT_GT(CompareWithSimulator("zeus"), 500);
+  EXPECT_GT(CompareWithSimulator("zeus", {1, 7}).steps, 500);
 }
 
 TEST(EquivalenceTest, HttpJobFollowsSimulatorFrugalPolicySequence) {
-  EXPECT_GT(CompareWithSimulator("frugal"), 400);
+  // Seed 11 has A40 movielens-1m prune 16384 by bad luck at the exploration
+  // bound and the bandit try it again as a censored arm.
+  const Compared compared = CompareWithSimulator("frugal", {1, 7, 11});
+  EXPECT_GT(compared.steps, 600);
+  EXPECT_GT(compared.retries_after_failure, 10);
 }
 
 }  // namespace

@@ -30,7 +30,10 @@ struct RunPlan {
   int batch_size = 0;
   int power_limit_w = 0;
   // True on the first run of this batch size under JIT power-limit
-  // profiling: the first epoch is spread over every power limit.
+  // profiling: the first epoch is spread over every power limit. Later runs
+  // of the size reuse that profile's limit and do not profile again; a real
+  // job does the same by keeping one profile per job and batch size
+  // (GlobalPowerLimitOptimizer's profile_path, docs/BATCH_SIZE_POLICY.md).
   bool profile_power = false;
   // Early stopping: the run stops before the epoch that would take its cost
   // past this. nullopt = run until the target or max_epochs.

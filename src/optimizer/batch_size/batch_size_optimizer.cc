@@ -71,6 +71,38 @@ StatusOr<std::map<int64_t, Trial>> ReadInFlight(const JsonFields& state,
   return in_flight;
 }
 
+// Frugal's censored sizes of a stored state: distinct batch sizes, each with
+// a cost bound in [0, kMaxAbsReward]; once the bandit exists, each is one of
+// its arms with no observation yet (a first observation removes it).
+StatusOr<std::map<int, double>> ReadCensored(const JsonFields& state,
+                                             const std::optional<GaussianTs>& bandit,
+                                             const BatchSizeOptimizerConfig& config) {
+  ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* entries, state.Array("censored"));
+  std::map<int, double> censored;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    ZEUS_ASSIGN_OR_RETURN(JsonFields entry, state.Element("censored", i));
+    ZEUS_ASSIGN_OR_RETURN(int64_t batch_size, entry.Int("batch_size", 1, kMaxInt));
+    if (!IsBatchSize(config, batch_size)) {
+      return entry.Error("batch_size", std::to_string(batch_size) + " is not one of batch_sizes");
+    }
+    ZEUS_ASSIGN_OR_RETURN(double cost, entry.Double("cost", 0.0, GaussianTs::kMaxAbsReward));
+    if (bandit.has_value()) {
+      if (!bandit->HasArm(static_cast<int>(batch_size))) {
+        return entry.Error(
+            "batch_size", std::to_string(batch_size) + " is censored but not an arm of the bandit");
+      }
+      if (bandit->Arm(static_cast<int>(batch_size)).num_observations > 0) {
+        return entry.Error(
+            "batch_size", std::to_string(batch_size) + " is censored but already has observations");
+      }
+    }
+    if (!censored.emplace(static_cast<int>(batch_size), cost).second) {
+      return entry.Error("batch_size", std::to_string(batch_size) + " appears twice");
+    }
+  }
+  return censored;
+}
+
 }  // namespace
 
 Status BatchSizeOptimizerConfig::Validate() const {
@@ -247,7 +279,7 @@ Trial BatchSizeOptimizer::NextTrial() {
       trial.kind = TrialKind::kConcurrent;
     }
   } else {
-    trial.batch_size = bandit_->Predict(rng_);
+    trial.batch_size = bandit_->Predict(rng_, &censored_);
     trial.kind = TrialKind::kBandit;
   }
   in_flight_[trial.trial_number] = trial;
@@ -273,6 +305,12 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
     best_batch_size_ = batch_size;
   }
   if (exploration_trial_ == trial_number) {
+    // Frugal keeps a size whose run stopped at the tight exploration bound as
+    // a censored arm: one unlucky run does not prune a size for good.
+    const std::optional<double> bound = EarlyStopThreshold(trial_number);
+    if (config_.policy == BatchSizePolicy::kFrugal && !reached_target && bound.has_value()) {
+      censored_[batch_size] = *bound;
+    }
     exploration_trial_.reset();
     ZEUS_RETURN_IF_ERROR(explorer_.Report(cost, reached_target));
     if (explorer_.done()) StartBandit();
@@ -306,7 +344,10 @@ std::optional<double> BatchSizeOptimizer::EarlyStopThreshold(int64_t trial_numbe
 void BatchSizeOptimizer::Observe(int batch_size, double cost) {
   if (bandit_.has_value()) {
     // Runs of batch sizes pruned away (concurrent trials) teach the bandit nothing.
-    if (bandit_->HasArm(batch_size)) bandit_->Observe(batch_size, -cost).IgnoreError();
+    if (bandit_->HasArm(batch_size)) {
+      bandit_->Observe(batch_size, -cost).IgnoreError();
+      censored_.erase(batch_size);
+    }
     return;
   }
   std::vector<double>& costs = costs_[batch_size];
@@ -319,10 +360,21 @@ void BatchSizeOptimizer::Observe(int batch_size, double cost) {
 void BatchSizeOptimizer::StartBandit() {
   std::vector<int> arms = explorer_.survivors();
   if (arms.empty()) arms = {best_batch_size_};
+  // Censored sizes join as arms without their failed run (its cost is only a
+  // bound); a size that is also an arm otherwise keeps its observations.
+  for (auto it = censored_.begin(); it != censored_.end();) {
+    if (std::find(arms.begin(), arms.end(), it->first) != arms.end()) {
+      it = censored_.erase(it);
+    } else {
+      arms.push_back(it->first);
+      ++it;
+    }
+  }
+  std::sort(arms.begin(), arms.end());
   bandit_.emplace(arms, BanditConfig());
   for (int arm : arms) {
     auto it = costs_.find(arm);
-    if (it == costs_.end()) continue;
+    if (it == costs_.end() || censored_.count(arm) > 0) continue;
     // Costs are finite (checked on report), so Observe cannot fail.
     for (double cost : it->second) bandit_->Observe(arm, -cost).IgnoreError();
   }
@@ -361,6 +413,14 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
       exploration_trial_.has_value() ? nlohmann::json(*exploration_trial_) : nlohmann::json();
   json["bandit"] = bandit_.has_value() ? bandit_->ToJson() : nlohmann::json();
   json["min_cost"] = min_cost_.has_value() ? nlohmann::json(*min_cost_) : nlohmann::json();
+  // Written only when present, so a Zeus state reads as before.
+  if (!censored_.empty()) {
+    nlohmann::json censored = nlohmann::json::array();
+    for (const auto& [batch_size, cost] : censored_) {
+      censored.push_back({{"batch_size", batch_size}, {"cost", cost}});
+    }
+    json["censored"] = censored;
+  }
   return json;
 }
 
@@ -453,6 +513,12 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
   }
   if (optimizer.explorer_.done() != optimizer.bandit_.has_value()) {
     return state.Error("bandit", "must be present exactly when exploration is over");
+  }
+  if (state.Has("censored")) {
+    if (c.policy != BatchSizePolicy::kFrugal) {
+      return state.Error("censored", "only the frugal policy censors batch sizes");
+    }
+    ZEUS_ASSIGN_OR_RETURN(optimizer.censored_, ReadCensored(state, optimizer.bandit_, c));
   }
   return optimizer;
 }

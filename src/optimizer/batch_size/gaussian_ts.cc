@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "zeus/util/json.h"
@@ -82,10 +83,18 @@ void GaussianTs::Refit(int batch_size) {
   }
 }
 
-int GaussianTs::Predict(Rng& rng) const {
+int GaussianTs::Predict(Rng& rng, const std::map<int, double>* censored) const {
+  // The censored bound of an arm with no observation, if any.
+  auto censored_cost = [&](int arm) -> std::optional<double> {
+    if (censored == nullptr || !observations_.at(arm).empty()) return std::nullopt;
+    auto it = censored->find(arm);
+    if (it == censored->end()) return std::nullopt;
+    return it->second;
+  };
   // Explore under-observed arms first, in a random order.
   for (size_t index : rng.Permutation(arms_.size())) {
     const int arm = arms_[index];
+    if (censored_cost(arm).has_value()) continue;
     // A flat belief (no observations, no prior precision) cannot be sampled.
     if (observations_.at(arm).size() < static_cast<size_t>(config_.num_explorations) ||
         beliefs_.at(arm).precision == 0.0) {
@@ -95,9 +104,14 @@ int GaussianTs::Predict(Rng& rng) const {
   int best_arm = arms_.front();
   double best_sample = -std::numeric_limits<double>::infinity();
   for (int arm : arms_) {
-    const Belief& belief = beliefs_.at(arm);
-    const double stddev = std::isinf(belief.precision) ? 0.0 : 1.0 / std::sqrt(belief.precision);
-    const double sample = rng.Normal(belief.mean, stddev);
+    double sample = 0.0;
+    if (std::optional<double> bound = censored_cost(arm); bound.has_value()) {
+      sample = -*bound;
+    } else {
+      const Belief& belief = beliefs_.at(arm);
+      const double stddev = std::isinf(belief.precision) ? 0.0 : 1.0 / std::sqrt(belief.precision);
+      sample = rng.Normal(belief.mean, stddev);
+    }
     if (sample > best_sample) {
       best_sample = sample;
       best_arm = arm;

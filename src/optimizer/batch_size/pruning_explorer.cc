@@ -31,6 +31,7 @@ void PruningExplorer::StartRound() {
   misses_in_a_row_ = 0;
   improved_in_direction_ = false;
   start_cost_.reset();
+  up_start_cost_.reset();
   auto it = std::find(candidates_.begin(), candidates_.end(), default_);
   if (round_ >= num_rounds_ || it == candidates_.end()) {
     // No rounds left, or nothing survived to start from.
@@ -62,7 +63,7 @@ Status PruningExplorer::Report(double cost, bool reached_target) {
   } else {
     ++misses_in_a_row_;
   }
-  const int patience = improved_in_direction_ ? direction_patience_ : 1;
+  const int patience = DirectionEarnedPatience() ? direction_patience_ : 1;
   Advance(/*direction_over=*/misses_in_a_row_ >= patience);
   return Status::Ok();
 }
@@ -73,6 +74,7 @@ void PruningExplorer::Advance(bool direction_over) {
   if (!direction_over && position_ < walk.size()) return;
   if (!going_up_ && !up_.empty() && !DownWasDecisive()) {
     going_up_ = true;
+    up_start_cost_ = best_cost_;
     position_ = 0;
     misses_in_a_row_ = 0;
     improved_in_direction_ = false;
@@ -83,6 +85,12 @@ void PruningExplorer::Advance(bool direction_over) {
   candidates_ = good_;
   ++round_;
   StartRound();
+}
+
+bool PruningExplorer::DirectionEarnedPatience() const {
+  if (decisive_ratio_ <= 0) return improved_in_direction_;
+  const std::optional<double>& start = going_up_ ? up_start_cost_ : start_cost_;
+  return start.has_value() && best_cost_.has_value() && *start > decisive_ratio_ * *best_cost_;
 }
 
 bool PruningExplorer::DownWasDecisive() const {
@@ -104,6 +112,8 @@ nlohmann::json PruningExplorer::ToJson() const {
   if (decisive_ratio_ != 0) {
     json["decisive_ratio"] = decisive_ratio_;
     json["start_cost"] = start_cost_.has_value() ? nlohmann::json(*start_cost_) : nlohmann::json();
+    json["up_start_cost"] =
+        up_start_cost_.has_value() ? nlohmann::json(*up_start_cost_) : nlohmann::json();
   }
   return json;
 }
@@ -186,6 +196,8 @@ StatusOr<PruningExplorer> PruningExplorer::FromJson(const nlohmann::json& json) 
                                     &explorer.decisive_ratio_));
   ZEUS_ASSIGN_OR_RETURN(explorer.start_cost_,
                         f.OptionalDouble("start_cost", 0.0, GaussianTs::kMaxAbsReward));
+  ZEUS_ASSIGN_OR_RETURN(explorer.up_start_cost_,
+                        f.OptionalDouble("up_start_cost", 0.0, GaussianTs::kMaxAbsReward));
   ZEUS_ASSIGN_OR_RETURN(int64_t round, f.Int("round", 0, num_rounds));
   explorer.round_ = static_cast<int>(round);
   ZEUS_ASSIGN_OR_RETURN(explorer.done_, f.Bool("done"));

@@ -2,7 +2,9 @@
 // batch size profiles every power limit during its first epoch and pins the
 // one zeus::core's cost selector picks from that epoch's profile (least
 // ZeusCost per epoch, MaxPower = the batch size's highest limit on one GPU;
-// ties go to the higher limit). Later runs of that batch size reuse it.
+// ties go to the higher limit). Later runs of that batch size reuse it,
+// unprofiled, for the rest of the job: the simulator's model of a client that
+// saves one profile per job and batch size and loads it (profile_path).
 // Private to src/sim. Thread-safety: not thread-safe.
 
 #ifndef ZEUS_SRC_SIM_POLICIES_JIT_POWER_LIMIT_H_

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -463,17 +464,110 @@ TEST(BatchSizeOptimizerFrugalTest, WalksOnceThenSamplesEachSurvivorOnceAtMost) {
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
                             BatchSizeOptimizer::Create(FrugalConfig()));
   // One round (Zeus: two): down 64, 32, 16, 8 (fails). 32 (cost 11) is more
-  // than 1.2 x cheaper than 64 (cost 20), so the up direction (128) is
+  // than 1.25 x cheaper than 64 (cost 20), so the up direction (128) is
   // skipped.
   const std::vector<int> sizes = RunSequential(optimizer, 12);
   EXPECT_EQ(std::vector<int>(sizes.begin(), sizes.begin() + 4), (std::vector<int>{64, 32, 16, 8}));
   EXPECT_FALSE(optimizer.exploring());
   // Survivors {16, 32, 64} hold one observation each: no second try of them
-  // before sampling, which then picks the cheapest, 32, every time here.
+  // before sampling, which then picks the cheapest, 32, every time here. 8
+  // is a censored arm: its run stopped at 1.25 x 11, above 32's costs.
   for (size_t i = 4; i < sizes.size(); ++i) EXPECT_EQ(sizes[i], 32) << "trial " << i + 1;
   std::vector<int> arms;
   for (const ArmState& arm : optimizer.ArmStates()) arms.push_back(arm.batch_size);
-  EXPECT_EQ(arms, (std::vector<int>{16, 32, 64}));
+  EXPECT_EQ(arms, (std::vector<int>{8, 16, 32, 64}));
+  EXPECT_EQ(optimizer.censored(), (std::map<int, double>{{8, 1.25 * 11}}));
+  EXPECT_EQ(optimizer.ArmStates().front().num_observations, 0);
+}
+
+// A frugal walk 64 (20), 32 (10), 16 and 8 stopped at the bound 1.25 x 10.
+BatchSizeOptimizer FrugalWithTwoCensored() {
+  StatusOr<BatchSizeOptimizer> created = BatchSizeOptimizer::Create(FrugalConfig());
+  EXPECT_TRUE(created.ok());
+  BatchSizeOptimizer optimizer = std::move(*created);
+  for (const auto& [size, cost, reached] : {std::tuple<int, double, bool>{64, 20.0, true},
+                                            {32, 10.0, true},
+                                            {16, 12.0, false},
+                                            {8, 12.0, false}}) {
+    const Trial trial = optimizer.NextTrial();
+    EXPECT_EQ(trial.batch_size, size);
+    EXPECT_TRUE(optimizer.ReportResult(trial.trial_number, cost, reached).ok());
+  }
+  EXPECT_FALSE(optimizer.exploring());
+  return optimizer;
+}
+
+TEST(BatchSizeOptimizerFrugalTest, CensoredSizeIsTriedAgainOnceTheBestLooksDearer) {
+  BatchSizeOptimizer optimizer = FrugalWithTwoCensored();
+  EXPECT_EQ(optimizer.censored(), (std::map<int, double>{{8, 12.5}, {16, 12.5}}));
+  // 32's certain 10 beats the censored sizes' best case, 12.5.
+  for (int i = 0; i < 5; ++i) {
+    const Trial trial = optimizer.NextTrial();
+    ASSERT_EQ(trial.batch_size, 32);
+    ZEUS_ASSERT_OK(optimizer.ReportResult(trial.trial_number, 10.0, true));
+  }
+  // 32 turns out dearer: a censored size gets its second chance as soon as
+  // 32 samples a cost above 12.5.
+  Trial retry;
+  for (int i = 0; i < 20 && retry.trial_number == 0; ++i) {
+    const Trial trial = optimizer.NextTrial();
+    if (trial.batch_size != 32) {
+      retry = trial;
+    } else {
+      ZEUS_ASSERT_OK(optimizer.ReportResult(trial.trial_number, 28.5, true));
+    }
+  }
+  ASSERT_TRUE(retry.batch_size == 8 || retry.batch_size == 16) << retry.batch_size;
+  EXPECT_EQ(retry.kind, TrialKind::kBandit);
+  // Bandit trials keep beta x the lowest cost.
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(retry.trial_number), 20.0);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(retry.trial_number, 5.0, true));
+  // Observed: no longer censored, an ordinary arm that now wins.
+  EXPECT_EQ(optimizer.censored().count(retry.batch_size), 0u);
+  EXPECT_EQ(optimizer.censored().size(), 1u);
+  EXPECT_EQ(optimizer.NextTrial().batch_size, retry.batch_size);
+}
+
+TEST(BatchSizeOptimizerFrugalTest, CensoredSizesRoundTripAndBadOnesAreRefused) {
+  BatchSizeOptimizer optimizer = FrugalWithTwoCensored();
+  const nlohmann::json state = optimizer.ToJson();
+  ASSERT_TRUE(state.contains("censored"));
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer loaded, BatchSizeOptimizer::FromJson(state));
+  EXPECT_EQ(loaded.censored(), optimizer.censored());
+  EXPECT_EQ(loaded.ToJson(), state);
+  EXPECT_EQ(RunSequential(loaded, 10), RunSequential(optimizer, 10));
+
+  auto refused = [](nlohmann::json bad, const std::string& detail) {
+    StatusOr<BatchSizeOptimizer> result = BatchSizeOptimizer::FromJson(bad);
+    EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument) << bad["censored"].dump();
+    EXPECT_NE(result.status().message().find(detail), std::string::npos) << result.status();
+  };
+  nlohmann::json bad = state;
+  bad["censored"][0]["batch_size"] = 7;
+  refused(bad, "not one of batch_sizes");
+  bad = state;
+  bad["censored"][0]["batch_size"] = 32;  // An arm with observations.
+  refused(bad, "already has observations");
+  bad = state;
+  bad["censored"][1]["batch_size"] = bad["censored"][0]["batch_size"];
+  refused(bad, "appears twice");
+  bad = state;
+  bad["censored"][0]["cost"] = -1.0;
+  refused(bad, "cost");
+  bad = state;
+  bad["censored"][0]["batch_size"] = 128;  // Never walked: not an arm.
+  refused(bad, "not an arm of the bandit");
+  bad = state;
+  bad["censored"] = "8";
+  refused(bad, "censored");
+  bad = state;
+  bad["config"].erase("policy");  // Zeus.
+  refused(bad, "only the frugal policy");
+
+  // Zeus never censors: its state has no such field.
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer zeus, BatchSizeOptimizer::Create(MakeConfig()));
+  RunSequential(zeus, 20);
+  EXPECT_FALSE(zeus.ToJson().contains("censored"));
 }
 
 TEST(BatchSizeOptimizerFrugalTest, ExplorationTrialsStopAtTheTighterBound) {

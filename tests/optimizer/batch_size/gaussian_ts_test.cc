@@ -59,6 +59,31 @@ TEST(GaussianTsTest, ExploresUnderObservedArmsFirst) {
   for (int i = 0; i < 20; ++i) EXPECT_EQ(bandit.Predict(rng), 16);
 }
 
+TEST(GaussianTsTest, CensoredArmSamplesItsBoundUntilObserved) {
+  GaussianTsConfig config;
+  config.num_explorations = 1;
+  GaussianTs bandit({8, 16}, config);
+  // 8 costs 10 for sure; 16 was stopped at cost 12 without reaching the target.
+  ZEUS_ASSERT_OK(bandit.Observe(8, -10));
+  const std::map<int, double> censored = {{16, 12.0}};
+  Rng rng(3);
+  // 16 has no observation but is censored: not explored first, and its best
+  // case (cost 12) loses to 8's certain 10.
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(bandit.Predict(rng, &censored), 8);
+  // Without the bound it would be explored at once.
+  EXPECT_EQ(bandit.Predict(rng), 16);
+  // Once 8 looks dearer than 12, the censored arm is tried again.
+  ZEUS_ASSERT_OK(bandit.Observe(8, -20));
+  ZEUS_ASSERT_OK(bandit.Observe(8, -20));
+  ZEUS_ASSERT_OK(bandit.Observe(8, -20));
+  int censored_picks = 0;
+  for (int i = 0; i < 100; ++i) censored_picks += bandit.Predict(rng, &censored) == 16;
+  EXPECT_GT(censored_picks, 80);
+  // An observation overrides the bound.
+  ZEUS_ASSERT_OK(bandit.Observe(16, -30));
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(bandit.Predict(rng, &censored), 8);
+}
+
 TEST(GaussianTsTest, SamplesFavourTheCheaperArmAndAreDeterministic) {
   GaussianTsConfig config;
   GaussianTs bandit({8, 16}, config);

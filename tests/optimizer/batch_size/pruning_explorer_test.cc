@@ -225,6 +225,45 @@ TEST(PruningExplorerTest, SkipsTheUpDirectionOnlyAfterADecisiveDownWalk) {
   EXPECT_EQ(Walk(*loaded, decisive), (std::vector<int>{2, 1}));
 }
 
+TEST(PruningExplorerTest, WithADecisiveRatioOnlyASteepSlopeEarnsPatience) {
+  // Down from 16 (cost 100): 8 is a new best but only 1.1x cheaper, so the
+  // direction ends at 4's failure and 2 is never tried.
+  const std::map<int, std::pair<double, bool>> shallow = {{1, {50, true}},   {2, {50, true}},
+                                                          {4, {95, false}},  {8, {91, true}},
+                                                          {16, {100, true}}, {32, {120, false}}};
+  PruningExplorer ratio({1, 2, 4, 8, 16, 32}, 16, 1, /*direction_patience=*/2, 1.25);
+  EXPECT_EQ(Walk(ratio, shallow), (std::vector<int>{16, 8, 4, 32}));
+  // Without a ratio any new best earns the patience: 2 is tried.
+  PruningExplorer any_best({1, 2, 4, 8, 16, 32}, 16, 1, /*direction_patience=*/2);
+  EXPECT_EQ(Walk(any_best, shallow), (std::vector<int>{16, 8, 4, 2, 1, 32}));
+
+  // 8 at 70 is 1.43x cheaper than 100: one failure (4) does not end the walk.
+  const std::map<int, std::pair<double, bool>> steep = {{1, {50, true}},   {2, {50, true}},
+                                                        {4, {95, false}},  {8, {70, true}},
+                                                        {16, {100, true}}, {32, {120, false}}};
+  PruningExplorer patient({1, 2, 4, 8, 16, 32}, 16, 1, /*direction_patience=*/2, 1.25);
+  EXPECT_EQ(Walk(patient, steep), (std::vector<int>{16, 8, 4, 2, 1}));
+
+  // Up, the slope is measured from the best cost when the up walk began (90).
+  const std::map<int, std::pair<double, bool>> up = {
+      {1, {95, false}},  {2, {90, true}},  {4, {100, true}},  {8, {60, true}},
+      {16, {99, false}}, {32, {40, true}}, {64, {41, false}}, {128, {10, true}}};
+  PruningExplorer up_walk({1, 2, 4, 8, 16, 32, 64, 128}, 4, 1, /*direction_patience=*/2, 1.25);
+  for (int i = 0; i < 4; ++i) {  // 4, 2, 1, then 8 (60 < 90 / 1.25).
+    ASSERT_TRUE(
+        up_walk.Report(up.at(up_walk.Current()).first, up.at(up_walk.Current()).second).ok());
+  }
+  // The up walk's start survives a round trip through JSON.
+  const nlohmann::json json = up_walk.ToJson();
+  EXPECT_EQ(json["up_start_cost"], 90.0);
+  StatusOr<PruningExplorer> loaded = PruningExplorer::FromJson(json);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->ToJson(), json);
+  // 16 fails once and 32 is still tried (a new best); 64 fails once and 128
+  // is still tried.
+  EXPECT_EQ(Walk(*loaded, up), (std::vector<int>{16, 32, 64, 128}));
+}
+
 TEST(PruningExplorerTest, FromJsonRefusesARepeatedSize) {
   // Found by fuzz_optimizer_state: a repeated survivor became a repeated
   // candidate of the next round, whose saved state then did not load.

@@ -13,7 +13,8 @@
 //   - only the result of the exploration trial advances the pruning walk, so
 //     out-of-order results cannot derail the exploration order;
 //   - every reported result (reached or not) is an observation for the
-//     bandit, including those gathered during exploration.
+//     bandit, including those gathered during exploration, except (frugal)
+//     the failed exploration run of a censored arm, which is kept as a bound.
 // An abandoned exploration trial is handed out again (same batch size, new
 // trial number) by the next NextTrial(). When pruning leaves no batch size
 // that reached the target, the bandit's only arm is best_batch_size().
@@ -51,17 +52,22 @@ enum class BatchSizePolicy {
   kZeus,
   // `frugal` (docs/BATCH_SIZE_POLICY.md): one pruning round whose runs stop at
   // min(beta, FrugalKnobs::kExplorationBeta) x the lowest cost (when early
-  // stopping is on); a direction that has found a new best ends only after
+  // stopping is on); a direction that has found a size kExplorationBeta times
+  // cheaper than the best at its start ends only after
   // FrugalKnobs::kDirectionPatience failures in a row; the up direction is
   // skipped when the down one found a size kExplorationBeta times cheaper
   // than the default; then Thompson sampling over the survivors with
-  // FrugalKnobs::kNumExplorations tries each first. Ignores
+  // FrugalKnobs::kNumExplorations tries each first. A size whose exploration
+  // run stopped at the tight bound is not dropped: it joins the bandit as a
+  // censored arm (its cost is known to exceed that bound) and is tried again
+  // once every other arm samples a higher cost. Ignores
   // `num_pruning_rounds` and `num_explorations`.
   kFrugal,
 };
 
 // The fixed knobs of BatchSizePolicy::kFrugal: chosen once on the V100
-// traces, the same for every GPU and workload (docs/BATCH_SIZE_POLICY.md).
+// traces (seeds 11-60), the same for every GPU and workload
+// (docs/BATCH_SIZE_POLICY.md).
 struct FrugalKnobs {
   // One walk: a second round re-runs every survivor, the costliest part of
   // Zeus's regret.
@@ -69,9 +75,10 @@ struct FrugalKnobs {
   // An exploration run stops at this x the lowest cost so far (Zeus: beta,
   // 2): a size that cannot beat the best by much is cut early. Also the
   // ratio default cost / best cost above which the up direction is skipped.
-  static constexpr double kExplorationBeta = 1.2;
-  // Failures in a row that end a direction once it has found a new best
-  // (a direction that has not ends at its first failure).
+  static constexpr double kExplorationBeta = 1.25;
+  // Failures in a row that end a direction once it has found a size
+  // kExplorationBeta times cheaper than the best at its start (any other
+  // direction ends at its first failure).
   static constexpr int kDirectionPatience = 2;
   // Tries per survivor before Thompson sampling (Zeus: 2).
   static constexpr int kNumExplorations = 1;
@@ -186,8 +193,13 @@ class BatchSizeOptimizer {
 
   // Trials handed out and not yet reported, by trial number.
   const std::map<int64_t, Trial>& in_flight() const { return in_flight_; }
-  // The bandit's arms (survivors of pruning) once exploration is over; during
-  // exploration, every batch size with its observations so far.
+  // Frugal's censored sizes: batch size -> the early-stop bound its failed
+  // exploration run stopped at (its cost is known to exceed it). A size leaves
+  // the map at its first observation as a bandit arm. Empty under kZeus.
+  const std::map<int, double>& censored() const { return censored_; }
+  // The bandit's arms (survivors of pruning, and frugal's censored sizes)
+  // once exploration is over; during exploration, every batch size with its
+  // observations so far.
   std::vector<ArmState> ArmStates() const;
 
   // Complete state: config, exploration progress, observations, in-flight
@@ -223,6 +235,8 @@ class BatchSizeOptimizer {
   int64_t next_trial_number_ = 1;
   std::optional<double> min_cost_;
   int best_batch_size_ = 0;
+  // See censored().
+  std::map<int, double> censored_;
 };
 
 }  // namespace zeus

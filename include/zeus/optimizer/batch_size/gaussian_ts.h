@@ -6,7 +6,8 @@
 // is the mean) and the arm's belief is refitted from the prior. Predict()
 // first explores arms with fewer than `num_explorations` observations, in a
 // random order; otherwise it draws one normal sample per arm from its belief
-// and returns the arm with the largest sampled reward.
+// and returns the arm with the largest sampled reward. Arms known only from a
+// censored run (see Predict) sample their bound instead.
 //
 // Thread-safety: not thread-safe.
 
@@ -70,8 +71,12 @@ class GaussianTs {
   // exceeds kMaxAbsReward in magnitude.
   Status Observe(int batch_size, double reward);
 
-  // The next arm to try, drawing from `rng`.
-  int Predict(Rng& rng) const;
+  // The next arm to try, drawing from `rng`. `censored` (may be null) maps
+  // arms to a cost their runs are known to exceed (a run stopped at that
+  // bound before reaching the target): an arm in it with no observation is
+  // not explored first and samples the reward -cost, the best its censored
+  // run allows, so it is tried again once every other arm samples worse.
+  int Predict(Rng& rng, const std::map<int, double>* censored = nullptr) const;
 
   ArmState Arm(int batch_size) const;
   std::vector<ArmState> ArmStates() const;

@@ -9,10 +9,13 @@
 // direction when the down direction found a size whose cost is below 1/r of
 // the round's first run: a size beyond the start is then taken to cost at
 // least as much as the start (costs unimodal in the batch size), more than r
-// x the best, which exploration would stop anyway. A round's survivors are the sizes
-// that reached it; the next round covers only those, starting from the one
-// with the lowest cost in the previous round. After `num_rounds` rounds the
-// survivors become the bandit's arms.
+// x the best, which exploration would stop anyway. With r > 0, a direction
+// also earns its patience only by finding a size below 1/r of the best cost
+// at the direction's start (a steep slope), not by any new best (which may
+// be one lucky run). A round's survivors are the sizes that reached it; the
+// next round covers only those, starting from the one with the lowest cost
+// in the previous round. After `num_rounds` rounds the survivors become the
+// bandit's arms.
 //
 // The explorer is a pure state machine: Current() names the batch size to
 // try next, Report() gives the outcome of that batch size and advances.
@@ -57,7 +60,9 @@ class PruningExplorer {
 
   // `direction_patience` (when not 1) and `decisive_ratio` (when not 0) are
   // written only for other policies than Zeus, so Zeus's state reads as
-  // before; a state without them loads as Zeus's walk.
+  // before; a state without them loads as Zeus's walk. A state from before
+  // `up_start_cost` existed loads with it unset: an up direction in progress
+  // then ends at its first failure.
   nlohmann::json ToJson() const;
   static StatusOr<PruningExplorer> FromJson(const nlohmann::json& json);
 
@@ -67,6 +72,9 @@ class PruningExplorer {
   void StartRound();
   // Whether the up direction can be skipped (see decisive_ratio above).
   bool DownWasDecisive() const;
+  // Whether the current direction ends only after `direction_patience`
+  // failures in a row (see above).
+  bool DirectionEarnedPatience() const;
   // Moves to the next position, or direction, or round.
   void Advance(bool direction_over);
   // OK when the round in progress is one StartRound and Report could have
@@ -83,6 +91,8 @@ class PruningExplorer {
   double decisive_ratio_ = 0.0;
   // Cost of the round's first run when it reached the target.
   std::optional<double> start_cost_;
+  // The round's best cost when its up direction began (unset before).
+  std::optional<double> up_start_cost_;
   int round_ = 0;
   bool done_ = false;
   // Candidates of the current round (sorted).
