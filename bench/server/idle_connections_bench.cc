@@ -272,20 +272,11 @@ void RunIdleBenchmark(benchmark::State& state, const std::string& url) {
 }
 
 void BM_IdleConnectionsSqlite(benchmark::State& state) {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("zeus-bench-idle-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  RunIdleBenchmark(state, "sqlite:" + (dir / "bench.db").string());
-  std::filesystem::remove_all(dir);
+  bench::OnTempSqlite(state, "zeus-bench-idle-", RunIdleBenchmark);
 }
 
 void BM_IdleConnectionsPostgres(benchmark::State& state) {
-  const char* url = std::getenv("ZEUS_BENCH_POSTGRES_URL");
-  if (url == nullptr) {
-    state.SkipWithError("set ZEUS_BENCH_POSTGRES_URL to a PostgreSQL database to run this");
-    return;
-  }
-  RunIdleBenchmark(state, url);
+  bench::OnBenchPostgres(state, RunIdleBenchmark);
 }
 
 BENCHMARK(BM_IdleConnectionsSqlite)

@@ -8,13 +8,17 @@
 #define ZEUS_BENCH_SERVER_JOB_DRIVER_H_
 
 #include <httplib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 
 namespace zeus::bench {
@@ -105,6 +109,29 @@ inline void DriveJob(int port, const std::string& job_id, Clock::duration interv
       if (json::parse(answer->body)["stop_train"] == true) break;
     }
   }
+}
+
+// Runs `run(state, url)` on a fresh SQLite database in a temporary
+// directory named after `prefix`, removed afterwards.
+template <typename Run>
+void OnTempSqlite(benchmark::State& state, const std::string& prefix, Run run) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / (prefix + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  run(state, "sqlite:" + (dir / "bench.db").string());
+  std::filesystem::remove_all(dir);
+}
+
+// Runs `run(state, url)` on the database $ZEUS_BENCH_POSTGRES_URL names; the
+// benchmark is skipped, saying so, when it is unset.
+template <typename Run>
+void OnBenchPostgres(benchmark::State& state, Run run) {
+  const char* url = std::getenv("ZEUS_BENCH_POSTGRES_URL");
+  if (url == nullptr) {
+    state.SkipWithError("set ZEUS_BENCH_POSTGRES_URL to a PostgreSQL database to run this");
+    return;
+  }
+  run(state, url);
 }
 
 }  // namespace zeus::bench

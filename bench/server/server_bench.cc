@@ -111,20 +111,11 @@ void RunServerBenchmark(benchmark::State& state, const std::string& url) {
 }
 
 void BM_Server64JobsSqlite(benchmark::State& state) {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("zeus-bench-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  RunServerBenchmark(state, "sqlite:" + (dir / "bench.db").string());
-  std::filesystem::remove_all(dir);
+  bench::OnTempSqlite(state, "zeus-bench-", RunServerBenchmark);
 }
 
 void BM_Server64JobsPostgres(benchmark::State& state) {
-  const char* url = std::getenv("ZEUS_BENCH_POSTGRES_URL");
-  if (url == nullptr) {
-    state.SkipWithError("set ZEUS_BENCH_POSTGRES_URL to a PostgreSQL database to run this");
-    return;
-  }
-  RunServerBenchmark(state, url);
+  bench::OnBenchPostgres(state, RunServerBenchmark);
 }
 
 BENCHMARK(BM_Server64JobsSqlite)

@@ -54,9 +54,10 @@ class Recorder(TrainerCallback):
         self.result = {}
 
     def on_train_end(self, args, state, control, **kwargs):
+        profile = self.plo.profile()
         self.result = {"phase": self.plo.phase, "optimal_power_limit_w": self.plo.optimal_power_limit,
-                       "profiled_limits": len(self.plo.profile().get("measurements", [])),
-                       "profile": self.plo.profile(), "steps": state.global_step}
+                       "profiled_limits": len(profile.get("measurements", [])),
+                       "profile": profile, "steps": state.global_step}
 
 
 def main():
