@@ -107,10 +107,19 @@ def main():
     parser.add_argument("--out", help="where to write the synthetic traces (default: a temp dir)")
     args = parser.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="zeus-synthetic-")
-    os.makedirs(out, exist_ok=True)
+    try:
+        os.makedirs(out, exist_ok=True)
+        report(args, out)
+    finally:
+        if not args.out:
+            shutil.rmtree(out, ignore_errors=True)
+
+
+def report(args, out):
     made = write_traces(args.source, out, args.gpus.split(","))
-    print("traces: " + out)
-    print()
+    if args.out:
+        print("traces: " + out)
+        print()
     print("| gpu | transform | eta | zeus | frugal | frugal / zeus (mean, max) "
           "| frugal's worst workload: frugal vs zeus |")
     print("|---|---|---|---|---|---|---|")
@@ -123,8 +132,6 @@ def main():
             print("| %s | %s | %.1f | %.2f / %.2f / %.3f | %.2f / %.2f / %.3f | %.2f, %.2f "
                   "| %s %.2f vs %.2f |" % (gpu, name, eta, *z, *f, f[0] / z[0], f[1] / z[1],
                                            worst, frugal[worst][0], zeus[worst][0]))
-    if not args.out:
-        shutil.rmtree(out)
 
 
 if __name__ == "__main__":
