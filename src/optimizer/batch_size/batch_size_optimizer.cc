@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 
 #include "zeus/core/early_stop.h"
@@ -261,6 +262,7 @@ GaussianTsConfig BatchSizeOptimizer::BanditConfig() const {
                                 ? FrugalKnobs::kNumExplorations
                                 : config_.num_explorations;
   bandit.window_size = config_.window_size;
+  bandit.unimodal = config_.policy == BatchSizePolicy::kFrugal;
   return bandit;
 }
 
@@ -279,7 +281,9 @@ Trial BatchSizeOptimizer::NextTrial() {
       trial.kind = TrialKind::kConcurrent;
     }
   } else {
-    trial.batch_size = bandit_->Predict(rng_, &censored_);
+    std::set<int> pending;
+    for (const auto& [number, in_flight] : in_flight_) pending.insert(in_flight.batch_size);
+    trial.batch_size = bandit_->Predict(rng_, &censored_, &pending);
     trial.kind = TrialKind::kBandit;
   }
   in_flight_[trial.trial_number] = trial;

@@ -83,7 +83,41 @@ void GaussianTs::Refit(int batch_size) {
   }
 }
 
-int GaussianTs::Predict(Rng& rng, const std::map<int, double>* censored) const {
+std::vector<int> GaussianTs::Neighbourhood() const {
+  std::optional<size_t> leader;
+  for (size_t i = 0; i < arms_.size(); ++i) {
+    if (observations_.at(arms_[i]).empty()) continue;
+    if (!leader.has_value() || beliefs_.at(arms_[i]).mean > beliefs_.at(arms_[*leader]).mean) {
+      leader = i;
+    }
+  }
+  if (!leader.has_value()) return arms_;
+  const size_t first = *leader == 0 ? 0 : *leader - 1;
+  const size_t last = std::min(*leader + 1, arms_.size() - 1);
+  return std::vector<int>(arms_.begin() + first, arms_.begin() + last + 1);
+}
+
+int GaussianTs::SecondLook(const std::vector<int>& neighbourhood,
+                           const std::set<int>* pending) const {
+  int leader = -1;
+  for (int arm : neighbourhood) {
+    if (observations_.at(arm).empty()) continue;
+    if (leader < 0 || beliefs_.at(arm).mean > beliefs_.at(leader).mean) leader = arm;
+  }
+  if (leader < 0) return -1;
+  const std::deque<double>& leader_rewards = observations_.at(leader);
+  // Rewards are -cost: the dearest run has the smallest reward.
+  const double dearest_reward = *std::min_element(leader_rewards.begin(), leader_rewards.end());
+  for (int arm : neighbourhood) {
+    if (arm == leader || observations_.at(arm).size() != 1) continue;
+    if (pending != nullptr && pending->count(arm) > 0) continue;
+    if (observations_.at(arm).front() >= dearest_reward) return arm;
+  }
+  return -1;
+}
+
+int GaussianTs::Predict(Rng& rng, const std::map<int, double>* censored,
+                        const std::set<int>* pending) const {
   // The censored bound of an arm with no observation, if any.
   auto censored_cost = [&](int arm) -> std::optional<double> {
     if (censored == nullptr || !observations_.at(arm).empty()) return std::nullopt;
@@ -101,9 +135,13 @@ int GaussianTs::Predict(Rng& rng, const std::map<int, double>* censored) const {
       return arm;
     }
   }
-  int best_arm = arms_.front();
+  const std::vector<int> candidates = config_.unimodal ? Neighbourhood() : arms_;
+  if (config_.unimodal) {
+    if (int arm = SecondLook(candidates, pending); arm >= 0) return arm;
+  }
+  int best_arm = candidates.front();
   double best_sample = -std::numeric_limits<double>::infinity();
-  for (int arm : arms_) {
+  for (int arm : candidates) {
     double sample = 0.0;
     if (std::optional<double> bound = censored_cost(arm); bound.has_value()) {
       sample = -*bound;

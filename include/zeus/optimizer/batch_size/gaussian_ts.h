@@ -7,7 +7,9 @@
 // first explores arms with fewer than `num_explorations` observations, in a
 // random order; otherwise it draws one normal sample per arm from its belief
 // and returns the arm with the largest sampled reward. Arms known only from a
-// censored run (see Predict) sample their bound instead.
+// censored run (see Predict) sample their bound instead. In unimodal mode
+// (frugal) the sampling is limited to the leader and its neighbours, and a
+// neighbour seen once may get a second run first (see Predict).
 //
 // Thread-safety: not thread-safe.
 
@@ -16,6 +18,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -50,6 +53,9 @@ struct GaussianTsConfig {
   // How many most recent observations of each arm are kept (0 = all).
   // Default: 0.
   int window_size = 0;
+  // Treat cost as unimodal in the batch size (see Predict). Default: false
+  // (Zeus).
+  bool unimodal = false;
 };
 
 class GaussianTs {
@@ -76,7 +82,17 @@ class GaussianTs {
   // bound before reaching the target): an arm in it with no observation is
   // not explored first and samples the reward -cost, the best its censored
   // run allows, so it is tried again once every other arm samples worse.
-  int Predict(Rng& rng, const std::map<int, double>* censored = nullptr) const;
+  //
+  // Unimodal mode: the leader is the observed arm with the best posterior
+  // mean; only it and its neighbours in batch-size order are candidates.
+  // A neighbour with exactly one observation, no run in `pending` (may be
+  // null: the batch sizes of runs handed out and not yet reported) and a
+  // cost no higher than the leader's dearest observed run is returned first,
+  // smaller batch size first: one unlucky run is no proof against it while
+  // the leader itself has run that dear. Otherwise the candidates are
+  // sampled as above.
+  int Predict(Rng& rng, const std::map<int, double>* censored = nullptr,
+              const std::set<int>* pending = nullptr) const;
 
   ArmState Arm(int batch_size) const;
   std::vector<ArmState> ArmStates() const;
@@ -97,6 +113,11 @@ class GaussianTs {
   // Validates `reward` and appends it to the arm's window without refitting.
   Status Append(int batch_size, double reward);
   void Refit(int batch_size);
+  // Unimodal mode: the leader and its neighbours, in batch-size order; every
+  // arm when no arm has an observation.
+  std::vector<int> Neighbourhood() const;
+  // Unimodal mode: the neighbour owed a second run (see Predict), or -1.
+  int SecondLook(const std::vector<int>& neighbourhood, const std::set<int>* pending) const;
 
   std::vector<int> arms_;
   GaussianTsConfig config_;
