@@ -506,18 +506,26 @@ TEST(BatchSizeOptimizerFrugalTest, CensoredSizeIsTriedAgainOnceTheBestLooksDeare
     ASSERT_EQ(trial.batch_size, 32);
     ZEUS_ASSERT_OK(optimizer.ReportResult(trial.trial_number, 10.0, true));
   }
-  // 32 turns out dearer: a censored size gets its second chance as soon as
-  // 32 samples a cost above 12.5.
+  // 32 turns out dearer. Once its dearest run (28.5) passes 64's one run
+  // (20), 64, a neighbour seen once, gets a second run; then a censored size
+  // gets its second chance as soon as 32 samples a cost above 12.5. Only 16
+  // can: 8 is not a neighbour of the leader, 32.
   Trial retry;
+  bool second_look = false;
   for (int i = 0; i < 20 && retry.trial_number == 0; ++i) {
     const Trial trial = optimizer.NextTrial();
-    if (trial.batch_size != 32) {
+    if (trial.batch_size == 64) {
+      EXPECT_FALSE(second_look) << "64 has two runs: no further second look";
+      second_look = true;
+      ZEUS_ASSERT_OK(optimizer.ReportResult(trial.trial_number, 20.0, true));
+    } else if (trial.batch_size != 32) {
       retry = trial;
     } else {
       ZEUS_ASSERT_OK(optimizer.ReportResult(trial.trial_number, 28.5, true));
     }
   }
-  ASSERT_TRUE(retry.batch_size == 8 || retry.batch_size == 16) << retry.batch_size;
+  EXPECT_TRUE(second_look);
+  ASSERT_EQ(retry.batch_size, 16);
   EXPECT_EQ(retry.kind, TrialKind::kBandit);
   // Bandit trials keep beta x the lowest cost.
   EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(retry.trial_number), 20.0);
@@ -526,6 +534,27 @@ TEST(BatchSizeOptimizerFrugalTest, CensoredSizeIsTriedAgainOnceTheBestLooksDeare
   EXPECT_EQ(optimizer.censored().count(retry.batch_size), 0u);
   EXPECT_EQ(optimizer.censored().size(), 1u);
   EXPECT_EQ(optimizer.NextTrial().batch_size, retry.batch_size);
+}
+
+TEST(BatchSizeOptimizerFrugalTest, SecondLookIsHandedOutOnceWhileItRuns) {
+  BatchSizeOptimizer optimizer = FrugalWithTwoCensored();
+  // 32 leads at 10; 64's one run (20) is dearer than any run of 32 so far.
+  Trial trial = optimizer.NextTrial();
+  ASSERT_EQ(trial.batch_size, 32);
+  // A dear run of 32 (25): 64's 20 may have been bad luck.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(trial.trial_number, 25.0, true));
+  const Trial second_look = optimizer.NextTrial();
+  EXPECT_EQ(second_look.batch_size, 64);
+  EXPECT_EQ(second_look.kind, TrialKind::kBandit);
+  // While it runs, a concurrent submission is not sent to 64 as well: the
+  // others sample 32 or the censored 16 (bound 12.5 < 64's 20).
+  for (int i = 0; i < 10; ++i) {
+    const Trial concurrent = optimizer.NextTrial();
+    EXPECT_NE(concurrent.batch_size, 64);
+    ZEUS_ASSERT_OK(optimizer.ReportFailure(concurrent.trial_number));
+  }
+  ZEUS_ASSERT_OK(optimizer.ReportResult(second_look.trial_number, 21.0, true));
+  EXPECT_EQ(optimizer.ArmStates().back().num_observations, 2);
 }
 
 TEST(BatchSizeOptimizerFrugalTest, CensoredSizesRoundTripAndBadOnesAreRefused) {

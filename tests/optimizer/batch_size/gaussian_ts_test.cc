@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <map>
+#include <set>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -82,6 +84,93 @@ TEST(GaussianTsTest, CensoredArmSamplesItsBoundUntilObserved) {
   // An observation overrides the bound.
   ZEUS_ASSERT_OK(bandit.Observe(16, -30));
   for (int i = 0; i < 20; ++i) EXPECT_EQ(bandit.Predict(rng, &censored), 8);
+}
+
+GaussianTsConfig Unimodal() {
+  GaussianTsConfig config;
+  config.num_explorations = 1;
+  config.unimodal = true;
+  return config;
+}
+
+// Arms 8..128 with two runs each: 16 leads; 128, far from it, has so wide a
+// spread that a plain sample often beats the leader.
+GaussianTs FiveArms(const GaussianTsConfig& config) {
+  GaussianTs bandit({8, 16, 32, 64, 128}, config);
+  const std::map<int, std::vector<double>> rewards = {{8, {-12.0, -14.0}},
+                                                      {16, {-10.0, -11.0}},
+                                                      {32, {-11.5, -13.0}},
+                                                      {64, {-30.0, -31.0}},
+                                                      {128, {-1.0, -200.0}}};
+  for (const auto& [arm, values] : rewards) {
+    for (double r : values) EXPECT_TRUE(bandit.Observe(arm, r).ok());
+  }
+  return bandit;
+}
+
+TEST(GaussianTsTest, UnimodalSamplesOnlyTheLeaderAndItsNeighbours) {
+  GaussianTs bandit = FiveArms(Unimodal());
+  Rng rng(5);
+  std::map<int, int> picks;
+  for (int i = 0; i < 500; ++i) ++picks[bandit.Predict(rng)];
+  EXPECT_EQ(picks[64] + picks[128], 0);
+  EXPECT_GT(picks[16], 0);
+  EXPECT_GT(picks[8] + picks[32], 0);
+  // The same arms without the mode: 128 wins a share of the draws.
+  GaussianTsConfig plain = Unimodal();
+  plain.unimodal = false;
+  GaussianTs free_bandit = FiveArms(plain);
+  int picks_128 = 0;
+  for (int i = 0; i < 500; ++i) picks_128 += free_bandit.Predict(rng) == 128;
+  EXPECT_GT(picks_128, 10);
+}
+
+TEST(GaussianTsTest, UnimodalGivesANeighbourSeenOnceASecondRun) {
+  GaussianTs bandit({8, 16, 32, 64}, Unimodal());
+  for (double r : {-10.0, -12.0}) ZEUS_ASSERT_OK(bandit.Observe(16, r));  // Leader, dearest 12.
+  ZEUS_ASSERT_OK(bandit.Observe(8, -11.9));   // Seen once, within 12: owed a second run.
+  ZEUS_ASSERT_OK(bandit.Observe(32, -11.95));  // Also owed; 8 comes first.
+  ZEUS_ASSERT_OK(bandit.Observe(64, -11.0));   // Not a neighbour of 16.
+  Rng rng(7);
+  EXPECT_EQ(bandit.Predict(rng), 8);
+  // A run of 8 already handed out: the next second look is 32's.
+  const std::set<int> pending_8 = {8};
+  EXPECT_EQ(bandit.Predict(rng, nullptr, &pending_8), 32);
+  // Both pending: plain sampling over 8, 16 and 32; 16 (mean 11, spread)
+  // and the two certain neighbours share the draws, 64 never.
+  const std::set<int> pending_both = {8, 32};
+  std::map<int, int> picks;
+  for (int i = 0; i < 200; ++i) ++picks[bandit.Predict(rng, nullptr, &pending_both)];
+  EXPECT_EQ(picks[64], 0);
+  EXPECT_GT(picks[16], 0);
+  // A second observation ends the debt.
+  ZEUS_ASSERT_OK(bandit.Observe(8, -13.0));
+  ZEUS_ASSERT_OK(bandit.Observe(32, -13.0));
+  for (int i = 0; i < 50; ++i) EXPECT_NE(bandit.Predict(rng), 64);
+}
+
+TEST(GaussianTsTest, UnimodalSecondLookOnlyWithinTheLeadersDearestRun) {
+  GaussianTs bandit({8, 16, 32}, Unimodal());
+  for (double r : {-10.0, -10.5}) ZEUS_ASSERT_OK(bandit.Observe(16, r));  // Dearest 10.5.
+  ZEUS_ASSERT_OK(bandit.Observe(8, -12.0));   // Dearer than any run of 16.
+  ZEUS_ASSERT_OK(bandit.Observe(32, -10.5));  // Exactly its dearest: owed.
+  Rng rng(9);
+  EXPECT_EQ(bandit.Predict(rng), 32);
+  ZEUS_ASSERT_OK(bandit.Observe(32, -14.0));
+  // No second look is owed: 8 at a certain 12 loses every draw to 16,
+  // whose samples stay near 10.25; 32 (mean 12.25, spread) rarely wins.
+  std::map<int, int> picks;
+  for (int i = 0; i < 200; ++i) ++picks[bandit.Predict(rng)];
+  EXPECT_EQ(picks[8], 0);
+  EXPECT_GT(picks[16], 150);
+}
+
+TEST(GaussianTsTest, UnimodalWithoutObservationsConsidersEveryArm) {
+  GaussianTs bandit({8, 16, 32}, Unimodal());
+  // Every arm censored, none observed: no leader, so each samples its bound.
+  const std::map<int, double> censored = {{8, 30.0}, {16, 20.0}, {32, 25.0}};
+  Rng rng(1);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(bandit.Predict(rng, &censored), 16);
 }
 
 TEST(GaussianTsTest, SamplesFavourTheCheaperArmAndAreDeterministic) {
