@@ -128,7 +128,7 @@ TEST(GaussianTsTest, UnimodalSamplesOnlyTheLeaderAndItsNeighbours) {
 TEST(GaussianTsTest, UnimodalGivesANeighbourSeenOnceASecondRun) {
   GaussianTs bandit({8, 16, 32, 64}, Unimodal());
   for (double r : {-10.0, -12.0}) ZEUS_ASSERT_OK(bandit.Observe(16, r));  // Leader, dearest 12.
-  ZEUS_ASSERT_OK(bandit.Observe(8, -11.9));   // Seen once, within 12: owed a second run.
+  ZEUS_ASSERT_OK(bandit.Observe(8, -11.9));    // Seen once, within 12: owed a second run.
   ZEUS_ASSERT_OK(bandit.Observe(32, -11.95));  // Also owed; 8 comes first.
   ZEUS_ASSERT_OK(bandit.Observe(64, -11.0));   // Not a neighbour of 16.
   Rng rng(7);
