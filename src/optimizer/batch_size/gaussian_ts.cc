@@ -83,7 +83,7 @@ void GaussianTs::Refit(int batch_size) {
   }
 }
 
-std::vector<int> GaussianTs::Neighbourhood() const {
+std::optional<size_t> GaussianTs::Leader() const {
   std::optional<size_t> leader;
   for (size_t i = 0; i < arms_.size(); ++i) {
     if (observations_.at(arms_[i]).empty()) continue;
@@ -91,25 +91,17 @@ std::vector<int> GaussianTs::Neighbourhood() const {
       leader = i;
     }
   }
-  if (!leader.has_value()) return arms_;
-  const size_t first = *leader == 0 ? 0 : *leader - 1;
-  const size_t last = std::min(*leader + 1, arms_.size() - 1);
-  return std::vector<int>(arms_.begin() + first, arms_.begin() + last + 1);
+  return leader;
 }
 
-int GaussianTs::SecondLook(const std::vector<int>& neighbourhood,
-                           const std::set<int>* pending) const {
-  int leader = -1;
-  for (int arm : neighbourhood) {
-    if (observations_.at(arm).empty()) continue;
-    if (leader < 0 || beliefs_.at(arm).mean > beliefs_.at(leader).mean) leader = arm;
-  }
-  if (leader < 0) return -1;
-  const std::deque<double>& leader_rewards = observations_.at(leader);
+int GaussianTs::SecondLook(size_t leader, const std::set<int>* pending) const {
+  const std::deque<double>& leader_rewards = observations_.at(arms_[leader]);
   // Rewards are -cost: the dearest run has the smallest reward.
   const double dearest_reward = *std::min_element(leader_rewards.begin(), leader_rewards.end());
-  for (int arm : neighbourhood) {
-    if (arm == leader || observations_.at(arm).size() != 1) continue;
+  for (size_t i : {leader - 1, leader + 1}) {  // leader - 1 wraps past the end at 0.
+    if (i >= arms_.size()) continue;
+    const int arm = arms_[i];
+    if (observations_.at(arm).size() != 1) continue;
     if (pending != nullptr && pending->count(arm) > 0) continue;
     if (observations_.at(arm).front() >= dearest_reward) return arm;
   }
@@ -135,9 +127,14 @@ int GaussianTs::Predict(Rng& rng, const std::map<int, double>* censored,
       return arm;
     }
   }
-  const std::vector<int> candidates = config_.unimodal ? Neighbourhood() : arms_;
+  std::vector<int> candidates = arms_;
   if (config_.unimodal) {
-    if (int arm = SecondLook(candidates, pending); arm >= 0) return arm;
+    if (std::optional<size_t> leader = Leader(); leader.has_value()) {
+      if (int arm = SecondLook(*leader, pending); arm >= 0) return arm;
+      const size_t first = *leader == 0 ? 0 : *leader - 1;
+      const size_t last = std::min(*leader + 1, arms_.size() - 1);
+      candidates.assign(arms_.begin() + first, arms_.begin() + last + 1);
+    }
   }
   int best_arm = candidates.front();
   double best_sample = -std::numeric_limits<double>::infinity();

@@ -18,6 +18,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -113,11 +114,12 @@ class GaussianTs {
   // Validates `reward` and appends it to the arm's window without refitting.
   Status Append(int batch_size, double reward);
   void Refit(int batch_size);
-  // Unimodal mode: the leader and its neighbours, in batch-size order; every
-  // arm when no arm has an observation.
-  std::vector<int> Neighbourhood() const;
-  // Unimodal mode: the neighbour owed a second run (see Predict), or -1.
-  int SecondLook(const std::vector<int>& neighbourhood, const std::set<int>* pending) const;
+  // The index in arms_ of the observed arm with the best posterior mean
+  // (the first on ties); nullopt when no arm has an observation.
+  std::optional<size_t> Leader() const;
+  // Unimodal mode: the neighbour of arms_[leader] owed a second run (see
+  // Predict), or -1.
+  int SecondLook(size_t leader, const std::set<int>* pending) const;
 
   std::vector<int> arms_;
   GaussianTsConfig config_;
