@@ -263,6 +263,7 @@ GaussianTsConfig BatchSizeOptimizer::BanditConfig() const {
                                 : config_.num_explorations;
   bandit.window_size = config_.window_size;
   bandit.unimodal = config_.policy == BatchSizePolicy::kFrugal;
+  bandit.second_look_sigmas = FrugalKnobs::kSecondLookSigmas;
   return bandit;
 }
 

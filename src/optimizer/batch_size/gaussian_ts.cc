@@ -96,14 +96,23 @@ std::optional<size_t> GaussianTs::Leader() const {
 
 int GaussianTs::SecondLook(size_t leader, const std::set<int>* pending) const {
   const std::deque<double>& leader_rewards = observations_.at(arms_[leader]);
-  // Rewards are -cost: the dearest run has the smallest reward.
-  const double dearest_reward = *std::min_element(leader_rewards.begin(), leader_rewards.end());
+  // Rewards are -cost: the dearest run has the smallest reward, and the
+  // bound is the higher (cheaper) of it and mean - sigmas x stddev.
+  const double n = static_cast<double>(leader_rewards.size());
+  double sum = 0.0;
+  for (double r : leader_rewards) sum += r;
+  const double mean = sum / n;
+  double squares = 0.0;
+  for (double r : leader_rewards) squares += (r - mean) * (r - mean);
+  const double bound_reward =
+      std::max(*std::min_element(leader_rewards.begin(), leader_rewards.end()),
+               mean - config_.second_look_sigmas * std::sqrt(squares / n));
   for (size_t i : {leader - 1, leader + 1}) {  // leader - 1 wraps past the end at 0.
     if (i >= arms_.size()) continue;
     const int arm = arms_[i];
     if (observations_.at(arm).size() != 1) continue;
     if (pending != nullptr && pending->count(arm) > 0) continue;
-    if (observations_.at(arm).front() >= dearest_reward) return arm;
+    if (observations_.at(arm).front() >= bound_reward) return arm;
   }
   return -1;
 }

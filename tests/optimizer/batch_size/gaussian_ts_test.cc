@@ -165,6 +165,27 @@ TEST(GaussianTsTest, UnimodalSecondLookOnlyWithinTheLeadersDearestRun) {
   EXPECT_GT(picks[16], 150);
 }
 
+TEST(GaussianTsTest, UnimodalSecondLookBoundDoesNotGrowWithTheLeadersRuns) {
+  GaussianTs bandit({8, 16, 32}, Unimodal());
+  // Mean 12, population standard deviation 4: the bound is 16, not the
+  // dearest run (20), which only drifts up as the leader runs more.
+  for (double r : {-10.0, -10.0, -10.0, -10.0, -20.0}) ZEUS_ASSERT_OK(bandit.Observe(16, r));
+  ZEUS_ASSERT_OK(bandit.Observe(8, -18.0));   // Within the dearest run, beyond mean + 1 sd.
+  ZEUS_ASSERT_OK(bandit.Observe(32, -15.0));  // Within both: owed.
+  Rng rng(4);
+  EXPECT_EQ(bandit.Predict(rng), 32);
+  // With the band widened to 2 standard deviations (20), 8 is owed first.
+  GaussianTsConfig wide = Unimodal();
+  wide.second_look_sigmas = 2.0;
+  GaussianTs wide_bandit({8, 16, 32}, wide);
+  for (double r : {-10.0, -10.0, -10.0, -10.0, -20.0}) {
+    ZEUS_ASSERT_OK(wide_bandit.Observe(16, r));
+  }
+  ZEUS_ASSERT_OK(wide_bandit.Observe(8, -18.0));
+  ZEUS_ASSERT_OK(wide_bandit.Observe(32, -15.0));
+  EXPECT_EQ(wide_bandit.Predict(rng), 8);
+}
+
 TEST(GaussianTsTest, UnimodalWithoutObservationsConsidersEveryArm) {
   GaussianTs bandit({8, 16, 32}, Unimodal());
   // Every arm censored, none observed: no leader, so each samples its bound.

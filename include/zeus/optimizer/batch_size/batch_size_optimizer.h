@@ -82,6 +82,11 @@ struct FrugalKnobs {
   static constexpr int kDirectionPatience = 2;
   // Tries per survivor before Thompson sampling (Zeus: 2).
   static constexpr int kNumExplorations = 1;
+  // The bandit samples only the leader and its neighbours; a neighbour seen
+  // once gets a second run when its run cost at most the leader's dearest
+  // run and at most this many standard deviations above the leader's mean
+  // (GaussianTsConfig::second_look_sigmas).
+  static constexpr double kSecondLookSigmas = 1.0;
 };
 
 // "zeus" or "frugal".

@@ -57,6 +57,10 @@ struct GaussianTsConfig {
   // Treat cost as unimodal in the batch size (see Predict). Default: false
   // (Zeus).
   bool unimodal = false;
+  // Unimodal mode: how far above the leader's mean cost, in standard
+  // deviations of its runs, a neighbour's one run may lie and still earn a
+  // second run (see Predict). Default: 1.
+  double second_look_sigmas = 1.0;
 };
 
 class GaussianTs {
@@ -88,9 +92,12 @@ class GaussianTs {
   // mean; only it and its neighbours in batch-size order are candidates.
   // A neighbour with exactly one observation, no run in `pending` (may be
   // null: the batch sizes of runs handed out and not yet reported) and a
-  // cost no higher than the leader's dearest observed run is returned first,
-  // smaller batch size first: one unlucky run is no proof against it while
-  // the leader itself has run that dear. Otherwise the candidates are
+  // cost no higher than the leader's dearest observed run nor than its mean
+  // plus `second_look_sigmas` standard deviations of its runs is returned
+  // first, smaller batch size first: one unlucky run is no proof against it
+  // while the leader itself runs that dear. (With one or two leader runs
+  // the two bounds coincide; the standard deviation keeps the bound from
+  // growing with the leader's run count.) Otherwise the candidates are
   // sampled as above.
   int Predict(Rng& rng, const std::map<int, double>* censored = nullptr,
               const std::set<int>* pending = nullptr) const;
