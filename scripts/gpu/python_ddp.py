@@ -26,7 +26,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--epochs", type=int, default=12)
-    parser.add_argument("--steps-per-epoch", type=int, default=400)
+    # About 4 s per epoch on an H200 (2 ms steps): several limits, each
+    # measured for at least min_measure_time_s, fit in one epoch.
+    parser.add_argument("--steps-per-epoch", type=int, default=2000)
     args = parser.parse_args()
     if os.environ.get("ZEUS_DRY_RUN") != "1":
         sys.exit("python_ddp.py: run with ZEUS_DRY_RUN=1")

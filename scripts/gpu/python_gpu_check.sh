@@ -14,7 +14,8 @@
 #  4. python_hf_check.py: HFGlobalPowerLimitOptimizer as a callback of a real
 #     Hugging Face Trainer (small BERT, synthetic task): profiling ends with a
 #     limit pinned and the model learns the task.
-# Extra arguments: $ZEUS_STEP_OVERHEAD_ARGS (check 1), $ZEUS_RECURRING_ARGS (check 2).
+# Extra arguments: $ZEUS_STEP_OVERHEAD_ARGS (check 1), $ZEUS_RECURRING_ARGS (check 2),
+# $ZEUS_DDP_ARGS (check 3).
 # Usage: OUT=/some/dir scripts/gpu/python_gpu_check.sh [1 2 3 4]   (about 10 minutes; one check per call fits the 10-minute limit)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -45,7 +46,7 @@ for check in $checks; do
          --zeus-lib "$PWD/$build/lib" --out "$out" ${ZEUS_RECURRING_ARGS:-} 2>&1 | tee "$out/recurring_job.log" ;;
     3) if [ "$num_gpus" -ge 2 ]; then
          timeout 300 "$py" -m torch.distributed.run --standalone --nproc_per_node=2 \
-           scripts/gpu/python_ddp.py --out "$out" 2>&1 | tee "$out/ddp.log"
+           scripts/gpu/python_ddp.py --out "$out" ${ZEUS_DDP_ARGS:-} 2>&1 | tee "$out/ddp.log"
        else
          echo "check 3 skipped: $num_gpus GPU(s)" | tee "$out/ddp.log"; true
        fi ;;
