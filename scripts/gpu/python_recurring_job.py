@@ -24,10 +24,12 @@ import json
 import math
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import torch
@@ -128,11 +130,22 @@ def start_server(zeus, lib_dir, work):
         env["LD_LIBRARY_PATH"] = lib_dir + os.pathsep + env.get("LD_LIBRARY_PATH", "")
     proc = subprocess.Popen([zeus, "serve", "--listen", "127.0.0.1:0", "--db", f"sqlite:{db}"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    line = proc.stdout.readline()
-    match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
+    # Warnings may come before the address (e.g. no Chart.js for the dashboard
+    # on a machine without our Debian packages).
+    seen = []
+    match = None
+    for line in proc.stdout:
+        seen.append(line)
+        match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
+        if match or len(seen) >= 50:
+            break
     if not match:
         proc.kill()
-        sys.exit(f"zeus serve did not start: {line}")
+        sys.exit("zeus serve did not start:\n" + "".join(seen))
+    # The server's log goes to a file; the pipe is drained for its lifetime.
+    log = open(os.path.join(work, "zeus_serve.log"), "w")
+    log.writelines(seen)
+    threading.Thread(target=shutil.copyfileobj, args=(proc.stdout, log), daemon=True).start()
     return proc, match.group(1)
 
 
