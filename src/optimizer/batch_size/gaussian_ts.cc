@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 
@@ -97,16 +98,16 @@ std::optional<size_t> GaussianTs::Leader() const {
 int GaussianTs::SecondLook(size_t leader, const std::set<int>* pending) const {
   const std::deque<double>& leader_rewards = observations_.at(arms_[leader]);
   // Rewards are -cost: the dearest run has the smallest reward, and the
-  // bound is the higher (cheaper) of it and mean - sigmas x stddev.
-  const double n = static_cast<double>(leader_rewards.size());
-  double sum = 0.0;
-  for (double r : leader_rewards) sum += r;
-  const double mean = sum / n;
-  double squares = 0.0;
-  for (double r : leader_rewards) squares += (r - mean) * (r - mean);
+  // bound is the higher (cheaper) of it and mean - sigmas x stddev. Refit's
+  // reward precision is 1 / the runs' population variance (infinite for
+  // equal runs).
+  const double mean = std::accumulate(leader_rewards.begin(), leader_rewards.end(), 0.0) /
+                      static_cast<double>(leader_rewards.size());
+  const double reward_precision = beliefs_.at(arms_[leader]).reward_precision;
+  const double stddev = std::isinf(reward_precision) ? 0.0 : 1.0 / std::sqrt(reward_precision);
   const double bound_reward =
       std::max(*std::min_element(leader_rewards.begin(), leader_rewards.end()),
-               mean - config_.second_look_sigmas * std::sqrt(squares / n));
+               mean - config_.second_look_sigmas * stddev);
   for (size_t i : {leader - 1, leader + 1}) {  // leader - 1 wraps past the end at 0.
     if (i >= arms_.size()) continue;
     const int arm = arms_[i];
