@@ -282,8 +282,11 @@ Trial BatchSizeOptimizer::NextTrial() {
       trial.kind = TrialKind::kConcurrent;
     }
   } else {
+    // Only frugal's unimodal bandit looks at the runs already out.
     std::set<int> pending;
-    for (const auto& [number, in_flight] : in_flight_) pending.insert(in_flight.batch_size);
+    if (config_.policy == BatchSizePolicy::kFrugal) {
+      for (const auto& [number, in_flight] : in_flight_) pending.insert(in_flight.batch_size);
+    }
     trial.batch_size = bandit_->Predict(rng_, &censored_, &pending);
     trial.kind = TrialKind::kBandit;
   }
