@@ -137,18 +137,21 @@ int GaussianTs::Predict(Rng& rng, const std::map<int, double>* censored,
       return arm;
     }
   }
-  std::vector<int> candidates = arms_;
+  // The candidates are arms_[first..last]: every arm, or in unimodal mode
+  // the leader and its neighbours.
+  size_t first = 0;
+  size_t last = arms_.size() - 1;
   if (config_.unimodal) {
     if (std::optional<size_t> leader = Leader(); leader.has_value()) {
       if (int arm = SecondLook(*leader, pending); arm >= 0) return arm;
-      const size_t first = *leader == 0 ? 0 : *leader - 1;
-      const size_t last = std::min(*leader + 1, arms_.size() - 1);
-      candidates.assign(arms_.begin() + first, arms_.begin() + last + 1);
+      first = *leader == 0 ? 0 : *leader - 1;
+      last = std::min(*leader + 1, last);
     }
   }
-  int best_arm = candidates.front();
+  int best_arm = arms_[first];
   double best_sample = -std::numeric_limits<double>::infinity();
-  for (int arm : candidates) {
+  for (size_t i = first; i <= last; ++i) {
+    const int arm = arms_[i];
     double sample = 0.0;
     if (std::optional<double> bound = censored_cost(arm); bound.has_value()) {
       sample = -*bound;
