@@ -18,6 +18,8 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
       {"frugal", sim_policies::MakeFrugal},
       {"default", sim_policies::MakeDefault},
       {"oracle", sim_policies::MakeOracle},
+      {"walk-floor", sim_policies::MakeWalkFloor},
+      {"jump-floor", sim_policies::MakeJumpFloor},
       {"grid-search", sim_policies::MakeGridSearch},
       {"power-limit-only", sim_policies::MakePowerLimitOnly},
       {"batch-size-only", sim_policies::MakeBatchSizeOnly},

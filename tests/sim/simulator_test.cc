@@ -84,7 +84,7 @@ TEST(SimulatorTest, PolicyRegistryKnowsEveryPolicyAndRejectsOthers) {
   for (const std::string& name : PolicyNames()) {
     ZEUS_EXPECT_OK(MakePolicy(name, context).status());
   }
-  EXPECT_EQ(PolicyNames().size(), 7u);
+  EXPECT_EQ(PolicyNames().size(), 9u);
   EXPECT_NE(std::find(PolicyNames().begin(), PolicyNames().end(), "frugal"), PolicyNames().end());
   const Status status = MakePolicy("magic", context).status();
   EXPECT_EQ(status.code(), StatusCode::kNotFound);

@@ -82,8 +82,8 @@ class Policy {
   virtual Status Observe(const RunPlan& plan, const RunOutcome& outcome) = 0;
 };
 
-// The registered policy names: zeus, frugal, default, oracle, grid-search,
-// power-limit-only, batch-size-only.
+// The registered policy names: zeus, frugal, default, oracle, walk-floor,
+// jump-floor, grid-search, power-limit-only, batch-size-only.
 std::vector<std::string> PolicyNames();
 
 // kNotFound naming the known policies for an unknown `name`.

@@ -26,6 +26,11 @@ StatusOr<std::unique_ptr<Policy>> MakeDefault(const PolicyContext& context);
 StatusOr<std::unique_ptr<Policy>> MakeOracle(const PolicyContext& context);
 // Every configuration once, then the cheapest that reached the target.
 StatusOr<std::unique_ptr<Policy>> MakeGridSearch(const PolicyContext& context);
+// The least exploration any policy that walks adjacent batch sizes from the
+// default must pay, with the oracle's hindsight (floor_policy.cc).
+StatusOr<std::unique_ptr<Policy>> MakeWalkFloor(const PolicyContext& context);
+// The same for any policy that starts at the default, walking or not.
+StatusOr<std::unique_ptr<Policy>> MakeJumpFloor(const PolicyContext& context);
 
 }  // namespace zeus::sim_policies
 
