@@ -17,7 +17,7 @@
 #include "zeus/sim/policy.h"
 #include "zeus/sim/simulator.h"
 
-#include "tests/testing/temp_dir.h"
+#include "tests/sim/bundled_workloads.h"
 
 namespace zeus {
 namespace {
@@ -161,13 +161,7 @@ TEST(FloorPolicyTest, ConcurrentRunsTakeTheNextStepAndOutcomesMatchTheirRuns) {
 // floors' mean regret lies between the oracle's and the online policies',
 // and on every workload the walk floor stays below frugal and zeus.
 TEST(FloorPolicyTest, FloorsSitBetweenTheOracleAndTheOnlinePolicies) {
-  const std::string dir = testing::DataDir() + "/traces/zeus-nsdi23";
-  std::vector<Workload> workloads;
-  for (const char* gpu : {"v100", "a40"}) {
-    StatusOr<std::vector<Workload>> loaded = LoadWorkloads(dir, gpu);
-    ASSERT_TRUE(loaded.ok()) << loaded.status();
-    workloads.insert(workloads.end(), loaded->begin(), loaded->end());
-  }
+  ZEUS_ASSERT_OK_AND_ASSIGN(const std::vector<Workload> workloads, testing::BundledWorkloads());
   for (double eta : {0.2, 0.5, 0.8}) {
     SCOPED_TRACE("eta " + std::to_string(eta));
     ExperimentOptions options;

@@ -13,7 +13,7 @@
 #include "zeus/sim/experiment.h"
 #include "zeus/sim/trace.h"
 
-#include "tests/testing/temp_dir.h"
+#include "tests/sim/bundled_workloads.h"
 
 namespace zeus {
 namespace {
@@ -51,13 +51,7 @@ std::map<std::string, Summary> Measure(const std::vector<Workload>& workloads, d
 }
 
 TEST(FrugalTargetsTest, BeatsZeusOnTheBundledTraces) {
-  const std::string dir = testing::DataDir() + "/traces/zeus-nsdi23";
-  std::vector<Workload> workloads;
-  for (const char* gpu : {"v100", "a40"}) {
-    StatusOr<std::vector<Workload>> loaded = LoadWorkloads(dir, gpu);
-    ASSERT_TRUE(loaded.ok()) << loaded.status();
-    workloads.insert(workloads.end(), loaded->begin(), loaded->end());
-  }
+  ZEUS_ASSERT_OK_AND_ASSIGN(const std::vector<Workload> workloads, testing::BundledWorkloads());
   ASSERT_EQ(workloads.size(), 12u);
   for (double eta : {0.2, 0.5, 0.8}) {
     for (bool half : {false, true}) {
