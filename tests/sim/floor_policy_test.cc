@@ -3,7 +3,6 @@
 // workloads, and where they stand against the online policies on the
 // bundled traces.
 
-#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -12,7 +11,6 @@
 
 #include <gtest/gtest.h>
 
-#include "zeus/core/cost.h"
 #include "zeus/sim/experiment.h"
 #include "zeus/sim/policy.h"
 #include "zeus/sim/simulator.h"
