@@ -115,6 +115,8 @@ class BatchSizeOptimizer(Callback):
         self.rank = rank
         self.current_batch_size = 0
         self._exit_hook = None
+        # The monitor window of the run (one per rank, should ranks share a monitor).
+        self._window = _WINDOW if rank == 0 else f"{_WINDOW}.rank{rank}"
 
         if rank != 0 and job.job_id is None:
             raise ZeusBSOConfigError(
@@ -188,9 +190,9 @@ class BatchSizeOptimizer(Callback):
     def on_train_begin(self) -> None:
         """Starts measuring the run."""
         self.training_finished = False
-        if self.monitor.is_window_open(_WINDOW):
-            self.monitor.end_window(_WINDOW, cancel=True)
-        self.monitor.begin_window(_WINDOW)
+        if self.monitor.is_window_open(self._window):
+            self.monitor.end_window(self._window, cancel=True)
+        self.monitor.begin_window(self._window)
 
     def on_evaluate(self, metric: float) -> None:
         """Reports the run after one more epoch. When the server stops the
@@ -216,11 +218,11 @@ class BatchSizeOptimizer(Callback):
             raise InvalidArgumentError(
                 f"BatchSizeOptimizer.on_evaluate: metric must be a finite number, got {metric} "
                 f"(a diverged run? nothing was reported; the run's measurement goes on)")
-        if not self.monitor.is_window_open(_WINDOW):
+        if not self.monitor.is_window_open(self._window):
             raise ZeusBSOOperationOrderError(
                 "BatchSizeOptimizer: call on_train_begin before on_evaluate")
         self.cur_epoch += 1
-        measurement = self.monitor.end_window(_WINDOW)
+        measurement = self.monitor.end_window(self._window)
         self.running_time += measurement.time
         self.consumed_energy += measurement.total_energy
         try:
@@ -234,10 +236,10 @@ class BatchSizeOptimizer(Callback):
             # Nothing measured is lost: the totals keep this stretch and a new
             # window continues the run, so a retried on_evaluate reports all.
             self.cur_epoch -= 1
-            self.monitor.begin_window(_WINDOW)
+            self.monitor.begin_window(self._window)
             raise
         if not answer.stop_train:
-            self.monitor.begin_window(_WINDOW)
+            self.monitor.begin_window(self._window)
             return
         self.training_finished = True
         logger.info("Run stopped after epoch %d: %s", self.cur_epoch, answer.message)
