@@ -344,3 +344,7 @@ def _dump(value):
     if isinstance(value, dict):
         return {k: _dump(v) for k, v in value.items()}
     return value
+
+
+# The original's models derive from pydantic's BaseModel; the same name here.
+BaseModel = Model
