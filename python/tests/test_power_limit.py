@@ -256,3 +256,23 @@ def test_hf_callback_is_importable_without_transformers():
         hf = HFGlobalPowerLimitOptimizer(ZeusMonitor(gpu_indices=[0]), Energy(), **FAST)
         assert isinstance(hf.optimizer, GlobalPowerLimitOptimizer)
         hf.optimizer.close()
+
+
+def test_a_profile_saved_by_the_original_is_loaded(tmp_path):
+    path = tmp_path / "original-profile.json"
+    rows = [(700, 1000.0), (600, 800.0), (500, 600.0), (400, 300.0), (300, 500.0)]
+    path.write_text(json.dumps({"measurements": [
+        {"power_limit": w, "energy": e, "time": 2.0} for w, e in rows]}, indent=4))
+    monitor = ZeusMonitor()
+    selector = SecondHighest()
+    with GlobalPowerLimitOptimizer(monitor, Energy(), profile_path=path, **FAST) as plo:
+        assert plo.state == Done(optimal_power_limit=400_000)
+        assert plo.current_power_limit == 400_000 and plo.profile_path == path
+        assert [(m.power_limit, m.energy) for m in plo.measurements] == rows
+    with GlobalPowerLimitOptimizer(monitor, selector, profile_path=str(path), **FAST) as plo:
+        assert plo.state == Done(optimal_power_limit=600_000)
+        assert [m.power_limit for m in selector.calls[0]] == [700, 600, 500, 400, 300]
+    path.write_text(json.dumps({"measurements": [{"power_limit": 700, "energy": 1.0,
+                                                  "time": -2.0}]}))
+    with pytest.raises(InvalidArgumentError, match="original Zeus's format.*time"):
+        GlobalPowerLimitOptimizer(monitor, Energy(), profile_path=path, **FAST)

@@ -23,6 +23,9 @@ import ctypes
 import json
 import logging
 import numbers
+import os
+import sys
+import tempfile
 import weakref
 from pathlib import Path
 from typing import List, Optional, Union
@@ -131,6 +134,48 @@ def _measurements_of(profile: dict) -> List[PowerLimitMeasurement]:
         out.append(PowerLimitMeasurement(power_limit=m["power_limit_mw"] // 1000,
                                          energy=m["energy_j"] * scale, time=m["time_s"] * scale))
     return out
+
+
+def _original_profile_as_ours(path, num_gpus) -> Optional[str]:
+    """When `path` holds a profile saved by the original Zeus
+    ({"measurements": [{"power_limit": W, "energy": J, "time": s}, ...]}),
+    the same profile in this package's format in a temporary file (whose
+    path is returned; the caller deletes it); else None (the core reads
+    `path` itself: our JSON format, the original's CSV log, or an error)."""
+    if path is None or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            text = f.read(64 << 20)
+        data = json.loads(text)
+    except (OSError, ValueError):
+        return None
+    rows = data.get("measurements") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not rows or "format" in data or \
+            not all(isinstance(r, dict) and "power_limit" in r for r in rows):
+        return None
+    try:
+        measurements = [PowerLimitMeasurement.parse_obj(r) for r in rows]
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(
+            f"GlobalPowerLimitOptimizer: saved profile {path} (the original Zeus's format): {e} "
+            f"(delete it to profile again)") from None
+    ours = {"format": "zeus-power-limit-profile", "version": 1, "num_gpus": num_gpus,
+            "min_stretch_time_s": 0.0,
+            "measurements": [{"power_limit_mw": m.power_limit * 1000, "energy_j": m.energy,
+                              "time_s": m.time, "steps": 1} for m in measurements]}
+    fd, converted = tempfile.mkstemp(prefix="zeus-profile-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(ours, f)
+    return converted
+
+
+def _world_gpus(monitor) -> int:
+    """GPUs of all ranks (each rank's monitor over as many GPUs)."""
+    world = 1
+    if framework.is_distributed():
+        world = sys.modules["torch.distributed"].get_world_size()
+    return max(1, len(monitor.gpu_indices)) * world
 
 
 # ---- Optimum selectors ----
@@ -260,7 +305,9 @@ class GlobalPowerLimitOptimizer(Callback):
         warmup_steps: Steps at a new limit before its measurement.
         profile_steps: Fewest steps measured per limit.
         pl_step: Distance between profiled limits, in W.
-        profile_path: Where the profile is saved, or loaded when it exists.
+        profile_path: Where the profile is saved, or loaded when it exists
+            (in this package's JSON format, or the original Zeus's JSON
+            profile or CSV log).
         min_measure_time_s: (extra) A measurement is extended by whole steps
             until it lasts this long (the energy counter moves only every
             ~100 ms). Default 3 s.
@@ -312,9 +359,13 @@ class GlobalPowerLimitOptimizer(Callback):
         self._handle = None
         self._callback_error = None
         self._message = ctypes.create_string_buffer(_lib.MESSAGE_SIZE)
+        # A profile the original Zeus saved is read through a converted copy.
+        converted = _original_profile_as_ours(
+            None if profile_path is None else str(profile_path), _world_gpus(monitor))
         options = dict(wait_steps=self.wait_steps, warmup_steps=self.warmup_steps,
                        measure_steps=self.profile_steps, power_limit_step_w=pl_step,
-                       profile_path=None if profile_path is None else str(profile_path),
+                       profile_path=converted or (None if profile_path is None
+                                                  else str(profile_path)),
                        min_measure_time_s=min_measure_time_s,
                        restore_on_signal=restore_on_signal)
         core_options = self.optimum_selector._core_options()
@@ -331,17 +382,23 @@ class GlobalPowerLimitOptimizer(Callback):
 
         self._all_reduce_fn = _lib.ALL_REDUCE_FN(all_reduce_trampoline)
         handle = ctypes.c_void_p()
-        if core_options is not None:
-            options.update(core_options)
-            self._select_fn = None
-            _lib.call(self._lib.zeus_plo_create_on_monitor, monitor._handle_for_optimizer(),
-                      _lib.options_json(options), self._all_reduce_fn, None, ctypes.byref(handle))
-        else:
-            self._select_fn = SELECT_FN(self._select_trampoline)
-            code = self._lib.zeus_plo_create_with_selector(
-                monitor._handle_for_optimizer(), _lib.options_json(options), self._all_reduce_fn,
-                self._select_fn, None, ctypes.byref(handle), self._message, _lib.MESSAGE_SIZE)
-            self._check(code)
+        try:
+            if core_options is not None:
+                options.update(core_options)
+                self._select_fn = None
+                _lib.call(self._lib.zeus_plo_create_on_monitor, monitor._handle_for_optimizer(),
+                          _lib.options_json(options), self._all_reduce_fn, None,
+                          ctypes.byref(handle))
+            else:
+                self._select_fn = SELECT_FN(self._select_trampoline)
+                code = self._lib.zeus_plo_create_with_selector(
+                    monitor._handle_for_optimizer(), _lib.options_json(options),
+                    self._all_reduce_fn, self._select_fn, None, ctypes.byref(handle),
+                    self._message, _lib.MESSAGE_SIZE)
+                self._check(code)
+        finally:
+            if converted:
+                os.unlink(converted)
         self._handle = handle
         atexit.register(_close_at_exit, weakref.ref(self))
 
