@@ -276,3 +276,16 @@ def test_a_profile_saved_by_the_original_is_loaded(tmp_path):
                                                   "time": -2.0}]}))
     with pytest.raises(InvalidArgumentError, match="original Zeus's format.*time"):
         GlobalPowerLimitOptimizer(monitor, Energy(), profile_path=path, **FAST)
+
+
+def test_a_selected_limit_that_is_not_a_whole_watt_is_pinned_exactly():
+    monitor = ZeusMonitor(gpu_indices=[0])
+    selector = SecondHighest()
+    options = dict(FAST, pl_step=150.5)
+    with GlobalPowerLimitOptimizer(monitor, selector, **options) as plo:
+        assert plo.pl_step == 150_500
+        assert plo.power_limits == [700_000, 549_500, 399_000, 248_500, 100_000]
+        train(monitor, plo, epochs=3, step_windows=False)
+        assert [m.power_limit for m in selector.calls[0]] == [700, 549, 399, 248, 100]
+        assert plo.state == Done(optimal_power_limit=549_500)
+        assert get_gpus().getPowerManagementLimit(0) == 549_500

@@ -408,9 +408,15 @@ class GlobalPowerLimitOptimizer(Callback):
         into C: an exception is kept and re-raised by _check."""
         chosen_mw, failed = 0, 0
         try:
-            measurements = _measurements_of(json.loads(profile_json.decode()))
+            profile = json.loads(profile_json.decode())
+            measurements = _measurements_of(profile)
             chosen_w = self.optimum_selector.select(measurements)
             chosen_mw = self._to_mw(chosen_w, measurements)
+            # A measured limit that is not a whole W (a clamped minimum)
+            # maps back to its exact value.
+            exact = {m["power_limit_mw"] // 1000: m["power_limit_mw"]
+                     for m in profile.get("measurements", [])}
+            chosen_mw = exact.get(chosen_mw // 1000, chosen_mw)
         except BaseException as e:
             self._callback_error = e
             failed = 1
