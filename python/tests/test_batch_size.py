@@ -19,12 +19,12 @@ import pytest
 
 from conftest import free_port, run_python
 from training import Trainer, batches, make_task
-from zeus.exception import InvalidArgumentError, UnavailableError
+from zeus.exception import AlreadyExistsError, InvalidArgumentError, UnavailableError
 from zeus.monitor import ZeusMonitor
 from zeus.optimizer.batch_size import BatchSizeOptimizer, JobSpec
 from zeus.optimizer.batch_size.exceptions import (ZeusBSOBadOperationError, ZeusBSOConfigError,
                                                   ZeusBSOOperationOrderError,
-                                                  ZeusBSOTrainFailError)
+                                                  ZeusBSORuntimError, ZeusBSOTrainFailError)
 
 EPOCHS_TO_CONVERGE = {16: 3, 32: 2, 64: 2, 128: 5}
 SAMPLES = 256
@@ -317,3 +317,15 @@ def test_a_run_that_dies_ends_its_trial_on_the_server_at_exit(zeus_server):
     with urllib.request.urlopen(f"{zeus_server}/trials?job_id=pytest-exit-1") as reply:
         text = reply.read().decode()
     assert "ended by the client" in text, text
+
+
+def test_server_errors_are_also_the_originals_runtime_error(zeus_server):
+    monitor = ZeusMonitor()
+    BatchSizeOptimizer(monitor, zeus_server, job_spec(job_id="pytest-job-x"))
+    with pytest.raises(ZeusBSORuntimError, match="different spec") as info:
+        BatchSizeOptimizer(monitor, zeus_server, job_spec(job_id="pytest-job-x", max_epochs=3))
+    assert isinstance(info.value, AlreadyExistsError)
+    with pytest.raises(ZeusBSORuntimError) as info:
+        BatchSizeOptimizer(monitor, f"http://127.0.0.1:{free_port()}", job_spec(),
+                           max_attempts=1)
+    assert isinstance(info.value, UnavailableError)

@@ -4,7 +4,8 @@ called with the standard library.
 Errors map as in the C++ client: HTTP 400/413/422 InvalidArgumentError,
 401/403 PermissionDeniedError, 404 NotFoundError, 409 AlreadyExistsError,
 503 and connection failures UnavailableError, anything else InternalError;
-the message is the server's, with the HTTP status. Idempotent calls
+the message is the server's, with the HTTP status. Each is also a
+ZeusBSORuntimError, what the original client raises for a failed call. Idempotent calls
 (register, report, end trial) are retried while the server is unavailable,
 within one time budget per call (BatchSizeServer's timeout_s).
 """
@@ -21,10 +22,30 @@ import urllib.request
 
 from zeus.exception import (AlreadyExistsError, InternalError, InvalidArgumentError,
                             NotFoundError, PermissionDeniedError, UnavailableError)
+from zeus.optimizer.batch_size.exceptions import ZeusBSORuntimError
 
-_BY_STATUS = {400: InvalidArgumentError, 413: InvalidArgumentError, 422: InvalidArgumentError,
-              401: PermissionDeniedError, 403: PermissionDeniedError, 404: NotFoundError,
-              409: AlreadyExistsError, 503: UnavailableError}
+
+
+def _server_error(base):
+    """`base` that is also a ZeusBSORuntimError, the class the original
+    client raises for every failed server call, so that both
+    `except UnavailableError` and `except ZeusBSORuntimError` catch it."""
+    return type(base.__name__, (base, ZeusBSORuntimError), {
+        "__module__": __name__,
+        "__doc__": f"{base.__name__} from the batch-size server (also a ZeusBSORuntimError)."})
+
+
+InvalidArgumentError_ = _server_error(InvalidArgumentError)
+PermissionDeniedError_ = _server_error(PermissionDeniedError)
+NotFoundError_ = _server_error(NotFoundError)
+AlreadyExistsError_ = _server_error(AlreadyExistsError)
+UnavailableError_ = _server_error(UnavailableError)
+InternalError_ = _server_error(InternalError)
+
+_BY_STATUS = {400: InvalidArgumentError_, 413: InvalidArgumentError_,
+              422: InvalidArgumentError_, 401: PermissionDeniedError_,
+              403: PermissionDeniedError_, 404: NotFoundError_, 409: AlreadyExistsError_,
+              503: UnavailableError_}
 
 
 # Defaults of the client's time budget (see BatchSizeServer).
@@ -109,20 +130,20 @@ class BatchSizeServer:
                         break
             except ValueError:
                 pass
-            raise _BY_STATUS.get(e.code, InternalError)(
+            raise _BY_STATUS.get(e.code, InternalError_)(
                 f"server: {message} (HTTP {e.code} on {method} {path})")
         except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError,
                 http.client.HTTPException) as e:
             reason = getattr(e, "reason", e)
             if isinstance(reason, (socket.timeout, TimeoutError)):
-                raise UnavailableError(
+                raise UnavailableError_(
                     f"server: {self.url} did not answer {method} {path} within {timeout_s:.3g} s "
                     f"(the client's budget: timeout_s or ${TIMEOUT_ENV})")
-            raise UnavailableError(f"server: {self.url} unreachable on {method} {path}: {reason}")
+            raise UnavailableError_(f"server: {self.url} unreachable on {method} {path}: {reason}")
         try:
             return json.loads(text) if text else None
         except ValueError:
-            raise InternalError(f"server: answer of {method} {path} is not JSON: {text[:200]!r}")
+            raise InternalError_(f"server: answer of {method} {path} is not JSON: {text[:200]!r}")
 
     def _idempotent(self, method, path, body=None):
         deadline = time.monotonic() + self.timeout_s
@@ -134,7 +155,7 @@ class BatchSizeServer:
             except UnavailableError as e:
                 left_s = deadline - time.monotonic()
                 if attempt == self.max_attempts or left_s <= delay_s:
-                    raise UnavailableError(
+                    raise UnavailableError_(
                         f"{e.message} (gave up after {attempt} attempt(s) within the "
                         f"{self.timeout_s:.3g} s budget; timeout_s/${TIMEOUT_ENV}, "
                         f"max_attempts/${MAX_ATTEMPTS_ENV})") from None
