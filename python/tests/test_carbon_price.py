@@ -166,8 +166,9 @@ def test_carbon_monitor_charges_the_current_hour(service):
 class SteppedProvider(CarbonIntensityProvider):
     """Intensity changing every `period_s` (a short "hour"), known exactly."""
 
-    def __init__(self, period_s):
+    def __init__(self, period_s, history_periods=23):
         self.period_s = period_s
+        self.history_periods = history_periods
         self.calls = []
 
     def rate(self, start_s):
@@ -182,7 +183,7 @@ class SteppedProvider(CarbonIntensityProvider):
         self.calls.append("recent")
         now = math.floor(time.time() / self.period_s) * self.period_s
         return {datetime.fromtimestamp(now - k * self.period_s, timezone.utc):
-                self.rate(now - k * self.period_s) for k in range(1, 24)}
+                self.rate(now - k * self.period_s) for k in range(1, self.history_periods + 1)}
 
     @property
     def update_period(self):
@@ -224,6 +225,27 @@ def test_carbon_monitor_splits_windows_at_period_boundaries():
     assert short.gpu_carbon_emission[0] == pytest.approx(sum(
         b.measurement.gpu_energy[0] / J_PER_KWH * provider.rate(b.start_s)
         for b in short_buckets))
+
+
+def test_carbon_monitor_keeps_rates_of_hours_older_than_the_history():
+    # The provider remembers one period back only; the monitor fetches after
+    # every boundary, so a window of many periods is still charged exactly.
+    provider = SteppedProvider(0.2, history_periods=1)
+    monitor = CarbonEmissionMonitor(provider, gpu_indices=[0])
+    seen = []
+    real_end = monitor._windows.end
+    monitor._windows.end = lambda key, sync: seen.append(real_end(key, sync)) or seen[-1]
+    try:
+        monitor.begin_window("long")
+        time.sleep(1.3)
+        result = monitor.end_window("long")
+    finally:
+        monitor.close()
+    buckets = seen[0]
+    assert len(buckets) >= 5
+    assert result.gpu_carbon_emission[0] == pytest.approx(sum(
+        b.measurement.gpu_energy[0] / J_PER_KWH * provider.rate(b.start_s) for b in buckets))
+    assert provider.calls.count("recent") >= len(buckets) - 2
 
 
 def test_carbon_monitor_offline_keeps_the_energy():

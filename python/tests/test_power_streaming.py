@@ -258,3 +258,22 @@ def test_async_iteration_yields_snapshots(daemons):
     finally:
         client.stop()
     assert len(seen) == 3 and seen[0] < seen[2]  # The fake's power grows each event.
+
+
+def test_takes_the_zeusd_configs_of_zeus_utils(daemons):
+    zeusd = pytest.importorskip("zeus.utils.zeusd")  # Until that module is merged.
+    tcp, unix = daemons(), daemons(unix=True)
+    host, port = tcp.host_port.split(":")
+    client = PowerStreamingClient([
+        zeusd.ZeusdConfig.tcp(host, int(port), token="t", gpu_indices=[1], cpu_indices=[]),
+        zeusd.ZeusdConfig.uds(unix.server.server_address, cpu_indices=[0]),
+    ])
+    try:
+        readings = wait_for(lambda: (lambda r: r if len(r) == 2 and all(
+            x.gpu_power_w for x in r.values()) and r[unix.server.server_address].cpu_power_w
+            else None)(client.get_power()))
+    finally:
+        client.stop()
+    assert set(readings) == {tcp.host_port, unix.server.server_address}
+    assert set(readings[tcp.host_port].gpu_power_w) == {1}
+    assert set(readings[unix.server.server_address].cpu_power_w) == {0}

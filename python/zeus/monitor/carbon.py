@@ -40,18 +40,22 @@ from zeus.monitor.energy import ZeusMonitor
 
 try:
     from zeus.utils.multiprocessing import warn_if_global_in_subprocess
-except ImportError:  # An older zeus.utils without the helper.
+except ImportError:  # A zeus.utils without the helper.
 
-    def warn_if_global_in_subprocess() -> None:
-        """Warns when called while a spawned child re-imports __main__."""
-        import multiprocessing
+    def warn_if_global_in_subprocess(class_name: str = "ZeusMonitor") -> None:
+        """Warns when `class_name` is built while a spawned child re-imports
+        the main module (a module-level monitor is built again there)."""
         import sys
-        main = sys.modules.get("__main__")
-        if multiprocessing.parent_process() is not None and getattr(
-                main, "__name__", "") == "__mp_main__":
-            logging.getLogger(__name__).warning(
-                "zeus: a monitor is created while a spawned subprocess imports the main module; "
-                "guard its creation with `if __name__ == '__main__':`")
+        import warnings
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_name == "<module>" and frame.f_globals.get(
+                    "__name__") == "__mp_main__":
+                warnings.warn(f"{class_name} was created while a spawned subprocess imported "
+                              "the main module; build it under `if __name__ == '__main__':`",
+                              RuntimeWarning, stacklevel=3)
+                return
+            frame = frame.f_back
 
 
 logger = logging.getLogger(__name__)
@@ -322,7 +326,7 @@ class CarbonEmissionMonitor:
                  gpu_indices: Optional[List[int]] = None,
                  cpu_indices: Optional[List[int]] = None,
                  sync_execution_with: Literal["torch", "jax", "cupy"] = "torch") -> None:
-        warn_if_global_in_subprocess()
+        warn_if_global_in_subprocess("CarbonEmissionMonitor")
         self.carbon_intensity_provider = carbon_intensity_provider
         self.zeus_monitor = ZeusMonitor(gpu_indices=gpu_indices, cpu_indices=cpu_indices,
                                         sync_execution_with=sync_execution_with)

@@ -247,7 +247,7 @@ class EnergyCostMonitor:
                  gpu_indices: Optional[List[int]] = None,
                  cpu_indices: Optional[List[int]] = None,
                  sync_execution_with: Literal["torch", "jax", "cupy"] = "torch") -> None:
-        warn_if_global_in_subprocess()
+        warn_if_global_in_subprocess("EnergyCostMonitor")
         self.electricity_price_provider = electricity_price_provider
         self.zeus_monitor = ZeusMonitor(gpu_indices=gpu_indices, cpu_indices=cpu_indices,
                                         sync_execution_with=sync_execution_with)
