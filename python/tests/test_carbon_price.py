@@ -84,7 +84,8 @@ def em_entry(when, value, zone="US-MIDA-PJM"):
     return {"zone": zone, "carbonIntensity": value,
             "datetime": when.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
             "updatedAt": "2026-11-25T14:41:00.000Z", "createdAt": "2026-11-22T14:43:00.000Z",
-            "emissionFactorType": "lifecycle", "isEstimated": True, "estimationMethod": "TIME_SLICER_AVERAGE"}
+            "emissionFactorType": "lifecycle", "isEstimated": True,
+            "estimationMethod": "TIME_SLICER_AVERAGE"}
 
 
 def electricitymaps(service, latest=412.0, history=None):
@@ -92,15 +93,17 @@ def electricitymaps(service, latest=412.0, history=None):
     service.routes["/v3/carbon-intensity/latest"] = (200, em_entry(now, latest))
     if history is None:
         history = {now - timedelta(hours=h): 300.0 + h for h in range(1, 24)}
+    entries = [em_entry(w, v) for w, v in sorted(history.items())]
     service.routes["/v3/carbon-intensity/history"] = (
-        200, {"zone": "US-MIDA-PJM", "history": [em_entry(w, v) for w, v in sorted(history.items())]})
+        200, {"zone": "US-MIDA-PJM", "history": entries})
     return now
 
 
 def test_electricitymaps_client_reads_latest_and_history(service):
+    this_hour = hour_start(datetime.now(timezone.utc))
     now = electricitymaps(service, latest=412.0,
-                          history={hour_start(datetime.now(timezone.utc)) - timedelta(hours=1): 390.0,
-                                   hour_start(datetime.now(timezone.utc)) - timedelta(hours=2): None})
+                          history={this_hour - timedelta(hours=1): 390.0,
+                                   this_hour - timedelta(hours=2): None})
     client = ElectrictyMapsClient((42.28, -83.74), estimate=True, emission_factor_type="lifecycle",
                                   api_key="test-key", base_url=service.url + "/v3")
     assert client.get_current_carbon_intensity() == 412.0
@@ -320,11 +323,12 @@ def test_openei_client_errors_are_clear(service, monkeypatch):
     openei(service)
     with pytest.raises(ZeusElectricityPriceHTTPError, match="OPENEI_API_KEY"):
         OpenEIClient((42.28, -83.74), "x", base_url=service.url).get_current_electricity_prices()
-    with pytest.raises(ZeusElectricityPriceNotFoundError, match="'no-such-plan'.*Residential Standard"):
+    with pytest.raises(ZeusElectricityPriceNotFoundError,
+                       match="'no-such-plan'.*Residential Standard"):
         OpenEIClient((42.28, -83.74), "no-such-plan", api_key="k",
                      base_url=service.url).get_current_electricity_prices()
-    service.routes["/utility_rates"] = (403, {"error": {"code": "API_KEY_INVALID",
-                                                        "message": "An invalid api_key was supplied."}})
+    service.routes["/utility_rates"] = (403, {"error": {
+        "code": "API_KEY_INVALID", "message": "An invalid api_key was supplied."}})
     with pytest.raises(ZeusElectricityPriceHTTPError, match="HTTP 403.*invalid api_key") as info:
         OpenEIClient((42.28, -83.74), "x", api_key="hunter2",
                      base_url=service.url).get_current_electricity_prices()

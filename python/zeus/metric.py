@@ -28,7 +28,7 @@ import multiprocessing as mp
 import queue as queue_module
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence
 
 from zeus.exception import ZeusBaseError
 from zeus.monitor.energy import ZeusMonitor

@@ -37,7 +37,7 @@ from typing import Dict, List, Literal, Optional, Tuple
 
 from zeus.exception import ZeusBaseError
 from zeus.monitor._bucketed import BucketedWindows, http_get_json
-from zeus.monitor.carbon import (JOULES_PER_KWH, _charge, _sum_energy, _validate_location,
+from zeus.monitor.carbon import (_charge, _sum_energy, _validate_location,
                                  warn_if_global_in_subprocess)
 from zeus.monitor.energy import ZeusMonitor
 
