@@ -374,3 +374,18 @@ def test_energy_cost_monitor_offline_keeps_the_energy():
     measurement = info.value.measurement
     assert isinstance(measurement, EnergyCostMeasurement)
     assert measurement.gpu_energy[0] > 0 and math.isnan(measurement.gpu_energy_cost[0])
+
+
+def test_an_unclosed_monitor_is_collected_and_its_thread_ends():
+    import gc
+    import weakref
+    monitor = CarbonEmissionMonitor(SteppedProvider(0.2), gpu_indices=[0])
+    monitor.begin_window("w")
+    monitor.end_window("w")
+    thread = monitor._windows._thread
+    ref = weakref.ref(monitor)
+    del monitor
+    gc.collect()
+    assert ref() is None
+    thread.join(timeout=5)
+    assert not thread.is_alive()

@@ -235,3 +235,12 @@ def test_bad_use_is_reported_clearly(stack):
     sample = histogram.registry.get_sample_value(
         "energy_monitor_gpu_energy_joules_count", {"window": "w", "index": "0"})
     assert sample == 1.0
+
+
+def test_a_helper_that_cannot_measure_fails_begin_window(stack):
+    # The fake libnvml has GPUs 0 and 1: the helper's ZeusMonitor refuses 7.
+    counter = EnergyCumulativeCounter(cpu_indices=[], gpu_indices=[7], update_period=0.2,
+                                      pushgateway_url=stack.pushgateway_url, job="zeus_bad")
+    with pytest.raises(ZeusBaseError, match="window 'w' exited \\(code 1\\) before it began"):
+        counter.begin_window("w")
+    assert "w" not in counter.window_state

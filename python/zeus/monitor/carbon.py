@@ -29,6 +29,7 @@ import os
 import threading
 import time as _time
 import urllib.parse
+import weakref
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from enum import Enum
@@ -333,7 +334,10 @@ class CarbonEmissionMonitor:
         self._windows = BucketedWindows(self.zeus_monitor,
                                         _period_buckets(carbon_intensity_provider.update_period),
                                         "CarbonEmissionMonitor")
-        self._windows.on_rollover = self._prefetch
+        # Through a weak reference: the bucket thread must not keep the
+        # monitor alive (its __del__ stops the thread).
+        this = weakref.ref(self)
+        self._windows.on_rollover = lambda starts: (this() and this()._prefetch(starts))
         self._rates: Dict[float, float] = {}  # Bucket start (Unix s) -> gCO2eq/kWh.
         self._rates_lock = threading.Lock()
 
