@@ -249,15 +249,21 @@ class PowerStreamingClient:
             connection.close()
 
     def _stream_forever(self, server, kind):
+        last_problem = None
         while not self._stop_event.is_set():
             try:
                 self._stream_once(server, kind)
             except (OSError, http.client.HTTPException, ConnectionError) as e:
                 if self._stop_event.is_set():
                     break
-                logger.warning("PowerStreamingClient: %s power stream of %s lost (%s); "
-                               "reconnecting in %.1f s", kind.upper(), server.key, e,
-                               self._reconnect_delay_s)
+                # The same problem again (a daemon down for a while) is logged
+                # once at warning level, then at debug level.
+                problem = f"{type(e).__name__}: {e}"
+                logger.log(logging.DEBUG if problem == last_problem else logging.WARNING,
+                           "PowerStreamingClient: %s power stream of %s lost (%s); "
+                           "reconnecting every %.1f s", kind.upper(), server.key, problem,
+                           self._reconnect_delay_s)
+                last_problem = problem
                 self._stop_event.wait(self._reconnect_delay_s)
 
     def get_power(self) -> Dict[str, PowerReadings]:
