@@ -392,3 +392,19 @@ def test_an_unclosed_monitor_is_collected_and_its_thread_ends():
     assert ref() is None
     thread.join(timeout=5)
     assert not thread.is_alive()
+
+
+def test_any_provider_failure_keeps_the_energy():
+    class Broken(SteppedProvider):
+        def get_current_carbon_intensity(self):
+            raise RuntimeError("sensor unplugged")
+
+    monitor = CarbonEmissionMonitor(Broken(3600.0), gpu_indices=[0])
+    try:
+        monitor.begin_window("w")
+        with pytest.raises(RuntimeError, match="sensor unplugged") as info:
+            monitor.end_window("w")
+    finally:
+        monitor.close()
+    assert info.value.measurement.gpu_energy[0] > 0
+    assert math.isnan(info.value.measurement.gpu_carbon_emission[0])

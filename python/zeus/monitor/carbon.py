@@ -19,7 +19,8 @@ data), end_window raises ZeusCarbonIntensityHTTPError or
 ZeusCarbonIntensityNotFoundError, and the window's energy is not lost: the
 exception's `measurement` attribute holds the CarbonEmissionMeasurement with
 every energy filled in and NaN as the emission of each device whose buckets
-lack an intensity.
+lack an intensity. (Any other exception a user's provider raises is re-raised
+with the same `measurement` attribute.) The window is closed either way.
 """
 
 import abc
@@ -361,7 +362,7 @@ class CarbonEmissionMonitor:
         error = None
         try:
             self._fill_rates(buckets)
-        except (ZeusCarbonIntensityHTTPError, ZeusCarbonIntensityNotFoundError) as e:
+        except Exception as e:  # A user's provider may raise anything: keep the energy.
             error = e
         with self._rates_lock:
             rates = dict(self._rates)
@@ -374,6 +375,10 @@ class CarbonEmissionMonitor:
             dram_energy=_sum_energy(buckets, "dram_energy"),
             dram_carbon_emission=_charge(buckets, "dram_energy", rates.get))
         if error is not None:
+            if not isinstance(error, (ZeusCarbonIntensityHTTPError,
+                                      ZeusCarbonIntensityNotFoundError)):
+                error.measurement = measurement
+                raise error
             missing = [_utc(b.start_s).isoformat() for b in buckets if b.start_s not in rates]
             raised = type(error)(
                 f"CarbonEmissionMonitor: window '{key}' ended, but the carbon intensity of "

@@ -21,7 +21,9 @@ When the plan cannot be had (no network, an HTTP error, no such plan),
 end_window raises ZeusElectricityPriceHTTPError or
 ZeusElectricityPriceNotFoundError and the energy is not lost: the exception's
 `measurement` attribute holds the EnergyCostMeasurement with every energy
-filled in and NaN as each cost.
+filled in and NaN as each cost. (Any other exception a user's provider raises
+is re-raised with the same `measurement` attribute.) The window is closed
+either way.
 """
 
 import abc
@@ -281,7 +283,7 @@ class EnergyCostMonitor:
                 prices = self._prices
             for bucket in buckets:
                 rates[bucket.start_s] = price_at(prices, datetime.fromtimestamp(bucket.start_s))
-        except (ZeusElectricityPriceHTTPError, ZeusElectricityPriceNotFoundError) as e:
+        except Exception as e:  # A user's provider may raise anything: keep the energy.
             error = e
         measurement = EnergyCostMeasurement(
             time=sum(b.measurement.time for b in buckets),
@@ -292,6 +294,10 @@ class EnergyCostMonitor:
             dram_energy=_sum_energy(buckets, "dram_energy"),
             dram_energy_cost=_charge(buckets, "dram_energy", rates.get))
         if error is not None:
+            if not isinstance(error, (ZeusElectricityPriceHTTPError,
+                                      ZeusElectricityPriceNotFoundError)):
+                error.measurement = measurement
+                raise error
             raised = type(error)(
                 f"EnergyCostMonitor: window '{key}' ended, but its electricity price is unknown "
                 f"({error.message}); its energy is in this error's `measurement` (costs NaN)")
