@@ -28,6 +28,8 @@ def get_gpus(ensure_homogeneous: bool = False) -> GPUs:
     """
     global _gpus
     with _lock:
+        if _gpus is not None and getattr(_gpus, "closed", False):
+            _gpus = None  # Closed by its user (close()): open afresh.
         if _gpus is None:
             try:
                 _gpus = NVIDIAGPUs()

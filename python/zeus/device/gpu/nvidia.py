@@ -375,5 +375,11 @@ class NVIDIAGPUs(gpu_common.GPUs):
         self._handle.restore()
 
     def close(self) -> None:
-        """(extra) Restores and releases the GPUs."""
+        """(extra) Restores and releases the GPUs; get_gpus() then opens them
+        afresh."""
         self._handle.close()
+
+    @property
+    def closed(self) -> bool:
+        """(extra) Whether close() was called."""
+        return self._handle.handle is None
