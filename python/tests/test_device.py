@@ -5,12 +5,14 @@ fake's state lives in the process, and what a process changed comes back
 when it exits."""
 
 import os
+import re
 import textwrap
 import warnings
 
 import pytest
 
 from conftest import run_python
+from test_daemon import limits_w, zeus_daemon  # noqa: F401 - the fixture.
 
 import zeus.device
 from zeus.device import common as device_common
@@ -231,6 +233,22 @@ def test_sigint_restores_the_power_limit_before_keyboard_interrupt():
     """)
     assert rc == 0, output
     assert lines == ["set 400000", "interrupted 700000"]
+
+
+def test_setters_go_through_the_daemon_with_zeusd_sock_path(zeus_daemon):  # noqa: F811
+    env, state_file, daemon_log = zeus_daemon
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        from zeus.device.gpu.nvidia import ZeusdNVIDIAGPU
+        gpus = get_gpus()
+        print(all(isinstance(g, ZeusdNVIDIAGPU) for g in gpus.gpus))
+        gpus.set_power_management_limit(1, 300_000)
+        print("set", open(%r).read().split()[6])
+    """ % str(state_file), **{k: env[k] for k in ("ZEUSD_SOCK_PATH", "FAKE_NVML_STATE")})
+    assert rc == 0, output
+    assert lines == ["True", "set 300000"]
+    assert re.search(r"power limit 300000 mW for pid \d+", daemon_log()), daemon_log()
+    assert limits_w(state_file) == [700, 700], daemon_log()  # Put back at exit.
 
 
 def test_dry_run_setters_only_log(tmp_path):
@@ -458,3 +476,47 @@ def test_exception_hierarchy():
     assert issubclass(ZeusGPUInvalidArgError, ValueError)
     assert ZeusGPUNotSupportedError("why").message == "why"
     assert nvidia.nvml_is_available() is True
+
+
+def test_single_devices_can_be_made_directly(fake_rapl):
+    gpu = nvidia.NVIDIAGPU(1)
+    assert gpu.get_name() == "Fake H100 1" and gpu.get_power_management_limit() == 700_000
+    with pytest.raises(ZeusGPUInvalidArgError, match="no GPU with index 3"):
+        nvidia.NVIDIAGPU(3)
+    with pytest.raises(ZeusdError, match="set ZEUSD_SOCK_PATH"):
+        nvidia.ZeusdNVIDIAGPU(0, None)
+    cpu = rapl.RAPLCPU(1, str(fake_rapl))
+    start = cpu.get_total_energy_consumption()
+    (fake_rapl / "intel-rapl:1" / "energy_uj").write_text("8000000\n")
+    delta = cpu.get_total_energy_consumption() - start
+    assert delta == cpu_common.CpuDramMeasurement(cpu_mj=1000.0)
+    with pytest.raises(cpu_common.ZeusCPUNotFoundError, match="socket 4"):
+        rapl.RAPLCPU(4, str(fake_rapl))
+
+
+def test_signatures_match_the_original():
+    import inspect
+    expected = {
+        nvidia.NVIDIAGPU.__init__: ["self", "gpu_index"],
+        nvidia.ZeusdNVIDIAGPU.__init__: ["self", "gpu_index", "client"],
+        nvidia.NVIDIAGPUs.__init__: ["self", "ensure_homogeneous"],
+        rapl.RAPLCPU.__init__: ["self", "cpu_index", "rapl_dir"],
+        rapl.ZeusdRAPLCPU.__init__: ["self", "cpu_index", "client"],
+        GPUs.set_gpu_locked_clocks: ["self", "gpu_index", "min_clock_mhz", "max_clock_mhz",
+                                     "block"],
+        GPUs.get_supported_graphics_clocks: ["self", "gpu_index", "memory_clock_mhz"],
+        zeus.device.get_gpus: ["ensure_homogeneous"],
+    }
+    for fn, names in expected.items():
+        assert list(inspect.signature(fn).parameters) == names, fn
+
+
+def test_rapl_counter_wraparound_is_corrected_by_the_core(tmp_path, monkeypatch):
+    root = tmp_path / "intel-rapl"
+    make_zone(root / "intel-rapl:0", "package-0", 9_900_000, max_range_uj=10_000_000)
+    monkeypatch.setattr(rapl, "RAPL_DIR", str(root))
+    monkeypatch.delenv("ZEUSD_SOCK_PATH", raising=False)
+    cpus = rapl.RAPLCPUs()
+    start = cpus.get_total_energy_consumption(0)
+    (root / "intel-rapl:0" / "energy_uj").write_text("100000\n")  # Wrapped past 10 J.
+    assert (cpus.get_total_energy_consumption(0) - start).cpu_mj == 200.0

@@ -154,20 +154,31 @@ class RAPLCPU(cpu_common.CPU):
     """One CPU socket's RAPL package zone (and its DRAM zone). `rapl_dir` is
     the directory holding the intel-rapl:N zones."""
 
-    def __init__(self, cpu_index: int, rapl_dir: str, _handle: _Handle | None = None,
-                 _position: int | None = None) -> None:
+    def __init__(self, cpu_index: int, rapl_dir: str) -> None:
         super().__init__(cpu_index)
         self.rapl_dir = rapl_dir
-        self._handle = _handle if _handle is not None else _Handle(rapl_dir)
-        if _position is None:
-            sockets = [s for s, _ in self._handle.sockets]
-            if cpu_index not in sockets:
+        self._attach(_Handle(rapl_dir), None)
+
+    @classmethod
+    def _on(cls, cpu_index: int, rapl_dir: str, handle: _Handle, position: int) -> "RAPLCPU":
+        """The CPU at `position` of an open handle (RAPLCPUs shares one)."""
+        cpu = cls.__new__(cls)
+        cpu_common.CPU.__init__(cpu, cpu_index)
+        cpu.rapl_dir = rapl_dir
+        cpu._attach(handle, position)
+        return cpu
+
+    def _attach(self, handle: _Handle, position) -> None:
+        self._handle = handle
+        if position is None:
+            sockets = [s for s, _ in handle.sockets]
+            if self.cpu_index not in sockets:
                 raise cpu_common.ZeusCPUNotFoundError(
-                    f"RAPLCPU: no RAPL package zone of socket {cpu_index} in {rapl_dir} "
-                    f"(sockets found: {sockets})")
-            _position = sockets.index(cpu_index)
-        self._position = _position
-        self.dram_available = self._handle.sockets[_position][1]
+                    f"RAPLCPU: no RAPL package zone of socket {self.cpu_index} in "
+                    f"{self.rapl_dir} (sockets found: {sockets})")
+            position = sockets.index(self.cpu_index)
+        self._position = position
+        self.dram_available = handle.sockets[position][1]
 
     def get_total_energy_consumption(self) -> cpu_common.CpuDramMeasurement:
         package_uj, dram_uj = self._handle.energy_uj(self._position)
@@ -183,12 +194,11 @@ class ZeusdRAPLCPU(RAPLCPU):
     ZEUSD_SOCK_PATH is set, which this class requires. `client` is kept for
     reference."""
 
-    def __init__(self, cpu_index: int, client=None, _handle: _Handle | None = None,
-                 _position: int | None = None) -> None:
+    def __init__(self, cpu_index: int, client) -> None:
         if not os.environ.get("ZEUSD_SOCK_PATH"):
             raise ZeusRAPLFileInitError(
                 "ZeusdRAPLCPU: set ZEUSD_SOCK_PATH to the Zeus daemon's socket")
-        super().__init__(cpu_index, _rapl_dir(), _handle, _position)
+        super().__init__(cpu_index, _rapl_dir())
         self._client = client
 
 
@@ -204,12 +214,8 @@ class RAPLCPUs(cpu_common.CPUs):
             raise ZeusRAPLNotSupportedError(
                 f"RAPL is not supported: no package zone (intel-rapl:N) in {self.rapl_dir}")
         cls = ZeusdRAPLCPU if os.environ.get("ZEUSD_SOCK_PATH") else RAPLCPU
-        if cls is RAPLCPU:
-            self._cpus = [RAPLCPU(socket, self.rapl_dir, _handle=handle, _position=i)
-                          for i, (socket, _) in enumerate(handle.sockets)]
-        else:
-            self._cpus = [ZeusdRAPLCPU(socket, None, _handle=handle, _position=i)
-                          for i, (socket, _) in enumerate(handle.sockets)]
+        self._cpus = [cls._on(socket, self.rapl_dir, handle, i)
+                      for i, (socket, _) in enumerate(handle.sockets)]
 
     @property
     def cpus(self) -> Sequence[RAPLCPU]:

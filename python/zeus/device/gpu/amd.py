@@ -48,7 +48,7 @@ class AMDGPU(gpu_common.GPU):
 class ZeusdAMDGPU(AMDGPU):
     """An AMDGPU whose setters go through the Zeus daemon (unavailable)."""
 
-    def __init__(self, gpu_index: int, client=None) -> None:
+    def __init__(self, gpu_index: int, client) -> None:
         super().__init__(gpu_index)
 
 

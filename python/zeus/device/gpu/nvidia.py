@@ -196,14 +196,26 @@ def nvml_is_available() -> bool:
 class NVIDIAGPU(gpu_common.GPU):
     """One NVIDIA GPU, `gpu_index` in CUDA order (after CUDA_VISIBLE_DEVICES)."""
 
-    def __init__(self, gpu_index: int, _handle: _Handle | None = None) -> None:
+    def __init__(self, gpu_index: int) -> None:
         super().__init__(gpu_index)
-        self._handle = _handle if _handle is not None else _Handle()
-        if not 0 <= gpu_index < len(self._handle.infos):
+        self._attach(_Handle())
+
+    @classmethod
+    def _on(cls, gpu_index: int, handle: _Handle) -> "NVIDIAGPU":
+        """The GPU `gpu_index` of an open handle (NVIDIAGPUs shares one)."""
+        gpu = cls.__new__(cls)
+        gpu_common.GPU.__init__(gpu, gpu_index)
+        gpu._attach(handle)
+        return gpu
+
+    def _attach(self, handle: _Handle) -> None:
+        self._handle = handle
+        if isinstance(self.gpu_index, bool) or not isinstance(self.gpu_index, int) or \
+                not 0 <= self.gpu_index < len(handle.infos):
             raise gpu_common._UnknownGpuIndexError(
-                f"zeus.device: no GPU with index {gpu_index}: this process sees "
-                f"{len(self._handle.infos)} GPU(s)")
-        self._info = self._handle.infos[gpu_index]
+                f"zeus.device: no GPU with index {self.gpu_index!r}: this process sees "
+                f"{len(handle.infos)} GPU(s)")
+        self._info = handle.infos[self.gpu_index]
 
     def _static(self, key: str):
         value = self._info.get(key)
@@ -314,11 +326,11 @@ class ZeusdNVIDIAGPU(NVIDIAGPU):
     them whenever ZEUSD_SOCK_PATH is set; `client` (a ZeusdClient) is kept
     for reference, and ZEUSD_SOCK_PATH must be set."""
 
-    def __init__(self, gpu_index: int, client=None, _handle: _Handle | None = None) -> None:
+    def __init__(self, gpu_index: int, client) -> None:
         if _zeusd_socket() is None:
             raise ZeusdError("ZeusdNVIDIAGPU: set ZEUSD_SOCK_PATH to the Zeus daemon's socket "
                              "(the core relays the setters there)")
-        super().__init__(gpu_index, _handle)
+        super().__init__(gpu_index)
         self._client = client
 
     @property
@@ -334,7 +346,7 @@ class NVIDIAGPUs(gpu_common.GPUs):
     def __init__(self, ensure_homogeneous: bool = False) -> None:
         self._handle = _Handle()
         cls = ZeusdNVIDIAGPU if _zeusd_socket() is not None else NVIDIAGPU
-        self._gpus = [cls(i, _handle=self._handle) for i in range(len(self._handle.infos))]
+        self._gpus = [cls._on(i, self._handle) for i in range(len(self._handle.infos))]
         if ensure_homogeneous:
             self._ensure_homogeneous()
 
