@@ -24,174 +24,149 @@ from typing import Sequence
 from zeus.device.common import DeprecatedAliasABCMeta, deprecated_alias, has_sys_admin
 from zeus.device.exception import ZeusBaseGPUError
 
-__all__ = [
-    "GPU", "GPUs", "EmptyGPUs", "has_sys_admin",
-    "ZeusGPUInitError",
-    "ZeusGPUInvalidArgError",
-    "ZeusGPUNotSupportedError",
-    "ZeusGPUNoPermissionError",
-    "ZeusGPUAlreadyInitializedError",
-    "ZeusGPUNotFoundError",
-    "ZeusGPUInsufficientSizeError",
-    "ZeusGPUInsufficientPowerError",
-    "ZeusGPUDriverNotLoadedError",
-    "ZeusGPUTimeoutError",
-    "ZeusGPUIRQError",
-    "ZeusGPULibraryNotFoundError",
-    "ZeusGPUFunctionNotFoundError",
-    "ZeusGPUCorruptedInfoROMError",
-    "ZeusGPULostError",
-    "ZeusGPUResetRequiredError",
-    "ZeusGPUOperatingSystemError",
-    "ZeusGPULibRMVersionMismatchError",
-    "ZeusGPUMemoryError",
-    "ZeusGPUUnknownError",
-    "ZeusGPUHeterogeneousError",
-]
-
 
 class ZeusGPUInitError(ZeusBaseGPUError):
-    """Init (see the module docstring)."""
+    """The GPU library cannot be loaded or initialised, or the GPUs opened."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUInvalidArgError(ZeusBaseGPUError, ValueError):
-    """InvalidArg (see the module docstring)."""
+    """A bad argument (also a ValueError), e.g. a limit out of range."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUNotSupportedError(ZeusBaseGPUError):
-    """NotSupported (see the module docstring)."""
+    """The GPU or this build does not support the call."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUNoPermissionError(ZeusBaseGPUError, PermissionError):
-    """NoPermission (see the module docstring)."""
+    """The call needs root (CAP_SYS_ADMIN) or the Zeus daemon (also a PermissionError)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUAlreadyInitializedError(ZeusBaseGPUError):
-    """AlreadyInitialized (see the module docstring)."""
+    """NVML_ERROR_ALREADY_INITIALIZED."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUNotFoundError(ZeusBaseGPUError):
-    """NotFound (see the module docstring)."""
+    """NVML_ERROR_NOT_FOUND: no such GPU or object."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUInsufficientSizeError(ZeusBaseGPUError):
-    """InsufficientSize (see the module docstring)."""
+    """NVML_ERROR_INSUFFICIENT_SIZE."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUInsufficientPowerError(ZeusBaseGPUError):
-    """InsufficientPower (see the module docstring)."""
+    """NVML_ERROR_INSUFFICIENT_POWER: a power cable is not connected."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUDriverNotLoadedError(ZeusBaseGPUError):
-    """DriverNotLoaded (see the module docstring)."""
+    """NVML_ERROR_DRIVER_NOT_LOADED."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUTimeoutError(ZeusBaseGPUError):
-    """Timeout (see the module docstring)."""
+    """NVML_ERROR_TIMEOUT."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUIRQError(ZeusBaseGPUError):
-    """IRQ (see the module docstring)."""
+    """NVML_ERROR_IRQ_ISSUE."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPULibraryNotFoundError(ZeusBaseGPUError):
-    """LibraryNotFound (see the module docstring)."""
+    """NVML_ERROR_LIBRARY_NOT_FOUND."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUFunctionNotFoundError(ZeusBaseGPUError):
-    """FunctionNotFound (see the module docstring)."""
+    """NVML_ERROR_FUNCTION_NOT_FOUND: the driver is too old."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUCorruptedInfoROMError(ZeusBaseGPUError):
-    """CorruptedInfoROM (see the module docstring)."""
+    """NVML_ERROR_CORRUPTED_INFOROM."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPULostError(ZeusBaseGPUError):
-    """Lost (see the module docstring)."""
+    """NVML_ERROR_GPU_IS_LOST: the GPU fell off the bus."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUResetRequiredError(ZeusBaseGPUError):
-    """ResetRequired (see the module docstring)."""
+    """NVML_ERROR_RESET_REQUIRED."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUOperatingSystemError(ZeusBaseGPUError):
-    """OperatingSystem (see the module docstring)."""
+    """NVML_ERROR_OPERATING_SYSTEM."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPULibRMVersionMismatchError(ZeusBaseGPUError):
-    """LibRMVersionMismatch (see the module docstring)."""
+    """NVML_ERROR_LIB_RM_VERSION_MISMATCH: library and driver differ."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUMemoryError(ZeusBaseGPUError):
-    """Memory (see the module docstring)."""
+    """NVML_ERROR_MEMORY."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUUnknownError(ZeusBaseGPUError):
-    """Unknown (see the module docstring)."""
+    """Any other error of the GPU library."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
 class ZeusGPUHeterogeneousError(ZeusBaseGPUError):
-    """Heterogeneous (see the module docstring)."""
+    """ensure_homogeneous=True over GPUs of different models."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -253,7 +228,8 @@ class GPU(abc.ABC, metaclass=DeprecatedAliasABCMeta):
 
     @deprecated_alias("setMemoryLockedClocks")
     @abc.abstractmethod
-    def set_memory_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int, block: bool = True) -> None:
+    def set_memory_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
+                                 block: bool = True) -> None:
         """Locks the memory clock to [min, max] MHz."""
 
     @deprecated_alias("resetMemoryLockedClocks")
@@ -268,7 +244,8 @@ class GPU(abc.ABC, metaclass=DeprecatedAliasABCMeta):
 
     @deprecated_alias("setGpuLockedClocks")
     @abc.abstractmethod
-    def set_gpu_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int, block: bool = True) -> None:
+    def set_gpu_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
+                              block: bool = True) -> None:
         """Locks the graphics clock to [min, max] MHz."""
 
     @deprecated_alias("resetGpuLockedClocks")
@@ -313,7 +290,9 @@ class GPU(abc.ABC, metaclass=DeprecatedAliasABCMeta):
 
 
 class GPUs(abc.ABC, metaclass=DeprecatedAliasABCMeta):
-    """The GPUs this process sees; methods take a GPU's index in `gpus`."""
+    """The GPUs this process sees; methods take a GPU's index in `gpus` and
+    forward to that GPU. An unknown index raises ZeusGPUInvalidArgError (also
+    an IndexError, as indexing the original's list did)."""
 
     @abc.abstractmethod
     def __init__(self, ensure_homogeneous: bool = False) -> None:
@@ -346,95 +325,99 @@ class GPUs(abc.ABC, metaclass=DeprecatedAliasABCMeta):
 
     @deprecated_alias("getName")
     def get_name(self, gpu_index: int) -> str:
-        """The GPU's model name. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """The GPU's model name."""
         return self._gpu(gpu_index).get_name()
 
     @deprecated_alias("getPowerManagementLimitConstraints")
     def get_power_management_limit_constraints(self, gpu_index: int) -> tuple[int, int]:
-        """(min, max) power limit, in mW. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """(min, max) power limit, in mW."""
         return self._gpu(gpu_index).get_power_management_limit_constraints()
 
     def get_power_management_limit(self, gpu_index: int) -> int:
-        """The power limit set now, in mW. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """The power limit set now, in mW."""
         return self._gpu(gpu_index).get_power_management_limit()
 
     @deprecated_alias("setPowerManagementLimit")
-    def set_power_management_limit(self, gpu_index: int, power_limit_mw: int, block: bool = True) -> None:
-        """Sets the power limit, in mW. Raises ZeusGPUInvalidArgError for an unknown index."""
+    def set_power_management_limit(self, gpu_index: int, power_limit_mw: int,
+                                   block: bool = True) -> None:
+        """Sets the power limit, in mW."""
         self._gpu(gpu_index).set_power_management_limit(power_limit_mw, block)
 
     @deprecated_alias("resetPowerManagementLimit")
     def reset_power_management_limit(self, gpu_index: int, block: bool = True) -> None:
-        """Sets the board's default power limit. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """Sets the board's default power limit."""
         self._gpu(gpu_index).reset_power_management_limit(block)
 
     @deprecated_alias("setPersistenceMode")
     def set_persistence_mode(self, gpu_index: int, enabled: bool, block: bool = True) -> None:
-        """Enables or disables persistence mode. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """Enables or disables persistence mode."""
         self._gpu(gpu_index).set_persistence_mode(enabled, block)
 
     def get_persistence_mode(self, gpu_index: int) -> bool:
-        """Whether persistence mode is enabled. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """Whether persistence mode is enabled."""
         return self._gpu(gpu_index).get_persistence_mode()
 
     @deprecated_alias("getSupportedMemoryClocks")
     def get_supported_memory_clocks(self, gpu_index: int) -> list[int]:
-        """Supported memory clocks, in MHz. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """Supported memory clocks, in MHz."""
         return self._gpu(gpu_index).get_supported_memory_clocks()
 
     @deprecated_alias("setMemoryLockedClocks")
-    def set_memory_locked_clocks(self, gpu_index: int, min_clock_mhz: int, max_clock_mhz: int, block: bool = True) -> None:
-        """Locks the memory clock to [min, max] MHz. Raises ZeusGPUInvalidArgError for an unknown index."""
+    def set_memory_locked_clocks(self, gpu_index: int, min_clock_mhz: int, max_clock_mhz: int,
+                                 block: bool = True) -> None:
+        """Locks the memory clock to [min, max] MHz."""
         self._gpu(gpu_index).set_memory_locked_clocks(min_clock_mhz, max_clock_mhz, block)
 
     @deprecated_alias("resetMemoryLockedClocks")
     def reset_memory_locked_clocks(self, gpu_index: int, block: bool = True) -> None:
-        """Unlocks the memory clock. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """Unlocks the memory clock."""
         self._gpu(gpu_index).reset_memory_locked_clocks(block)
 
     @deprecated_alias("getSupportedGraphicsClocks")
-    def get_supported_graphics_clocks(self, gpu_index: int, memory_clock_mhz: int | None = None) -> list[int]:
-        """Supported graphics clocks, in MHz. Raises ZeusGPUInvalidArgError for an unknown index."""
+    def get_supported_graphics_clocks(self, gpu_index: int,
+                                      memory_clock_mhz: int | None = None) -> list[int]:
+        """Supported graphics clocks, in MHz."""
         return self._gpu(gpu_index).get_supported_graphics_clocks(memory_clock_mhz)
 
     @deprecated_alias("setGpuLockedClocks")
-    def set_gpu_locked_clocks(self, gpu_index: int, min_clock_mhz: int, max_clock_mhz: int, block: bool = True) -> None:
-        """Locks the graphics clock to [min, max] MHz. Raises ZeusGPUInvalidArgError for an unknown index."""
+    def set_gpu_locked_clocks(self, gpu_index: int, min_clock_mhz: int, max_clock_mhz: int,
+                              block: bool = True) -> None:
+        """Locks the graphics clock to [min, max] MHz."""
         self._gpu(gpu_index).set_gpu_locked_clocks(min_clock_mhz, max_clock_mhz, block)
 
     @deprecated_alias("resetGpuLockedClocks")
     def reset_gpu_locked_clocks(self, gpu_index: int, block: bool = True) -> None:
-        """Unlocks the graphics clock. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """Unlocks the graphics clock."""
         self._gpu(gpu_index).reset_gpu_locked_clocks(block)
 
     @deprecated_alias("getAveragePowerUsage")
     def get_average_power_usage(self, gpu_index: int) -> int:
-        """Average board power, in mW. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """Average board power, in mW."""
         return self._gpu(gpu_index).get_average_power_usage()
 
     @deprecated_alias("getInstantPowerUsage")
     def get_instant_power_usage(self, gpu_index: int) -> int:
-        """Instant board power, in mW. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """Instant board power, in mW."""
         return self._gpu(gpu_index).get_instant_power_usage()
 
     @deprecated_alias("getAverageMemoryPowerUsage")
     def get_average_memory_power_usage(self, gpu_index: int) -> int:
-        """Average memory power, in mW. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """Average memory power, in mW."""
         return self._gpu(gpu_index).get_average_memory_power_usage()
 
     @deprecated_alias("supportsGetTotalEnergyConsumption")
     def supports_get_total_energy_consumption(self, gpu_index: int) -> bool:
-        """Whether the GPU has an energy counter (Volta and newer). Raises ZeusGPUInvalidArgError for an unknown index."""
+        """Whether the GPU has an energy counter (Volta and newer)."""
         return self._gpu(gpu_index).supports_get_total_energy_consumption()
 
     @deprecated_alias("getTotalEnergyConsumption")
     def get_total_energy_consumption(self, gpu_index: int) -> int:
-        """Energy since the driver loaded, in mJ. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """Energy since the driver loaded, in mJ."""
         return self._gpu(gpu_index).get_total_energy_consumption()
 
     @deprecated_alias("getGpuTemperature")
     def get_gpu_temperature(self, gpu_index: int) -> int:
-        """GPU temperature, in degrees Celsius. Raises ZeusGPUInvalidArgError for an unknown index."""
+        """GPU temperature, in degrees Celsius."""
         return self._gpu(gpu_index).get_gpu_temperature()
 
     def reset_locked_clocks(self, gpu_index: int, block: bool = True) -> None:
@@ -473,7 +456,8 @@ class EmptyGPUs(GPUs):
         raise ValueError("No GPUs available.")
 
     @deprecated_alias("setPowerManagementLimit")
-    def set_power_management_limit(self, gpu_index: int, power_limit_mw: int, block: bool = True) -> None:
+    def set_power_management_limit(self, gpu_index: int, power_limit_mw: int,
+                                   block: bool = True) -> None:
         """Raises ValueError: there is no GPU."""
         raise ValueError("No GPUs available.")
 
@@ -497,7 +481,8 @@ class EmptyGPUs(GPUs):
         raise ValueError("No GPUs available.")
 
     @deprecated_alias("setMemoryLockedClocks")
-    def set_memory_locked_clocks(self, gpu_index: int, min_clock_mhz: int, max_clock_mhz: int, block: bool = True) -> None:
+    def set_memory_locked_clocks(self, gpu_index: int, min_clock_mhz: int, max_clock_mhz: int,
+                                 block: bool = True) -> None:
         """Raises ValueError: there is no GPU."""
         raise ValueError("No GPUs available.")
 
@@ -507,12 +492,14 @@ class EmptyGPUs(GPUs):
         raise ValueError("No GPUs available.")
 
     @deprecated_alias("getSupportedGraphicsClocks")
-    def get_supported_graphics_clocks(self, gpu_index: int, memory_clock_mhz: int | None = None) -> list[int]:
+    def get_supported_graphics_clocks(self, gpu_index: int,
+                                      memory_clock_mhz: int | None = None) -> list[int]:
         """Raises ValueError: there is no GPU."""
         raise ValueError("No GPUs available.")
 
     @deprecated_alias("setGpuLockedClocks")
-    def set_gpu_locked_clocks(self, gpu_index: int, min_clock_mhz: int, max_clock_mhz: int, block: bool = True) -> None:
+    def set_gpu_locked_clocks(self, gpu_index: int, min_clock_mhz: int, max_clock_mhz: int,
+                              block: bool = True) -> None:
         """Raises ValueError: there is no GPU."""
         raise ValueError("No GPUs available.")
 
