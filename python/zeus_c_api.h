@@ -19,8 +19,9 @@
  * when the buffer is too small, nothing is written to it and the call
  * returns 1 (invalid_argument), so the caller can retry with *length + 1.
  *
- * Thread-safety: a monitor handle may be used from any thread (boundaries
- * are serialised); every other handle from one thread at a time. Handles may
+ * Thread-safety: a monitor handle and a zeus_gpus handle may be used from
+ * any thread (boundaries, and zeus_gpus setters, are serialised); every other
+ * handle from one thread at a time. Handles may
  * be destroyed in any order: an optimizer keeps its monitor's GPUs alive. */
 
 #ifndef ZEUS_PYTHON_ZEUS_C_API_H_

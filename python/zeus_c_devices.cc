@@ -2,6 +2,7 @@
 // GPUs and CPU sockets a handle works on.
 
 #include <algorithm>
+#include <mutex>
 #include <optional>
 
 #include <spdlog/spdlog.h>
@@ -126,9 +127,12 @@ struct zeus_gpus {
   std::vector<std::optional<bool>> original_persistence;
   std::vector<bool> gpu_clocks_locked;
   std::vector<bool> mem_clocks_locked;
+  // Serialises the setters and Restore (the members above); the reads need
+  // no lock (Gpu is thread-safe).
+  std::mutex mu;
 
   // Puts back what this handle changed (see zeus_gpus_restore); tries every
-  // GPU and returns the first error.
+  // GPU and returns the first error. REQUIRES: `mu` held.
   zeus::Status Restore();
   ~zeus_gpus();
 };
@@ -162,7 +166,11 @@ zeus::Status zeus_gpus::Restore() {
 }
 
 zeus_gpus::~zeus_gpus() {
-  zeus::Status s = Restore();
+  zeus::Status s;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    s = Restore();
+  }
   if (!s.ok()) spdlog::error("{}", s.ToString());
 }
 
@@ -322,6 +330,7 @@ int32_t zeus_gpus_set_power_limit_mw(zeus_gpus* gpus, int32_t position, uint32_t
   return Guard(
       [&]() -> Status {
         ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_set_power_limit_mw", gpus, position));
+        std::lock_guard<std::mutex> lock(gpus->mu);
         zeus::Gpu* gpu = gpus->gpus[position].get();
         // Out-of-range limits are refused before anything is recorded or set.
         ZEUS_ASSIGN_OR_RETURN(zeus::PowerLimitConstraints range, gpu->PowerLimitConstraintsMw());
@@ -341,6 +350,7 @@ int32_t zeus_gpus_reset_power_limit(zeus_gpus* gpus, int32_t position, char* mes
   return Guard(
       [&]() -> Status {
         ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_reset_power_limit", gpus, position));
+        std::lock_guard<std::mutex> lock(gpus->mu);
         zeus::Gpu* gpu = gpus->gpus[position].get();
         ZEUS_ASSIGN_OR_RETURN(uint32_t default_mw, gpu->DefaultPowerLimitMw());
         return SetLimit(gpus, gpu, default_mw);
@@ -365,6 +375,7 @@ int32_t zeus_gpus_set_persistence_mode(zeus_gpus* gpus, int32_t position, int32_
   return Guard(
       [&]() -> Status {
         ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_set_persistence_mode", gpus, position));
+        std::lock_guard<std::mutex> lock(gpus->mu);
         zeus::Gpu* gpu = gpus->gpus[position].get();
         std::optional<bool> before;
         if (gpus->restore_on_exit && !gpus->original_persistence[position]) {
@@ -384,6 +395,7 @@ int32_t zeus_gpus_set_locked_clocks(zeus_gpus* gpus, int32_t position, int32_t m
   return Guard(
       [&]() -> Status {
         ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_set_locked_clocks", gpus, position));
+        std::lock_guard<std::mutex> lock(gpus->mu);
         zeus::Gpu* gpu = gpus->gpus[position].get();
         if (memory != 0) {
           ZEUS_RETURN_IF_ERROR(gpu->SetMemoryLockedClocksMhz(min_mhz, max_mhz));
@@ -402,6 +414,7 @@ int32_t zeus_gpus_reset_locked_clocks(zeus_gpus* gpus, int32_t position, int32_t
   return Guard(
       [&]() -> Status {
         ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_reset_locked_clocks", gpus, position));
+        std::lock_guard<std::mutex> lock(gpus->mu);
         zeus::Gpu* gpu = gpus->gpus[position].get();
         if (memory != 0) {
           ZEUS_RETURN_IF_ERROR(gpu->ResetMemoryLockedClocks());
@@ -419,6 +432,7 @@ int32_t zeus_gpus_restore(zeus_gpus* gpus, char* message, size_t message_size) {
   return Guard(
       [&]() -> Status {
         if (gpus == nullptr) return NullHandle("zeus_gpus_restore");
+        std::lock_guard<std::mutex> lock(gpus->mu);
         return gpus->Restore();
       },
       message, message_size);

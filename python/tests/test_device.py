@@ -520,3 +520,35 @@ def test_rapl_counter_wraparound_is_corrected_by_the_core(tmp_path, monkeypatch)
     start = cpus.get_total_energy_consumption(0)
     (root / "intel-rapl:0" / "energy_uj").write_text("100000\n")  # Wrapped past 10 J.
     assert (cpus.get_total_energy_consumption(0) - start).cpu_mj == 200.0
+
+
+def test_c_abi_refuses_bad_options():
+    import ctypes
+    from zeus import _lib
+    from zeus.exception import InvalidArgumentError
+    handle = ctypes.c_void_p()
+    with pytest.raises(InvalidArgumentError, match="restore_on_exit must be a boolean, got \"yes\""):
+        _lib.call(_lib.lib().zeus_gpus_open_with, b'{"restore_on_exit": "yes"}',
+                  ctypes.byref(handle))
+    with pytest.raises(InvalidArgumentError, match="unknown option 'restore'"):
+        _lib.call(_lib.lib().zeus_gpus_open_with, b'{"restore": true}', ctypes.byref(handle))
+    with pytest.raises(InvalidArgumentError, match="powercap_root must be a string, got 3"):
+        _lib.call(_lib.lib().zeus_cpus_open, b'{"powercap_root": 3}', ctypes.byref(handle))
+
+
+def test_setters_from_many_threads_then_restore_at_exit(tmp_path):
+    lines, output, rc = child(AFTER_EXIT + textwrap.dedent("""
+        import threading
+        gpus = get_gpus()
+        def work(k):
+            for j in range(50):
+                gpus.set_power_management_limit((k + j) % 2, 100_000 * (1 + (k + j) % 6))
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print("done")
+    """))
+    assert rc == 0, output
+    assert lines == ["done", "after exit [700000, 700000] False"]
