@@ -114,6 +114,16 @@ ZEUS_C_EXPORT int32_t zeus_gpus_set_locked_clocks(zeus_gpus* gpus, int32_t posit
 ZEUS_C_EXPORT int32_t zeus_gpus_reset_locked_clocks(zeus_gpus* gpus, int32_t position,
                                                     int32_t memory, char* message,
                                                     size_t message_size);
+/* GPU temperature (degrees Celsius) and power of a domain (mW): `domain` 0
+ * device instant, 1 device average (~1 s), 2 memory average. 3
+ * (not_supported) where the GPU lacks it, or the build's device layer has no
+ * such read (zeus_gpus_has_domain_reads() is 0). */
+ZEUS_C_EXPORT int32_t zeus_gpus_has_domain_reads(void);
+ZEUS_C_EXPORT int32_t zeus_gpus_temperature_c(zeus_gpus* gpus, int32_t position, int32_t* celsius,
+                                              char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_gpus_domain_power_mw(zeus_gpus* gpus, int32_t position, int32_t domain,
+                                                uint32_t* power_mw, char* message,
+                                                size_t message_size);
 /* Puts back what the handle changed (power limits, persistence modes, clock
  * locks); tries every GPU and reports the first error. Later changes are
  * recorded afresh. */

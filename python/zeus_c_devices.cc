@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <mutex>
 #include <optional>
+#include <type_traits>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -202,6 +204,58 @@ Status SetLimit(zeus_gpus* gpus, zeus::Gpu* gpu, uint32_t power_limit_mw) {
                                                            /*restore_on_signal=*/true));
   }
   return gpu->SetPowerLimitMw(power_limit_mw);
+}
+
+// The temperature and power-domain reads of the device layer
+// (Gpu::TemperatureC, Gpu::DomainPowerMw) arrive in a parallel change; until
+// both are in one tree, they are detected at compile time and a build
+// without them answers kNotSupported. PowerDomain's values are taken in its
+// declared order (device_instant 0, device_average 1, memory_average 2).
+// TODO(py-device): call the methods directly once merged.
+template <typename G, typename = void>
+struct HasTemperatureC : std::false_type {};
+template <typename G>
+struct HasTemperatureC<G, std::void_t<decltype(std::declval<G&>().TemperatureC())>>
+    : std::true_type {};
+
+template <typename G, typename = void>
+struct HasDomainPowerMw : std::false_type {};
+template <typename G>
+struct HasDomainPowerMw<G, std::void_t<decltype(&G::DomainPowerMw)>> : std::true_type {};
+
+template <typename T>
+struct MemberArgument;
+template <typename R, typename C, typename A>
+struct MemberArgument<R (C::*)(A)> {
+  using type = A;
+};
+
+template <typename G>
+zeus::StatusOr<int32_t> ReadTemperatureC(G* gpu) {
+  if constexpr (HasTemperatureC<G>::value) {
+    ZEUS_ASSIGN_OR_RETURN(auto celsius, gpu->TemperatureC());
+    return static_cast<int32_t>(celsius);
+  } else {
+    return zeus::NotSupportedError("GPU " + std::to_string(gpu->index()) +
+                                   ": this build's device layer reads no temperature");
+  }
+}
+
+template <typename G>
+zeus::StatusOr<uint32_t> ReadDomainPowerMw(G* gpu, int32_t domain) {
+  if (domain < 0 || domain > 2) {
+    return zeus::InvalidArgumentError("power domain " + std::to_string(domain) +
+                                      ": expected 0 (device_instant), 1 (device_average) or 2 "
+                                      "(memory_average)");
+  }
+  if constexpr (HasDomainPowerMw<G>::value) {
+    using Domain = typename MemberArgument<decltype(&G::DomainPowerMw)>::type;
+    return gpu->DomainPowerMw(static_cast<Domain>(domain));
+  } else {
+    if (domain == 0) return gpu->PowerMw();
+    return zeus::NotSupportedError("GPU " + std::to_string(gpu->index()) +
+                                   ": this build's device layer reads no average power");
+  }
 }
 
 template <typename T>
@@ -423,6 +477,32 @@ int32_t zeus_gpus_reset_locked_clocks(zeus_gpus* gpus, int32_t position, int32_t
           ZEUS_RETURN_IF_ERROR(gpu->ResetGpuLockedClocks());
           gpus->gpu_clocks_locked[position] = false;
         }
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpus_has_domain_reads(void) {
+  return HasTemperatureC<zeus::Gpu>::value && HasDomainPowerMw<zeus::Gpu>::value ? 1 : 0;
+}
+
+int32_t zeus_gpus_temperature_c(zeus_gpus* gpus, int32_t position, int32_t* celsius, char* message,
+                                size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_temperature_c", gpus, position));
+        ZEUS_ASSIGN_OR_RETURN(*celsius, ReadTemperatureC(gpus->gpus[position].get()));
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpus_domain_power_mw(zeus_gpus* gpus, int32_t position, int32_t domain,
+                                  uint32_t* power_mw, char* message, size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_domain_power_mw", gpus, position));
+        ZEUS_ASSIGN_OR_RETURN(*power_mw, ReadDomainPowerMw(gpus->gpus[position].get(), domain));
         return Status::Ok();
       },
       message, message_size);

@@ -77,10 +77,48 @@ def test_every_getter_reads_the_fake():
     assert gpus.position(1) == 1 and gpus.info(0)["uuid"] == FAKE_UUID_0
 
 
+def core_has_domain_reads():
+    from zeus import _lib
+    return _lib.lib().zeus_gpus_has_domain_reads() == 1
+
+
+def test_temperature_and_power_domains():
+    """Read through the device layer's temperature and power-domain reads;
+    a core without them (a build before they landed) says so."""
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        from zeus.device.gpu import ZeusGPUNotSupportedError
+        gpus = get_gpus()
+        for read in (gpus.get_gpu_temperature, gpus.get_average_power_usage,
+                     gpus.get_average_memory_power_usage, gpus.get_instant_power_usage):
+            for i in (0, 1):
+                try:
+                    print(read.__name__, i, read(i))
+                except ZeusGPUNotSupportedError as e:
+                    print(read.__name__, i, "not supported:", e)
+    """, FAKE_NVML_TEMPERATURES_C="51,62", FAKE_NVML_ARCHITECTURES="9,8")
+    assert rc == 0, output
+    if core_has_domain_reads():
+        assert lines[:5] == ["get_gpu_temperature 0 51", "get_gpu_temperature 1 62",
+                             "get_average_power_usage 0 150000",
+                             "get_average_power_usage 1 150000",
+                             "get_average_memory_power_usage 0 15000"]  # Average / 10.
+        # Memory power: Hopper (architecture 9) and newer only.
+        assert lines[5].startswith("get_average_memory_power_usage 1 not supported:"), lines
+    else:
+        no_temperature = "this build's device layer reads no temperature"
+        no_average = "this build's device layer reads no average power"
+        assert lines[:6] == [
+            f"get_gpu_temperature 0 not supported: GPU 0: {no_temperature}",
+            f"get_gpu_temperature 1 not supported: GPU 1: {no_temperature}",
+            f"get_average_power_usage 0 not supported: GPU 0: {no_average}",
+            f"get_average_power_usage 1 not supported: GPU 1: {no_average}",
+            f"get_average_memory_power_usage 0 not supported: GPU 0: {no_average}",
+            f"get_average_memory_power_usage 1 not supported: GPU 1: {no_average}"]
+    assert lines[6:] == ["get_instant_power_usage 0 150000", "get_instant_power_usage 1 150000"]
+
+
 @pytest.mark.parametrize("method, what", [
-    ("get_gpu_temperature", "temperature"),
-    ("get_average_power_usage", "average board power"),
-    ("get_average_memory_power_usage", "average memory power"),
     ("get_supported_memory_clocks", "supported memory clocks"),
     ("get_supported_graphics_clocks", "supported graphics clocks"),
 ])
@@ -527,7 +565,8 @@ def test_c_abi_refuses_bad_options():
     from zeus import _lib
     from zeus.exception import InvalidArgumentError
     handle = ctypes.c_void_p()
-    with pytest.raises(InvalidArgumentError, match="restore_on_exit must be a boolean, got \"yes\""):
+    with pytest.raises(InvalidArgumentError,
+                       match="restore_on_exit must be a boolean, got \"yes\""):
         _lib.call(_lib.lib().zeus_gpus_open_with, b'{"restore_on_exit": "yes"}',
                   ctypes.byref(handle))
     with pytest.raises(InvalidArgumentError, match="unknown option 'restore'"):

@@ -23,6 +23,7 @@ import logging
 import os
 import re
 import stat
+import warnings
 import weakref
 from typing import Sequence
 
@@ -67,6 +68,8 @@ _STATUS_ERRORS = {
     3: gpu_common.ZeusGPUNotSupportedError,
     4: gpu_common.ZeusGPUNoPermissionError,
 }
+# The core's power domains (zeus_gpus_domain_power_mw).
+_DEVICE_INSTANT, _DEVICE_AVERAGE, _MEMORY_AVERAGE = 0, 1, 2
 _NVML_NAME = re.compile(r"NVML_ERROR_[A-Z_]+")
 _PERMISSION_HINT = ("changing GPU settings needs root (CAP_SYS_ADMIN) or the Zeus daemon "
                     "(ZEUSD_SOCK_PATH); ZEUS_DRY_RUN=1 only logs the change")
@@ -295,14 +298,29 @@ class NVIDIAGPU(gpu_common.GPU):
     def reset_gpu_locked_clocks(self, block: bool = True) -> None:
         self._handle.call("reset_locked_clocks", self.gpu_index, 0, setter=True)
 
+    def _domain_power_mw(self, domain: int) -> int:
+        value = ctypes.c_uint32(0)
+        self._handle.call("domain_power_mw", self.gpu_index, domain, ctypes.byref(value))
+        return value.value
+
     def get_average_power_usage(self) -> int:
-        self._not_in_core("the average board power (NVML field value)")
+        """Board power averaged over about 1 s (NVML field
+        NVML_FI_DEV_POWER_AVERAGE), in mW."""
+        return self._domain_power_mw(_DEVICE_AVERAGE)
 
     def get_instant_power_usage(self) -> int:
-        return self._read("power_mw", ctypes.c_uint32)
+        """Instant board power (NVML field NVML_FI_DEV_POWER_INSTANT where the
+        core reads fields), in mW."""
+        return self._domain_power_mw(_DEVICE_INSTANT)
 
     def get_average_memory_power_usage(self) -> int:
-        self._not_in_core("the average memory power (NVML field value)")
+        """Memory power averaged over about 1 s, in mW (Hopper and newer;
+        ZeusGPUNotSupportedError elsewhere). Warns when NVML answers 0."""
+        power_mw = self._domain_power_mw(_MEMORY_AVERAGE)
+        if power_mw == 0:
+            warnings.warn("Average memory power returned 0: this GPU may not support it.",
+                          stacklevel=2)
+        return power_mw
 
     def supports_get_total_energy_consumption(self) -> bool:
         return bool(self._info.get("has_energy_counter"))
@@ -311,7 +329,8 @@ class NVIDIAGPU(gpu_common.GPU):
         return self._read("energy_mj", ctypes.c_uint64)
 
     def get_gpu_temperature(self) -> int:
-        self._not_in_core("the GPU temperature")
+        """GPU die temperature, in degrees Celsius."""
+        return self._read("temperature_c", ctypes.c_int32)
 
 
 def _uint(value, name: str) -> int:
