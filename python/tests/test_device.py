@@ -355,6 +355,9 @@ def test_nvml_errors_map_to_the_original_exception_classes():
     ({"ZEUS_NVML_LIBRARY": "/nonexistent/libnvml.so"}, "ZeusGPUInitError",
      "/nonexistent/libnvml.so"),
     ({"CUDA_VISIBLE_DEVICES": "0,x"}, "ZeusGPUInitError", "CUDA_VISIBLE_DEVICES"),
+    ({"CUDA_VISIBLE_DEVICES": ""}, "ZeusGPUInitError",
+     "CUDA_VISIBLE_DEVICES is set to an empty string"),
+    ({"CUDA_VISIBLE_DEVICES": "MIG-abc"}, "ZeusGPUInitError", "MIG devices are not supported"),
 ])
 def test_malformed_environment_is_a_clear_error(env, error, message):
     lines, output, rc = child("""
@@ -367,6 +370,18 @@ def test_malformed_environment_is_a_clear_error(env, error, message):
     assert rc == 0, output
     assert len(lines) == 1 and lines[0].startswith(error + " "), output
     assert message in lines[0]
+    if error == "ZeusGPUInitError" and "empty" not in message:
+        assert "cannot open the NVIDIA GPUs" in lines[0] and "amdsmi is unavailable" in lines[0]
+
+
+def test_cuda_visible_devices_picks_and_orders_the_gpus():
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        gpus = get_gpus()
+        print(len(gpus), gpus.get_name(0), gpus.get_gpu_uuid(0)[-1])
+    """, CUDA_VISIBLE_DEVICES="1")
+    assert rc == 0, output
+    assert lines == ["1 Fake H100 1 1"]
 
 
 def test_zeusd_socket_that_is_not_a_socket(tmp_path):

@@ -36,7 +36,8 @@ def get_gpus(ensure_homogeneous: bool = False) -> GPUs:
             except ZeusGPUInitError as nvidia_error:
                 if not amdsmi_is_available():
                     raise ZeusGPUInitError(
-                        f"NVML and AMDSMI unavailable: {nvidia_error}") from nvidia_error
+                        f"{nvidia_error}; AMD GPUs: amdsmi is unavailable (no AMD backend in "
+                        "this build)") from nvidia_error
                 _gpus = AMDGPUs()
         gpus = _gpus
     if ensure_homogeneous:

@@ -129,6 +129,12 @@ class _Handle:
 
     def __init__(self) -> None:
         restore = _restore_on_exit()
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if visible is not None and visible.strip() == "":
+            # CUDA would see no GPU; the original refuses, and so do we.
+            raise gpu_common.ZeusGPUInitError(
+                "CUDA_VISIBLE_DEVICES is set to an empty string: unset it or list GPU indices "
+                "(e.g. 0,1)")
         _check_zeusd_socket()
         self.lib = _lib.lib()
         handle = ctypes.c_void_p()
