@@ -245,6 +245,18 @@ def test_setters_change_the_fake_and_exit_restores(tmp_path):
         "reset_mem_locked_clocks 1", "shutdown"]
 
 
+def test_dropped_gpu_objects_keep_their_changes_until_exit(tmp_path):
+    lines, output, rc = child(AFTER_EXIT + textwrap.dedent("""
+        import gc
+        from zeus.device.gpu.nvidia import NVIDIAGPU
+        NVIDIAGPU(1).set_power_management_limit(250_000)
+        gc.collect()
+        print("dropped", get_gpus().get_power_management_limit(1))
+    """))
+    assert rc == 0, output
+    assert lines == ["dropped 250000", "after exit [700000, 700000] False"]
+
+
 def test_restore_on_exit_can_be_turned_off(tmp_path):
     log = tmp_path / "nvml.log"
     lines, output, rc = child(AFTER_EXIT + textwrap.dedent("""
@@ -606,3 +618,19 @@ def test_setters_from_many_threads_then_restore_at_exit(tmp_path):
     """))
     assert rc == 0, output
     assert lines == ["done", "after exit [700000, 700000] False"]
+
+
+@pytest.mark.parametrize("cap_eff, expected", [
+    ("000001ffffffffff", True), ("0000000000200000", True), ("00000000001fffff", False),
+    (None, False)])
+def test_has_sys_admin_reads_the_effective_capabilities(tmp_path, monkeypatch, cap_eff,
+                                                        expected):
+    status = tmp_path / "status"
+    if cap_eff is not None:
+        status.write_text(f"Name:\tpython3\nCapInh:\t0\nCapEff:\t{cap_eff}\nCapBnd:\t0\n")
+    monkeypatch.setattr(device_common, "_PROC_STATUS", str(status))
+    device_common.has_sys_admin.cache_clear()
+    try:
+        assert device_common.has_sys_admin() is expected
+    finally:
+        device_common.has_sys_admin.cache_clear()

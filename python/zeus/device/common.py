@@ -12,6 +12,7 @@ from typing import Callable
 logger = logging.getLogger(__name__)
 
 _CAP_SYS_ADMIN_BIT = 21
+_PROC_STATUS = "/proc/self/status"
 _ALIAS_ATTR = "_zeus_deprecated_alias"
 
 
@@ -21,13 +22,13 @@ def has_sys_admin() -> bool:
     (needed to change GPU settings without the Zeus daemon). Read from
     /proc/self/status; False when it cannot be read."""
     try:
-        with open("/proc/self/status") as status:
+        with open(_PROC_STATUS) as status:
             for line in status:
                 if line.startswith("CapEff:"):
                     mask = int(line.split(":", 1)[1].strip(), 16)
                     return bool(mask & (1 << _CAP_SYS_ADMIN_BIT))
     except (OSError, ValueError) as e:
-        logger.info("zeus.device: cannot read capabilities from /proc/self/status: %s", e)
+        logger.info("zeus.device: cannot read capabilities from %s: %s", _PROC_STATUS, e)
     return False
 
 

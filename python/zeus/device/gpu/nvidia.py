@@ -8,10 +8,13 @@ and with ZEUSD_SOCK_PATH set the setters are relayed to the Zeus daemon
 
 Restore on exit (a difference from the original, which leaves changed
 settings in place): power limits, persistence modes and clock locks changed
-through these objects are put back when the process exits (atexit, also after
-an uncaught exception), and power limits also on SIGINT/SIGTERM/SIGHUP, like
-the power-limit optimizer's. Set ZEUS_DEVICE_RESTORE_ON_EXIT=0 before the GPUs
-are opened to keep the changes (values: 1/true/yes or 0/false/no).
+through these objects stay while the process runs (dropping the objects does
+not undo them) and are put back when it exits (atexit, also after an uncaught
+exception), power limits also on SIGINT/SIGTERM/SIGHUP, like the power-limit
+optimizer's; NVIDIAGPUs.restore() and close() put them back at once. Set
+ZEUS_DEVICE_RESTORE_ON_EXIT=0 before the GPUs are opened to keep the changes
+(values: 1/true/yes/on or 0/false/no/off; anything else is
+ZeusGPUInvalidArgError).
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ import os
 import re
 import stat
 import warnings
-import weakref
 from typing import Sequence
 
 from zeus import _lib
@@ -145,17 +147,24 @@ class _Handle:
             raise gpu_common.ZeusGPUInitError(
                 f"zeus.device: cannot open the NVIDIA GPUs: {e}") from e
         self.handle = handle
+        self.restore_on_exit = restore
+        self.exit_hook = False
         try:
             self.infos = json.loads(_lib.call_text(self.lib.zeus_gpus_json, handle))
         except ZeusError as e:
             self.close()
             raise gpu_common.ZeusGPUInitError(f"zeus.device: reading the GPUs: {e}") from e
-        atexit.register(_restore_at_exit, weakref.ref(self))
 
     def call(self, name, *args, setter=False):
         """Calls zeus_gpus_`name`(handle, *args), mapping errors."""
         if self.handle is None:
             raise gpu_common.ZeusGPUInitError("zeus.device: the GPUs were closed")
+        if setter and self.restore_on_exit and not self.exit_hook:
+            # Registered at the first change, so it runs before the exit hooks
+            # registered earlier (LIFO); it also keeps this handle alive until
+            # exit, so dropping the GPU objects does not undo their changes.
+            atexit.register(_restore_at_exit, self)
+            self.exit_hook = True
         try:
             _lib.call(getattr(self.lib, "zeus_gpus_" + name), self.handle, *args)
         except ZeusError as e:
@@ -178,10 +187,7 @@ class _Handle:
             pass
 
 
-def _restore_at_exit(ref) -> None:
-    handle = ref()
-    if handle is None:
-        return
+def _restore_at_exit(handle: _Handle) -> None:
     try:
         handle.restore()
     except gpu_common.ZeusBaseGPUError as e:
