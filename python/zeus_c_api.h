@@ -81,8 +81,8 @@ ZEUS_C_EXPORT int32_t zeus_gpus_power_limit_mw(zeus_gpus* gpus, int32_t position
  * true: settings changed through the handle are put back by
  * zeus_gpus_restore and zeus_gpus_destroy, power limits also on a fatal
  * signal, like the power-limit optimizer's). */
-ZEUS_C_EXPORT int32_t zeus_gpus_open_with(const char* options_json, zeus_gpus** out,
-                                          char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_gpus_open_with(const char* options_json, zeus_gpus** out, char* message,
+                                          size_t message_size);
 /* The board's default power limit of GPU `position`, in mW. */
 ZEUS_C_EXPORT int32_t zeus_gpus_default_power_limit_mw(zeus_gpus* gpus, int32_t position,
                                                        uint32_t* power_limit_mw, char* message,
@@ -97,8 +97,8 @@ ZEUS_C_EXPORT int32_t zeus_gpus_set_power_limit_mw(zeus_gpus* gpus, int32_t posi
                                                    uint32_t power_limit_mw, char* message,
                                                    size_t message_size);
 /* Sets the default power limit. */
-ZEUS_C_EXPORT int32_t zeus_gpus_reset_power_limit(zeus_gpus* gpus, int32_t position,
-                                                  char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_gpus_reset_power_limit(zeus_gpus* gpus, int32_t position, char* message,
+                                                  size_t message_size);
 ZEUS_C_EXPORT int32_t zeus_gpus_persistence_mode(zeus_gpus* gpus, int32_t position,
                                                  int32_t* enabled, char* message,
                                                  size_t message_size);
@@ -107,9 +107,8 @@ ZEUS_C_EXPORT int32_t zeus_gpus_set_persistence_mode(zeus_gpus* gpus, int32_t po
                                                      size_t message_size);
 /* Locks the graphics (`memory` 0) or memory (`memory` 1) clocks to
  * [min_mhz, max_mhz]; reset unlocks them. */
-ZEUS_C_EXPORT int32_t zeus_gpus_set_locked_clocks(zeus_gpus* gpus, int32_t position,
-                                                  int32_t memory, uint32_t min_mhz,
-                                                  uint32_t max_mhz, char* message,
+ZEUS_C_EXPORT int32_t zeus_gpus_set_locked_clocks(zeus_gpus* gpus, int32_t position, int32_t memory,
+                                                  uint32_t min_mhz, uint32_t max_mhz, char* message,
                                                   size_t message_size);
 ZEUS_C_EXPORT int32_t zeus_gpus_reset_locked_clocks(zeus_gpus* gpus, int32_t position,
                                                     int32_t memory, char* message,
