@@ -31,18 +31,67 @@ class AMDGPU(gpu_common.GPU):
     def supports_nonblocking_setters(self) -> bool:
         return False
 
-    def _unavailable(self, *args, **kwargs):
+    def get_name(self) -> str:
         raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
 
-    get_name = get_power_management_limit_constraints = get_power_management_limit = _unavailable
-    set_power_management_limit = reset_power_management_limit = _unavailable
-    set_persistence_mode = get_persistence_mode = _unavailable
-    get_supported_memory_clocks = set_memory_locked_clocks = _unavailable
-    reset_memory_locked_clocks = get_supported_graphics_clocks = _unavailable
-    set_gpu_locked_clocks = reset_gpu_locked_clocks = reset_locked_clocks = _unavailable
-    get_average_power_usage = get_instant_power_usage = _unavailable
-    get_average_memory_power_usage = supports_get_total_energy_consumption = _unavailable
-    get_total_energy_consumption = get_gpu_temperature = _unavailable
+    def get_power_management_limit_constraints(self) -> tuple[int, int]:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def get_power_management_limit(self) -> int:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def set_power_management_limit(self, power_limit_mw: int, block: bool = True) -> None:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def reset_power_management_limit(self, block: bool = True) -> None:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def set_persistence_mode(self, enabled: bool, block: bool = True) -> None:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def get_persistence_mode(self) -> bool:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def get_supported_memory_clocks(self) -> list[int]:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def set_memory_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
+                                 block: bool = True) -> None:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def reset_memory_locked_clocks(self, block: bool = True) -> None:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def get_supported_graphics_clocks(self, memory_clock_mhz: int | None = None) -> list[int]:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def set_gpu_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
+                              block: bool = True) -> None:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def reset_gpu_locked_clocks(self, block: bool = True) -> None:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def reset_locked_clocks(self, block: bool = True) -> None:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def get_average_power_usage(self) -> int:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def get_instant_power_usage(self) -> int:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def get_average_memory_power_usage(self) -> int:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def supports_get_total_energy_consumption(self) -> bool:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def get_total_energy_consumption(self) -> int:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+
+    def get_gpu_temperature(self) -> int:
+        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
 
 
 class ZeusdAMDGPU(AMDGPU):
@@ -50,6 +99,13 @@ class ZeusdAMDGPU(AMDGPU):
 
     def __init__(self, gpu_index: int, client) -> None:
         super().__init__(gpu_index)
+
+    # The original overrides these setters (they go to the daemon).
+    set_power_management_limit = AMDGPU.set_power_management_limit
+    reset_power_management_limit = AMDGPU.reset_power_management_limit
+    set_memory_locked_clocks = AMDGPU.set_memory_locked_clocks
+    set_gpu_locked_clocks = AMDGPU.set_gpu_locked_clocks
+    reset_locked_clocks = AMDGPU.reset_locked_clocks
 
 
 class AMDGPUs(gpu_common.GPUs):
