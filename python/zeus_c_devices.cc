@@ -1,5 +1,6 @@
-// The C ABI's shared helpers and its GPU calls (zeus_gpus_*): choosing the
-// GPUs and CPU sockets a handle works on.
+// The C ABI's shared helpers (choosing the GPUs and CPU sockets a handle
+// works on) and its device calls: GPUs (zeus_gpus_*: reads, setters through
+// the device layer, restore) and RAPL CPUs (zeus_cpus_*).
 
 #include <algorithm>
 #include <mutex>
