@@ -125,7 +125,8 @@ ZEUS_C_EXPORT int32_t zeus_gpus_domain_power_mw(zeus_gpus* gpus, int32_t positio
                                                 size_t message_size);
 /* Puts back what the handle changed (power limits, persistence modes, clock
  * locks); tries every GPU and reports the first error. Later changes are
- * recorded afresh. */
+ * recorded afresh. 6 (failed_precondition) in a process forked from the
+ * one that opened the handle; destroying the handle there restores nothing. */
 ZEUS_C_EXPORT int32_t zeus_gpus_restore(zeus_gpus* gpus, char* message, size_t message_size);
 /* Restores (see zeus_gpus_restore, errors logged) and frees. NULL: no-op. */
 ZEUS_C_EXPORT void zeus_gpus_destroy(zeus_gpus* gpus);

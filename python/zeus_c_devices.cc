@@ -2,6 +2,8 @@
 // works on) and its device calls: GPUs (zeus_gpus_*: reads, setters through
 // the device layer, restore) and RAPL CPUs (zeus_cpus_*).
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <mutex>
 #include <optional>
@@ -133,6 +135,10 @@ struct zeus_gpus {
   // Serialises the setters and Restore (the members above); the reads need
   // no lock (Gpu is thread-safe).
   std::mutex mu;
+  // The process that opened the handle. A process forked from it (e.g. a
+  // data-loader worker) inherits the handle but puts nothing back: the
+  // changes are its parent's.
+  pid_t owner_pid = getpid();
 
   // Puts back what this handle changed (see zeus_gpus_restore); tries every
   // GPU and returns the first error. REQUIRES: `mu` held.
@@ -169,6 +175,11 @@ zeus::Status zeus_gpus::Restore() {
 }
 
 zeus_gpus::~zeus_gpus() {
+  if (getpid() != owner_pid) {
+    // A forked child: the restorer would set the parent's limits back.
+    static_cast<void>(restorer.release());
+    return;
+  }
   zeus::Status s;
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -513,6 +524,11 @@ int32_t zeus_gpus_restore(zeus_gpus* gpus, char* message, size_t message_size) {
   return Guard(
       [&]() -> Status {
         if (gpus == nullptr) return NullHandle("zeus_gpus_restore");
+        if (getpid() != gpus->owner_pid) {
+          return zeus::FailedPreconditionError(
+              "zeus_gpus_restore: called in a process forked from the one that opened the "
+              "GPUs; only that process puts its changes back");
+        }
         std::lock_guard<std::mutex> lock(gpus->mu);
         return gpus->Restore();
       },

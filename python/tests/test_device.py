@@ -257,6 +257,23 @@ def test_dropped_gpu_objects_keep_their_changes_until_exit(tmp_path):
     assert lines == ["dropped 250000", "after exit [700000, 700000] False"]
 
 
+def test_a_forked_child_exiting_leaves_its_parents_changes(tmp_path):
+    lines, output, rc = child("""
+        import os, sys
+        from zeus.device import get_gpus
+        gpus = get_gpus()
+        gpus.set_power_management_limit(0, 350_000)
+        pid = os.fork()
+        if pid == 0:
+            sys.exit(0)  # Runs the exit hooks and finalizers of the child.
+        os.waitpid(pid, 0)
+        print("after child", gpus.get_power_management_limit(0), flush=True)
+    """, FAKE_NVML_STATE=tmp_path / "gpus")  # The fake GPUs, shared by both processes.
+    assert rc == 0, output
+    assert lines == ["after child 350000"]
+    assert (tmp_path / "gpus").read_text().split()[0] == "700000"  # The parent restored.
+
+
 def test_restore_on_exit_can_be_turned_off(tmp_path):
     log = tmp_path / "nvml.log"
     lines, output, rc = child(AFTER_EXIT + textwrap.dedent("""

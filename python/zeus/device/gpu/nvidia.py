@@ -149,6 +149,7 @@ class _Handle:
         self.handle = handle
         self.restore_on_exit = restore
         self.exit_hook = False
+        self.owner_pid = os.getpid()
         try:
             self.infos = json.loads(_lib.call_text(self.lib.zeus_gpus_json, handle))
         except ZeusError as e:
@@ -188,6 +189,8 @@ class _Handle:
 
 
 def _restore_at_exit(handle: _Handle) -> None:
+    if os.getpid() != handle.owner_pid:
+        return  # A forked child exiting: the changes are its parent's.
     try:
         handle.restore()
     except gpu_common.ZeusBaseGPUError as e:
