@@ -1,9 +1,8 @@
 /* The C ABI of Zeus (libzeus_c.so), for ctypes and other FFIs: the energy
  * monitor, the power monitor, the power-limit optimizer, the GPUs and the
  * CPUs. The Python package `zeus` (python/zeus) is built on it. It needs
- * nothing but
- * glibc when built portable (scripts/gpu/python_wheel_build.sh), hence no
- * HTTP client here: the batch-size client is pure Python.
+ * nothing but glibc when built portable (scripts/gpu/python_wheel_build.sh),
+ * hence no HTTP client here: the batch-size client is pure Python.
  *
  * Opaque handles; every fallible call returns a status code (0 = OK, else the
  * zeus::StatusCode value: 1 invalid_argument, 2 not_found, 3 not_supported,
