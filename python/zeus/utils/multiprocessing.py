@@ -1,28 +1,25 @@
 """Multiprocessing pitfalls (the original's `zeus.utils.multiprocessing`).
 
 `warn_if_global_in_subprocess(class_name="ZeusMonitor")` issues a
-RuntimeWarning when called, directly or not, from module-level code of a
-process started with the "spawn" method: such a child re-imports the main
-module, so a monitor built at module level there is built again in every
-child (and so is whatever else the module builds, e.g. a model). Anywhere
-else it does nothing.
+RuntimeWarning when called, directly or not, from the module-level code of
+the main module as a "spawn" (or "forkserver") child re-imports it (under the
+name `__mp_main__`): a monitor built there is built again in every child,
+and so is whatever else the module builds (e.g. a model). Anywhere else,
+including the child's target function, it does nothing.
 """
 
 from __future__ import annotations
 
-import multiprocessing as _mp
 import sys
 import warnings
 
 
-def _in_spawned_child() -> bool:
-    return _mp.parent_process() is not None and "__mp_main__" in sys.modules
-
-
-def _module_level_caller() -> bool:
-    frame = sys._getframe(1)
+def _reimported_main_is_running() -> bool:
+    # A frame executing the top level of the re-imported main module. (The
+    # child's parent_process() is not yet set while that import runs.)
+    frame = sys._getframe(2)
     while frame is not None:
-        if frame.f_code.co_name == "<module>":
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__mp_main__":
             return True
         frame = frame.f_back
     return False
@@ -30,7 +27,7 @@ def _module_level_caller() -> bool:
 
 def warn_if_global_in_subprocess(class_name: str = "ZeusMonitor") -> None:
     """Warns when `class_name` is being built at import time in a spawned child."""
-    if _in_spawned_child() and _module_level_caller():
+    if "__mp_main__" in sys.modules and _reimported_main_is_running():
         warnings.warn(
             f"{class_name} was created while a spawned subprocess imported the main module "
             "(a module-level global?): it is created again in every such child. Build it "
