@@ -6,7 +6,6 @@ import asyncio
 import http.server
 import io
 import logging
-import math
 import os
 import sys
 import textwrap

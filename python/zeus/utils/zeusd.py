@@ -30,7 +30,7 @@ import os
 import socket
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, Optional
 
 from zeus.exception import ZeusBaseError
 
