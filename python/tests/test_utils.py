@@ -392,6 +392,13 @@ def test_show_env_prints_every_section(tmp_path):
         assert f"## {title}" in out
     assert "-" * 40 + "\n" in out
     assert f"Python: {sys.version.split()[0]}" in out
-    assert "PyTorch: " in out and "CuPy: not available" in out
+    import torch
+    cuda = "with" if torch.cuda.is_available() else "without"
+    assert f"PyTorch: {torch.__version__} ({cuda} CUDA support)" in out
+    assert "CuPy: not available" in out
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        assert "JAX: not available" in out
     assert "GPU 0: " in out and "GPU 1: " in out  # The fake libnvml's two GPUs.
     assert f"zeusd at {tmp_path / 'nobody.sock'}: unusable: cannot reach zeusd" in out

@@ -7,12 +7,14 @@ import json
 import os
 import socketserver
 import subprocess
+import sys
 import threading
 import time
 import urllib.parse
 
 import pytest
 
+from conftest import run_python
 from zeus.exception import ZeusBaseError
 from zeus.utils.zeusd import (CpuEnergyResult, CpuInfo, GpuInfo, ZeusdAuthError,
                               ZeusdCapabilityError, ZeusdClient, ZeusdConfig,
@@ -352,3 +354,13 @@ def test_client_against_the_real_daemon(zeus_daemon):
     energy = client.get_gpu_energy([0])
     assert set(energy) == {0} and energy[0] >= 0
     assert set(client.get_gpu_power().power_mw) == {0, 1}
+
+
+def test_show_env_reports_the_configured_daemon(fake_daemon):
+    _, path = fake_daemon
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), ZEUSD_SOCK_PATH=path)
+    result = run_python(["-m", "zeus.show_env"], env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert f"zeusd at {path}: GPUs [0, 1], CPUs [0, 1], auth not required" in result.stdout
+    assert "GPU 1: NVIDIA H100 (0000:3b:00.0)" in result.stdout
+    assert "read GPUs: True, control GPUs: True, read CPUs: True" in result.stdout

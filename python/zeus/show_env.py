@@ -26,11 +26,10 @@ def _framework_line(label: str, is_available, cuda_flag: bool = True) -> str:
     try:
         if cuda_flag:
             try:
-                is_available(ensure_cuda=True)
-                cuda = "with CUDA support"
-            except RuntimeError:
-                if not is_available(ensure_cuda=False):
+                if not is_available(ensure_cuda=True):
                     return f"  {label}: not available"
+                cuda = "with CUDA support"
+            except RuntimeError:  # Imports, but no CUDA.
                 cuda = "without CUDA support"
         else:
             if not is_available():
