@@ -146,6 +146,8 @@ def test_get_logger_reads_zeus_log_level(monkeypatch):
     assert logger.level == logging.WARNING and not logger.propagate
     assert get_logger("zeus.test_utils.level") is logger
     assert len(logger.handlers) == 1
+    monkeypatch.setenv("ZEUS_LOG_LEVEL", "10")
+    assert get_logger("zeus.test_utils.numeric_level").level == logging.DEBUG
     monkeypatch.setenv("ZEUS_LOG_LEVEL", "LOUD")
     with pytest.raises(ValueError, match="ZEUS_LOG_LEVEL='LOUD'"):
         get_logger("zeus.test_utils.bad_level")

@@ -4,7 +4,8 @@
 (truncated on open) and the process's stdout of the moment of construction,
 flushing both after every write (use as `sys.stdout = FileAndConsole(p)`).
 `get_logger(name, level, propagate)`: a logger writing to stdout with Zeus's
-format; the level comes from `ZEUS_LOG_LEVEL` when set. Calling it again for
+format; the level comes from `ZEUS_LOG_LEVEL` when set (a name such as
+`debug`, or a number; ValueError naming the variable otherwise). Calling it again for
 the same name returns the same logger without adding a second handler.
 """
 
@@ -45,7 +46,10 @@ def get_logger(name: str, level: int = logging.INFO, propagate: bool = False) ->
     logger.propagate = propagate
     env_level = os.environ.get("ZEUS_LOG_LEVEL")
     try:
-        logger.setLevel(env_level.upper() if env_level else level)
+        if env_level:
+            logger.setLevel(int(env_level) if env_level.isdigit() else env_level.upper())
+        else:
+            logger.setLevel(level)
     except ValueError:
         raise ValueError(f"ZEUS_LOG_LEVEL={env_level!r} is not a logging level "
                          "(DEBUG, INFO, WARNING, ERROR, CRITICAL)") from None
