@@ -9,6 +9,7 @@ up to date); ZEUS_TEST_PIP_FROM_SCRATCH=1 makes it configure and build in a
 fresh temporary directory instead, as a user's `pip install ./python` does.
 """
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -18,8 +19,12 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON_DIR = os.path.dirname(HERE)
-sys.path.insert(0, PYTHON_DIR)
-import zeus_build_backend  # noqa: E402  (python/, like pip's backend-path)
+# Loaded from its file: putting python/ on sys.path would shadow the
+# installed zeus package (the source tree has no libzeus_c.so).
+_spec = importlib.util.spec_from_file_location(
+    "zeus_build_backend", os.path.join(PYTHON_DIR, "zeus_build_backend.py"))
+zeus_build_backend = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(zeus_build_backend)
 
 
 def clean_env(**extra):

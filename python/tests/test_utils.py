@@ -178,7 +178,7 @@ def test_warn_if_global_in_subprocess_only_warns_in_spawned_children(tmp_path):
             p.join()
             print("exit", p.exitcode)
     """))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(os.environ)
     result = run_python([str(script)], env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "exit 0" in result.stdout
@@ -383,7 +383,7 @@ def test_exceptions_keep_their_message():
 # --- show_env ------------------------------------------------------------------
 
 def test_show_env_prints_every_section(tmp_path):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), COLUMNS="40",
+    env = dict(os.environ, COLUMNS="40",
                ZEUSD_SOCK_PATH=str(tmp_path / "nobody.sock"))
     env.pop("ZEUSD_HOST_PORT", None)
     result = run_python(["-m", "zeus.show_env"], env=env, timeout=120)
