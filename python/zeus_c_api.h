@@ -48,6 +48,14 @@ typedef int (*zeus_sync_fn)(void* user);
  * *time_s over all ranks. Called collectively. Returns 0 on success. */
 typedef int (*zeus_all_reduce_fn)(double* energy_j, double* time_s, int32_t* num_gpus, void* user);
 
+/* A custom optimum selector (zeus_plo_create_with_selector): given the
+ * profile as JSON (zeus_plo_profile_json's format, all ranks' totals under
+ * data parallelism), writes the limit to pin, in mW, to *power_limit_mw and
+ * returns 0; non-zero on failure. Called on the thread driving the optimizer:
+ * from zeus_plo_on_step_begin when profiling ends (collectively: every rank
+ * at the same step), and from creation when a saved profile is loaded. */
+typedef int (*zeus_select_fn)(const char* profile_json, uint32_t* power_limit_mw, void* user);
+
 /* The ABI version of this header: 2. */
 ZEUS_C_EXPORT int32_t zeus_c_api_version(void);
 
@@ -126,6 +134,16 @@ ZEUS_C_EXPORT int32_t zeus_plo_create_on_monitor(zeus_monitor* monitor, const ch
                                                  zeus_all_reduce_fn all_reduce, void* user,
                                                  zeus_plo** out, char* message,
                                                  size_t message_size);
+/* zeus_plo_create_on_monitor whose optimum is chosen by `select` (non-NULL;
+ * the options' "selector", "eta" and "max_slowdown" are then refused). A
+ * failing `select`, or a limit outside the GPUs' range, keeps the maximum
+ * limit: the call that ended profiling returns 10 (aborted) or 1
+ * (invalid_argument), and the profile is kept (and saved). */
+ZEUS_C_EXPORT int32_t zeus_plo_create_with_selector(zeus_monitor* monitor, const char* options_json,
+                                                    zeus_all_reduce_fn all_reduce,
+                                                    zeus_select_fn select, void* user,
+                                                    zeus_plo** out, char* message,
+                                                    size_t message_size);
 /* Like zeus_plo_create_on_monitor over a monitor of its own; also accepts
  * "gpu_indices" and "monitor_mode" ("exact" or "low_overhead"). */
 ZEUS_C_EXPORT int32_t zeus_plo_create(const char* options_json, zeus_sync_fn sync,
@@ -149,6 +167,15 @@ ZEUS_C_EXPORT uint32_t zeus_plo_current_limit_mw(const zeus_plo* plo);
  * buffer convention above. */
 ZEUS_C_EXPORT int32_t zeus_plo_profile_json(const zeus_plo* plo, char* buffer, size_t buffer_size,
                                             size_t* length);
+
+/* The optimizer's state as JSON (see the buffer convention above):
+ * {"phase": "waiting"|"warmup"|"profiling"|"done", "steps_left": step begins
+ * until the phase ends or is looked at again (null once done),
+ * "phase_limit_mw": the limit waited for, warmed up at or profiled (the
+ * optimum once done), "current_power_limit_mw", "optimum_mw" (null until
+ * done), "power_limits_mw": the limits profiled, from the maximum down}. */
+ZEUS_C_EXPORT int32_t zeus_plo_state_json(const zeus_plo* plo, char* buffer, size_t buffer_size,
+                                          size_t* length);
 
 /* Restores the GPUs (like zeus_plo_restore) and frees the optimizer. NULL is a
  * no-op. */
