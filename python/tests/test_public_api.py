@@ -44,23 +44,18 @@ with open(os.path.join(HERE, "public_api_v016.json"), encoding="utf-8") as _f:
 NOT_PROVIDED = {
 }
 
-# Modules owned by other branches at the time of writing (issue 24: py-device,
-# py-opt; issue 25: measure-core, measure-py). Empty this once merged.
+# Modules owned by branches not yet merged at the time of writing (issue 24:
+# py-device; issue 25: measure-core). Empty this once they are merged.
 PENDING_MERGE = {
     "zeus.device", "zeus.device.common", "zeus.device.exception", "zeus.device.cpu",
     "zeus.device.cpu.common", "zeus.device.cpu.emi", "zeus.device.cpu.rapl",
     "zeus.device.gpu", "zeus.device.gpu.amd", "zeus.device.gpu.common",
     "zeus.device.gpu.nvidia", "zeus.device.soc", "zeus.device.soc.apple",
     "zeus.device.soc.common", "zeus.device.soc.jetson",
-    "zeus.monitor", "zeus.monitor.__main__", "zeus.monitor.carbon", "zeus.monitor.energy",
-    "zeus.monitor.power", "zeus.monitor.power_streaming", "zeus.monitor.price",
-    "zeus.monitor.temperature", "zeus.metric", "zeus.profile",
-    "zeus.optimizer.power_limit", "zeus.optimizer.batch_size",
-    "zeus.optimizer.batch_size.client", "zeus.optimizer.batch_size.common",
-    "zeus.optimizer.batch_size.exceptions",
+    "zeus.monitor", "zeus.monitor.__main__", "zeus.monitor.energy", "zeus.monitor.power",
+    "zeus.monitor.temperature",
 }
 
-# Bases that are not Zeus classes (checked only when they are listed classes).
 _SENTINEL = object()
 
 
