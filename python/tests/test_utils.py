@@ -331,6 +331,10 @@ def test_replay_monitor_checks_names_and_order(tmp_path):
         replay.end_window("b")
     with pytest.raises(RuntimeError, match="not open"):
         replay.end_window("b")
+    replay.begin_window("c")
+    replay.reset_windows()
+    assert not replay.is_window_open("c")
+    replay.begin_window("c")  # Not "already open".
     loose = ReplayZeusMonitor(log_file=log, match_window_name=False)
     loose.begin_window("x")
     assert loose.end_window("x").gpu_energy == {0: 10.0, 2: 20.0}

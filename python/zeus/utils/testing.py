@@ -111,6 +111,10 @@ class ReplayZeusMonitor(ZeusMonitor):
                                "non-numeric time or energy") from None
         return Measurement(time=values[0], gpu_energy=dict(zip(self.gpu_indices, values[1:])))
 
+    def reset_windows(self) -> None:
+        """Forgets every open window (consumes no row)."""
+        self.ongoing_windows.clear()
+
     def is_window_open(self, key: str) -> bool:
         return key in self.ongoing_windows
 
