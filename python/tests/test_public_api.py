@@ -47,11 +47,6 @@ NOT_PROVIDED = {
 # Modules owned by branches not yet merged at the time of writing (issue 24:
 # py-device; issue 25: measure-core). Empty this once they are merged.
 PENDING_MERGE = {
-    "zeus.device", "zeus.device.common", "zeus.device.exception", "zeus.device.cpu",
-    "zeus.device.cpu.common", "zeus.device.cpu.emi", "zeus.device.cpu.rapl",
-    "zeus.device.gpu", "zeus.device.gpu.amd", "zeus.device.gpu.common",
-    "zeus.device.gpu.nvidia", "zeus.device.soc", "zeus.device.soc.apple",
-    "zeus.device.soc.common", "zeus.device.soc.jetson",
     "zeus.monitor", "zeus.monitor.__main__", "zeus.monitor.energy", "zeus.monitor.power",
     "zeus.monitor.temperature",
 }
