@@ -73,12 +73,26 @@ StatusOr<std::string> PercentDecode(std::string_view text) {
   return out;
 }
 
+// `text` as a decimal number of ASCII digits only: no sign, no space, no
+// hexadecimal ("%2B200000" and "%20200000" decode to "+200000" and " 200000",
+// which are refused). nullopt when it is not one or exceeds `max`.
+std::optional<uint64_t> StrictUint(const std::string& text, uint64_t max) {
+  if (text.empty() || text.size() > 19) return std::nullopt;
+  uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (value > max) return std::nullopt;
+  return value;
+}
+
 StatusOr<uint32_t> Uint32Param(const std::map<std::string, std::string>& params,
                                const std::string& name) {
   auto it = params.find(name);
   if (it == params.end()) return InvalidArgumentError("missing parameter " + name);
-  StatusOr<uint64_t> value = ParseUint64(it->second);
-  if (!value.ok() || *value > UINT32_MAX) {
+  std::optional<uint64_t> value = StrictUint(it->second, UINT32_MAX);
+  if (!value) {
     return InvalidArgumentError(name + " \"" + it->second.substr(0, 64) +
                                 "\": expected an integer in [0, 4294967295]");
   }
@@ -190,17 +204,17 @@ StatusOr<std::vector<int>> Routes::GpuIds(const Params& params, bool required) c
     return ids;
   }
   for (const std::string& item : Split(it->second, ',')) {
-    StatusOr<int64_t> id = ParseInt64(item);
-    if (!id.ok() || *id < 0 || *id > 1'000'000) {
+    std::optional<uint64_t> id = StrictUint(item, 1'000'000);
+    if (!id) {
       return InvalidArgumentError("gpu_ids \"" + it->second.substr(0, 64) +
                                   "\": expected comma-separated GPU indices");
     }
-    if (*id >= static_cast<int64_t>(gpus_.size())) {
+    if (*id >= gpus_.size()) {
       return InvalidArgumentError("GPU index " + std::to_string(*id) +
                                   " does not exist (this daemon has " +
                                   std::to_string(gpus_.size()) + " GPUs)");
     }
-    if (std::find(ids.begin(), ids.end(), *id) != ids.end()) {
+    if (std::find(ids.begin(), ids.end(), static_cast<int>(*id)) != ids.end()) {
       return InvalidArgumentError("gpu_ids: GPU " + std::to_string(*id) + " is listed twice");
     }
     ids.push_back(static_cast<int>(*id));
@@ -216,12 +230,12 @@ StatusOr<std::vector<int>> Routes::CpuIds(const Params& params) const {
     return ids;
   }
   for (const std::string& item : Split(it->second, ',')) {
-    StatusOr<int64_t> id = ParseInt64(item);
-    if (!id.ok() || *id < 0) {
+    std::optional<uint64_t> id = StrictUint(item, 1'000'000);
+    if (!id) {
       return InvalidArgumentError("cpu_ids \"" + it->second.substr(0, 64) +
                                   "\": expected comma-separated CPU indices");
     }
-    if (*id >= static_cast<int64_t>(cpus_.size())) {
+    if (*id >= cpus_.size()) {
       return InvalidArgumentError("CPU index " + std::to_string(*id) +
                                   " does not exist (this daemon has " +
                                   std::to_string(cpus_.size()) + " CPUs)");
@@ -233,6 +247,15 @@ StatusOr<std::vector<int>> Routes::CpuIds(const Params& params) const {
 
 HttpResponse Routes::Control(const std::string& op, const Params& params, const Peer& peer) {
   if (Status s = Authorize(peer, true); !s.ok()) return ErrorOf(s);
+  if (peer.Exited()) {
+    // A process that inherited the connection (a child of an exited
+    // parent): its change would be leased to the dead parent and put back at
+    // once, while it believes it holds the GPU.
+    return Error(403, peer.description +
+                          ", which opened this connection, has exited: changes are accepted only "
+                          "from the live process that connected (the change is leased to it); "
+                          "open a new connection. Nothing was changed");
+  }
   StatusOr<std::vector<int>> ids = GpuIds(params, true);
   if (!ids.ok()) return ErrorOf(ids.status());
   StatusOr<std::optional<bool>> block = BoolParam(params, "block");
