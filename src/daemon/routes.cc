@@ -387,9 +387,13 @@ HttpResponse Routes::Discover() {
   for (size_t i = 0; i < gpus_.size(); ++i) {
     StatusOr<std::string> name = gpus_[i]->Name();
     StatusOr<uint64_t> energy = gpus_[i]->TotalEnergyMj();
+    // The original client requires the field: "" when the backend cannot
+    // tell the address.
+    StatusOr<std::string> pci = gpus_[i]->PciBusId();
     gpu_ids.push_back(i);
     gpus.push_back({{"id", i},
                     {"name", name.ok() ? *name : "unknown"},
+                    {"pci_address", pci.ok() ? *pci : ""},
                     {"cumulative_energy_available", energy.ok()}});
   }
   json cpu_ids = json::array(), cpus = json::array(), dram = json::array();

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "zeus/device/gpu.h"
 #include "zeus/util/file.h"
 
+#include "src/device/nvml/nvml_gpu.h"
 #include "tests/daemon/daemon_harness.h"
 #include "tests/testing/temp_dir.h"
 
@@ -102,6 +104,29 @@ TEST_F(RelayTest, NvmlSettersGoThroughTheDaemonAndComeBackWhenTheProcessEnds) {
         return g.power_limit_mw == 700'000 && g.persistence == 0;
       },
       milliseconds(1000)));
+}
+
+TEST(PciBusIdTest, NvmlAddressesAreNormalisedAsLspciPrintsThem) {
+  setenv("ZEUS_NVML_LIBRARY", FAKE_NVML_FULL, 1);
+  setenv("FAKE_NVML_GPUS", "2", 1);
+  unsetenv("FAKE_NVML_STATE");
+  unsetenv("ZEUSD_SOCK_PATH");
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  StatusOr<std::vector<std::unique_ptr<Gpu>>> gpus = OpenGpus();
+  ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
+  ASSERT_EQ(gpus->size(), 2u);
+  // The fake reports NVML's "00000000:1B:00.0" and "00000000:3B:00.0".
+  EXPECT_EQ((*gpus)[0]->PciBusId().value_or("?"), "0000:1b:00.0");
+  EXPECT_EQ((*gpus)[1]->PciBusId().value_or("?"), "0000:3b:00.0");
+  nvmlPciInfo_t pci{};
+  std::snprintf(pci.bus_id_legacy, sizeof(pci.bus_id_legacy), "0001:AF:1F.3");
+  pci.domain = 0x10001;
+  pci.bus = 0xaf;
+  pci.device = 0x1f;
+  EXPECT_EQ(nvml::FormatPciBusId(pci), "10001:af:1f.3");
+  pci.domain = 0;
+  pci.bus_id_legacy[0] = '\0';  // No string: function 0.
+  EXPECT_EQ(nvml::FormatPciBusId(pci), "0000:af:1f.0");
 }
 
 TEST_F(RelayTest, RelayErrorsNameTheReason) {

@@ -1,5 +1,8 @@
 #include "src/device/nvml/nvml_gpu.h"
 
+#include <cctype>
+#include <cstdio>
+#include <cstring>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -34,6 +37,21 @@ std::string ArchitectureName(nvmlDeviceArchitecture_t code) {
     default:
       return "Unknown";
   }
+}
+
+std::string FormatPciBusId(const nvmlPciInfo_t& pci) {
+  // The function is only in the string: the digit after its last '.'.
+  const std::string legacy(pci.bus_id_legacy,
+                           strnlen(pci.bus_id_legacy, sizeof(pci.bus_id_legacy)));
+  const size_t dot = legacy.rfind('.');
+  unsigned int function = 0;
+  if (dot != std::string::npos && dot + 1 < legacy.size()) {
+    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(legacy[dot + 1])));
+    if (c >= '0' && c <= '7') function = static_cast<unsigned int>(c - '0');
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%04x:%02x:%02x.%x", pci.domain, pci.bus, pci.device, function);
+  return text;
 }
 
 NvmlGpu::NvmlGpu(std::shared_ptr<const NvmlLibrary> library, nvmlDevice_t device, int index,
@@ -86,6 +104,15 @@ StatusOr<std::string> NvmlGpu::Uuid() {
   nvmlReturn_t rc = library_->functions().device_get_uuid(device_, buffer, sizeof(buffer));
   if (rc != kSuccess) return Error("nvmlDeviceGetUUID", rc);
   return std::string(buffer);
+}
+
+StatusOr<std::string> NvmlGpu::PciBusId() {
+  const auto fn = library_->functions().device_get_pci_info;
+  if (fn == nullptr) return Missing("nvmlDeviceGetPciInfo");
+  nvmlPciInfo_t pci{};
+  nvmlReturn_t rc = fn(device_, &pci);
+  if (rc != kSuccess) return Error("nvmlDeviceGetPciInfo", rc);
+  return FormatPciBusId(pci);
 }
 
 StatusOr<PowerLimitConstraints> NvmlGpu::PowerLimitConstraintsMw() {

@@ -26,6 +26,11 @@ namespace zeus::nvml {
 // 10 Blackwell); "Unknown" for anything else.
 std::string ArchitectureName(nvmlDeviceArchitecture_t code);
 
+// `pci` as "domain:bus:device.function" in lower-case hex, the domain in 4
+// digits (lspci -D): {domain 0, bus 0x3B, device 0, "0000:3B:00.0"} is
+// "0000:3b:00.0".
+std::string FormatPciBusId(const nvmlPciInfo_t& pci);
+
 class NvmlGpu final : public Gpu {
  public:
   // `index` is this process's index (after CUDA_VISIBLE_DEVICES), `nvml_index`
@@ -42,6 +47,9 @@ class NvmlGpu final : public Gpu {
   StatusOr<std::string> Name() override;
   StatusOr<std::string> Architecture() override;
   StatusOr<std::string> Uuid() override;
+  // nvmlDeviceGetPciInfo (v3, v2, v1): domain, bus and device from its
+  // numeric fields, the function from its "dddd:bb:dd.f" string.
+  StatusOr<std::string> PciBusId() override;
   StatusOr<PowerLimitConstraints> PowerLimitConstraintsMw() override;
   StatusOr<uint32_t> DefaultPowerLimitMw() override;
   StatusOr<uint32_t> PowerLimitMw() override;
