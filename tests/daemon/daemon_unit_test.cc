@@ -19,6 +19,7 @@
 #include "src/daemon/routes.h"
 #include "src/daemon/single_instance.h"
 #include "src/daemon/state_file.h"
+#include "src/device/zeusd/zeusd_api.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus::daemon {
@@ -181,6 +182,22 @@ TEST(ClaimSocketPathTest, RemovesOnlyASocketNobodyAnswersOn) {
   // Not a socket: left alone.
   dir.WriteFile("zeusd.sock", "not a socket");
   EXPECT_THAT(ClaimSocketPath(path).message(), HasSubstr("exists and is not a socket"));
+}
+
+TEST(ZeusdApiTest, RelayTargetsAreTheWireTheyAlwaysWere) {
+  EXPECT_EQ(zeusd::SetPowerLimitTarget(2, 250'000),
+            "/gpu/set_power_limit?gpu_ids=2&power_limit_mw=250000&block=true");
+  EXPECT_EQ(zeusd::SetPersistenceModeTarget(0, true),
+            "/gpu/set_persistence_mode?gpu_ids=0&enabled=true&block=true");
+  EXPECT_EQ(zeusd::LockedClocksTarget(1, false, true, 900, 1500),
+            "/gpu/set_gpu_locked_clocks?gpu_ids=1&block=true&min_clock_mhz=900&max_clock_mhz=1500");
+  EXPECT_EQ(zeusd::LockedClocksTarget(3, true, false, 0, 0),
+            "/gpu/reset_mem_locked_clocks?gpu_ids=3&block=true");
+  EXPECT_EQ(zeusd::CpuEnergyTarget(1, true),
+            "/cpu/get_cumulative_energy?cpu_ids=1&cpu=false&dram=true");
+  // The daemon reads back what the relays send.
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto params, ParseQuery("gpu_ids=2&power_limit_mw=250000&block=true"));
+  EXPECT_EQ(params[zeusd::kPowerLimitMw], "250000");
 }
 
 TEST(ParseQueryTest, DecodesEscapesAndRefusesDuplicatesAndBadEscapes) {

@@ -32,6 +32,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class RelayTest : public ::testing::Test {
  protected:
@@ -129,6 +130,35 @@ TEST(PciBusIdTest, NvmlAddressesAreNormalisedAsLspciPrintsThem) {
   EXPECT_EQ(nvml::FormatPciBusId(pci), "0000:af:1f.0");
 }
 
+TEST_F(RelayTest, DryRunCallsNeitherTheDaemonNorTheDeviceAndReadsStillGoToNvml) {
+  ASSERT_TRUE(daemon_.Start({"--group", std::to_string(getgid())}));
+  ClientProcess client([&](ClientProcess& self) -> int {
+    ClientEnvironment("1");
+    setenv("ZEUS_DRY_RUN", "1", 1);
+    StatusOr<std::vector<std::unique_ptr<Gpu>>> gpus = OpenGpus();
+    if (!gpus.ok() || gpus->size() != 1) return 1;
+    Gpu* gpu = (*gpus)[0].get();
+    Status set = gpu->SetPowerLimitMw(250'000);
+    Status persist = gpu->SetPersistenceMode(true);
+    Status clocks = gpu->SetGpuLockedClocksMhz(900, 1200);
+    Status outside = gpu->SetPowerLimitMw(5);
+    // Reads pass through both decorators to NVML.
+    self.Report(set.ToString() + "|" + persist.ToString() + "|" + clocks.ToString() + "|" +
+                gpu->PciBusId().value_or("?") + "|" + std::to_string(gpu->index()) + "|" +
+                outside.ToString());
+    return 0;
+  });
+  const std::string report = client.NextReport();
+  EXPECT_THAT(report, HasSubstr("ok|ok|ok|0000:3b:00.0|0|"));
+  EXPECT_THAT(report,
+              HasSubstr("GPU 0 (NVML index 1): power limit 5 mW: outside the allowed range"));
+  client.Wait();
+  EXPECT_EQ(Http(daemon_.socket(), "GET", "/leases").body, "{\"leases\":[]}");
+  EXPECT_EQ(daemon_.Gpus()[1].power_limit_mw, 700'000u);
+  EXPECT_EQ(daemon_.Gpus()[1].gpu_clocks_max_mhz, 0u);
+  EXPECT_THAT(ReadFileToString(daemon_.gpu_log()).value_or(""), Not(HasSubstr("set_")));
+}
+
 TEST_F(RelayTest, RelayErrorsNameTheReason) {
   // Without --group, only root may change.
   ASSERT_TRUE(daemon_.Start());
@@ -199,6 +229,10 @@ TEST_F(RelayTest, RaplEnergyIsReadThroughTheDaemon) {
   ASSERT_EQ(std::sscanf(second.c_str(), "%lu %lu", &pkg1, &mem1), 2) << second;
   EXPECT_EQ(pkg1 - pkg0, 1234u);
   EXPECT_EQ(mem1 - mem0, 56u);
+  // /discover lists the CPU with its DRAM zone, as the original client reads it.
+  const std::string discover = Http(daemon_.socket(), "GET", "/discover").body;
+  EXPECT_THAT(discover, HasSubstr("\"cpus\":[{\"dram_available\":true,\"id\":0}]"));
+  EXPECT_THAT(discover, HasSubstr("\"cpu_ids\":[0]"));
 }
 
 }  // namespace
