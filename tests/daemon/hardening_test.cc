@@ -138,7 +138,7 @@ TEST_F(DaemonHardeningTest, StateDirectoryWritableByOthersKeepsTheDaemonFromStar
 }
 
 TEST_F(DaemonHardeningTest, NumbersAreDigitsOnlyAndParametersAreGivenOnce) {
-  ASSERT_TRUE(a_.Start());
+  ASSERT_TRUE(a_.Start({"--group", std::to_string(getgid())}));
   const std::string sock = a_.socket();
   const std::string set = "/gpu/set_power_limit?gpu_ids=1&power_limit_mw=";
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -161,6 +161,21 @@ TEST_F(DaemonHardeningTest, NumbersAreDigitsOnlyAndParametersAreGivenOnce) {
   }
   EXPECT_EQ(a_.Gpus()[1].power_limit_mw, kDefaultMw);
   EXPECT_THAT(ReadFileToString(a_.gpu_log()).value_or(""), Not(HasSubstr("set_power_limit")));
+}
+
+TEST_F(DaemonHardeningTest, SymlinkPlantedAtTheStateFilesTemporaryIsNeverWrittenThrough) {
+  const std::string victim = dir_.WriteFile("victim", "precious\n");
+  ASSERT_EQ(symlink(victim.c_str(), (a_.state_file() + ".tmp").c_str()), 0);
+  ASSERT_TRUE(a_.Start({"--group", std::to_string(getgid())}));
+  auto holder = HoldingClient(0, 300'000);
+  EXPECT_EQ(ReadFileToString(victim).value_or(""), "precious\n");
+  EXPECT_THAT(ReadFileToString(a_.state_file()).value_or(""),
+              HasSubstr("\"original_power_limit_mw\": 700000"));
+  struct stat st {};
+  ASSERT_EQ(lstat(a_.state_file().c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_THAT(ReadFileToString(a_.log()).value_or(""),
+              HasSubstr("removing a leftover symlink (not following it)"));
 }
 
 // Raw Unix-socket I/O for a connection shared by a parent and its child.
@@ -208,7 +223,7 @@ std::string ReadResponse(int fd) {
 }
 
 TEST_F(DaemonHardeningTest, ChangeSentByAChildOnItsExitedParentsConnectionIsRefused) {
-  ASSERT_TRUE(a_.Start());
+  ASSERT_TRUE(a_.Start({"--group", std::to_string(getgid())}));
   const std::string sock = a_.socket();
   // The parent connects (one request, so the daemon has accepted it while
   // the parent lives), forks, and exits; its child then asks for a change on
