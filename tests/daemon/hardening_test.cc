@@ -137,6 +137,24 @@ TEST_F(DaemonHardeningTest, StateDirectoryWritableByOthersKeepsTheDaemonFromStar
   EXPECT_FALSE(ReadFileToString(state_dir + "/state.json").ok());
 }
 
+TEST_F(DaemonHardeningTest, DryRunNeedsNoStateDirectoryButStillTakesTheLockWhereOneCanBe) {
+  a_.set_state_file(dir_.File("missing/state.json"));
+  ASSERT_TRUE(a_.Start({"--dry-run"}));
+  EXPECT_THAT(ReadFileToString(a_.log()).value_or(""), HasSubstr("has no directory; not locking"));
+  a_.Kill(SIGTERM);
+  // With the directory there, a dry run holds the lock as any daemon does:
+  // a real daemon on the same state file is refused.
+  DaemonProcess dry(dir_.path());
+  dry.set_socket(dir_.File("dry.sock"));
+  ASSERT_TRUE(dry.Start({"--dry-run"}));
+  DaemonProcess real(dir_.path());
+  ASSERT_TRUE(real.Start({}, {}, /*wait=*/false));
+  const int status = real.WaitForExit(milliseconds(5000));
+  EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0) << status;
+  EXPECT_THAT(ReadFileToString(a_.log()).value_or(""),
+              HasSubstr("another zeus daemon (pid " + std::to_string(dry.pid()) + ")"));
+}
+
 TEST_F(DaemonHardeningTest, NumbersAreDigitsOnlyAndParametersAreGivenOnce) {
   ASSERT_TRUE(a_.Start({"--group", std::to_string(getgid())}));
   const std::string sock = a_.socket();
