@@ -51,6 +51,9 @@ std::vector<NvmlSymbolSpec> BuildSymbolTable() {
                        "nvmlDeviceResetMemoryLockedClocks"),
       ZEUS_NVML_SYMBOL(device_get_total_energy_consumption, false,
                        "nvmlDeviceGetTotalEnergyConsumption"),
+      // PCI address (zeusd /discover).
+      ZEUS_NVML_SYMBOL(device_get_pci_info, false, "nvmlDeviceGetPciInfo_v3",
+                       "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"),
   };
   // The base name is the last candidate (the unversioned one).
   for (NvmlSymbolSpec& spec : table) spec.base_name = spec.candidates.back();
