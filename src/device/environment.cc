@@ -119,7 +119,7 @@ void WriteEnvironmentText(const EnvironmentDescription& env, std::ostream& out) 
   } else if (!env.gpus_status.ok()) {
     out << "GPUs: none (" << env.gpus_status.ToString() << ")\n";
   } else if (env.gpus.empty()) {
-    out << "GPUs: none visible (check CUDA_VISIBLE_DEVICES)\n";
+    out << "GPUs: none visible (check CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES)\n";
   } else {
     out << "GPUs: " << env.gpus.size() << "\n";
   }
