@@ -131,6 +131,7 @@ void CheckEnergyCounters(const std::vector<AmdsmiGpu*>& gpus, std::chrono::milli
     uint32_t power_mw = 0;
     StatusOr<uint64_t> start_mj = uint64_t{0};
   };
+  if (gpus.empty()) return;
   std::vector<Probe> probes(gpus.size());
   for (size_t i = 0; i < gpus.size(); ++i) {
     StatusOr<uint32_t> power = gpus[i]->PowerMw();
