@@ -57,7 +57,8 @@ class GpuDecorator : public Gpu {
   }
   StatusOr<uint32_t> PowerMw() override { return inner_->PowerMw(); }
 
- protected:
+  // The wrapped Gpu (tests look through decorators to reach a backend's own
+  // methods). Valid as long as this decorator.
   Gpu& inner() const { return *inner_; }
 
  private:

@@ -20,6 +20,7 @@
 #include "zeus/util/file.h"
 #include "zeus/util/strings.h"
 
+#include "tests/device/fake_gpu_vendor.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -31,6 +32,7 @@ class MonitorCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
     setenv("ZEUS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    setenv("ZEUS_AMDSMI_LIBRARY", "/nonexistent/libamd_smi.so", 1);
     rapl_ = dir_.path() + "/powercap";
     std::string zone = rapl_ + "/intel-rapl:0";
     ASSERT_EQ(std::system(("mkdir -p '" + zone + "/intel-rapl:0:0'").c_str()), 0);
@@ -265,24 +267,31 @@ TEST_F(MonitorCommandTest, WithoutACommandMeasuresUntilInterrupted) {
   EXPECT_EQ(j["cpus"].size(), 1u);
 }
 
-#ifdef FAKE_NVML_FULL
-// The real NVML loader against the fake libnvml the device tests build: two
-// GPUs whose counter grows 1 J per read, 150 W instant power.
-class MonitorCommandNvmlTest : public MonitorCommandTest {
+#if defined(FAKE_NVML_FULL) && defined(FAKE_AMDSMI_FULL)
+// The real NVML and AMD SMI backends against the fake libraries the device
+// tests build (one run per vendor): two GPUs whose counter grows 1 J per
+// read, 150 W power.
+class MonitorCommandGpuTest : public MonitorCommandTest,
+                              public ::testing::WithParamInterface<testing::FakeGpuVendor> {
  protected:
   void SetUp() override {
     MonitorCommandTest::SetUp();
-    setenv("ZEUS_NVML_LIBRARY", FAKE_NVML_FULL, 1);
+    for (const auto& [name, value] : GetParam().Env()) setenv(name.c_str(), value.c_str(), 1);
     empty_ = std::make_unique<TempDir>();
   }
   void TearDown() override {
-    unsetenv("FAKE_NVML_ENERGY_RC");
-    unsetenv("FAKE_NVML_LOST_AFTER_READS");
+    unsetenv(GetParam().Knob("ENERGY_RC").c_str());
+    unsetenv(GetParam().Knob("LOST_AFTER_READS").c_str());
   }
   std::unique_ptr<TempDir> empty_;
 };
 
-TEST_F(MonitorCommandNvmlTest, ReportsEachGpusCounterDifference) {
+INSTANTIATE_TEST_SUITE_P(Vendors, MonitorCommandGpuTest,
+                         ::testing::ValuesIn(testing::FakeGpuVendors(FAKE_NVML_FULL,
+                                                                     FAKE_AMDSMI_FULL)),
+                         testing::FakeGpuVendorName());
+
+TEST_P(MonitorCommandGpuTest, ReportsEachGpusCounterDifference) {
   EXPECT_EQ(Run("--json --powercap-root " + empty_->path() + " -- true"), 0) << err_;
   nlohmann::json j = nlohmann::json::parse(out_);
   ASSERT_EQ(j["gpus"].size(), 2u);
@@ -293,8 +302,8 @@ TEST_F(MonitorCommandNvmlTest, ReportsEachGpusCounterDifference) {
   EXPECT_EQ(j["total_gpu_energy_j"], 2.0);
 }
 
-TEST_F(MonitorCommandNvmlTest, EnergyNotSupportedFallsBackToPowerIntegration) {
-  setenv("FAKE_NVML_ENERGY_RC", "3", 1);  // NVML_ERROR_NOT_SUPPORTED.
+TEST_P(MonitorCommandGpuTest, EnergyNotSupportedFallsBackToPowerIntegration) {
+  setenv(GetParam().Knob("ENERGY_RC").c_str(), GetParam().rc_not_supported.c_str(), 1);
   EXPECT_EQ(Run("--json --gpus 1 --powercap-root " + empty_->path() + " -- sleep 0.2"), 0) << err_;
   nlohmann::json j = nlohmann::json::parse(out_);
   ASSERT_EQ(j["gpus"].size(), 1u);
@@ -304,16 +313,17 @@ TEST_F(MonitorCommandNvmlTest, EnergyNotSupportedFallsBackToPowerIntegration) {
   EXPECT_NE(err_.find("GPU 0 has no energy counter"), std::string::npos) << err_;
 }
 
-TEST_F(MonitorCommandNvmlTest, GpuLostMidRunIsAnErrorNamingTheGpu) {
-  setenv("FAKE_NVML_LOST_AFTER_READS", "4", 1);  // Create and Begin read twice each.
+TEST_P(MonitorCommandGpuTest, GpuLostMidRunIsAnErrorNamingTheGpu) {
+  // Create and Begin read twice each.
+  setenv(GetParam().Knob("LOST_AFTER_READS").c_str(), "4", 1);
   EXPECT_EQ(Run("--powercap-root " + empty_->path() + " -- true"), 125);
   EXPECT_NE(err_.find("zeus monitor: energy monitor: window 'zeus monitor' end: GPU 0: "),
             std::string::npos)
       << err_;
-  EXPECT_NE(err_.find("GPU_IS_LOST"), std::string::npos) << err_;
+  EXPECT_NE(err_.find(GetParam().lost_code_name), std::string::npos) << err_;
   EXPECT_EQ(out_, "");
 }
-#endif  // FAKE_NVML_FULL
+#endif  // FAKE_NVML_FULL && FAKE_AMDSMI_FULL
 
 }  // namespace
 }  // namespace zeus
