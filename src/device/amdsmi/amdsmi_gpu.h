@@ -81,11 +81,13 @@ class AmdsmiGpu final : public Gpu {
   // mW. kNotSupported when the GPU reports neither (the odd die of an MI250).
   StatusOr<uint32_t> PowerMw() override;
 
-  // Not yet in Gpu (the lead wires them): the hotspot (junction) temperature
-  // in degrees Celsius (amdsmi_get_temp_metric), and the PCI address as
-  // "dddd:bb:dd.f" in lower-case hex (amdsmi_get_gpu_device_bdf).
+  // The PCI address as "dddd:bb:dd.f" in lower-case hex
+  // (amdsmi_get_gpu_device_bdf).
+  StatusOr<std::string> PciBusId() override;
+  // The hotspot (junction) temperature in degrees Celsius
+  // (amdsmi_get_temp_metric). Not yet in Gpu: wired once Gpu has a
+  // temperature read.
   StatusOr<int64_t> TemperatureC();
-  StatusOr<std::string> PciBusId();
 
   // Makes TotalEnergyMj return `why` (a kNotSupported status) from now on.
   // REQUIRES: called before the GPU is shared between threads (the backend
