@@ -52,7 +52,7 @@ struct TokenFlags {
   std::string signing_key_path;
   std::string user;
   std::vector<std::string> scopes;
-  std::string expires;
+  std::string expires = "never";
 };
 
 // "never" or "0": no expiry; else a number of seconds, or a number with a
@@ -317,8 +317,8 @@ void RegisterDaemonCommand(CLI::App& app, int* exit_code) {
       ->required();
   issue
       ->add_option("--expires,--expires-in", token_flags->expires,
-                   "Lifetime: seconds, or with a unit (90m, 12h, 7d), or never")
-      ->required();
+                   "Lifetime: seconds, or with a unit (90m, 12h, 7d), or never (the default)")
+      ->capture_default_str();
   issue->callback([token_flags, exit_code] {
     Status s = IssueTokenCommand(*token_flags);
     if (!s.ok()) {

@@ -62,12 +62,9 @@ class StreamReader {
     const std::string request = "GET " + target +
                                 " HTTP/1.1\r\nHost: zeusd\r\nAccept: text/event-stream\r\n" +
                                 extra_headers + "\r\n";
-    if (send(fd_, request.data(), request.size(), MSG_NOSIGNAL) !=
-        static_cast<ssize_t>(request.size())) {
-      close(fd_);
-      fd_ = -1;
-      return;
-    }
+    // A refused connection may be answered and closed before the request
+    // is sent: what the daemon wrote is read all the same.
+    (void)send(fd_, request.data(), request.size(), MSG_NOSIGNAL);
     thread_ = std::thread([this] {
       char buffer[4096];
       while (true) {
@@ -222,7 +219,7 @@ TEST_F(StreamTest, StreamsCountAgainstMaxConnectionsAndEndWhenTheDaemonStops) {
   readers.push_back(std::make_unique<StreamReader>(daemon_.socket(), "/gpu/stream_power"));
   ASSERT_TRUE(WaitFor([&] { return readers[3]->EventCount() > 0; }, milliseconds(5000)));
   StreamReader refused(daemon_.socket(), "/gpu/stream_power");
-  ASSERT_TRUE(WaitFor([&] { return refused.done(); }, milliseconds(5000))) << refused.data() << Stats().dump();
+  ASSERT_TRUE(WaitFor([&] { return refused.done(); }, milliseconds(5000))) << refused.data();
   EXPECT_THAT(refused.data(), HasSubstr("503"));
   EXPECT_THAT(refused.data(), HasSubstr("too many open connections"));
 
