@@ -58,6 +58,13 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::vector<Gpu*> gpus, std::vec
                                 std::to_string(o.gpu_power_poll_hz) + ", CPU " +
                                 std::to_string(o.cpu_power_poll_hz) + ")");
   }
+  if (o.tcp_port >= 0 && o.signing_key.empty() && o.tcp_host != "127.0.0.1" &&
+      o.tcp_host != "::1" && o.tcp_host != "localhost") {
+    spdlog::warn(
+        "zeus daemon: serving reads on {} without authentication: anyone who reaches it can read "
+        "power and energy (start with --signing-key-path to require tokens)",
+        o.tcp_host);
+  }
   ZEUS_RETURN_IF_ERROR(daemon::ClaimSocketPath(o.socket_path));
   daemon::LeaseTableOptions lease_options;
   lease_options.state_file = o.state_file;
