@@ -48,6 +48,17 @@ int PruningExplorer::Current() const {
   return going_up_ ? up_[position_] : down_[position_];
 }
 
+std::vector<int> PruningExplorer::Upcoming(size_t depth) const {
+  std::vector<int> upcoming;
+  if (done_) return upcoming;
+  const std::vector<int>& walk = going_up_ ? up_ : down_;
+  for (size_t i = 0; i < depth; ++i) {
+    if (position_ + 1 + i < walk.size()) upcoming.push_back(walk[position_ + 1 + i]);
+    if (!going_up_ && i < up_.size() && UpIsLikely()) upcoming.push_back(up_[i]);
+  }
+  return upcoming;
+}
+
 Status PruningExplorer::Report(double cost, bool reached_target) {
   if (done_) return FailedPreconditionError("pruning explorer: exploration is already over");
   const int batch_size = Current();
@@ -91,6 +102,11 @@ bool PruningExplorer::DirectionEarnedPatience() const {
   if (decisive_ratio_ <= 0) return improved_in_direction_;
   const std::optional<double>& start = going_up_ ? up_start_cost_ : start_cost_;
   return start.has_value() && best_cost_.has_value() && *start > decisive_ratio_ * *best_cost_;
+}
+
+bool PruningExplorer::UpIsLikely() const {
+  if (decisive_ratio_ <= 0) return true;
+  return start_cost_.has_value() && !DownWasDecisive();
 }
 
 bool PruningExplorer::DownWasDecisive() const {

@@ -48,6 +48,13 @@ class PruningExplorer {
   bool done() const { return done_; }
   // The batch size to try next. REQUIRES: !done().
   int Current() const;
+  // The sizes the walk may try after Current(), nearest first: at most
+  // `depth` further sizes of the current direction and, while the walk is
+  // still going down and the up direction is likely to be walked
+  // (UpIsLikely), at most `depth` sizes of the up direction, interleaved
+  // (next down, first up, second down, second up, ...). Whether the walk
+  // reaches them depends on the outcomes still to come. Empty when done().
+  std::vector<int> Upcoming(size_t depth) const;
   // The outcome of running Current(); advances the walk. kFailedPrecondition
   // when done().
   Status Report(double cost, bool reached_target);
@@ -72,6 +79,10 @@ class PruningExplorer {
   void StartRound();
   // Whether the up direction can be skipped (see decisive_ratio above).
   bool DownWasDecisive() const;
+  // Whether Upcoming() lists the up direction while walking down: always
+  // without a decisive ratio; with one, once the round's first run reached
+  // the target and the down direction has not (yet) been decisive.
+  bool UpIsLikely() const;
   // Whether the current direction ends only after `direction_patience`
   // failures in a row (see above).
   bool DirectionEarnedPatience() const;
