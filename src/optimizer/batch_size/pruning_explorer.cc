@@ -106,7 +106,9 @@ bool PruningExplorer::DirectionEarnedPatience() const {
 
 bool PruningExplorer::UpIsLikely() const {
   if (decisive_ratio_ <= 0) return true;
-  return start_cost_.has_value() && !DownWasDecisive();
+  // Costs unimodal in the batch size: once a size below the start is cheaper
+  // than the start, the optimum is not above it.
+  return start_cost_.has_value() && best_cost_.has_value() && !(*best_cost_ < *start_cost_);
 }
 
 bool PruningExplorer::DownWasDecisive() const {

@@ -81,7 +81,8 @@ class PruningExplorer {
   bool DownWasDecisive() const;
   // Whether Upcoming() lists the up direction while walking down: always
   // without a decisive ratio; with one, once the round's first run reached
-  // the target and the down direction has not (yet) been decisive.
+  // the target and no smaller size has been cheaper than it (with costs
+  // unimodal in the batch size, the optimum is then not above the start).
   bool UpIsLikely() const;
   // Whether the current direction ends only after `direction_patience`
   // failures in a row (see above).
