@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 
 #include "zeus/core/rng.h"
@@ -9,7 +10,31 @@
 
 namespace zeus {
 
+namespace {
+
+// kInvalidArgument when `path` starts like an xz or gzip file: the original
+// Zeus ships its Alibaba group trace as trace/alibaba_groups.csv.xz.
+Status RefuseCompressed(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[6] = {};
+  in.read(head, sizeof(head));
+  const std::string start(head, static_cast<size_t>(in.gcount()));
+  const char* tool = nullptr;
+  if (start == std::string("\xFD"
+                           "7zXZ\0",
+                           6))
+    tool = "xz";
+  if (start.size() >= 2 && start[0] == '\x1F' && start[1] == '\x8B') tool = "gzip";
+  if (tool == nullptr) return Status::Ok();
+  return InvalidArgumentError(path + ": compressed with " + std::string(tool) +
+                              "; decompress it first (" + tool + " -dk " + path +
+                              ") and pass the CSV");
+}
+
+}  // namespace
+
 StatusOr<JobGroups> LoadJobGroups(const std::string& path) {
+  ZEUS_RETURN_IF_ERROR(RefuseCompressed(path));
   ZEUS_ASSIGN_OR_RETURN(CsvTable table, CsvTable::ReadFile(path));
   std::vector<size_t> c;
   for (const char* name : {"group", "start_time", "end_time", "dataset", "runtime_ratio"}) {

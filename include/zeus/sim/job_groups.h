@@ -5,7 +5,11 @@
 // File format, one row per submission:
 //   group,start_time,end_time,dataset,runtime_ratio
 // (seconds; runtime_ratio scales a run's energy and time to this
-// submission's size). Extra columns are ignored; loading is strict.
+// submission's size). Columns are found by their header, in any order, so the
+// original Zeus's trace/alibaba_groups.csv (an unnamed index column, then
+// group,dataset,start_time,end_time,runtime_ratio) loads once decompressed;
+// an xz or gzip file is refused with that hint. Extra columns are ignored;
+// loading is strict.
 //
 // Thread-safety: functions are reentrant.
 
