@@ -128,6 +128,9 @@ struct InFlight {
   int submission = 0;
   int tries = 1;
   double runtime_ratio = 1.0;
+  // The generator before the run's outcome was drawn: a replay under a
+  // tighter bound draws the same epochs.
+  Rng rng_before;
 };
 
 }  // namespace
@@ -143,6 +146,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
   auto launch = [&](int submission, int tries, double start_s, double end_s, double ratio) {
     InFlight run;
     run.plan = policy.Next();
+    run.rng_before = rng;
     run.outcome = ExecuteRun(workload, run.plan, options.eta, rng);
     run.start_time_s = start_s;
     run.end_time_s = end_s;
@@ -159,8 +163,16 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
           running.begin(), running.end(),
           [](const InFlight& a, const InFlight& b) { return a.end_time_s < b.end_time_s; });
       if (next == running.end() || next->end_time_s > now) return Status::Ok();
-      const InFlight done = *next;
+      InFlight done = *next;
       running.erase(next);
+      // Held to the bound in force when it reports (Policy::CostLimitAtReport).
+      const std::optional<double> limit = policy.CostLimitAtReport(done.plan);
+      if (limit.has_value() &&
+          (!done.plan.cost_limit.has_value() || *limit < *done.plan.cost_limit)) {
+        done.plan.cost_limit = limit;
+        Rng replay = done.rng_before;
+        done.outcome = ExecuteRun(workload, done.plan, options.eta, replay);
+      }
       ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, done.outcome));
       if (done.outcome.ran) {
         GroupRunRecord record;

@@ -76,7 +76,10 @@ struct GroupRunRecord {
 
 // Simulates one group on `workload` under `policy`. Every run's outcome is
 // drawn when it starts and observed by the policy when it ends, in end-time
-// order, so results arrive out of submission order when runs overlap. A run
+// order, so results arrive out of submission order when runs overlap. When
+// the policy holds a run to a tighter bound at that moment
+// (Policy::CostLimitAtReport: runs that ended meanwhile lowered the best
+// cost), the run is replayed under it with the same draw of epochs. A run
 // that misses the target is retried from its end time with the same
 // duration, up to options.max_tries per submission. REQUIRES: `submissions`
 // sorted by start time (as LoadJobGroups returns them).

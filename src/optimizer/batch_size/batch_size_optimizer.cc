@@ -309,6 +309,24 @@ std::optional<int> BatchSizeOptimizer::SpeculativeSize() const {
   return std::nullopt;
 }
 
+std::optional<double> BatchSizeOptimizer::ExplorationBound() const {
+  if (!config_.beta.has_value()) return std::nullopt;
+  return EarlyStopCostBound(std::min(*config_.beta, FrugalKnobs::kExplorationBeta), min_cost_);
+}
+
+bool BatchSizeOptimizer::PassedFurtherAlong() const {
+  if (config_.policy != BatchSizePolicy::kSwarm) return false;
+  const std::optional<double> bound = ExplorationBound();
+  for (int size : explorer_.AheadInDirection()) {
+    auto it = speculative_results_.find(size);
+    if (it != speculative_results_.end() && it->second.reached_target &&
+        (!bound.has_value() || it->second.cost <= *bound)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Status BatchSizeOptimizer::AdvanceWalk() {
   if (config_.policy != BatchSizePolicy::kSwarm) return Status::Ok();
   while (!explorer_.done() && !exploration_trial_.has_value()) {
@@ -319,17 +337,13 @@ Status BatchSizeOptimizer::AdvanceWalk() {
       // would be: above the exploration bound is a failure.
       const SpeculativeResult r = result->second;
       speculative_results_.erase(result);
-      const std::optional<double> bound =
-          config_.beta.has_value()
-              ? EarlyStopCostBound(std::min(*config_.beta, FrugalKnobs::kExplorationBeta),
-                                   min_cost_)
-              : std::nullopt;
+      const std::optional<double> bound = ExplorationBound();
       const bool passed = r.reached_target && (!bound.has_value() || r.cost <= *bound);
       // A run that stopped short is censored at what it spent (its cost is
       // known to exceed that); a run that reached above the bound keeps its
       // observation and is pruned.
       if (!r.reached_target && config_.beta.has_value()) censored_[size] = r.cost;
-      ZEUS_RETURN_IF_ERROR(explorer_.Report(r.cost, passed));
+      ZEUS_RETURN_IF_ERROR(explorer_.Report(r.cost, passed, !passed && PassedFurtherAlong()));
       continue;
     }
     for (auto& [number, trial] : in_flight_) {
@@ -407,7 +421,8 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
       censored_[batch_size] = *bound;
     }
     exploration_trial_.reset();
-    ZEUS_RETURN_IF_ERROR(explorer_.Report(cost, reached_target));
+    ZEUS_RETURN_IF_ERROR(
+        explorer_.Report(cost, reached_target, !reached_target && PassedFurtherAlong()));
     if (explorer_.done()) StartBandit();
   } else if (kind == TrialKind::kSpeculative && !explorer_.done()) {
     speculative_results_[batch_size] = {cost, reached_target};

@@ -59,7 +59,13 @@ std::vector<int> PruningExplorer::Upcoming(size_t depth) const {
   return upcoming;
 }
 
-Status PruningExplorer::Report(double cost, bool reached_target) {
+std::vector<int> PruningExplorer::AheadInDirection() const {
+  if (done_) return {};
+  const std::vector<int>& walk = going_up_ ? up_ : down_;
+  return std::vector<int>(walk.begin() + static_cast<std::ptrdiff_t>(position_) + 1, walk.end());
+}
+
+Status PruningExplorer::Report(double cost, bool reached_target, bool keep_direction) {
   if (done_) return FailedPreconditionError("pruning explorer: exploration is already over");
   const int batch_size = Current();
   if (reached_target && !going_up_ && position_ == 0) start_cost_ = cost;
@@ -71,7 +77,7 @@ Status PruningExplorer::Report(double cost, bool reached_target) {
     }
     good_.push_back(batch_size);
     misses_in_a_row_ = 0;
-  } else {
+  } else if (!keep_direction) {
     ++misses_in_a_row_;
   }
   const int patience = DirectionEarnedPatience() ? direction_patience_ : 1;

@@ -50,6 +50,14 @@ class BanditPolicy final : public Policy {
     return optimizer_.ReportResult(plan.run_id, outcome.cost, outcome.reached);
   }
 
+  // frugal and swarm (the exact rule): the bound the server applies when the
+  // run reports, from the lowest cost known then. zeus keeps the bound it
+  // handed out, as the original simulator does.
+  std::optional<double> CostLimitAtReport(const RunPlan& plan) const override {
+    if (!plan.exact_cost_limit) return plan.cost_limit;
+    return optimizer_.EarlyStopThreshold(plan.run_id);
+  }
+
  private:
   PolicyContext context_;
   BatchSizeOptimizer optimizer_;

@@ -135,6 +135,27 @@ TEST(BatchSizeOptimizerSwarmTest, ASpeculativeRunAboveTheBoundKnownAtReportIsAFa
   EXPECT_EQ(optimizer.NextTrial().batch_size, 8);
 }
 
+TEST(BatchSizeOptimizerSwarmTest, AStepOutbidByASizeFurtherAlongDoesNotEndTheDirection) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
+  const Trial step = optimizer.NextTrial();  // 32
+  const Trial s16 = optimizer.NextTrial();
+  ASSERT_EQ(s16, (Trial{3, 16, TrialKind::kSpeculative}));
+  // 16 reaches at 8: the lowest cost drops, and 32's run (stopped at 11
+  // without reaching) fails under the bound in force when it reports
+  // (1.25 x 8 = 10).
+  ZEUS_ASSERT_OK(optimizer.ReportResult(s16.trial_number, 8.0, true));
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(step.trial_number), 10.0);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(step.trial_number, 11.0, false));
+  // Frugal's walk would end the direction at this first failure (no steep
+  // slope of its own yet) and never use 16's result; swarm's goes on: 16
+  // passes and the walk reaches 8.
+  EXPECT_EQ(optimizer.censored(), (std::map<int, double>{{32, 10.0}}));
+  EXPECT_TRUE(optimizer.exploring());
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{4, 8, TrialKind::kExploration}));
+}
+
 TEST(BatchSizeOptimizerSwarmTest, ReportFailureOfASpeculativeTrialLetsTheSizeBeTriedAgain) {
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
                             BatchSizeOptimizer::Create(SwarmConfig()));

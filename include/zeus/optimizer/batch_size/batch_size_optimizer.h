@@ -269,6 +269,12 @@ class BatchSizeOptimizer {
   // swarm: the size for a speculative trial, or nullopt when every size
   // within reach is in flight or already has a result.
   std::optional<int> SpeculativeSize() const;
+  // swarm: whether a speculative result further along the walk's current
+  // direction reached the target within the exploration bound known now; a
+  // failure of the walk's step then does not end the direction.
+  bool PassedFurtherAlong() const;
+  // min(beta, kExplorationBeta) x min_cost(); nullopt without either.
+  std::optional<double> ExplorationBound() const;
   // FromJson's check that the in-flight explorations match the explorer;
   // kInvalidArgument naming the field of `state` at fault.
   Status ValidateExplorationTrial(const JsonFields& state) const;

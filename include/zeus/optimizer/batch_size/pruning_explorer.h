@@ -55,9 +55,14 @@ class PruningExplorer {
   // (next down, first up, second down, second up, ...). Whether the walk
   // reaches them depends on the outcomes still to come. Empty when done().
   std::vector<int> Upcoming(size_t depth) const;
+  // The sizes after Current() in the current direction, in walk order.
+  // Empty when done().
+  std::vector<int> AheadInDirection() const;
   // The outcome of running Current(); advances the walk. kFailedPrecondition
-  // when done().
-  Status Report(double cost, bool reached_target);
+  // when done(). With `keep_direction`, a failure neither counts as a miss
+  // nor ends the direction (the caller already knows a size further along
+  // it reached the target).
+  Status Report(double cost, bool reached_target, bool keep_direction = false);
 
   // The surviving batch sizes, sorted. REQUIRES: done(). Empty when every
   // size was pruned.
