@@ -182,11 +182,19 @@ json CostAgainstDefault(const std::vector<TrialRecord>& trials, int64_t default_
               {"points", std::move(points)}};
 }
 
-StatusOr<json> DashboardJobList(Store* store) {
+StatusOr<json> DashboardJobList(Store* store, const JobPage& page) {
   json jobs = json::array();
+  json next_after = nullptr;
   Status status = store->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) {
     jobs = json::array();
-    ZEUS_ASSIGN_OR_RETURN(std::vector<JobRecord> records, txn.ListJobs());
+    next_after = nullptr;
+    // One more than asked: whether another page follows.
+    ZEUS_ASSIGN_OR_RETURN(std::vector<JobRecord> records,
+                          txn.ListJobsAfter(page.after, page.limit + 1));
+    if (static_cast<int64_t>(records.size()) > page.limit) {
+      records.resize(static_cast<size_t>(page.limit));
+      next_after = records.back().job_id;
+    }
     for (const JobRecord& job : records) {
       ZEUS_ASSIGN_OR_RETURN(DecodedJob decoded, Decode(job));
       const BatchSizeJobSpec& spec = decoded.spec;
@@ -204,7 +212,7 @@ StatusOr<json> DashboardJobList(Store* store) {
     return Status::Ok();
   });
   if (!status.ok()) return status;
-  return json{{"jobs", std::move(jobs)}};
+  return json{{"jobs", std::move(jobs)}, {"next_after", std::move(next_after)}};
 }
 
 StatusOr<json> DashboardJobDetail(Store* store, const std::string& job_id) {

@@ -94,11 +94,40 @@ Status ValidateJobSpecRanges(const BatchSizeJobSpec& spec) {
     return InvalidArgumentError(
         fmt::format("field 'beta_knob': {} must be finite and > 0 (or null)", *spec.beta_knob));
   }
-  if (spec.gpu_model.size() > kMaxIdentifierBytes) {
-    return InvalidArgumentError(fmt::format("field 'gpu_model': {} bytes long, more than {}",
-                                            spec.gpu_model.size(), kMaxIdentifierBytes));
+  if (spec.batch_sizes.size() > kMaxBatchSizesPerJob) {
+    return InvalidArgumentError(
+        fmt::format("field 'batch_sizes': {} batch sizes, more than the limit of {} per job",
+                    spec.batch_sizes.size(), kMaxBatchSizesPerJob));
   }
+  // The GPU model is shown on the dashboard and in logs: printable text, as
+  // identifiers.
+  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("gpu_model", spec.gpu_model));
   return Status::Ok();
+}
+
+StatusOr<JobPage> ParseJobPage(const std::optional<std::string>& limit,
+                               const std::optional<std::string>& after) {
+  JobPage page;
+  if (limit) {
+    int64_t value = 0;
+    const bool digits = !limit->empty() && limit->size() <= 18 &&
+                        limit->find_first_not_of("0123456789") == std::string::npos;
+    if (digits) value = std::stoll(*limit);
+    if (!digits || value < 1 || value > kMaxJobsPerPage) {
+      return InvalidArgumentError(fmt::format(
+          "query parameter 'limit': \"{}\" is not an integer in [1, {}] (the most jobs per page)",
+          Printable(*limit), kMaxJobsPerPage));
+    }
+    page.limit = value;
+  }
+  if (after) {
+    Status valid = ValidateIdentifier("after", *after);
+    if (!valid.ok()) {
+      return InvalidArgumentError("query parameter 'after' (a job id): " + valid.message());
+    }
+    page.after = *after;
+  }
+  return page;
 }
 
 }  // namespace zeus::server_internal

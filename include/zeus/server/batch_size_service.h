@@ -129,7 +129,11 @@ class BatchSizeService {
 
   // Observability (JSON views).
   StatusOr<nlohmann::json> GetJob(const std::string& job_id);
-  StatusOr<nlohmann::json> ListJobs();
+  // One page of jobs by id: {"jobs": [at most `limit` views of jobs whose id
+  // sorts after `after_job_id`], "next_after": the last id of this page when
+  // more follow, else null}. kInvalidArgument unless 1 <= limit <= 1000
+  // (src/server/input_limits.h).
+  StatusOr<nlohmann::json> ListJobs(const std::string& after_job_id = "", int64_t limit = 100);
   StatusOr<nlohmann::json> ListTrials(const std::string& job_id);
   // Exploring flag, lowest cost, best batch size, in-flight trials and the
   // bandit's arm states.
