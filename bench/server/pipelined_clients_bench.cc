@@ -51,6 +51,7 @@ constexpr int kBatchSizes = 1024;
 
 json WideJob(const std::string& job_id, int batch_sizes) {
   json body = bench::JobBody(job_id);
+  body["job_id_prefix"] = job_id.substr(0, job_id.find('-'));
   std::vector<int> sizes;
   for (int b = 1; b <= batch_sizes; ++b) sizes.push_back(b);
   body["batch_sizes"] = sizes;

@@ -211,6 +211,8 @@ struct HttpTransport::Impl {
   bool started = false;
   int port = 0;
   std::unique_ptr<WorkerPool> workers;
+  // One thread for options.priority_paths.
+  std::unique_ptr<WorkerPool> priority_worker;
   asio::io_context ioc;
   std::optional<tcp::acceptor> acceptor;
   std::optional<asio::steady_timer> accept_retry;
@@ -335,19 +337,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.reset();
     busy_ = true;
     stream_.expires_never();
-    impl_->workers->Post(
-        [self = shared_from_this(), request = std::move(request), keep_alive, head]() {
-          HttpResponse response;
-          try {
-            response = self->impl_->on_request(request);
-          } catch (...) {
-            response = ErrorResponse(500, "internal error while handling the request");
-          }
-          asio::post(self->executor(),
-                     [self, response = std::move(response), keep_alive, head]() mutable {
-                       self->Write(std::move(response), keep_alive, head, /*drain=*/false);
-                     });
-        });
+    const std::vector<std::string>& priority = options().priority_paths;
+    const bool prioritised =
+        std::find(priority.begin(), priority.end(), request.path) != priority.end();
+    WorkerPool* pool = prioritised ? impl_->priority_worker.get() : impl_->workers.get();
+    pool->Post([self = shared_from_this(), request = std::move(request), keep_alive, head]() {
+      HttpResponse response;
+      try {
+        response = self->impl_->on_request(request);
+      } catch (...) {
+        response = ErrorResponse(500, "internal error while handling the request");
+      }
+      asio::post(self->executor(),
+                 [self, response = std::move(response), keep_alive, head]() mutable {
+                   self->Write(std::move(response), keep_alive, head, /*drain=*/false);
+                 });
+    });
   }
 
   void Refuse(int status, const std::string& reason) {
@@ -515,6 +520,7 @@ Status HttpTransport::Start() {
   impl.trim_timer.emplace(impl.acceptor->get_executor());
   impl.work.emplace(impl.ioc.get_executor());
   impl.workers = std::make_unique<WorkerPool>(std::max(1, o.worker_threads));
+  impl.priority_worker = std::make_unique<WorkerPool>(1);
   impl.Accept();
   impl.ScheduleTrim();
   for (int i = 0; i < std::max(1, o.io_threads); ++i) {
@@ -569,6 +575,7 @@ void HttpTransport::Stop() {
   for (std::thread& t : impl.io_threads) t.join();
   impl.io_threads.clear();
   impl.workers->Stop();
+  impl.priority_worker->Stop();
 }
 
 }  // namespace zeus::server_internal

@@ -114,7 +114,8 @@ TEST_F(DashboardTest, JobListShowsEverySeededJobWithItsSpec) {
 }
 
 TEST_F(DashboardTest, JobListIsEmptyWithoutJobs) {
-  EXPECT_EQ(GetJson("/dashboard/api/jobs"), json({{"jobs", json::array()}}));
+  EXPECT_EQ(GetJson("/dashboard/api/jobs"),
+            json({{"jobs", json::array()}, {"next_after", nullptr}}));
 }
 
 TEST_F(DashboardTest, JobDetailTrialsMatchTheStoredTrials) {

@@ -4,7 +4,11 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -730,6 +734,52 @@ TEST_P(HttpServerTest, DeletedOrReplacedDatabaseFileStopsWritesAndHealth) {
     EXPECT_EQ(Next("del-1").status, 503);
     EXPECT_EQ(Do("GET", "/health").status, 503);  // Latched.
   }
+}
+
+// Issue 23 item 3: /health took 2.4 s while clients flooded the server:
+// probes queued behind every other request. They now have a worker of their
+// own: with the only API worker stuck, /health still answers at once.
+TEST(HttpServerHealthTest, HealthAnswersWhileEveryApiWorkerIsBusy) {
+  TempDir dir;
+  std::string skip;
+  StatusOr<std::unique_ptr<Store>> store = OpenStore(NewDatabaseUrl(Backend::kSqlite, dir, &skip));
+  ZEUS_ASSERT_OK(store.status());
+  FakeClock clock;
+  BatchSizeService service(store->get(), &clock);
+  HttpServerOptions options;
+  options.threads = 1;
+  HttpServer server(&service, options);
+  std::mutex mutex;
+  std::condition_variable released_cv;
+  bool released = false;
+  ZEUS_ASSERT_OK(server.AddRoutes({HttpRoute{"GET", "/stuck", [&](const HttpRequest&) {
+                                               std::unique_lock<std::mutex> lock(mutex);
+                                               released_cv.wait(lock, [&] { return released; });
+                                               return JsonResponse(200, "{}");
+                                             }}}));
+  ZEUS_ASSERT_OK(server.Start());
+  std::thread stuck([&] {
+    httplib::Client client("127.0.0.1", server.port());
+    client.set_read_timeout(30, 0);
+    client.Get("/stuck");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // /stuck holds the worker.
+  httplib::Client probe("127.0.0.1", server.port());
+  probe.set_read_timeout(5, 0);
+  const auto begin = std::chrono::steady_clock::now();
+  httplib::Result health = probe.Get("/health");
+  const double waited_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    released = true;
+  }
+  released_cv.notify_all();
+  stuck.join();
+  ASSERT_TRUE(health) << "no answer to /health within 5 s while the API worker was busy";
+  EXPECT_EQ(health->status, 200);
+  EXPECT_LT(waited_s, 2.0);
+  server.Stop();
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, HttpServerTest,
