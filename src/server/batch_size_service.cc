@@ -257,6 +257,12 @@ StatusOr<TrialId> BatchSizeService::NextBatchSize(const std::string& job_id) {
   Status txn_status = Write([&](StoreTransaction& txn) -> Status {
     ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, job_id));
     ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
+    if (static_cast<int64_t>(optimizer.in_flight().size()) >= options_.max_trials_in_flight) {
+      return FailedPreconditionError(fmt::format(
+          "job \"{}\": {} trials are in flight (dispatched, not yet ended), the most a job may "
+          "have; report or end some (PATCH /trials) first, or wait until silent ones are failed",
+          job_id, optimizer.in_flight().size()));
+    }
     Trial trial = optimizer.NextTrial();
     StoreOptimizer(optimizer, &job, cache);
     ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));

@@ -620,6 +620,25 @@ TEST_P(HttpServerTest, BatchSizesPerJobAreBoundedAt1024) {
   EXPECT_EQ(arms.body["arms"].size(), 1024u);
 }
 
+// Issue 23 item 3: trials in flight per job are bounded (they are listed in
+// the job's state and in /jobs/arms).
+TEST_P(HttpServerTest, TrialsInFlightPerJobAreBounded) {
+  server_.reset();
+  BatchSizeServiceOptions service_options;
+  service_options.max_trials_in_flight = 3;
+  StartServer(HttpServerOptions{}, service_options);
+  if (IsSkipped()) return;
+  ASSERT_EQ(Register(JobBody("fly-1")).status, 201);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Next("fly-1").status, 200) << i;
+  HttpReply full = Next("fly-1");
+  EXPECT_EQ(full.status, 409) << full.raw;
+  EXPECT_THAT(full.raw, HasSubstr("3 trials are in flight"));
+  EXPECT_EQ(Do("GET", "/jobs/arms?job_id=fly-1").body["in_flight"].size(), 3u);
+  json end{{"job_id", "fly-1"}, {"batch_size", 128}, {"trial_number", 1}};
+  ASSERT_EQ(Do("PATCH", "/trials", end.dump()).status, 200);
+  EXPECT_EQ(Next("fly-1").status, 200);  // Room again.
+}
+
 // Issue 23 item 3: job listings come in pages of at most 1000 jobs.
 TEST_P(HttpServerTest, JobListsArePagedOnTheApiAndTheDashboard) {
   for (const char* id : {"p-5", "p-1", "p-3", "p-2", "p-4"}) {

@@ -79,6 +79,11 @@ struct BatchSizeServiceOptions {
   // Epochs a trial may be silent for; 0 disables pacing (every trial gets
   // silent_trial_timeout_s). >= 0. Default: 4.
   double silent_epochs = 4.0;
+  // Trials of one job dispatched and not yet ended (in flight) at most; one
+  // more GET /jobs/batch_size is kFailedPrecondition (409) naming the limit.
+  // Bounds the job's stored state and its /jobs/arms answer, which list the
+  // trials in flight. >= 1. Default: 1024.
+  int64_t max_trials_in_flight = 1024;
 };
 
 class BatchSizeService {
