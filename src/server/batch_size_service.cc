@@ -507,18 +507,32 @@ StatusOr<json> BatchSizeService::ListJobs(const std::string& after_job_id, int64
   return json{{"jobs", std::move(jobs)}, {"next_after", std::move(next_after)}};
 }
 
-StatusOr<json> BatchSizeService::ListTrials(const std::string& job_id) {
+StatusOr<json> BatchSizeService::ListTrials(const std::string& job_id, int64_t after_trial_number,
+                                            int64_t limit) {
   ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", job_id));
+  if (limit < 1 || limit > server_internal::kMaxTrialsPerPage) {
+    return InvalidArgumentError(fmt::format("query parameter 'limit': {} is outside [1, {}]", limit,
+                                            server_internal::kMaxTrialsPerPage));
+  }
   json trials = json::array();
+  json next_after = nullptr;
   Status txn_status =
       store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
+        trials = json::array();
+        next_after = nullptr;
         ZEUS_RETURN_IF_ERROR(LockJob(txn, job_id).status());
-        ZEUS_ASSIGN_OR_RETURN(std::vector<TrialRecord> records, txn.ListTrials(job_id));
+        // One more than asked: whether another page follows.
+        ZEUS_ASSIGN_OR_RETURN(std::vector<TrialRecord> records,
+                              txn.ListTrialsAfter(job_id, after_trial_number, limit + 1));
+        if (static_cast<int64_t>(records.size()) > limit) {
+          records.resize(static_cast<size_t>(limit));
+          next_after = records.back().trial_number;
+        }
         for (const TrialRecord& t : records) trials.push_back(TrialRecordToJson(t));
         return Status::Ok();
       });
   if (!txn_status.ok()) return txn_status;
-  return json{{"job_id", job_id}, {"trials", std::move(trials)}};
+  return json{{"job_id", job_id}, {"trials", std::move(trials)}, {"next_after", next_after}};
 }
 
 StatusOr<json> BatchSizeService::ArmStates(const std::string& job_id) {

@@ -166,7 +166,10 @@ std::vector<HttpRoute> ApiRoutes(BatchSizeService* s, ServerMetrics* metrics) {
   add("GET", kEndTrialPath, [s, fail](const HttpRequest& req) {
     StatusOr<std::string> job_id = JobIdParam(req);
     if (!job_id.ok()) return fail(kEndTrialPath, job_id.status());
-    StatusOr<json> view = s->ListTrials(*job_id);
+    StatusOr<server_internal::TrialPage> page =
+        server_internal::ParseTrialPage(req.Param("limit"), req.Param("after"));
+    if (!page.ok()) return fail(kEndTrialPath, page.status());
+    StatusOr<json> view = s->ListTrials(*job_id, page->after, page->limit);
     if (!view.ok()) return fail(kEndTrialPath, view.status());
     return Reply(200, *view);
   });

@@ -1,6 +1,7 @@
 #include "src/server/input_limits.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -103,6 +104,41 @@ Status ValidateJobSpecRanges(const BatchSizeJobSpec& spec) {
   // identifiers.
   ZEUS_RETURN_IF_ERROR(ValidateIdentifier("gpu_model", spec.gpu_model));
   return Status::Ok();
+}
+
+namespace {
+
+// A decimal integer in [min, max] from a query parameter, or an error naming
+// it and `what` the range means.
+StatusOr<int64_t> QueryInt(std::string_view name, const std::string& text, int64_t min, int64_t max,
+                           std::string_view what) {
+  const bool digits = !text.empty() && text.size() <= 18 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  const int64_t value = digits ? std::stoll(text) : -1;
+  if (!digits || value < min || value > max) {
+    return InvalidArgumentError(
+        fmt::format("query parameter '{}': \"{}\" is not an integer in "
+                    "[{}, {}]{}",
+                    name, Printable(text), min, max, what));
+  }
+  return value;
+}
+
+}  // namespace
+
+StatusOr<TrialPage> ParseTrialPage(const std::optional<std::string>& limit,
+                                   const std::optional<std::string>& after) {
+  TrialPage page;
+  if (limit) {
+    ZEUS_ASSIGN_OR_RETURN(
+        page.limit, QueryInt("limit", *limit, 1, kMaxTrialsPerPage, " (the most trials per page)"));
+  }
+  if (after) {
+    ZEUS_ASSIGN_OR_RETURN(page.after,
+                          QueryInt("after", *after, 0, std::numeric_limits<int64_t>::max(),
+                                   " (the last trial number of the previous page)"));
+  }
+  return page;
 }
 
 StatusOr<JobPage> ParseJobPage(const std::optional<std::string>& limit,

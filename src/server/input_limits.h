@@ -52,6 +52,9 @@ inline constexpr size_t kMaxBatchSizesPerJob = 1024;
 // (`after=<last job_id of the previous page>`).
 inline constexpr int64_t kDefaultJobsPerPage = 100;
 inline constexpr int64_t kMaxJobsPerPage = 1000;
+// Trials in one answer of GET /trials?job_id=: `limit` 1 to 1000, default
+// 1000; the rest page by page (`after=<last trial number>`).
+inline constexpr int64_t kMaxTrialsPerPage = 1000;
 
 Status ValidateIdentifier(std::string_view field, std::string_view value);
 // Every number of a report, and its job_id.
@@ -71,6 +74,16 @@ struct JobPage {
 // kInvalidArgument naming the parameter, the value and the limit otherwise.
 StatusOr<JobPage> ParseJobPage(const std::optional<std::string>& limit,
                                const std::optional<std::string>& after);
+
+// One page of a job's trials: at most `limit` numbered above `after`.
+struct TrialPage {
+  int64_t after = 0;
+  int64_t limit = kMaxTrialsPerPage;
+};
+// Reads the query parameters `limit` (1 to kMaxTrialsPerPage) and `after` (a
+// trial number >= 0) of GET /trials; kInvalidArgument naming the parameter.
+StatusOr<TrialPage> ParseTrialPage(const std::optional<std::string>& limit,
+                                   const std::optional<std::string>& after);
 
 }  // namespace zeus::server_internal
 

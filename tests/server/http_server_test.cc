@@ -6,13 +6,17 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "tests/server/server_test_util.h"
 
@@ -639,6 +643,31 @@ TEST_P(HttpServerTest, TrialsInFlightPerJobAreBounded) {
   EXPECT_EQ(Next("fly-1").status, 200);  // Room again.
 }
 
+// Issue 23 item 3: a job's trials come in pages of at most 1000.
+TEST_P(HttpServerTest, TrialListsArePaged) {
+  ASSERT_EQ(Register(JobBody("tp-1")).status, 201);
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(Next("tp-1").status, 200);
+  std::vector<int64_t> seen;
+  std::string path = "/trials?job_id=tp-1&limit=2";
+  for (int page = 0; page < 5; ++page) {
+    HttpReply reply = Do("GET", path);
+    ASSERT_EQ(reply.status, 200) << reply.raw;
+    ASSERT_LE(reply.body["trials"].size(), 2u);
+    for (const json& t : reply.body["trials"]) seen.push_back(t["trial_number"]);
+    if (reply.body["next_after"].is_null()) break;
+    path = "/trials?job_id=tp-1&limit=2&after=" + reply.body["next_after"].dump();
+  }
+  EXPECT_EQ(seen, (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  HttpReply all = Do("GET", "/trials?job_id=tp-1");
+  EXPECT_EQ(all.body["trials"].size(), 5u);
+  EXPECT_TRUE(all.body["next_after"].is_null());
+  for (const char* bad : {"limit=0", "limit=1001", "limit=x", "after=-1", "after=two"}) {
+    HttpReply refused = Do("GET", std::string("/trials?job_id=tp-1&") + bad);
+    EXPECT_EQ(refused.status, 422) << bad << ": " << refused.raw;
+    EXPECT_THAT(refused.raw, HasSubstr(std::string("'") + std::string(bad).substr(0, 5)));
+  }
+}
+
 // Issue 23 item 3: job listings come in pages of at most 1000 jobs.
 TEST_P(HttpServerTest, JobListsArePagedOnTheApiAndTheDashboard) {
   for (const char* id : {"p-5", "p-1", "p-3", "p-2", "p-4"}) {
@@ -753,6 +782,31 @@ TEST_P(HttpServerTest, DeletedOrReplacedDatabaseFileStopsWritesAndHealth) {
     EXPECT_EQ(Next("del-1").status, 503);
     EXPECT_EQ(Do("GET", "/health").status, 503);  // Latched.
   }
+}
+
+// Issue 24: ignored request fields are logged at debug level, by name.
+TEST(HttpServerLogTest, IgnoredRequestFieldsAreLoggedAtDebugLevel) {
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  auto previous = spdlog::default_logger();
+  const spdlog::level::level_enum previous_level = spdlog::get_level();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
+  spdlog::set_level(spdlog::level::debug);
+  {
+    TempDir dir;
+    std::string skip;
+    TestServer server(NewDatabaseUrl(Backend::kSqlite, dir, &skip));
+    ASSERT_TRUE(server.ok()) << server.error();
+    httplib::Client client("127.0.0.1", server.port());
+    json body = JobBody("log-1");
+    body["seed"] = 7;
+    body["learning_rate"] = 0.1;
+    EXPECT_EQ(Send(client, "POST", "/jobs", body.dump()).status, 201);
+  }
+  spdlog::set_default_logger(previous);
+  spdlog::set_level(previous_level);
+  EXPECT_THAT(log.str(), HasSubstr("/jobs: ignoring unknown request field(s) 'learning_rate', "
+                                   "'seed'"));
 }
 
 // Issue 23 item 3: /health took 2.4 s while clients flooded the server:

@@ -139,7 +139,12 @@ class BatchSizeService {
   // more follow, else null}. kInvalidArgument unless 1 <= limit <= 1000
   // (src/server/input_limits.h).
   StatusOr<nlohmann::json> ListJobs(const std::string& after_job_id = "", int64_t limit = 100);
-  StatusOr<nlohmann::json> ListTrials(const std::string& job_id);
+  // One page of the job's trials by number: {"job_id", "trials": [at most
+  // `limit` trials numbered above `after_trial_number`], "next_after": the
+  // last trial number of this page when more follow, else null}.
+  // kInvalidArgument unless 1 <= limit <= 1000.
+  StatusOr<nlohmann::json> ListTrials(const std::string& job_id, int64_t after_trial_number = 0,
+                                      int64_t limit = 1000);
   // Exploring flag, lowest cost, best batch size, in-flight trials and the
   // bandit's arm states.
   StatusOr<nlohmann::json> ArmStates(const std::string& job_id);

@@ -100,6 +100,11 @@ class StoreTransaction {
   virtual Status UpdateTrial(const TrialRecord& trial) = 0;
   // Trials of one job by trial number.
   virtual StatusOr<std::vector<TrialRecord>> ListTrials(const std::string& job_id) = 0;
+  // At most `limit` trials of one job numbered above `after_trial_number`,
+  // by trial number: one page of a listing. REQUIRES: limit >= 1.
+  virtual StatusOr<std::vector<TrialRecord>> ListTrialsAfter(const std::string& job_id,
+                                                             int64_t after_trial_number,
+                                                             int64_t limit) = 0;
   // Dispatched trials of any job last updated before `updated_before_s`.
   virtual StatusOr<std::vector<TrialRecord>> ListSilentTrials(double updated_before_s) = 0;
 };

@@ -228,6 +228,17 @@ class SqlTransaction final : public StoreTransaction {
     return Status::Ok();
   }
 
+  StatusOr<std::vector<TrialRecord>> ListTrialsAfter(const std::string& job_id,
+                                                     int64_t after_trial_number,
+                                                     int64_t limit) override {
+    ZEUS_ASSIGN_OR_RETURN(std::vector<SqlRow> rows,
+                          c_->Query(std::string("SELECT ") + kTrialColumns +
+                                        " FROM zeus_trials WHERE job_id = ? AND trial_number > ? "
+                                        "ORDER BY trial_number LIMIT ?",
+                                    {job_id, after_trial_number, limit}));
+    return TrialsFromRows(rows);
+  }
+
   StatusOr<std::vector<TrialRecord>> ListTrials(const std::string& job_id) override {
     ZEUS_ASSIGN_OR_RETURN(std::vector<SqlRow> rows,
                           c_->Query(std::string("SELECT ") + kTrialColumns +
