@@ -223,15 +223,27 @@ StatusOr<json> DashboardJobDetail(Store* store, const std::string& job_id) {
     ZEUS_ASSIGN_OR_RETURN(DecodedJob decoded, Decode(*job));
     ZEUS_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials, txn.ListTrials(job_id));
     const BatchSizeJobSpec& spec = decoded.spec;
+    // The latest kMaxDashboardTrials trials are listed (and charted); the
+    // cost totals count every trial.
+    const size_t first_shown =
+        trials.size() > kMaxDashboardTrials ? trials.size() - kMaxDashboardTrials : 0;
     json trial_rows = json::array();
-    for (const TrialRecord& t : trials) trial_rows.push_back(TrialToJson(t, spec.max_epochs));
-    view = json{
-        {"job_id", job->job_id},
-        {"created_at_s", job->created_at_s},
-        {"job", JobSpecToJson(spec)},
-        {"trials", std::move(trial_rows)},
-        {"belief", BeliefToJson(spec, decoded.optimizer)},
-        {"cost_vs_default", CostAgainstDefault(trials, spec.default_batch_size, spec.max_epochs)}};
+    for (size_t i = first_shown; i < trials.size(); ++i) {
+      trial_rows.push_back(TrialToJson(trials[i], spec.max_epochs));
+    }
+    json cost = CostAgainstDefault(trials, spec.default_batch_size, spec.max_epochs);
+    json& points = cost["points"];
+    if (points.size() > kMaxDashboardTrials) {
+      points.erase(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(
+                                                        points.size() - kMaxDashboardTrials));
+    }
+    view = json{{"job_id", job->job_id},
+                {"created_at_s", job->created_at_s},
+                {"job", JobSpecToJson(spec)},
+                {"trials_total", trials.size()},
+                {"trials", std::move(trial_rows)},
+                {"belief", BeliefToJson(spec, decoded.optimizer)},
+                {"cost_vs_default", std::move(cost)}};
     return Status::Ok();
   });
   if (!status.ok()) return status;

@@ -32,8 +32,9 @@ namespace zeus::server_internal {
 // kInternal for a job whose stored spec or state does not decode.
 StatusOr<nlohmann::json> DashboardJobList(Store* store, const JobPage& page);
 
-// One job: {job_id, created_at_s, job (the spec), trials, belief,
-// cost_vs_default}; see docs/DASHBOARD.md for every field.
+// One job: {job_id, created_at_s, job (the spec), trials_total, trials (the
+// latest kMaxDashboardTrials), belief, cost_vs_default (totals over every
+// trial, points of the listed ones)}; see docs/DASHBOARD.md for every field.
 // kNotFound naming the job when it does not exist.
 StatusOr<nlohmann::json> DashboardJobDetail(Store* store, const std::string& job_id);
 

@@ -55,6 +55,9 @@ inline constexpr int64_t kMaxJobsPerPage = 1000;
 // Trials in one answer of GET /trials?job_id=: `limit` 1 to 1000, default
 // 1000; the rest page by page (`after=<last trial number>`).
 inline constexpr int64_t kMaxTrialsPerPage = 1000;
+// Trials listed (and charted) by the dashboard's job view: the latest 1000;
+// `trials_total` says how many the job has, and its cost totals count all.
+inline constexpr size_t kMaxDashboardTrials = 1000;
 
 Status ValidateIdentifier(std::string_view field, std::string_view value);
 // Every number of a report, and its job_id.
