@@ -117,9 +117,8 @@ StatusOr<int64_t> QueryInt(std::string_view name, const std::string& text, int64
   const int64_t value = digits ? std::stoll(text) : -1;
   if (!digits || value < min || value > max) {
     return InvalidArgumentError(
-        fmt::format("query parameter '{}': \"{}\" is not an integer in "
-                    "[{}, {}]{}",
-                    name, Printable(text), min, max, what));
+        fmt::format("query parameter '{}': \"{}\" is not an integer in [{}, {}]{}", name,
+                    Printable(text), min, max, what));
   }
   return value;
 }
@@ -145,16 +144,8 @@ StatusOr<JobPage> ParseJobPage(const std::optional<std::string>& limit,
                                const std::optional<std::string>& after) {
   JobPage page;
   if (limit) {
-    int64_t value = 0;
-    const bool digits = !limit->empty() && limit->size() <= 18 &&
-                        limit->find_first_not_of("0123456789") == std::string::npos;
-    if (digits) value = std::stoll(*limit);
-    if (!digits || value < 1 || value > kMaxJobsPerPage) {
-      return InvalidArgumentError(fmt::format(
-          "query parameter 'limit': \"{}\" is not an integer in [1, {}] (the most jobs per page)",
-          Printable(*limit), kMaxJobsPerPage));
-    }
-    page.limit = value;
+    ZEUS_ASSIGN_OR_RETURN(
+        page.limit, QueryInt("limit", *limit, 1, kMaxJobsPerPage, " (the most jobs per page)"));
   }
   if (after) {
     Status valid = ValidateIdentifier("after", *after);
