@@ -56,8 +56,17 @@ StatusOr<std::unique_ptr<DeviceExporter>> DeviceExporter::Start(
   }
   auto server = std::make_unique<Server>();
   try {
-    server->exposer =
-        std::make_unique<prometheus::Exposer>(address, static_cast<size_t>(options.num_threads));
+    // civetweb closes every connection after its first answer unless
+    // keep-alive is on, dropping the requests a client pipelined behind it
+    // (1 of 100 answered). With it, pipelined requests are answered in
+    // order; an idle connection is closed after 500 ms so that it cannot
+    // hold one of the few threads, and a request must arrive within 10 s.
+    std::vector<std::string> civetweb_options = {
+        "listening_ports",    address, "num_threads",           std::to_string(options.num_threads),
+        "enable_keep_alive",  "yes",   "keep_alive_timeout_ms", "500",
+        "request_timeout_ms", "10000",
+    };
+    server->exposer = std::make_unique<prometheus::Exposer>(std::move(civetweb_options));
   } catch (const std::exception& e) {
     return UnavailableError("cannot listen on " + address + ": " + e.what());
   }

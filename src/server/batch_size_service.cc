@@ -257,6 +257,12 @@ StatusOr<TrialId> BatchSizeService::NextBatchSize(const std::string& job_id) {
   Status txn_status = Write([&](StoreTransaction& txn) -> Status {
     ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, job_id));
     ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
+    if (static_cast<int64_t>(optimizer.in_flight().size()) >= options_.max_trials_in_flight) {
+      return FailedPreconditionError(fmt::format(
+          "job \"{}\": {} trials are in flight (dispatched, not yet ended), the most a job may "
+          "have; report or end some (PATCH /trials) first, or wait until silent ones are failed",
+          job_id, optimizer.in_flight().size()));
+    }
     Trial trial = optimizer.NextTrial();
     StoreOptimizer(optimizer, &job, cache);
     ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
@@ -282,6 +288,14 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
   Status txn_status = Write([&](StoreTransaction& txn) -> Status {
     ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, result.trial.job_id));
     ZEUS_ASSIGN_OR_RETURN(TrialRecord trial, FindTrial(txn, result.trial));
+    ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, SpecOf(job));
+    // A run stops at max_epochs: a later epoch cannot have happened.
+    if (result.current_epoch > spec.max_epochs) {
+      return InvalidArgumentError(fmt::format(
+          "field 'current_epoch': {} is past max_epochs {} of job \"{}\" (a run stops there); "
+          "nothing recorded",
+          result.current_epoch, spec.max_epochs, job.job_id));
+    }
     if (trial.status != TrialStatus::kDispatched) {
       response = ReportResponse{true, trial.converged, trial.message};
       return Status::Ok();
@@ -300,7 +314,6 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
                              kKeepTraining)};
       return Status::Ok();
     }
-    ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, SpecOf(job));
     ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
     const double cost = ZeusCost(result.energy_j, result.time_s, spec.eta_knob, spec.max_power_w);
     const std::optional<double> cost_bound = optimizer.EarlyStopThreshold(trial.trial_number);
@@ -315,6 +328,17 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     if (within_bound && !reached && result.current_epoch < spec.max_epochs) {
       response = ReportResponse{false, false, kKeepTraining};
       return txn.UpdateTrial(trial);
+    }
+    // A run that ended cost something: a zero cost (no time and no energy
+    // for what the cost weighs) would make its batch size look free to the
+    // bandit forever.
+    if (!(cost > 0.0)) {
+      return InvalidArgumentError(fmt::format(
+          "fields 'time' and 'energy': a report that ends trial {} of job \"{}\" (epoch {}) "
+          "must report the run's time and energy, got time {} s and energy {} J (cost 0 with "
+          "eta_knob {}); nothing recorded",
+          trial.trial_number, job.job_id, result.current_epoch, result.time_s, result.energy_j,
+          spec.eta_knob));
     }
     // The run is over: feed the bandit and the job's lowest cost.
     if (!within_bound) {
@@ -455,34 +479,60 @@ StatusOr<json> BatchSizeService::GetJob(const std::string& job_id) {
   return view;
 }
 
-StatusOr<json> BatchSizeService::ListJobs() {
+StatusOr<json> BatchSizeService::ListJobs(const std::string& after_job_id, int64_t limit) {
+  if (limit < 1 || limit > server_internal::kMaxJobsPerPage) {
+    return InvalidArgumentError(fmt::format("query parameter 'limit': {} is outside [1, {}]", limit,
+                                            server_internal::kMaxJobsPerPage));
+  }
   OptimizerCache* cache = cache_.get();
   json jobs = json::array();
+  json next_after = nullptr;
   Status txn_status =
       store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
-        ZEUS_ASSIGN_OR_RETURN(std::vector<JobRecord> records, txn.ListJobs());
+        jobs = json::array();
+        next_after = nullptr;
+        // One more than asked: whether another page follows.
+        ZEUS_ASSIGN_OR_RETURN(std::vector<JobRecord> records,
+                              txn.ListJobsAfter(after_job_id, limit + 1));
+        const bool more = static_cast<int64_t>(records.size()) > limit;
+        if (more) records.resize(static_cast<size_t>(limit));
         for (const JobRecord& job : records) {
           ZEUS_ASSIGN_OR_RETURN(json view, JobView(job, cache));
           jobs.push_back(std::move(view));
         }
+        if (more) next_after = records.back().job_id;
         return Status::Ok();
       });
   if (!txn_status.ok()) return txn_status;
-  return json{{"jobs", std::move(jobs)}};
+  return json{{"jobs", std::move(jobs)}, {"next_after", std::move(next_after)}};
 }
 
-StatusOr<json> BatchSizeService::ListTrials(const std::string& job_id) {
+StatusOr<json> BatchSizeService::ListTrials(const std::string& job_id, int64_t after_trial_number,
+                                            int64_t limit) {
   ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", job_id));
+  if (limit < 1 || limit > server_internal::kMaxTrialsPerPage) {
+    return InvalidArgumentError(fmt::format("query parameter 'limit': {} is outside [1, {}]", limit,
+                                            server_internal::kMaxTrialsPerPage));
+  }
   json trials = json::array();
+  json next_after = nullptr;
   Status txn_status =
       store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
+        trials = json::array();
+        next_after = nullptr;
         ZEUS_RETURN_IF_ERROR(LockJob(txn, job_id).status());
-        ZEUS_ASSIGN_OR_RETURN(std::vector<TrialRecord> records, txn.ListTrials(job_id));
+        // One more than asked: whether another page follows.
+        ZEUS_ASSIGN_OR_RETURN(std::vector<TrialRecord> records,
+                              txn.ListTrialsAfter(job_id, after_trial_number, limit + 1));
+        if (static_cast<int64_t>(records.size()) > limit) {
+          records.resize(static_cast<size_t>(limit));
+          next_after = records.back().trial_number;
+        }
         for (const TrialRecord& t : records) trials.push_back(TrialRecordToJson(t));
         return Status::Ok();
       });
   if (!txn_status.ok()) return txn_status;
-  return json{{"job_id", job_id}, {"trials", std::move(trials)}};
+  return json{{"job_id", job_id}, {"trials", std::move(trials)}, {"next_after", next_after}};
 }
 
 StatusOr<json> BatchSizeService::ArmStates(const std::string& job_id) {

@@ -227,7 +227,15 @@ DashboardResponse Api(const DashboardRequest& request, BatchSizeService* service
   StatusOr<json> view = NotFoundError("no such dashboard route: " + path);
   const std::string job_prefix = std::string(kApiJobs) + "/";
   if (path == kApiJobs) {
-    view = server_internal::DashboardJobList(service->store());
+    auto param = [&request](const char* name) -> std::optional<std::string> {
+      auto it = request.query.find(name);
+      if (it == request.query.end()) return std::nullopt;
+      return it->second;
+    };
+    StatusOr<server_internal::JobPage> page =
+        server_internal::ParseJobPage(param("limit"), param("after"));
+    view = page.ok() ? server_internal::DashboardJobList(service->store(), *page)
+                     : StatusOr<json>(page.status());
   } else if (StartsWith(path, job_prefix) && path.size() > job_prefix.size()) {
     const std::string job_id = path.substr(job_prefix.size());
     Status valid = server_internal::ValidateIdentifier("job_id", job_id);

@@ -182,11 +182,19 @@ json CostAgainstDefault(const std::vector<TrialRecord>& trials, int64_t default_
               {"points", std::move(points)}};
 }
 
-StatusOr<json> DashboardJobList(Store* store) {
+StatusOr<json> DashboardJobList(Store* store, const JobPage& page) {
   json jobs = json::array();
+  json next_after = nullptr;
   Status status = store->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) {
     jobs = json::array();
-    ZEUS_ASSIGN_OR_RETURN(std::vector<JobRecord> records, txn.ListJobs());
+    next_after = nullptr;
+    // One more than asked: whether another page follows.
+    ZEUS_ASSIGN_OR_RETURN(std::vector<JobRecord> records,
+                          txn.ListJobsAfter(page.after, page.limit + 1));
+    if (static_cast<int64_t>(records.size()) > page.limit) {
+      records.resize(static_cast<size_t>(page.limit));
+      next_after = records.back().job_id;
+    }
     for (const JobRecord& job : records) {
       ZEUS_ASSIGN_OR_RETURN(DecodedJob decoded, Decode(job));
       const BatchSizeJobSpec& spec = decoded.spec;
@@ -204,7 +212,7 @@ StatusOr<json> DashboardJobList(Store* store) {
     return Status::Ok();
   });
   if (!status.ok()) return status;
-  return json{{"jobs", std::move(jobs)}};
+  return json{{"jobs", std::move(jobs)}, {"next_after", std::move(next_after)}};
 }
 
 StatusOr<json> DashboardJobDetail(Store* store, const std::string& job_id) {
@@ -215,15 +223,27 @@ StatusOr<json> DashboardJobDetail(Store* store, const std::string& job_id) {
     ZEUS_ASSIGN_OR_RETURN(DecodedJob decoded, Decode(*job));
     ZEUS_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials, txn.ListTrials(job_id));
     const BatchSizeJobSpec& spec = decoded.spec;
+    // The latest kMaxDashboardTrials trials are listed (and charted); the
+    // cost totals count every trial.
+    const size_t first_shown =
+        trials.size() > kMaxDashboardTrials ? trials.size() - kMaxDashboardTrials : 0;
     json trial_rows = json::array();
-    for (const TrialRecord& t : trials) trial_rows.push_back(TrialToJson(t, spec.max_epochs));
-    view = json{
-        {"job_id", job->job_id},
-        {"created_at_s", job->created_at_s},
-        {"job", JobSpecToJson(spec)},
-        {"trials", std::move(trial_rows)},
-        {"belief", BeliefToJson(spec, decoded.optimizer)},
-        {"cost_vs_default", CostAgainstDefault(trials, spec.default_batch_size, spec.max_epochs)}};
+    for (size_t i = first_shown; i < trials.size(); ++i) {
+      trial_rows.push_back(TrialToJson(trials[i], spec.max_epochs));
+    }
+    json cost = CostAgainstDefault(trials, spec.default_batch_size, spec.max_epochs);
+    json& points = cost["points"];
+    if (points.size() > kMaxDashboardTrials) {
+      points.erase(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(
+                                                        points.size() - kMaxDashboardTrials));
+    }
+    view = json{{"job_id", job->job_id},
+                {"created_at_s", job->created_at_s},
+                {"job", JobSpecToJson(spec)},
+                {"trials_total", trials.size()},
+                {"trials", std::move(trial_rows)},
+                {"belief", BeliefToJson(spec, decoded.optimizer)},
+                {"cost_vs_default", std::move(cost)}};
     return Status::Ok();
   });
   if (!status.ok()) return status;

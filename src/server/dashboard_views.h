@@ -21,16 +21,20 @@
 #include "zeus/server/store.h"
 #include "zeus/status.h"
 
+#include "src/server/input_limits.h"
+
 namespace zeus::server_internal {
 
-// {"jobs": [{job_id, created_at_s, gpu_model, number_of_gpus,
-// default_batch_size, batch_sizes, eta_knob, min_cost, exploring,
-// best_batch_size}, ...]} in the store's order.
+// One page of jobs by id: {"jobs": [{job_id, created_at_s, gpu_model,
+// number_of_gpus, default_batch_size, batch_sizes, eta_knob, min_cost,
+// exploring, best_batch_size}, ...], "next_after": the last job id of this
+// page when more follow, else null}.
 // kInternal for a job whose stored spec or state does not decode.
-StatusOr<nlohmann::json> DashboardJobList(Store* store);
+StatusOr<nlohmann::json> DashboardJobList(Store* store, const JobPage& page);
 
-// One job: {job_id, created_at_s, job (the spec), trials, belief,
-// cost_vs_default}; see docs/DASHBOARD.md for every field.
+// One job: {job_id, created_at_s, job (the spec), trials_total, trials (the
+// latest kMaxDashboardTrials), belief, cost_vs_default (totals over every
+// trial, points of the listed ones)}; see docs/DASHBOARD.md for every field.
 // kNotFound naming the job when it does not exist.
 StatusOr<nlohmann::json> DashboardJobDetail(Store* store, const std::string& job_id);
 

@@ -7,8 +7,8 @@
 namespace zeus {
 
 std::optional<std::string> HttpRequest::Param(std::string_view name) const {
-  for (const auto& [key, value] : params) {
-    if (key == name) return value;
+  for (auto it = params.rbegin(); it != params.rend(); ++it) {
+    if (it->first == name) return it->second;
   }
   return std::nullopt;
 }

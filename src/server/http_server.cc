@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "zeus/util/file.h"
 #include "zeus/util/json.h"
@@ -16,6 +17,7 @@
 
 #include "src/server/dashboard.h"
 #include "src/server/http_transport.h"
+#include "src/server/input_limits.h"
 #include "src/server/server_metrics.h"
 
 namespace zeus {
@@ -85,6 +87,16 @@ StatusOr<json> ParseBody(const HttpRequest& req) {
   return ParseJson(req.body, "request body: malformed JSON");
 }
 
+// Logs, at debug level, the request fields a parser ignored (fields this
+// protocol version does not know; the original server ignores them too).
+void LogIgnored(const char* route, const std::vector<std::string>& ignored_fields) {
+  if (ignored_fields.empty()) return;
+  std::string names;
+  for (const std::string& name : ignored_fields)
+    names += (names.empty() ? "'" : ", '") + name + "'";
+  spdlog::debug("{}: ignoring unknown request field(s) {}", route, names);
+}
+
 // The `job_id` query parameter; kInvalidArgument (422) when absent or empty.
 StatusOr<std::string> JobIdParam(const HttpRequest& req) {
   std::optional<std::string> job_id = req.Param("job_id");
@@ -105,15 +117,24 @@ std::vector<HttpRoute> ApiRoutes(BatchSizeService* s, ServerMetrics* metrics) {
   add("POST", kRegisterJobPath, [s, fail](const HttpRequest& req) {
     StatusOr<json> body = ParseBody(req);
     if (!body.ok()) return ErrorResponse(400, body.status().message());
-    StatusOr<BatchSizeJobSpec> spec = ParseJobSpec(*body);
+    std::vector<std::string> ignored;
+    StatusOr<BatchSizeJobSpec> spec = ParseJobSpec(*body, &ignored);
     if (!spec.ok()) return fail(kRegisterJobPath, spec.status());
+    LogIgnored(kRegisterJobPath, ignored);
     StatusOr<BatchSizeService::Registration> reg = s->RegisterJob(std::move(*spec));
     if (!reg.ok()) return fail(kRegisterJobPath, reg.status());
     return Reply(reg->created ? 201 : 200, JobSpecToJson(reg->job));
   });
   add("GET", kRegisterJobPath, [s, fail](const HttpRequest& req) {
     std::optional<std::string> job_id = req.Param("job_id");
-    StatusOr<json> view = job_id ? s->GetJob(*job_id) : s->ListJobs();
+    StatusOr<json> view = InvalidArgumentError("unreachable");
+    if (job_id) {
+      view = s->GetJob(*job_id);
+    } else {
+      StatusOr<server_internal::JobPage> page =
+          server_internal::ParseJobPage(req.Param("limit"), req.Param("after"));
+      view = page.ok() ? s->ListJobs(page->after, page->limit) : StatusOr<json>(page.status());
+    }
     if (!view.ok()) return fail(kRegisterJobPath, view.status());
     return Reply(200, *view);
   });
@@ -134,8 +155,10 @@ std::vector<HttpRoute> ApiRoutes(BatchSizeService* s, ServerMetrics* metrics) {
   add("POST", kReportPath, [s, fail](const HttpRequest& req) {
     StatusOr<json> body = ParseBody(req);
     if (!body.ok()) return ErrorResponse(400, body.status().message());
-    StatusOr<TrainingResult> result = ParseTrainingResult(*body);
+    std::vector<std::string> ignored;
+    StatusOr<TrainingResult> result = ParseTrainingResult(*body, &ignored);
     if (!result.ok()) return fail(kReportPath, result.status());
+    LogIgnored(kReportPath, ignored);
     StatusOr<ReportResponse> response = s->Report(*result);
     if (!response.ok()) return fail(kReportPath, response.status());
     return Reply(200, ToJson(*response));
@@ -143,15 +166,20 @@ std::vector<HttpRoute> ApiRoutes(BatchSizeService* s, ServerMetrics* metrics) {
   add("GET", kEndTrialPath, [s, fail](const HttpRequest& req) {
     StatusOr<std::string> job_id = JobIdParam(req);
     if (!job_id.ok()) return fail(kEndTrialPath, job_id.status());
-    StatusOr<json> view = s->ListTrials(*job_id);
+    StatusOr<server_internal::TrialPage> page =
+        server_internal::ParseTrialPage(req.Param("limit"), req.Param("after"));
+    if (!page.ok()) return fail(kEndTrialPath, page.status());
+    StatusOr<json> view = s->ListTrials(*job_id, page->after, page->limit);
     if (!view.ok()) return fail(kEndTrialPath, view.status());
     return Reply(200, *view);
   });
   add("PATCH", kEndTrialPath, [s, fail](const HttpRequest& req) {
     StatusOr<json> body = ParseBody(req);
     if (!body.ok()) return ErrorResponse(400, body.status().message());
-    StatusOr<TrialId> id = ParseTrialId(*body);
+    std::vector<std::string> ignored;
+    StatusOr<TrialId> id = ParseTrialId(*body, &ignored);
     if (!id.ok()) return fail(kEndTrialPath, id.status());
+    LogIgnored(kEndTrialPath, ignored);
     StatusOr<TrialRecord> trial = s->EndTrial(*id);
     if (!trial.ok()) return fail(kEndTrialPath, trial.status());
     return Reply(200, TrialRecordToJson(*trial));
@@ -166,6 +194,8 @@ std::vector<HttpRoute> ApiRoutes(BatchSizeService* s, ServerMetrics* metrics) {
   add(
       "GET", kHealthPath,
       [s, fail](const HttpRequest&) {
+        Status healthy = s->store()->CheckHealth();
+        if (!healthy.ok()) return fail(kHealthPath, healthy);
         StatusOr<int> version = s->store()->SchemaVersion();
         if (!version.ok()) return fail(kHealthPath, version.status());
         return Reply(200, json{{"status", "ok"},
@@ -192,7 +222,8 @@ std::vector<HttpRoute> DashboardRoutes(BatchSizeService* s, const HttpServerOpti
   HttpHandler handler = [s, dashboard](const HttpRequest& req) {
     DashboardRequest request{
         req.method, req.path, {}, req.Header("Authorization"), req.Header("Cookie")};
-    for (const auto& [name, value] : req.params) request.query.emplace(name, value);
+    // The last value of a repeated parameter, as HttpRequest::Param.
+    for (const auto& [name, value] : req.params) request.query[name] = value;
     DashboardResponse answer = HandleDashboardRequest(request, s, dashboard);
     HttpResponse response;
     response.status = answer.status;
@@ -383,6 +414,9 @@ Status HttpServer::Start() {
   t.idle_timeout_s = impl.options.idle_timeout_s > 0 ? impl.options.idle_timeout_s : 60.0;
   t.io_threads = std::max(1, impl.options.io_threads);
   t.worker_threads = std::max(1, impl.options.threads);
+  // Health probes never queue behind the API's requests (issue 23: /health
+  // took 2.4 s while 40 clients flooded the server).
+  t.priority_paths = {kHealthPath};
   auto transport = std::make_unique<HttpTransport>(
       t, [&impl](const HttpRequest& req) { return impl.Handle(req); },
       [&impl](const HttpRequest& req, int status, const std::string& reason) {

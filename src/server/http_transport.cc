@@ -1,5 +1,6 @@
 #include "src/server/http_transport.h"
 
+#include <malloc.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -41,6 +42,14 @@ constexpr size_t kMaxDrainBytes = 64 << 20;
 constexpr double kMaxDrainS = 2.0;
 // How long Stop() waits for in-flight requests.
 constexpr std::chrono::seconds kStopGrace{10};
+// Memory given back after bursts: answers of at least kLargeAnswerBytes are
+// counted; once a second, when they add up to kTrimAfterBytes or more, a
+// worker calls malloc_trim(0), returning the free pages of every malloc
+// arena (each worker thread may have its own) to the system. Without it,
+// glibc kept a burst's peak resident after the clients left.
+constexpr size_t kLargeAnswerBytes = 64 * 1024;
+constexpr size_t kTrimAfterBytes = 1 << 20;
+constexpr std::chrono::seconds kTrimPeriod{1};
 
 SteadyClock::duration Seconds(double s) {
   return std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(s));
@@ -202,9 +211,14 @@ struct HttpTransport::Impl {
   bool started = false;
   int port = 0;
   std::unique_ptr<WorkerPool> workers;
+  // One thread for options.priority_paths.
+  std::unique_ptr<WorkerPool> priority_worker;
   asio::io_context ioc;
   std::optional<tcp::acceptor> acceptor;
   std::optional<asio::steady_timer> accept_retry;
+  std::optional<asio::steady_timer> trim_timer;
+  // Bytes of large answers written since the last malloc_trim.
+  std::atomic<size_t> large_answer_bytes{0};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::vector<std::thread> io_threads;
 
@@ -218,6 +232,7 @@ struct HttpTransport::Impl {
     if (open.empty()) drained.notify_all();
   }
   void Accept();
+  void ScheduleTrim();
 };
 
 // One client connection, driven by completion handlers on its own strand.
@@ -322,19 +337,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.reset();
     busy_ = true;
     stream_.expires_never();
-    impl_->workers->Post(
-        [self = shared_from_this(), request = std::move(request), keep_alive, head]() {
-          HttpResponse response;
-          try {
-            response = self->impl_->on_request(request);
-          } catch (...) {
-            response = ErrorResponse(500, "internal error while handling the request");
-          }
-          asio::post(self->executor(),
-                     [self, response = std::move(response), keep_alive, head]() mutable {
-                       self->Write(std::move(response), keep_alive, head, /*drain=*/false);
-                     });
-        });
+    const std::vector<std::string>& priority = options().priority_paths;
+    const bool prioritised =
+        std::find(priority.begin(), priority.end(), request.path) != priority.end();
+    WorkerPool* pool = prioritised ? impl_->priority_worker.get() : impl_->workers.get();
+    pool->Post([self = shared_from_this(), request = std::move(request), keep_alive, head]() {
+      HttpResponse response;
+      try {
+        response = self->impl_->on_request(request);
+      } catch (...) {
+        response = ErrorResponse(500, "internal error while handling the request");
+      }
+      asio::post(self->executor(),
+                 [self, response = std::move(response), keep_alive, head]() mutable {
+                   self->Write(std::move(response), keep_alive, head, /*drain=*/false);
+                 });
+    });
   }
 
   void Refuse(int status, const std::string& reason) {
@@ -357,13 +375,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     keep_alive = keep_alive && !Stopping();
     message->keep_alive(keep_alive);
     message->content_length(response.body.size());
+    const size_t body_bytes = response.body.size();
     if (!head) message->body() = std::move(response.body);
     // A client that does not read its answer is cut off too.
     stream_.expires_after(Seconds(options().read_timeout_s));
     http::async_write(
         stream_, *message,
-        [self = shared_from_this(), message, keep_alive, drain](error_code ec, size_t) {
+        [self = shared_from_this(), message, keep_alive, drain, body_bytes](error_code ec, size_t) {
           self->busy_ = false;
+          if (body_bytes >= kLargeAnswerBytes) self->impl_->large_answer_bytes += body_bytes;
           if (ec) return self->Close();
           if (drain) return self->Drain();
           if (!keep_alive) return self->Close();
@@ -422,6 +442,18 @@ void HttpTransport::Impl::Accept() {
     socket.set_option(tcp::no_delay(true), ignored);
     std::make_shared<Connection>(this, std::move(socket))->Start();
     Accept();
+  });
+}
+
+void HttpTransport::Impl::ScheduleTrim() {
+  trim_timer->expires_after(kTrimPeriod);
+  trim_timer->async_wait([this](error_code ec) {
+    if (ec || stopping) return;
+    if (large_answer_bytes.load() >= kTrimAfterBytes) {
+      large_answer_bytes = 0;
+      workers->Post([] { malloc_trim(0); });
+    }
+    ScheduleTrim();
   });
 }
 
@@ -485,9 +517,12 @@ Status HttpTransport::Start() {
   }
   if (!impl.acceptor) return UnavailableError("http: cannot bind " + address + ": " + reason);
   impl.accept_retry.emplace(impl.acceptor->get_executor());
+  impl.trim_timer.emplace(impl.acceptor->get_executor());
   impl.work.emplace(impl.ioc.get_executor());
   impl.workers = std::make_unique<WorkerPool>(std::max(1, o.worker_threads));
+  impl.priority_worker = std::make_unique<WorkerPool>(1);
   impl.Accept();
+  impl.ScheduleTrim();
   for (int i = 0; i < std::max(1, o.io_threads); ++i) {
     impl.io_threads.emplace_back([&impl] {
       EnsureAlternateSignalStack();
@@ -514,6 +549,7 @@ void HttpTransport::Stop() {
     error_code ignored;
     impl.acceptor->close(ignored);
     impl.accept_retry->cancel();
+    impl.trim_timer->cancel();
   });
   std::vector<std::shared_ptr<Connection>> alive;
   {
@@ -539,6 +575,7 @@ void HttpTransport::Stop() {
   for (std::thread& t : impl.io_threads) t.join();
   impl.io_threads.clear();
   impl.workers->Stop();
+  impl.priority_worker->Stop();
 }
 
 }  // namespace zeus::server_internal

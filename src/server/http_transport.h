@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "zeus/server/http_route.h"
 #include "zeus/status.h"
@@ -40,6 +41,10 @@ struct HttpTransportOptions {
   int io_threads = 1;
   // >= 1.
   int worker_threads = 32;
+  // Requests for these exact paths (e.g. "/health") run on a worker thread
+  // of their own, so that they never wait behind the queue of other
+  // requests: a health probe stays fast while clients flood the server.
+  std::vector<std::string> priority_paths;
 };
 
 // Answers a complete request; runs on a worker thread.

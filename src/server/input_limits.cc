@@ -1,6 +1,7 @@
 #include "src/server/input_limits.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -94,11 +95,66 @@ Status ValidateJobSpecRanges(const BatchSizeJobSpec& spec) {
     return InvalidArgumentError(
         fmt::format("field 'beta_knob': {} must be finite and > 0 (or null)", *spec.beta_knob));
   }
-  if (spec.gpu_model.size() > kMaxIdentifierBytes) {
-    return InvalidArgumentError(fmt::format("field 'gpu_model': {} bytes long, more than {}",
-                                            spec.gpu_model.size(), kMaxIdentifierBytes));
+  if (spec.batch_sizes.size() > kMaxBatchSizesPerJob) {
+    return InvalidArgumentError(
+        fmt::format("field 'batch_sizes': {} batch sizes, more than the limit of {} per job",
+                    spec.batch_sizes.size(), kMaxBatchSizesPerJob));
   }
+  // The GPU model is shown on the dashboard and in logs: printable text, as
+  // identifiers.
+  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("gpu_model", spec.gpu_model));
   return Status::Ok();
+}
+
+namespace {
+
+// A decimal integer in [min, max] from a query parameter, or an error naming
+// it and `what` the range means.
+StatusOr<int64_t> QueryInt(std::string_view name, const std::string& text, int64_t min, int64_t max,
+                           std::string_view what) {
+  const bool digits = !text.empty() && text.size() <= 18 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  const int64_t value = digits ? std::stoll(text) : -1;
+  if (!digits || value < min || value > max) {
+    return InvalidArgumentError(
+        fmt::format("query parameter '{}': \"{}\" is not an integer in [{}, {}]{}", name,
+                    Printable(text), min, max, what));
+  }
+  return value;
+}
+
+}  // namespace
+
+StatusOr<TrialPage> ParseTrialPage(const std::optional<std::string>& limit,
+                                   const std::optional<std::string>& after) {
+  TrialPage page;
+  if (limit) {
+    ZEUS_ASSIGN_OR_RETURN(
+        page.limit, QueryInt("limit", *limit, 1, kMaxTrialsPerPage, " (the most trials per page)"));
+  }
+  if (after) {
+    ZEUS_ASSIGN_OR_RETURN(page.after,
+                          QueryInt("after", *after, 0, std::numeric_limits<int64_t>::max(),
+                                   " (the last trial number of the previous page)"));
+  }
+  return page;
+}
+
+StatusOr<JobPage> ParseJobPage(const std::optional<std::string>& limit,
+                               const std::optional<std::string>& after) {
+  JobPage page;
+  if (limit) {
+    ZEUS_ASSIGN_OR_RETURN(
+        page.limit, QueryInt("limit", *limit, 1, kMaxJobsPerPage, " (the most jobs per page)"));
+  }
+  if (after) {
+    Status valid = ValidateIdentifier("after", *after);
+    if (!valid.ok()) {
+      return InvalidArgumentError("query parameter 'after' (a job id): " + valid.message());
+    }
+    page.after = *after;
+  }
+  return page;
 }
 
 }  // namespace zeus::server_internal

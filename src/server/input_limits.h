@@ -13,6 +13,9 @@
 #define ZEUS_SRC_SERVER_INPUT_LIMITS_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "zeus/server/job_spec.h"
@@ -21,7 +24,7 @@
 
 namespace zeus::server_internal {
 
-// Identifiers (job_id, job_id_prefix): 1 to 256 bytes of printable text; no
+// Identifiers (job_id, job_id_prefix, and gpu_model): 1 to 256 bytes of printable text; no
 // ASCII control character (CR, LF, NUL, DEL, ...). Bytes >= 0x80 (UTF-8) are
 // allowed.
 inline constexpr size_t kMaxIdentifierBytes = 256;
@@ -39,6 +42,22 @@ inline constexpr double kMaxPowerW = 1e7;
 inline constexpr int64_t kMaxGpus = 1'000'000;
 // |mab_prior_mean| and mab_prior_precision: at most 1e20.
 inline constexpr double kMaxPrior = 1e20;
+// Candidate batch sizes of one job: at most 1024. Bounds every per-job
+// answer (GET /jobs/arms, the dashboard's job view), whose size grows with
+// the number of arms: 100,000 batch sizes once made one answer of
+// /jobs/arms several MB and 40 pipelining clients cost the server 3 GB.
+inline constexpr size_t kMaxBatchSizesPerJob = 1024;
+// Jobs in one answer of GET /jobs and GET /dashboard/api/jobs: `limit`
+// defaults to 100 and may be at most 1000; the rest comes page by page
+// (`after=<last job_id of the previous page>`).
+inline constexpr int64_t kDefaultJobsPerPage = 100;
+inline constexpr int64_t kMaxJobsPerPage = 1000;
+// Trials in one answer of GET /trials?job_id=: `limit` 1 to 1000, default
+// 1000; the rest page by page (`after=<last trial number>`).
+inline constexpr int64_t kMaxTrialsPerPage = 1000;
+// Trials listed (and charted) by the dashboard's job view: the latest 1000;
+// `trials_total` says how many the job has, and its cost totals count all.
+inline constexpr size_t kMaxDashboardTrials = 1000;
 
 Status ValidateIdentifier(std::string_view field, std::string_view value);
 // Every number of a report, and its job_id.
@@ -46,6 +65,28 @@ Status ValidateTrainingResult(const TrainingResult& result);
 // The ranges above for a parsed registration, its identifiers included (an
 // empty job_id means "generate one").
 Status ValidateJobSpecRanges(const BatchSizeJobSpec& spec);
+
+// One page of a job listing: at most `limit` jobs whose id sorts after
+// `after` (empty: from the first).
+struct JobPage {
+  std::string after;
+  int64_t limit = kDefaultJobsPerPage;
+};
+// Reads the query parameters `limit` (1 to kMaxJobsPerPage) and `after` (an
+// identifier) of a listing; absent ones keep JobPage's defaults.
+// kInvalidArgument naming the parameter, the value and the limit otherwise.
+StatusOr<JobPage> ParseJobPage(const std::optional<std::string>& limit,
+                               const std::optional<std::string>& after);
+
+// One page of a job's trials: at most `limit` numbered above `after`.
+struct TrialPage {
+  int64_t after = 0;
+  int64_t limit = kMaxTrialsPerPage;
+};
+// Reads the query parameters `limit` (1 to kMaxTrialsPerPage) and `after` (a
+// trial number >= 0) of GET /trials; kInvalidArgument naming the parameter.
+StatusOr<TrialPage> ParseTrialPage(const std::optional<std::string>& limit,
+                                   const std::optional<std::string>& after);
 
 }  // namespace zeus::server_internal
 

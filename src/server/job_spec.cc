@@ -6,6 +6,8 @@
 
 #include "zeus/util/json.h"
 
+#include "src/server/wire_fields.h"
+
 namespace zeus {
 
 using nlohmann::json;
@@ -110,15 +112,17 @@ const std::vector<std::string>& BatchSizePolicyNames() {
   return *names;
 }
 
-StatusOr<BatchSizeJobSpec> ParseJobSpec(const json& body) {
+StatusOr<BatchSizeJobSpec> ParseJobSpec(const json& body,
+                                        std::vector<std::string>* ignored_fields) {
   ZEUS_ASSIGN_OR_RETURN(
       JsonFields f,
-      JsonFields::Of(
+      server_internal::WireFields(
           body, "",
           {"job_id", "job_id_prefix", "batch_sizes", "default_batch_size", "eta_knob", "beta_knob",
            "target_metric", "higher_is_better_metric", "max_epochs", "num_pruning_rounds",
            "window_size", "mab_prior_mean", "mab_prior_precision", "mab_num_explorations",
-           "mab_seed", "max_power", "number_of_gpus", "gpu_model", "policy"}));
+           "mab_seed", "max_power", "number_of_gpus", "gpu_model", "policy"},
+          ignored_fields));
   BatchSizeJobSpec spec;
   ZEUS_RETURN_IF_ERROR(ReadJobId(f, &spec));
   ZEUS_RETURN_IF_ERROR(ReadBatchSizes(f, &spec));

@@ -4,6 +4,8 @@
 
 #include "zeus/util/json.h"
 
+#include "src/server/wire_fields.h"
+
 namespace zeus {
 
 using nlohmann::json;
@@ -20,19 +22,22 @@ Status ReadTrialId(const JsonFields& f, TrialId* trial) {
 
 }  // namespace
 
-StatusOr<TrialId> ParseTrialId(const json& body) {
-  ZEUS_ASSIGN_OR_RETURN(JsonFields f,
-                        JsonFields::Of(body, "", {"job_id", "batch_size", "trial_number"}));
+StatusOr<TrialId> ParseTrialId(const json& body, std::vector<std::string>* ignored_fields) {
+  ZEUS_ASSIGN_OR_RETURN(
+      JsonFields f, server_internal::WireFields(body, "", {"job_id", "batch_size", "trial_number"},
+                                                ignored_fields));
   TrialId trial;
   ZEUS_RETURN_IF_ERROR(ReadTrialId(f, &trial));
   return trial;
 }
 
-StatusOr<TrainingResult> ParseTrainingResult(const json& body) {
+StatusOr<TrainingResult> ParseTrainingResult(const json& body,
+                                             std::vector<std::string>* ignored_fields) {
   ZEUS_ASSIGN_OR_RETURN(JsonFields f,
-                        JsonFields::Of(body, "",
-                                       {"job_id", "batch_size", "trial_number", "time", "energy",
-                                        "metric", "current_epoch"}));
+                        server_internal::WireFields(body, "",
+                                                    {"job_id", "batch_size", "trial_number", "time",
+                                                     "energy", "metric", "current_epoch"},
+                                                    ignored_fields));
   TrainingResult r;
   ZEUS_RETURN_IF_ERROR(ReadTrialId(f, &r.trial));
   ZEUS_ASSIGN_OR_RETURN(r.time_s, f.Double("time", 0.0));
@@ -42,9 +47,11 @@ StatusOr<TrainingResult> ParseTrainingResult(const json& body) {
   return r;
 }
 
-StatusOr<ReportResponse> ParseReportResponse(const json& body) {
-  ZEUS_ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(body, "report response",
-                                                     {"stop_train", "converged", "message"}));
+StatusOr<ReportResponse> ParseReportResponse(const json& body,
+                                             std::vector<std::string>* ignored_fields) {
+  ZEUS_ASSIGN_OR_RETURN(JsonFields f, server_internal::WireFields(
+                                          body, "report response",
+                                          {"stop_train", "converged", "message"}, ignored_fields));
   ReportResponse r;
   ZEUS_ASSIGN_OR_RETURN(r.stop_train, f.Bool("stop_train"));
   ZEUS_ASSIGN_OR_RETURN(r.converged, f.Bool("converged"));

@@ -134,14 +134,20 @@ TEST_P(CrashTest, SigkillAtRandomPointsLosesNoResultAndCountsNoneTwice) {
   std::printf("zeus serve was killed %d times during %d recurrences\n", kills.load(), recurrences);
 
   httplib::Client http("127.0.0.1", port);
-  HttpReply trials;
-  for (int attempt = 0; attempt < 100 && trials.status != 200; ++attempt) {
-    trials = Send(http, "GET", "/trials?job_id=crash-1");
-    if (trials.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Every trial, page by page (at most 1000 per answer).
+  json all_trials = json::array();
+  for (std::string after = "0"; !after.empty();) {
+    HttpReply trials;
+    for (int attempt = 0; attempt < 100 && trials.status != 200; ++attempt) {
+      trials = Send(http, "GET", "/trials?job_id=crash-1&after=" + after);
+      if (trials.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_EQ(trials.status, 200) << trials.raw;
+    for (const json& t : trials.body["trials"]) all_trials.push_back(t);
+    after = trials.body["next_after"].is_null() ? "" : trials.body["next_after"].dump();
   }
-  ASSERT_EQ(trials.status, 200) << trials.raw;
   int succeeded = 0;
-  for (const json& t : trials.body["trials"]) {
+  for (const json& t : all_trials) {
     if (t["status"] != "succeeded") {
       EXPECT_EQ(t["status"], "dispatched") << t.dump();  // Orphans of lost answers only.
       EXPECT_EQ(finished.count(t["trial_number"].get<int64_t>()), 0u) << t.dump();

@@ -114,7 +114,8 @@ TEST_F(DashboardTest, JobListShowsEverySeededJobWithItsSpec) {
 }
 
 TEST_F(DashboardTest, JobListIsEmptyWithoutJobs) {
-  EXPECT_EQ(GetJson("/dashboard/api/jobs"), json({{"jobs", json::array()}}));
+  EXPECT_EQ(GetJson("/dashboard/api/jobs"),
+            json({{"jobs", json::array()}, {"next_after", nullptr}}));
 }
 
 TEST_F(DashboardTest, JobDetailTrialsMatchTheStoredTrials) {
@@ -159,6 +160,38 @@ TEST_F(DashboardTest, JobDetailTrialsMatchTheStoredTrials) {
   // Batch size 256 never reaches the target and is stopped by the cost bound.
   EXPECT_GT(outcomes["stopped_early"], 0);
   EXPECT_EQ(outcomes["not_converged"], 0);
+}
+
+// Issue 23 item 3: the job view lists (and charts) the latest 1000 trials;
+// the cost totals still count every trial.
+TEST_F(DashboardTest, JobDetailListsAtMostTheLatest1000Trials) {
+  ZEUS_ASSERT_OK(SeedJob(service(), "long-a", 1));
+  ZEUS_ASSERT_OK(
+      server_->store().RunTransaction(TransactionMode::kWrite, [](StoreTransaction& txn) -> Status {
+        for (int64_t n = 2; n <= 1005; ++n) {
+          TrialRecord t;
+          t.job_id = "long-a";
+          t.trial_number = n;
+          t.batch_size = 128;
+          t.kind = "thompson";
+          t.status = TrialStatus::kSucceeded;
+          t.time_s = 10.0;
+          t.energy_j = 1000.0;
+          t.metric = 0.9;
+          t.current_epoch = 1;
+          t.cost = 1.0;
+          t.converged = true;
+          ZEUS_RETURN_IF_ERROR(txn.InsertTrial(t));
+        }
+        return Status::Ok();
+      }));
+  json detail = GetJson("/dashboard/api/jobs/long-a");
+  EXPECT_EQ(detail["trials_total"], 1005);
+  ASSERT_EQ(detail["trials"].size(), 1000u);
+  EXPECT_EQ(detail["trials"][0]["trial_number"], 6);
+  EXPECT_EQ(detail["trials"][999]["trial_number"], 1005);
+  EXPECT_EQ(detail["cost_vs_default"]["points"].size(), 1000u);
+  EXPECT_GE(detail["cost_vs_default"]["ended_trials"], 1004);  // Totals count them all.
 }
 
 TEST_F(DashboardTest, JobDetailBeliefIsTheBanditsArmsInCostTerms) {

@@ -1,10 +1,22 @@
 // Every route and error case of the batch-size server over real HTTP on
 // 127.0.0.1, on SQLite and on PostgreSQL.
 
+#include <stdio.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "tests/server/server_test_util.h"
 
@@ -24,6 +36,7 @@ class HttpServerTest : public ::testing::TestWithParam<Backend> {
     std::string url = NewDatabaseUrl(GetParam(), dir_, &skip_reason);
     if (url.empty() && !skip_reason.empty()) GTEST_SKIP() << skip_reason;
     ASSERT_FALSE(url.empty());
+    url_ = url;
     options.max_body_bytes = max_body_bytes;
     server_ = std::make_unique<TestServer>(url, std::move(options), service_options);
     ASSERT_TRUE(server_->ok()) << server_->error();
@@ -51,6 +64,7 @@ class HttpServerTest : public ::testing::TestWithParam<Backend> {
   }
 
   TempDir dir_;
+  std::string url_;  // The database of the running server.
   std::unique_ptr<TestServer> server_;
   std::unique_ptr<httplib::Client> client_;
 };
@@ -163,11 +177,13 @@ TEST_P(HttpServerTest, InvalidRegistrationsAre422NamingTheField) {
   overflow.replace(overflow.find("300.0"), 5, "1e400");  // Out of double's range.
   HttpReply infinite = Do("POST", "/jobs", overflow);
   EXPECT_EQ(infinite.status, 400) << infinite.raw;
+  // An unknown field is ignored, not an excuse for a bad known one.
   json unknown = JobBody("job-1");
   unknown["learning_rate"] = 0.1;
+  unknown["eta_knob"] = 2;
   HttpReply reply = Register(unknown);
   EXPECT_EQ(reply.status, 422);
-  EXPECT_THAT(reply.raw, HasSubstr("learning_rate"));
+  EXPECT_THAT(reply.raw, HasSubstr("eta_knob"));
   EXPECT_EQ(Register(json::array({1, 2})).status, 422);
   EXPECT_EQ(Next("job-1").status, 404);  // Nothing was created.
   ExpectHealthy();
@@ -330,11 +346,13 @@ TEST_P(HttpServerTest, BadReportsAre4xxAndServerKeepsServing) {
   std::string raw_nan = report.dump();
   raw_nan.replace(raw_nan.find("\"NaN\""), 5, "NaN");
   EXPECT_EQ(Do("POST", "/report", raw_nan).status, 400);
-  report["energy"] = 1.0;
+  // An unknown field is ignored (issue 24), a bad known one still refused.
+  report["energy"] = "lots";
   report["extra"] = true;
   HttpReply extra = Do("POST", "/report", report.dump());
   EXPECT_EQ(extra.status, 422);
-  EXPECT_THAT(extra.raw, HasSubstr("extra"));
+  EXPECT_THAT(extra.raw, HasSubstr("energy"));
+  report["energy"] = 1.0;
   report.erase("extra");
   report.erase("metric");
   EXPECT_EQ(Do("POST", "/report", report.dump()).status, 422);
@@ -477,6 +495,364 @@ TEST_P(HttpServerTest, PythonClientRequestSequenceWorks) {
   ASSERT_EQ(at_exit.status, 200) << at_exit.raw;
   EXPECT_EQ(at_exit.body["status"], "succeeded");
   EXPECT_EQ(at_exit.body["converged"], true);
+}
+
+// Issue 24: the original server's request models ignore fields they do not
+// know, and its clients and tests send some (`seed` at registration,
+// `max_power` in a report). Its bodies, field for field, with those extras.
+TEST_P(HttpServerTest, OriginalWireShapesWithUnknownFieldsAreAcceptedAndIgnored) {
+  // JobSpecFromClient as the original client posts it: every JobParams field
+  // (window_size 0: no window), the GPU config, and an extra `seed`.
+  json registration{{"job_id", nullptr},
+                    {"job_id_prefix", "orig"},
+                    {"batch_sizes", {16, 32, 64}},
+                    {"default_batch_size", 32},
+                    {"eta_knob", 0.5},
+                    {"beta_knob", 2.0},
+                    {"target_metric", 0.9},
+                    {"higher_is_better_metric", true},
+                    {"max_epochs", 5},
+                    {"num_pruning_rounds", 2},
+                    {"window_size", 0},
+                    {"mab_prior_mean", 0.0},
+                    {"mab_prior_precision", 0.0},
+                    {"mab_num_explorations", 2},
+                    {"mab_seed", 123},
+                    {"max_power", 300.0},
+                    {"number_of_gpus", 1},
+                    {"gpu_model", "A100"},
+                    {"seed", 7},
+                    {"nested_extra", {{"a", {1, 2}}}}};
+  HttpReply created = Register(registration);
+  ASSERT_EQ(created.status, 201) << created.raw;
+  const std::string job_id = created.body["job_id"];
+  EXPECT_EQ(job_id.rfind("orig-", 0), 0u) << job_id;
+  EXPECT_EQ(created.body["window_size"], 0);
+  EXPECT_EQ(created.body["mab_seed"], 123);
+  EXPECT_FALSE(created.body.contains("seed")) << created.raw;  // Ignored, not stored.
+  EXPECT_FALSE(created.body.contains("nested_extra")) << created.raw;
+
+  HttpReply next = Next(job_id);
+  ASSERT_EQ(next.status, 200) << next.raw;
+  EXPECT_EQ(next.body["batch_size"], 32);
+  // TrainingResult with an extra `max_power`, as the original's clients send.
+  json report{{"job_id", job_id}, {"batch_size", 32}, {"trial_number", 1}, {"time", 10.0},
+              {"energy", 2000.0}, {"max_power", 300}, {"metric", 0.95},    {"current_epoch", 1}};
+  HttpReply reported = Do("POST", "/report", report.dump());
+  ASSERT_EQ(reported.status, 200) << reported.raw;
+  EXPECT_EQ(reported.body["stop_train"], true) << reported.raw;
+  EXPECT_EQ(reported.body["converged"], true) << reported.raw;
+
+  // Known fields keep their checks next to unknown ones.
+  HttpReply next2 = Next(job_id);
+  ASSERT_EQ(next2.status, 200) << next2.raw;
+  json bad_report{{"job_id", job_id},
+                  {"batch_size", next2.body["batch_size"]},
+                  {"trial_number", next2.body["trial_number"]},
+                  {"time", "ten"},
+                  {"energy", 1.0},
+                  {"metric", 0.1},
+                  {"current_epoch", 1},
+                  {"max_power", 300}};
+  HttpReply refused = Do("POST", "/report", bad_report.dump());
+  EXPECT_EQ(refused.status, 422) << refused.raw;
+  EXPECT_THAT(refused.raw, HasSubstr("'time'"));
+  bad_report["time"] = 1.0;
+  bad_report["energy"] = -5.0;
+  EXPECT_EQ(Do("POST", "/report", bad_report.dump()).status, 422);
+  json bad_registration = registration;
+  bad_registration["job_id"] = "orig-2";
+  bad_registration["max_epochs"] = 0;
+  HttpReply bad_reg = Register(bad_registration);
+  EXPECT_EQ(bad_reg.status, 422) << bad_reg.raw;
+  EXPECT_THAT(bad_reg.raw, HasSubstr("max_epochs"));
+
+  // PATCH /trials (TrialId) with an extra field ends the trial.
+  json end{{"job_id", job_id},
+           {"batch_size", next2.body["batch_size"]},
+           {"trial_number", next2.body["trial_number"]},
+           {"reason", "user"}};
+  HttpReply ended = Do("PATCH", "/trials", end.dump());
+  EXPECT_EQ(ended.status, 200) << ended.raw;
+  EXPECT_EQ(ended.body["status"], "failed") << ended.raw;
+}
+
+// The original's defaults for every optional field a registration omits.
+TEST_P(HttpServerTest, OmittedFieldsTakeTheOriginalsDefaults) {
+  json minimal{{"job_id_prefix", "min"},
+               {"batch_sizes", {8, 16}},
+               {"default_batch_size", 16},
+               {"max_power", 250.5},
+               {"number_of_gpus", 4},
+               {"gpu_model", "H100"},
+               {"seed", 3}};
+  HttpReply created = Register(minimal);
+  ASSERT_EQ(created.status, 201) << created.raw;
+  EXPECT_EQ(created.body["eta_knob"], 0.5);
+  EXPECT_EQ(created.body["beta_knob"], 2.0);
+  EXPECT_EQ(created.body["target_metric"], 0.5);
+  EXPECT_EQ(created.body["higher_is_better_metric"], true);
+  EXPECT_EQ(created.body["max_epochs"], 100);
+  EXPECT_EQ(created.body["num_pruning_rounds"], 2);
+  EXPECT_EQ(created.body["window_size"], 0);
+  EXPECT_EQ(created.body["mab_prior_mean"], 0.0);
+  EXPECT_EQ(created.body["mab_prior_precision"], 0.0);
+  EXPECT_EQ(created.body["mab_num_explorations"], 2);
+  EXPECT_TRUE(created.body["mab_seed"].is_null());
+  EXPECT_EQ(Next(created.body["job_id"].get<std::string>()).status, 200);
+}
+
+// Issue 23 item 3: one registration once carried 100,000 batch sizes, and
+// every answer about that job grew with them.
+TEST_P(HttpServerTest, BatchSizesPerJobAreBoundedAt1024) {
+  json body = JobBody("wide-1");
+  std::vector<int64_t> sizes;
+  for (int64_t b = 1; b <= 1025; ++b) sizes.push_back(b);
+  body["batch_sizes"] = sizes;
+  body["default_batch_size"] = 1;
+  HttpReply refused = Register(body);
+  EXPECT_EQ(refused.status, 422) << refused.raw.substr(0, 300);
+  EXPECT_THAT(refused.raw, HasSubstr("batch_sizes"));
+  EXPECT_THAT(refused.raw, HasSubstr("1025 batch sizes, more than the limit of 1024"));
+  EXPECT_EQ(Next("wide-1").status, 404);
+  sizes.pop_back();
+  body["batch_sizes"] = sizes;
+  HttpReply created = Register(body);
+  ASSERT_EQ(created.status, 201) << created.raw.substr(0, 300);
+  HttpReply arms = Do("GET", "/jobs/arms?job_id=wide-1");
+  ASSERT_EQ(arms.status, 200);
+  EXPECT_EQ(arms.body["arms"].size(), 1024u);
+}
+
+// Issue 23 item 3: trials in flight per job are bounded (they are listed in
+// the job's state and in /jobs/arms).
+TEST_P(HttpServerTest, TrialsInFlightPerJobAreBounded) {
+  server_.reset();
+  BatchSizeServiceOptions service_options;
+  service_options.max_trials_in_flight = 3;
+  StartServer(HttpServerOptions{}, service_options);
+  if (IsSkipped()) return;
+  ASSERT_EQ(Register(JobBody("fly-1")).status, 201);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Next("fly-1").status, 200) << i;
+  HttpReply full = Next("fly-1");
+  EXPECT_EQ(full.status, 409) << full.raw;
+  EXPECT_THAT(full.raw, HasSubstr("3 trials are in flight"));
+  EXPECT_EQ(Do("GET", "/jobs/arms?job_id=fly-1").body["in_flight"].size(), 3u);
+  json end{{"job_id", "fly-1"}, {"batch_size", 128}, {"trial_number", 1}};
+  ASSERT_EQ(Do("PATCH", "/trials", end.dump()).status, 200);
+  EXPECT_EQ(Next("fly-1").status, 200);  // Room again.
+}
+
+// Issue 23 item 3: a job's trials come in pages of at most 1000.
+TEST_P(HttpServerTest, TrialListsArePaged) {
+  ASSERT_EQ(Register(JobBody("tp-1")).status, 201);
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(Next("tp-1").status, 200);
+  std::vector<int64_t> seen;
+  std::string path = "/trials?job_id=tp-1&limit=2";
+  for (int page = 0; page < 5; ++page) {
+    HttpReply reply = Do("GET", path);
+    ASSERT_EQ(reply.status, 200) << reply.raw;
+    ASSERT_LE(reply.body["trials"].size(), 2u);
+    for (const json& t : reply.body["trials"]) seen.push_back(t["trial_number"]);
+    if (reply.body["next_after"].is_null()) break;
+    path = "/trials?job_id=tp-1&limit=2&after=" + reply.body["next_after"].dump();
+  }
+  EXPECT_EQ(seen, (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  HttpReply all = Do("GET", "/trials?job_id=tp-1");
+  EXPECT_EQ(all.body["trials"].size(), 5u);
+  EXPECT_TRUE(all.body["next_after"].is_null());
+  for (const char* bad : {"limit=0", "limit=1001", "limit=x", "after=-1", "after=two"}) {
+    HttpReply refused = Do("GET", std::string("/trials?job_id=tp-1&") + bad);
+    EXPECT_EQ(refused.status, 422) << bad << ": " << refused.raw;
+    EXPECT_THAT(refused.raw, HasSubstr(std::string("'") + std::string(bad).substr(0, 5)));
+  }
+}
+
+// Issue 23 item 3: job listings come in pages of at most 1000 jobs.
+TEST_P(HttpServerTest, JobListsArePagedOnTheApiAndTheDashboard) {
+  for (const char* id : {"p-5", "p-1", "p-3", "p-2", "p-4"}) {
+    ASSERT_EQ(Register(JobBody(id)).status, 201) << id;
+  }
+  for (const std::string list : {"/jobs", "/dashboard/api/jobs"}) {
+    std::vector<std::string> seen;
+    std::string path = list + "?limit=2";
+    for (int page = 0; page < 5; ++page) {
+      HttpReply reply = Do("GET", path);
+      ASSERT_EQ(reply.status, 200) << list << ": " << reply.raw;
+      ASSERT_LE(reply.body["jobs"].size(), 2u) << reply.raw;
+      for (const json& job : reply.body["jobs"]) seen.push_back(job["job_id"]);
+      if (reply.body["next_after"].is_null()) break;
+      path = list + "?limit=2&after=" + reply.body["next_after"].get<std::string>();
+    }
+    EXPECT_EQ(seen, (std::vector<std::string>{"p-1", "p-2", "p-3", "p-4", "p-5"})) << list;
+    HttpReply all = Do("GET", list);
+    ASSERT_EQ(all.status, 200);
+    EXPECT_EQ(all.body["jobs"].size(), 5u);  // Default page: 100.
+    EXPECT_TRUE(all.body["next_after"].is_null());
+    for (const char* bad : {"0", "1001", "ten", "-1", "99999999999999999999"}) {
+      HttpReply refused = Do("GET", list + "?limit=" + bad);
+      EXPECT_EQ(refused.status, 422) << list << " limit=" << bad << ": " << refused.raw;
+      EXPECT_THAT(refused.raw, HasSubstr("'limit'"));
+      EXPECT_THAT(refused.raw, HasSubstr("1000"));
+    }
+  }
+}
+
+// Issue 23 item 9: a repeated query parameter reads as its last value, as
+// the original server (FastAPI/Starlette) reads a scalar parameter.
+TEST_P(HttpServerTest, RepeatedQueryParameterTakesItsLastValue) {
+  ASSERT_EQ(Register(JobBody("rep-1")).status, 201);
+  HttpReply last = Next("nope-1&job_id=rep-1");
+  EXPECT_EQ(last.status, 200) << last.raw;
+  EXPECT_EQ(last.body["job_id"], "rep-1");
+  HttpReply not_first = Next("rep-1&job_id=nope-1");
+  EXPECT_EQ(not_first.status, 404) << not_first.raw;
+  EXPECT_THAT(not_first.raw, HasSubstr("nope-1"));
+}
+
+// Issue 23 item 9: reports that cannot be true are refused, and nothing is
+// recorded.
+TEST_P(HttpServerTest, ImpossibleReportsAndControlCharactersAreRefused) {
+  ASSERT_EQ(Register(JobBody("imp-1")).status, 201);  // max_epochs 10.
+  ASSERT_EQ(Next("imp-1").status, 200);
+  HttpReply late = Report("imp-1", 128, 1, 1, 5.0, 0.1, 9999);
+  EXPECT_EQ(late.status, 422) << late.raw;
+  EXPECT_THAT(late.raw, HasSubstr("current_epoch"));
+  EXPECT_THAT(late.raw, HasSubstr("max_epochs 10"));
+  // Converged with neither time nor energy: the batch size would look free.
+  HttpReply free_run = Report("imp-1", 128, 1, 0, 0, 0.9, 1);
+  EXPECT_EQ(free_run.status, 422) << free_run.raw;
+  EXPECT_THAT(free_run.raw, HasSubstr("time and energy"));
+  HttpReply trials = Do("GET", "/trials?job_id=imp-1");
+  ASSERT_EQ(trials.status, 200);
+  EXPECT_EQ(trials.body["trials"][0]["status"], "dispatched") << trials.raw;
+  EXPECT_TRUE(trials.body["trials"][0]["current_epoch"].is_null()) << trials.raw;
+  // A run that keeps training may report zeros; the last epoch may end it.
+  EXPECT_EQ(Report("imp-1", 128, 1, 0, 0, 0.1, 1).status, 200);
+  HttpReply done = Report("imp-1", 128, 1, 20, 3000, 0.1, 10);
+  EXPECT_EQ(done.status, 200) << done.raw;
+  EXPECT_EQ(done.body["stop_train"], true);
+
+  for (const char* model : {"A100\n",
+                            "\x01"
+                            "A100",
+                            "H100\x7f"}) {
+    json body = JobBody("ctl-1");
+    body["gpu_model"] = model;
+    HttpReply reply = Register(body);
+    EXPECT_EQ(reply.status, 422) << reply.raw;
+    EXPECT_THAT(reply.raw, HasSubstr("gpu_model"));
+    EXPECT_THAT(reply.raw, HasSubstr("control character"));
+  }
+  json bad_id = JobBody("ctl-1");
+  bad_id["job_id"] = "ctl-1\r\nX-Injected: 1";
+  EXPECT_EQ(Register(bad_id).status, 422);
+  EXPECT_EQ(Next("ctl-1%0a").status, 422);
+  EXPECT_EQ(Next("ctl-1").status, 404);  // Nothing was created.
+}
+
+// Issue 23 item 5: deleting or replacing the SQLite file under a running
+// server once went unnoticed (800 more requests "succeeded" into a deleted
+// file). Now /health is 503 and writes are refused, naming the file.
+TEST_P(HttpServerTest, DeletedOrReplacedDatabaseFileStopsWritesAndHealth) {
+  if (GetParam() != Backend::kSqlite) GTEST_SKIP() << "a SQLite file only";
+  for (const bool replace : {false, true}) {
+    server_.reset();
+    StartServer(HttpServerOptions{});
+    ASSERT_EQ(Register(JobBody("del-1")).status, 201);
+    ExpectHealthy();
+    ASSERT_EQ(url_.rfind("sqlite:", 0), 0u) << url_;
+    const std::string db = url_.substr(7);
+    if (replace) {
+      const std::string other = db + ".other";
+      FILE* f = fopen(other.c_str(), "w");
+      ASSERT_NE(f, nullptr);
+      fclose(f);
+      ASSERT_EQ(rename(other.c_str(), db.c_str()), 0);
+    } else {
+      ASSERT_EQ(unlink(db.c_str()), 0);
+    }
+    HttpReply health = Do("GET", "/health");
+    EXPECT_EQ(health.status, 503) << health.raw;
+    EXPECT_THAT(health.raw, HasSubstr(replace ? "was replaced" : "was deleted"));
+    EXPECT_THAT(health.raw, HasSubstr(db));
+    HttpReply write = Register(JobBody("del-2"));
+    EXPECT_EQ(write.status, 503) << write.raw;
+    EXPECT_THAT(write.raw, HasSubstr("refusing writes"));
+    EXPECT_EQ(Next("del-1").status, 503);
+    EXPECT_EQ(Do("GET", "/health").status, 503);  // Latched.
+  }
+}
+
+// Issue 24: ignored request fields are logged at debug level, by name.
+TEST(HttpServerLogTest, IgnoredRequestFieldsAreLoggedAtDebugLevel) {
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  auto previous = spdlog::default_logger();
+  const spdlog::level::level_enum previous_level = spdlog::get_level();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
+  spdlog::set_level(spdlog::level::debug);
+  {
+    TempDir dir;
+    std::string skip;
+    TestServer server(NewDatabaseUrl(Backend::kSqlite, dir, &skip));
+    ASSERT_TRUE(server.ok()) << server.error();
+    httplib::Client client("127.0.0.1", server.port());
+    json body = JobBody("log-1");
+    body["seed"] = 7;
+    body["learning_rate"] = 0.1;
+    EXPECT_EQ(Send(client, "POST", "/jobs", body.dump()).status, 201);
+  }
+  spdlog::set_default_logger(previous);
+  spdlog::set_level(previous_level);
+  EXPECT_THAT(log.str(), HasSubstr("/jobs: ignoring unknown request field(s) 'learning_rate', "
+                                   "'seed'"));
+}
+
+// Issue 23 item 3: /health took 2.4 s while clients flooded the server:
+// probes queued behind every other request. They now have a worker of their
+// own: with the only API worker stuck, /health still answers at once.
+TEST(HttpServerHealthTest, HealthAnswersWhileEveryApiWorkerIsBusy) {
+  TempDir dir;
+  std::string skip;
+  StatusOr<std::unique_ptr<Store>> store = OpenStore(NewDatabaseUrl(Backend::kSqlite, dir, &skip));
+  ZEUS_ASSERT_OK(store.status());
+  FakeClock clock;
+  BatchSizeService service(store->get(), &clock);
+  HttpServerOptions options;
+  options.threads = 1;
+  HttpServer server(&service, options);
+  std::mutex mutex;
+  std::condition_variable released_cv;
+  bool released = false;
+  ZEUS_ASSERT_OK(server.AddRoutes({HttpRoute{"GET", "/stuck", [&](const HttpRequest&) {
+                                               std::unique_lock<std::mutex> lock(mutex);
+                                               released_cv.wait(lock, [&] { return released; });
+                                               return JsonResponse(200, "{}");
+                                             }}}));
+  ZEUS_ASSERT_OK(server.Start());
+  std::thread stuck([&] {
+    httplib::Client client("127.0.0.1", server.port());
+    client.set_read_timeout(30, 0);
+    client.Get("/stuck");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // /stuck holds the worker.
+  httplib::Client probe("127.0.0.1", server.port());
+  probe.set_read_timeout(5, 0);
+  const auto begin = std::chrono::steady_clock::now();
+  httplib::Result health = probe.Get("/health");
+  const double waited_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    released = true;
+  }
+  released_cv.notify_all();
+  stuck.join();
+  ASSERT_TRUE(health) << "no answer to /health within 5 s while the API worker was busy";
+  EXPECT_EQ(health->status, 200);
+  EXPECT_LT(waited_s, 2.0);
+  server.Stop();
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, HttpServerTest,

@@ -78,5 +78,31 @@ TEST(ProtocolTest, TrainingResultRejectsNegativeEnergyAndUnknownFields) {
   EXPECT_EQ(ParseTrainingResult(body).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(ProtocolTest, WireParsersListUnknownFieldsInsteadOfRefusingThem) {
+  json report{{"job_id", "a-1"}, {"batch_size", 8}, {"trial_number", 1},  {"time", 1.0},
+              {"energy", 1.0},   {"metric", 0.5},   {"current_epoch", 1}, {"max_power", 300}};
+  std::vector<std::string> ignored;
+  ZEUS_ASSERT_OK_AND_ASSIGN(TrainingResult result, ParseTrainingResult(report, &ignored));
+  EXPECT_EQ(result.energy_j, 1.0);
+  EXPECT_EQ(ignored, std::vector<std::string>{"max_power"});
+  report["energy"] = "lots";
+  EXPECT_EQ(ParseTrainingResult(report, &ignored).status().code(), StatusCode::kInvalidArgument);
+
+  json spec = JobBody("img-7");
+  spec["seed"] = 1;
+  spec[std::string("bad\nname")] = 2;
+  EXPECT_EQ(ParseJobSpec(spec).status().code(), StatusCode::kInvalidArgument);  // Stored: strict.
+  ignored.clear();
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeJobSpec parsed, ParseJobSpec(spec, &ignored));
+  EXPECT_EQ(parsed.job_id, "img-7");
+  EXPECT_EQ(ignored, (std::vector<std::string>{"bad\\x0aname", "seed"}));
+  EXPECT_FALSE(JobSpecToJson(parsed).contains("seed"));
+
+  json trial{{"job_id", "a-1"}, {"batch_size", 8}, {"trial_number", 1}, {"extra", nullptr}};
+  ignored.clear();
+  ZEUS_ASSERT_OK(ParseTrialId(trial, &ignored).status());
+  EXPECT_EQ(ignored, std::vector<std::string>{"extra"});
+}
+
 }  // namespace
 }  // namespace zeus::testing

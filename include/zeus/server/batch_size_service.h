@@ -79,6 +79,11 @@ struct BatchSizeServiceOptions {
   // Epochs a trial may be silent for; 0 disables pacing (every trial gets
   // silent_trial_timeout_s). >= 0. Default: 4.
   double silent_epochs = 4.0;
+  // Trials of one job dispatched and not yet ended (in flight) at most; one
+  // more GET /jobs/batch_size is kFailedPrecondition (409) naming the limit.
+  // Bounds the job's stored state and its /jobs/arms answer, which list the
+  // trials in flight. >= 1. Default: 1024.
+  int64_t max_trials_in_flight = 1024;
 };
 
 class BatchSizeService {
@@ -129,8 +134,17 @@ class BatchSizeService {
 
   // Observability (JSON views).
   StatusOr<nlohmann::json> GetJob(const std::string& job_id);
-  StatusOr<nlohmann::json> ListJobs();
-  StatusOr<nlohmann::json> ListTrials(const std::string& job_id);
+  // One page of jobs by id: {"jobs": [at most `limit` views of jobs whose id
+  // sorts after `after_job_id`], "next_after": the last id of this page when
+  // more follow, else null}. kInvalidArgument unless 1 <= limit <= 1000
+  // (src/server/input_limits.h).
+  StatusOr<nlohmann::json> ListJobs(const std::string& after_job_id = "", int64_t limit = 100);
+  // One page of the job's trials by number: {"job_id", "trials": [at most
+  // `limit` trials numbered above `after_trial_number`], "next_after": the
+  // last trial number of this page when more follow, else null}.
+  // kInvalidArgument unless 1 <= limit <= 1000.
+  StatusOr<nlohmann::json> ListTrials(const std::string& job_id, int64_t after_trial_number = 0,
+                                      int64_t limit = 1000);
   // Exploring flag, lowest cost, best batch size, in-flight trials and the
   // bandit's arm states.
   StatusOr<nlohmann::json> ArmStates(const std::string& job_id);

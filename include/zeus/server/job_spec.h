@@ -74,10 +74,16 @@ struct BatchSizeJobSpec {
 // two lists agree).
 const std::vector<std::string>& BatchSizePolicyNames();
 
-// Parses and validates a registration body. Unknown fields, wrong types and
-// out-of-range values are kInvalidArgument naming the field and the value.
-// A null or missing `job_id` yields an empty `job_id`.
-StatusOr<BatchSizeJobSpec> ParseJobSpec(const nlohmann::json& body);
+// Parses and validates a registration body. Wrong types and out-of-range
+// values are kInvalidArgument naming the field and the value; a missing
+// optional field takes the default above (the original's). A field the spec
+// does not know is refused the same way when `ignored_fields` is null (specs
+// Zeus stored itself); otherwise (registrations on the wire: the original
+// server ignores unknown fields, and its clients send e.g. `seed`) its name
+// is appended to `*ignored_fields` and it is ignored. A null or missing
+// `job_id` yields an empty `job_id`.
+StatusOr<BatchSizeJobSpec> ParseJobSpec(const nlohmann::json& body,
+                                        std::vector<std::string>* ignored_fields = nullptr);
 
 // The wire form, every field present (`job_id` null when empty).
 nlohmann::json JobSpecToJson(const BatchSizeJobSpec& spec);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -53,12 +54,18 @@ struct ReportResponse {
   std::string message;
 };
 
-// Parsers validate strictly: unknown fields, missing fields, wrong types and
-// out-of-range values (negative time or energy, trial number < 1) are
-// kInvalidArgument naming the field.
-StatusOr<TrialId> ParseTrialId(const nlohmann::json& body);
-StatusOr<TrainingResult> ParseTrainingResult(const nlohmann::json& body);
-StatusOr<ReportResponse> ParseReportResponse(const nlohmann::json& body);
+// Parsers validate strictly: missing fields, wrong types and out-of-range
+// values (negative time or energy, trial number < 1) are kInvalidArgument
+// naming the field. A field the protocol does not know is refused the same
+// way when `ignored_fields` is null; otherwise (requests on the wire, as the
+// original server, which ignores unknown fields) its name is appended to
+// `*ignored_fields` and it is ignored.
+StatusOr<TrialId> ParseTrialId(const nlohmann::json& body,
+                               std::vector<std::string>* ignored_fields = nullptr);
+StatusOr<TrainingResult> ParseTrainingResult(const nlohmann::json& body,
+                                             std::vector<std::string>* ignored_fields = nullptr);
+StatusOr<ReportResponse> ParseReportResponse(const nlohmann::json& body,
+                                             std::vector<std::string>* ignored_fields = nullptr);
 
 nlohmann::json ToJson(const TrialId& trial);
 nlohmann::json ToJson(const TrainingResult& result);

@@ -87,6 +87,10 @@ class StoreTransaction {
   // Deletes the job and its trials; false when it did not exist.
   virtual StatusOr<bool> DeleteJob(const std::string& job_id) = 0;
   virtual StatusOr<std::vector<JobRecord>> ListJobs() = 0;
+  // At most `limit` jobs whose id sorts after `after_job_id` (all when it is
+  // empty), by job id: one page of a listing. REQUIRES: limit >= 1.
+  virtual StatusOr<std::vector<JobRecord>> ListJobsAfter(const std::string& after_job_id,
+                                                         int64_t limit) = 0;
 
   virtual StatusOr<std::optional<TrialRecord>> GetTrial(const std::string& job_id,
                                                         int64_t trial_number) = 0;
@@ -96,6 +100,11 @@ class StoreTransaction {
   virtual Status UpdateTrial(const TrialRecord& trial) = 0;
   // Trials of one job by trial number.
   virtual StatusOr<std::vector<TrialRecord>> ListTrials(const std::string& job_id) = 0;
+  // At most `limit` trials of one job numbered above `after_trial_number`,
+  // by trial number: one page of a listing. REQUIRES: limit >= 1.
+  virtual StatusOr<std::vector<TrialRecord>> ListTrialsAfter(const std::string& job_id,
+                                                             int64_t after_trial_number,
+                                                             int64_t limit) = 0;
   // Dispatched trials of any job last updated before `updated_before_s`.
   virtual StatusOr<std::vector<TrialRecord>> ListSilentTrials(double updated_before_s) = 0;
 };
@@ -123,6 +132,13 @@ class Store {
   virtual std::string_view backend() const = 0;
   // The schema version found in the database (after migration).
   virtual StatusOr<int> SchemaVersion() = 0;
+  // Whether the store can take writes. SQLite: kUnavailable naming the path
+  // once the database file this store opened has been deleted or replaced
+  // by another file (device and inode checked here and before every write
+  // transaction); from then on every write transaction fails with that
+  // error, so nothing is written into a deleted file. Latched: restart the
+  // server once the file is back. Default: Ok.
+  virtual Status CheckHealth() { return Status::Ok(); }
 };
 
 struct StoreOptions {

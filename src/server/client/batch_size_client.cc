@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -128,7 +130,9 @@ BatchSizeClient::~BatchSizeClient() = default;
 StatusOr<BatchSizeJobSpec> BatchSizeClient::Register(const BatchSizeJobSpec& spec) {
   json body = JobSpecToJson(spec);
   ZEUS_ASSIGN_OR_RETURN(json answer, impl_->Idempotent("POST", kRegisterJobPath, &body));
-  StatusOr<BatchSizeJobSpec> job = ParseJobSpec(answer);
+  // Answers may carry fields of a newer server (or the original's): ignored.
+  std::vector<std::string> ignored;
+  StatusOr<BatchSizeJobSpec> job = ParseJobSpec(answer, &ignored);
   if (!job.ok()) return InternalError("server: bad job in answer: " + job.status().message());
   if (job->job_id.empty()) return InternalError("server: answer lacks a job_id");
   job_id_ = job->job_id;
@@ -140,7 +144,8 @@ StatusOr<TrialId> BatchSizeClient::NextBatchSize(const std::string& job_id) {
       json answer,
       impl_->Once("GET", std::string(kNextBatchSizePath) + "?job_id=" + EncodeQueryValue(job_id),
                   nullptr));
-  StatusOr<TrialId> trial = ParseTrialId(answer);
+  std::vector<std::string> ignored;
+  StatusOr<TrialId> trial = ParseTrialId(answer, &ignored);
   if (!trial.ok()) return InternalError("server: bad trial in answer: " + trial.status().message());
   return trial;
 }
@@ -155,7 +160,8 @@ StatusOr<TrialId> BatchSizeClient::GetBatchSize() {
 StatusOr<ReportResponse> BatchSizeClient::Report(const TrainingResult& result) {
   json body = ToJson(result);
   ZEUS_ASSIGN_OR_RETURN(json answer, impl_->Idempotent("POST", kReportPath, &body));
-  StatusOr<ReportResponse> response = ParseReportResponse(answer);
+  std::vector<std::string> ignored;
+  StatusOr<ReportResponse> response = ParseReportResponse(answer, &ignored);
   if (!response.ok()) {
     return InternalError("server: bad report answer: " + response.status().message());
   }

@@ -282,8 +282,18 @@
     const params = new URLSearchParams(window.location.search);
     let selected = params.get('job');
     try {
-      const list = await getJson(API);
+      // The list comes in pages of 100 jobs by id; `after` names the last
+      // job of the previous page.
+      const after = params.get('after');
+      const list = await getJson(after === null ? API : API + '?after=' + encodeURIComponent(after));
       const jobs = list.jobs;
+      if (list.next_after !== null && list.next_after !== undefined) {
+        const next = new URLSearchParams();
+        next.set('after', list.next_after);
+        if (selected !== null) next.set('job', selected);
+        byId('more-jobs-link').href = '/?' + next.toString();
+        byId('more-jobs').hidden = false;
+      }
       if (selected === null && jobs.length > 0) {
         selected = jobs.reduce((a, b) => (b.created_at_s > a.created_at_s ? b : a)).job_id;
       }

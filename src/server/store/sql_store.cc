@@ -1,14 +1,18 @@
 // The Store over SqlConnection: one schema and one set of statements for
 // SQLite and PostgreSQL, a connection pool, and schema migration.
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include "zeus/server/store.h"
 
@@ -169,6 +173,21 @@ class SqlTransaction final : public StoreTransaction {
     return jobs;
   }
 
+  StatusOr<std::vector<JobRecord>> ListJobsAfter(const std::string& after_job_id,
+                                                 int64_t limit) override {
+    ZEUS_ASSIGN_OR_RETURN(std::vector<SqlRow> rows,
+                          c_->Query(std::string("SELECT ") + kJobColumns +
+                                        " FROM zeus_jobs WHERE job_id > ? ORDER BY job_id LIMIT ?",
+                                    {after_job_id, limit}));
+    std::vector<JobRecord> jobs;
+    jobs.reserve(rows.size());
+    for (const SqlRow& row : rows) {
+      ZEUS_ASSIGN_OR_RETURN(JobRecord job, JobFromRow(row));
+      jobs.push_back(std::move(job));
+    }
+    return jobs;
+  }
+
   StatusOr<std::optional<TrialRecord>> GetTrial(const std::string& job_id,
                                                 int64_t trial_number) override {
     ZEUS_ASSIGN_OR_RETURN(std::vector<SqlRow> rows,
@@ -207,6 +226,17 @@ class SqlTransaction final : public StoreTransaction {
                            " not found");
     }
     return Status::Ok();
+  }
+
+  StatusOr<std::vector<TrialRecord>> ListTrialsAfter(const std::string& job_id,
+                                                     int64_t after_trial_number,
+                                                     int64_t limit) override {
+    ZEUS_ASSIGN_OR_RETURN(std::vector<SqlRow> rows,
+                          c_->Query(std::string("SELECT ") + kTrialColumns +
+                                        " FROM zeus_trials WHERE job_id = ? AND trial_number > ? "
+                                        "ORDER BY trial_number LIMIT ?",
+                                    {job_id, after_trial_number, limit}));
+    return TrialsFromRows(rows);
   }
 
   StatusOr<std::vector<TrialRecord>> ListTrials(const std::string& job_id) override {
@@ -271,8 +301,43 @@ class SqlStore final : public Store {
     });
   }
 
+  // SQLite: from now on, CheckHealth() and every write transaction compare
+  // the file at `path` with the one open now (device and inode). A path
+  // that cannot be stat'ed now is not watched.
+  void WatchDatabaseFile(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return;
+    std::lock_guard<std::mutex> lock(file_mutex_);
+    file_path_ = path;
+    file_dev_ = st.st_dev;
+    file_ino_ = st.st_ino;
+  }
+
+  Status CheckHealth() override {
+    std::lock_guard<std::mutex> lock(file_mutex_);
+    if (file_path_.empty()) return Status::Ok();
+    if (!file_error_.empty()) return UnavailableError(file_error_);
+    struct stat st {};
+    std::string problem;
+    if (::stat(file_path_.c_str(), &st) != 0) {
+      const int error = errno;
+      problem = error == ENOENT ? "was deleted"
+                                : std::string("cannot be checked: ") + std::strerror(error);
+    } else if (st.st_dev != file_dev_ || st.st_ino != file_ino_) {
+      problem = "was replaced by another file (device:inode " + std::to_string(st.st_dev) + ":" +
+                std::to_string(st.st_ino) + ", opened " + std::to_string(file_dev_) + ":" +
+                std::to_string(file_ino_) + ")";
+    }
+    if (problem.empty()) return Status::Ok();
+    file_error_ = "database: the SQLite file \"" + file_path_ + "\" " + problem +
+                  " while the server ran; refusing writes so that nothing is written into a "
+                  "file that is gone (restore the file and restart zeus serve)";
+    return UnavailableError(file_error_);
+  }
+
   Status RunTransaction(TransactionMode mode,
                         const std::function<Status(StoreTransaction&)>& body) override {
+    if (mode == TransactionMode::kWrite) ZEUS_RETURN_IF_ERROR(CheckHealth());
     // SQLite admits one writer at a time and makes the others poll with
     // sleeps; queueing this process's writers on a mutex first keeps latency
     // low. Correctness does not rest on it: BEGIN IMMEDIATE still serialises
@@ -397,6 +462,13 @@ class SqlStore final : public Store {
   int open_ = 0;
   std::vector<std::unique_ptr<SqlConnection>> idle_;
   std::mutex sqlite_writer_mutex_;
+  // The watched SQLite file (WatchDatabaseFile); empty path: not watched.
+  std::mutex file_mutex_;
+  std::string file_path_;
+  dev_t file_dev_ = 0;
+  ino_t file_ino_ = 0;
+  // Set once the file was found gone or replaced; never cleared.
+  std::string file_error_;
   std::thread checkpointer_;
   std::mutex stop_mutex_;
   std::condition_variable stop_;
@@ -428,7 +500,10 @@ StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& url, const StoreOp
                                 "...\": expected sqlite:PATH or postgresql://...");
   }
   ZEUS_RETURN_IF_ERROR(store->Migrate());
-  if (store->backend() == "sqlite") store->StartCheckpointer(std::chrono::milliseconds(200));
+  if (store->backend() == "sqlite") {
+    store->WatchDatabaseFile(url.substr(7));
+    store->StartCheckpointer(std::chrono::milliseconds(200));
+  }
   return std::unique_ptr<Store>(std::move(store));
 }
 
