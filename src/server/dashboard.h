@@ -66,8 +66,7 @@ struct DashboardRequest {
   std::string method;
   // Percent-decoded path without the query, e.g. "/dashboard/api/jobs/a b".
   std::string path;
-  // Percent-decoded query parameters; the last value of each name (the
-  // API's rule, HttpRequest::Param).
+  // Percent-decoded query parameters (HttpServer refuses repeated ones).
   std::map<std::string, std::string> query;
   // The Authorization and Cookie header values; empty when absent.
   std::string authorization;

@@ -222,7 +222,7 @@ std::vector<HttpRoute> DashboardRoutes(BatchSizeService* s, const HttpServerOpti
   HttpHandler handler = [s, dashboard](const HttpRequest& req) {
     DashboardRequest request{
         req.method, req.path, {}, req.Header("Authorization"), req.Header("Cookie")};
-    // The last value of a repeated parameter, as HttpRequest::Param.
+    // Repeated parameters were refused before routing.
     for (const auto& [name, value] : req.params) request.query[name] = value;
     DashboardResponse answer = HandleDashboardRequest(request, s, dashboard);
     HttpResponse response;
@@ -335,6 +335,17 @@ HttpResponse HttpServer::Impl::Route(const HttpRequest& req, std::string* patter
   if (options.token && route->access == HttpRoute::Access::kToken &&
       !SameToken(req.Header("Authorization"), "Bearer " + *options.token)) {
     return ErrorResponse(401, "authorization: missing or wrong bearer token");
+  }
+  // One rule for the service and the daemon: a repeated query parameter is
+  // ambiguous input, refused with its name (no first or last value wins).
+  for (size_t i = 0; i < req.params.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (req.params[j].first == req.params[i].first) {
+        return ErrorResponse(400, "query: parameter '" +
+                                      EscapeControl(req.params[i].first.substr(0, 64)) +
+                                      "' given twice");
+      }
+    }
   }
   try {
     return route->handler(req);

@@ -698,16 +698,16 @@ TEST_P(HttpServerTest, JobListsArePagedOnTheApiAndTheDashboard) {
   }
 }
 
-// Issue 23 item 9: a repeated query parameter reads as its last value, as
-// the original server (FastAPI/Starlette) reads a scalar parameter.
-TEST_P(HttpServerTest, RepeatedQueryParameterTakesItsLastValue) {
+// Issue 23 item 9: a repeated query parameter is refused with its name, as
+// the daemon refuses it (one rule: no first or last value silently wins).
+TEST_P(HttpServerTest, RepeatedQueryParameterIsRefusedWithItsName) {
   ASSERT_EQ(Register(JobBody("rep-1")).status, 201);
-  HttpReply last = Next("nope-1&job_id=rep-1");
-  EXPECT_EQ(last.status, 200) << last.raw;
-  EXPECT_EQ(last.body["job_id"], "rep-1");
-  HttpReply not_first = Next("rep-1&job_id=nope-1");
-  EXPECT_EQ(not_first.status, 404) << not_first.raw;
-  EXPECT_THAT(not_first.raw, HasSubstr("nope-1"));
+  for (const char* query : {"nope-1&job_id=rep-1", "rep-1&job_id=nope-1", "rep-1&job_id=rep-1"}) {
+    HttpReply refused = Next(query);
+    EXPECT_EQ(refused.status, 400) << refused.raw;
+    EXPECT_THAT(refused.raw, HasSubstr("'job_id' given twice"));
+  }
+  EXPECT_EQ(Next("rep-1").status, 200);
 }
 
 // Issue 23 item 9: reports that cannot be true are refused, and nothing is

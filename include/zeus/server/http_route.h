@@ -50,9 +50,8 @@ struct HttpRequest {
   // When the request's headers had been read (latencies count from here).
   std::chrono::steady_clock::time_point headers_read_at;
 
-  // The last value of query parameter `name`, or nullopt. A repeated
-  // parameter (`?job_id=a&job_id=b`) reads as its last value, as the
-  // original Zeus server (FastAPI/Starlette) reads a scalar parameter.
+  // The value of query parameter `name`, or nullopt. HttpServer refuses a
+  // request that repeats a parameter (400 naming it) before any route runs.
   std::optional<std::string> Param(std::string_view name) const;
   // The first value of header `name` (case-insensitive), or "".
   std::string Header(std::string_view name) const;
