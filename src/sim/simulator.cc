@@ -96,6 +96,7 @@ RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta,
 StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, Policy& policy,
                                                       const SimulationOptions& options) {
   ZEUS_RETURN_IF_ERROR(options.Validate());
+  ZEUS_RETURN_IF_ERROR(ValidateWorkload(workload));
   const int recurrences =
       options.num_recurrences > 0 ? options.num_recurrences : DefaultRecurrences(workload);
   // The run sampler's stream is kept apart from the policy's (same seed).

@@ -51,6 +51,11 @@ std::vector<std::string> SplitLine(std::string_view line, size_t* error_column) 
 StatusOr<CsvTable> CsvTable::Parse(std::string_view text, std::string source) {
   CsvTable table;
   table.source_ = std::move(source);
+  // Spreadsheet programs (Excel's "CSV UTF-8", Python's utf-8-sig) start the
+  // file with a byte-order mark, which would otherwise glue onto the first
+  // column's name.
+  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+  if (text.substr(0, kUtf8Bom.size()) == kUtf8Bom) text.remove_prefix(kUtf8Bom.size());
   int line_number = 0;
   bool have_header = false;
   size_t pos = 0;

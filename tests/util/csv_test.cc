@@ -49,6 +49,23 @@ TEST(CsvTableTest, RefusesALastLineWithoutNewlineAsTruncated) {
   EXPECT_EQ(crlf.num_rows(), 1u);
 }
 
+TEST(CsvTableTest, SkipsALeadingUtf8ByteOrderMark) {
+  // Excel's "CSV UTF-8" and Python's utf-8-sig write one before the header.
+  ZEUS_ASSERT_OK_AND_ASSIGN(CsvTable t, CsvTable::Parse("\xEF\xBB\xBF"
+                                                        "dataset,b\nx,2\n",
+                                                        "f.csv"));
+  EXPECT_EQ(t.header().front(), "dataset");
+  EXPECT_EQ(*t.ColumnIndex("dataset"), 0u);
+  EXPECT_EQ(t.Field(0, 0), "x");
+  // Only at the very start: elsewhere the bytes are data.
+  ZEUS_ASSERT_OK_AND_ASSIGN(CsvTable later, CsvTable::Parse("a\n\xEF\xBB\xBF"
+                                                            "x\n",
+                                                            "f.csv"));
+  EXPECT_EQ(later.Field(0, 0),
+            "\xEF\xBB\xBF"
+            "x");
+}
+
 TEST(FileTest, DirectoryIsNamedAsSuch) {
   testing::TempDir dir;
   StatusOr<std::string> text = ReadFileToString(dir.path());

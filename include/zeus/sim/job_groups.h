@@ -5,7 +5,9 @@
 // File format, one row per submission:
 //   group,start_time,end_time,dataset,runtime_ratio
 // (seconds; runtime_ratio scales a run's energy and time to this
-// submission's size). Extra columns are ignored; loading is strict.
+// submission's size). Extra columns are ignored; loading is strict. Ranges:
+// start_time and end_time in [-1e12, 1e12] s (end_time >= start_time),
+// runtime_ratio in [1e-6, 1e6]. A leading UTF-8 byte-order mark is allowed.
 //
 // Thread-safety: functions are reentrant.
 
@@ -24,6 +26,11 @@
 
 namespace zeus {
 
+// The ranges above.
+constexpr double kMaxGroupTimeS = 1e12;
+constexpr double kMinRuntimeRatio = 1e-6;
+constexpr double kMaxRuntimeRatio = 1e6;
+
 struct JobSubmission {
   std::string group;
   double start_time_s = 0.0;
@@ -36,7 +43,7 @@ struct JobSubmission {
 using JobGroups = std::map<std::string, std::vector<JobSubmission>>;
 
 // Loads and groups a job-group file. Errors name file:line:col: end before
-// start, non-positive runtime_ratio, non-finite times.
+// start, a value out of its range, a malformed number.
 StatusOr<JobGroups> LoadJobGroups(const std::string& path);
 
 // A seeded arrival process for when no group file is given: per group, a
@@ -75,7 +82,9 @@ struct GroupRunRecord {
 // order, so results arrive out of submission order when runs overlap. A run
 // that misses the target is retried from its end time with the same
 // duration, up to options.max_tries per submission. REQUIRES: `submissions`
-// sorted by start time (as LoadJobGroups returns them).
+// sorted by start time (as LoadJobGroups returns them). kInvalidArgument for
+// invalid options, a workload failing ValidateWorkload, or a submission out
+// of the ranges above.
 StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     const Workload& workload, Policy& policy, const std::vector<JobSubmission>& submissions,
     const SimulationOptions& options);
