@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "zeus/util/csv.h"
@@ -35,16 +37,17 @@ Status ValidateProfile(const PowerLimitProfile& profile) {
     const PowerLimitMeasurement& m = profile.measurements[i];
     std::string what = "power-limit profile: " + Describe(m, i);
     if (m.power_limit_mw == 0) return InvalidArgumentError(what + ": power limit must be > 0");
-    if (!std::isfinite(m.energy_j) || m.energy_j < 0) {
-      return InvalidArgumentError(what + ": energy_j must be finite and >= 0, got " +
-                                  std::to_string(m.energy_j));
+    if (!(m.energy_j >= 0 && m.energy_j <= kMaxProfileEnergyJ)) {
+      return InvalidArgumentError(fmt::format("{}: energy_j must be in [0, {:g}], got {:g}", what,
+                                              kMaxProfileEnergyJ, m.energy_j));
     }
-    if (!std::isfinite(m.time_s) || m.time_s <= 0) {
-      return InvalidArgumentError(what + ": time_s must be finite and > 0, got " +
-                                  std::to_string(m.time_s));
+    if (!(m.time_s > 0 && m.time_s <= kMaxProfileTimeS)) {
+      return InvalidArgumentError(fmt::format("{}: time_s must be in (0, {:g}], got {:g}", what,
+                                              kMaxProfileTimeS, m.time_s));
     }
-    if (m.steps < 1) {
-      return InvalidArgumentError(what + ": steps must be >= 1, got " + std::to_string(m.steps));
+    if (m.steps < 1 || m.steps > kMaxProfileSteps) {
+      return InvalidArgumentError(
+          fmt::format("{}: steps must be in [1, {}], got {}", what, kMaxProfileSteps, m.steps));
     }
     for (size_t j = 0; j < i; ++j) {
       if (profile.measurements[j].power_limit_mw == m.power_limit_mw) {
@@ -171,8 +174,20 @@ StatusOr<PowerLimitProfile> ProfileFromCsv(std::string_view csv, const std::stri
 
 StatusOr<PowerLimitProfile> LoadProfile(const std::string& path) {
   ZEUS_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  std::string_view trimmed = Trim(text);
-  if (!trimmed.empty() && trimmed.front() == '{') return ProfileFromJson(text, path);
+  std::string_view body = text;
+  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+  if (StartsWith(body, kUtf8Bom)) body.remove_prefix(kUtf8Bom.size());
+  if (std::optional<size_t> at = FindNonTextByte(body)) {
+    const size_t offset = *at + (text.size() - body.size());
+    return InvalidArgumentError(fmt::format(
+        "{}: not a power-limit profile: binary data (byte 0x{:02x} at offset {} is not UTF-8 "
+        "text); a profile is JSON text (\"format\": \"{}\") or a CSV log",
+        path, static_cast<unsigned char>(text[offset]), offset, kJsonFormat));
+  }
+  std::string_view trimmed = Trim(body);
+  if (EndsWith(path, ".json") || (!trimmed.empty() && trimmed.front() == '{')) {
+    return ProfileFromJson(body, path);
+  }
   return ProfileFromCsv(text, path);
 }
 

@@ -66,6 +66,16 @@ TEST(CsvTableTest, SkipsALeadingUtf8ByteOrderMark) {
             "x");
 }
 
+TEST(CsvTableTest, BinaryDataIsRefusedAtItsLineAndColumn) {
+  StatusOr<CsvTable> t = CsvTable::Parse(std::string("a,b\n1,\0\n", 8), "f.csv");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(),
+            "f.csv:2:3: byte 0x00 is not UTF-8 text; expected a CSV text file, this looks binary");
+  t = CsvTable::Parse("\x89PNG\r\n", "f.csv");
+  EXPECT_EQ(t.status().message(),
+            "f.csv:1:1: byte 0x89 is not UTF-8 text; expected a CSV text file, this looks binary");
+}
+
 TEST(FileTest, DirectoryIsNamedAsSuch) {
   testing::TempDir dir;
   StatusOr<std::string> text = ReadFileToString(dir.path());
