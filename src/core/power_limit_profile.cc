@@ -1,11 +1,17 @@
 #include "zeus/core/power_limit_profile.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "zeus/util/csv.h"
 #include "zeus/util/file.h"
@@ -189,6 +195,47 @@ StatusOr<PowerLimitProfile> LoadProfile(const std::string& path) {
     return ProfileFromJson(body, path);
   }
   return ProfileFromCsv(text, path);
+}
+
+Status CheckProfileWritable(const std::string& path) {
+  const std::string context = "profile_path '" + path + "'";
+  if (path.empty()) return InvalidArgumentError(context + ": empty path");
+  const size_t slash = path.find_last_of('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (name.empty()) return InvalidArgumentError(context + ": names a directory, not a file");
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return InvalidArgumentError(context + ": is a directory, not a file");
+  }
+  if (::stat(dir.c_str(), &info) != 0) {
+    const int err = errno;
+    const std::string message =
+        fmt::format("{}: directory '{}' {}", context, dir,
+                    err == ENOENT ? std::string("does not exist")
+                                  : "cannot be read: " + std::string(std::strerror(err)));
+    return err == ENOENT ? NotFoundError(message) : IoError(message);
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return FailedPreconditionError(fmt::format("{}: '{}' is not a directory", context, dir));
+  }
+  // Creating a file is the only complete test: access(2) ignores read-only
+  // mounts' subtleties, ACLs and root-squashed network file systems.
+  std::string probe = dir + "/." + name + ".zeus-write-check-XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
+    const int err = errno;
+    const std::string message = fmt::format(
+        "{}: cannot create a file in directory '{}': {} (the profile is saved there once "
+        "profiling ends)",
+        context, dir, std::strerror(err));
+    if (err == EACCES || err == EPERM || err == EROFS) return PermissionDeniedError(message);
+    return IoError(message);
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return Status::Ok();
 }
 
 Status SaveProfile(const std::string& path, const PowerLimitProfile& profile) {

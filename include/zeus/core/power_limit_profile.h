@@ -84,6 +84,15 @@ StatusOr<PowerLimitProfile> ProfileFromCsv(std::string_view csv, const std::stri
 // the offset when it holds binary data (FindNonTextByte), or the parser's
 // error.
 StatusOr<PowerLimitProfile> LoadProfile(const std::string& path);
+// OK when SaveProfile(path, ...) can write `path`: its directory exists and a
+// file can be created there (tried by creating and removing a hidden
+// temporary file, so read-only mounts and ACLs count, root or not), and
+// `path` is not a directory. The error names `path` and the reason:
+// kNotFound (no such directory), kFailedPrecondition (a parent is a file),
+// kPermissionDenied (cannot create files there), kInvalidArgument (path is
+// a directory), kIoError otherwise. Meant for checking before a long
+// profiling run whose result would otherwise be lost at the end.
+Status CheckProfileWritable(const std::string& path);
 // Writes ProfileToJson(profile) to `path` atomically.
 Status SaveProfile(const std::string& path, const PowerLimitProfile& profile);
 
