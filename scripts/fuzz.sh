@@ -58,7 +58,7 @@ ci_runs() {
   case "$1" in
     fuzz_http) echo 1500 ;;
     fuzz_trace_csv) echo 15000 ;;
-    fuzz_trace_sim) echo 3000 ;;
+    fuzz_trace_sim) echo 15000 ;;
     *) echo 150000 ;;
   esac
 }
@@ -69,8 +69,12 @@ run_target() {
   local budget=(-max_total_time="$seconds")
   [[ "$mode" == ci ]] && budget=(-seed=1 -runs="$(ci_runs "$target")")
   mkdir -p "$work/corpus"
+  # A target's dictionary (tests/fuzz/<target>.dict), when it has one: tokens
+  # that random mutation rarely spells (e.g. 1e307, 4294968).
+  local dict=()
+  [[ -f "tests/fuzz/$target.dict" ]] && dict=(-dict="$PWD/tests/fuzz/$target.dict")
   # New inputs go to a scratch corpus; the repository's seeds are read only.
-  (cd "$work" && "../../tests/fuzz/$target" "${budget[@]}" -timeout=10 \
+  (cd "$work" && "../../tests/fuzz/$target" "${budget[@]}" "${dict[@]}" -timeout=10 \
     -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
     corpus "$OLDPWD/tests/fuzz/corpus/$target") >"$work/log" 2>&1
 }
