@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -214,6 +215,15 @@ TEST(SimulatorTest, OutOfRangeWorkloadsAreRefusedBeforeAnyPolicyRuns) {
           << name << ": " << runs.status();
     }
   }
+}
+
+TEST(SimulatorTest, DefaultRecurrencesSaturateInsteadOfOverflowing) {
+  Workload w = ToyWorkload();
+  EXPECT_EQ(DefaultRecurrences(w), 2 * 3 * 2);
+  // 50000 x 50000 x 2 = 5e9 recurrences: past INT_MAX (signed overflow before).
+  w.batch_sizes.resize(50'000);
+  w.power_limits_w.resize(50'000);
+  EXPECT_EQ(DefaultRecurrences(w), std::numeric_limits<int>::max());
 }
 
 TEST(SimulatorTest, PolicyContextIsValidated) {

@@ -41,7 +41,7 @@ struct SimulationOptions {
   Status Validate() const;
 };
 
-// 2 x |batch sizes| x |power limits| of `workload`.
+// 2 x |batch sizes| x |power limits| of `workload`, at most INT_MAX.
 int DefaultRecurrences(const Workload& workload);
 
 // One run, as written to --history-csv.
