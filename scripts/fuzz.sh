@@ -3,12 +3,15 @@
 # and UBSan and runs each on its seed corpus (tests/fuzz/corpus/<target>) for
 # a bounded time. Fails (exit 1) when any target crashes, leaks, hits UBSan or
 # breaks one of its invariants; the reproducer is left in the build dir.
-# Usage: scripts/fuzz.sh [seconds-per-target]   (default: 60; exploratory: new
-#                                                inputs each run)
-#        scripts/fuzz.sh --ci   (reproducible, for CI: every seed, then a fixed
-#                                number of mutations from a fixed random seed,
-#                                so a given tree passes or fails every time;
-#                                new findings come from exploratory runs)
+# Usage: scripts/fuzz.sh [seconds-per-target] [target...]
+#                          (default: 60 s, every target; exploratory: new
+#                           inputs each run)
+#        scripts/fuzz.sh --ci [target...]
+#                          (reproducible, for CI: every seed, then a fixed
+#                           number of mutations from a fixed random seed,
+#                           so a given tree passes or fails every time;
+#                           new findings come from exploratory runs)
+#        e.g. scripts/fuzz.sh 600 fuzz_trace_sim   (one target for 10 minutes)
 # Environment: ZEUS_FUZZ_BUILD_DIR (default: build-fuzz), ZEUS_FUZZ_JOBS
 # (targets run at once; default: nproc, at most 2), CXX (default: clang++-14).
 set -euo pipefail
@@ -19,14 +22,24 @@ if [[ "$seconds" == --ci ]]; then
   mode=ci
   seconds=0
 fi
+(($# > 0)) && shift
 build_dir="${ZEUS_FUZZ_BUILD_DIR:-build-fuzz}"
 parallel="${ZEUS_FUZZ_JOBS:-$(( $(nproc) < 2 ? 1 : 2 ))}"
-targets=(fuzz_http fuzz_json fuzz_trace_csv fuzz_profile fuzz_optimizer_state)
+all_targets=(fuzz_http fuzz_json fuzz_trace_csv fuzz_trace_sim fuzz_profile fuzz_optimizer_state)
+targets=("${all_targets[@]}")
+(($# > 0)) && targets=("$@")
 
+usage="usage: scripts/fuzz.sh [seconds-per-target | --ci] [target...]"
 if [[ "$mode" == explore ]] && ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
-  echo "usage: scripts/fuzz.sh [seconds-per-target | --ci], got '$seconds'" >&2
+  echo "$usage, got '$seconds'" >&2
   exit 2
 fi
+for target in "${targets[@]}"; do
+  if [[ " ${all_targets[*]} " != *" $target "* ]]; then
+    echo "$usage: unknown target '$target' (known: ${all_targets[*]})" >&2
+    exit 2
+  fi
+done
 
 # -O1 with assertions: compiles faster than -O2 and fuzzes about as well.
 CC="${CC:-clang-14}" CXX="${CXX:-clang++-14}" cmake -S . -B "$build_dir" \
@@ -45,6 +58,7 @@ ci_runs() {
   case "$1" in
     fuzz_http) echo 1500 ;;
     fuzz_trace_csv) echo 15000 ;;
+    fuzz_trace_sim) echo 15000 ;;
     *) echo 150000 ;;
   esac
 }
@@ -55,8 +69,12 @@ run_target() {
   local budget=(-max_total_time="$seconds")
   [[ "$mode" == ci ]] && budget=(-seed=1 -runs="$(ci_runs "$target")")
   mkdir -p "$work/corpus"
+  # A target's dictionary (tests/fuzz/<target>.dict), when it has one: tokens
+  # that random mutation rarely spells (e.g. 1e307, 4294968).
+  local dict=()
+  [[ -f "tests/fuzz/$target.dict" ]] && dict=(-dict="$PWD/tests/fuzz/$target.dict")
   # New inputs go to a scratch corpus; the repository's seeds are read only.
-  (cd "$work" && "../../tests/fuzz/$target" "${budget[@]}" -timeout=10 \
+  (cd "$work" && "../../tests/fuzz/$target" "${budget[@]}" "${dict[@]}" -timeout=10 \
     -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
     corpus "$OLDPWD/tests/fuzz/corpus/$target") >"$work/log" 2>&1
 }

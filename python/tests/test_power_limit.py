@@ -95,8 +95,10 @@ def test_unwritable_profile_path_raises_and_keeps_the_profile(tmp_path):
     with pytest.raises(IoError, match="Not a directory"):
         GlobalPowerLimitOptimizer(monitor, Energy(), profile_path=str(blocker / "p.json"), **FAST)
     # A directory that vanishes: only saving at the end of profiling fails.
+    (tmp_path / "missing").mkdir()  # Writable when created (checked then).
     plo = GlobalPowerLimitOptimizer(monitor, Energy(),
                                     profile_path=str(tmp_path / "missing" / "p.json"), **FAST)
+    (tmp_path / "missing").rmdir()
     monitor.begin_window("whole run")
     with pytest.raises(IoError, match="saving the profile"):
         train(monitor, plo, epochs=4, step_windows=False)

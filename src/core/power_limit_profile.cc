@@ -1,9 +1,17 @@
 #include "zeus/core/power_limit_profile.h"
 
-#include <algorithm>
-#include <cmath>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "zeus/util/csv.h"
 #include "zeus/util/file.h"
@@ -35,16 +43,17 @@ Status ValidateProfile(const PowerLimitProfile& profile) {
     const PowerLimitMeasurement& m = profile.measurements[i];
     std::string what = "power-limit profile: " + Describe(m, i);
     if (m.power_limit_mw == 0) return InvalidArgumentError(what + ": power limit must be > 0");
-    if (!std::isfinite(m.energy_j) || m.energy_j < 0) {
-      return InvalidArgumentError(what + ": energy_j must be finite and >= 0, got " +
-                                  std::to_string(m.energy_j));
+    if (!(m.energy_j >= 0 && m.energy_j <= kMaxProfileEnergyJ)) {
+      return InvalidArgumentError(fmt::format("{}: energy_j must be in [0, {:g}], got {:g}", what,
+                                              kMaxProfileEnergyJ, m.energy_j));
     }
-    if (!std::isfinite(m.time_s) || m.time_s <= 0) {
-      return InvalidArgumentError(what + ": time_s must be finite and > 0, got " +
-                                  std::to_string(m.time_s));
+    if (!(m.time_s > 0 && m.time_s <= kMaxProfileTimeS)) {
+      return InvalidArgumentError(fmt::format("{}: time_s must be in (0, {:g}], got {:g}", what,
+                                              kMaxProfileTimeS, m.time_s));
     }
-    if (m.steps < 1) {
-      return InvalidArgumentError(what + ": steps must be >= 1, got " + std::to_string(m.steps));
+    if (m.steps < 1 || m.steps > kMaxProfileSteps) {
+      return InvalidArgumentError(
+          fmt::format("{}: steps must be in [1, {}], got {}", what, kMaxProfileSteps, m.steps));
     }
     for (size_t j = 0; j < i; ++j) {
       if (profile.measurements[j].power_limit_mw == m.power_limit_mw) {
@@ -171,9 +180,62 @@ StatusOr<PowerLimitProfile> ProfileFromCsv(std::string_view csv, const std::stri
 
 StatusOr<PowerLimitProfile> LoadProfile(const std::string& path) {
   ZEUS_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  std::string_view trimmed = Trim(text);
-  if (!trimmed.empty() && trimmed.front() == '{') return ProfileFromJson(text, path);
+  std::string_view body = text;
+  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+  if (StartsWith(body, kUtf8Bom)) body.remove_prefix(kUtf8Bom.size());
+  if (std::optional<size_t> at = FindNonTextByte(body)) {
+    const size_t offset = *at + (text.size() - body.size());
+    return InvalidArgumentError(fmt::format(
+        "{}: not a power-limit profile: binary data (byte 0x{:02x} at offset {} is not UTF-8 "
+        "text); a profile is JSON text (\"format\": \"{}\") or a CSV log",
+        path, static_cast<unsigned char>(text[offset]), offset, kJsonFormat));
+  }
+  std::string_view trimmed = Trim(body);
+  if (EndsWith(path, ".json") || (!trimmed.empty() && trimmed.front() == '{')) {
+    return ProfileFromJson(body, path);
+  }
   return ProfileFromCsv(text, path);
+}
+
+Status CheckProfileWritable(const std::string& path) {
+  const std::string context = "profile_path '" + path + "'";
+  if (path.empty()) return InvalidArgumentError(context + ": empty path");
+  const size_t slash = path.find_last_of('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (name.empty()) return InvalidArgumentError(context + ": names a directory, not a file");
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return InvalidArgumentError(context + ": is a directory, not a file");
+  }
+  if (::stat(dir.c_str(), &info) != 0) {
+    const int err = errno;
+    const std::string message =
+        fmt::format("{}: directory '{}' {}", context, dir,
+                    err == ENOENT ? std::string("does not exist")
+                                  : "cannot be read: " + std::string(std::strerror(err)));
+    return err == ENOENT ? NotFoundError(message) : IoError(message);
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return FailedPreconditionError(fmt::format("{}: '{}' is not a directory", context, dir));
+  }
+  // Creating a file is the only complete test: access(2) ignores read-only
+  // mounts' subtleties, ACLs and root-squashed network file systems.
+  std::string probe = dir + "/." + name + ".zeus-write-check-XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
+    const int err = errno;
+    const std::string message = fmt::format(
+        "{}: cannot create a file in directory '{}': {} (the profile is saved there once "
+        "profiling ends)",
+        context, dir, std::strerror(err));
+    if (err == EACCES || err == EPERM || err == EROFS) return PermissionDeniedError(message);
+    return IoError(message);
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return Status::Ok();
 }
 
 Status SaveProfile(const std::string& path, const PowerLimitProfile& profile) {

@@ -51,17 +51,18 @@ StatusOr<JobGroups> LoadJobGroups(const std::string& path) {
     s.dataset = table.Field(row, c[3]);
     if (s.dataset.empty()) return table.ErrorAt(row, c[3], "expected a dataset name");
     ZEUS_ASSIGN_OR_RETURN(s.runtime_ratio, table.Double(row, c[4]));
-    if (!std::isfinite(s.start_time_s)) {
-      return table.ErrorAt(row, c[1],
-                           "expected a finite time, got '" + table.Field(row, c[1]) + "'");
-    }
-    if (!std::isfinite(s.end_time_s) || s.end_time_s < s.start_time_s) {
+    if (!(std::abs(s.start_time_s) <= kMaxGroupTimeS)) {
       return table.ErrorAt(
-          row, c[2], "expected a finite time >= start_time, got '" + table.Field(row, c[2]) + "'");
+          row, c[1], "expected a time in [-1e+12, 1e+12] s, got '" + table.Field(row, c[1]) + "'");
     }
-    if (!std::isfinite(s.runtime_ratio) || s.runtime_ratio <= 0) {
-      return table.ErrorAt(row, c[4],
-                           "expected a positive ratio, got '" + table.Field(row, c[4]) + "'");
+    if (!(std::abs(s.end_time_s) <= kMaxGroupTimeS) || s.end_time_s < s.start_time_s) {
+      return table.ErrorAt(row, c[2],
+                           "expected a time in [-1e+12, 1e+12] s and >= start_time, got '" +
+                               table.Field(row, c[2]) + "'");
+    }
+    if (!(s.runtime_ratio >= kMinRuntimeRatio && s.runtime_ratio <= kMaxRuntimeRatio)) {
+      return table.ErrorAt(
+          row, c[4], "expected a ratio in [1e-06, 1e+06], got '" + table.Field(row, c[4]) + "'");
     }
     std::vector<JobSubmission>& group = groups[s.group];
     if (!group.empty() && group.front().dataset != s.dataset) {
@@ -139,6 +140,20 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     const Workload& workload, Policy& policy, const std::vector<JobSubmission>& submissions,
     const SimulationOptions& options) {
   ZEUS_RETURN_IF_ERROR(options.Validate());
+  ZEUS_RETURN_IF_ERROR(ValidateWorkload(workload));
+  for (size_t i = 0; i < submissions.size(); ++i) {
+    const JobSubmission& s = submissions[i];
+    if (!(std::abs(s.start_time_s) <= kMaxGroupTimeS && std::abs(s.end_time_s) <= kMaxGroupTimeS &&
+          s.end_time_s >= s.start_time_s && s.runtime_ratio >= kMinRuntimeRatio &&
+          s.runtime_ratio <= kMaxRuntimeRatio)) {
+      return InvalidArgumentError(
+          "job group '" + s.group + "': submission " + std::to_string(i) +
+          ": start_time_s and end_time_s must be in [-1e12, 1e12] with end >= start and "
+          "runtime_ratio in [1e-6, 1e6], got " +
+          std::to_string(s.start_time_s) + ", " + std::to_string(s.end_time_s) + ", " +
+          std::to_string(s.runtime_ratio));
+    }
+  }
   Rng rng(options.seed ^ 0x5851f42d4c957f2dULL);
   std::vector<InFlight> running;
   std::vector<GroupRunRecord> records;

@@ -1,5 +1,6 @@
 // The registry of simulation policies: one line per policy.
 
+#include <cmath>
 #include <utility>
 
 #include "zeus/sim/policy.h"
@@ -39,6 +40,18 @@ std::vector<std::string> PolicyNames() {
 StatusOr<std::unique_ptr<Policy>> MakePolicy(std::string_view name, const PolicyContext& context) {
   if (context.workload == nullptr) {
     return InvalidArgumentError("policy '" + std::string(name) + "': no workload");
+  }
+  // Some policies plan from the workload as they are made (the floors).
+  Status valid = ValidateWorkload(*context.workload);
+  if (!valid.ok()) return valid.WithContext("policy '" + std::string(name) + "'");
+  if (!(context.eta >= 0.0 && context.eta <= 1.0)) {
+    return InvalidArgumentError("policy '" + std::string(name) + "': eta must be in [0, 1], got " +
+                                std::to_string(context.eta));
+  }
+  if (context.beta.has_value() && !(std::isfinite(*context.beta) && *context.beta > 0)) {
+    return InvalidArgumentError("policy '" + std::string(name) +
+                                "': beta must be finite and > 0, got " +
+                                std::to_string(*context.beta));
   }
   for (const auto& [known, factory] : Registry()) {
     if (known == name) return factory(context);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -31,8 +33,11 @@ Status SimulationOptions::Validate() const {
 }
 
 int DefaultRecurrences(const Workload& workload) {
-  return 2 * static_cast<int>(workload.batch_sizes.size()) *
-         static_cast<int>(workload.power_limits_w.size());
+  // In 64 bits: a trace of 46341 batch sizes and as many limits would
+  // overflow an int.
+  const uint64_t recurrences =
+      uint64_t{2} * workload.batch_sizes.size() * workload.power_limits_w.size();
+  return static_cast<int>(std::min<uint64_t>(recurrences, std::numeric_limits<int>::max()));
 }
 
 RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta, Rng& rng) {
@@ -96,6 +101,7 @@ RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta,
 StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, Policy& policy,
                                                       const SimulationOptions& options) {
   ZEUS_RETURN_IF_ERROR(options.Validate());
+  ZEUS_RETURN_IF_ERROR(ValidateWorkload(workload));
   const int recurrences =
       options.num_recurrences > 0 ? options.num_recurrences : DefaultRecurrences(workload);
   // The run sampler's stream is kept apart from the policy's (same seed).

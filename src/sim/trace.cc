@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
@@ -32,20 +33,38 @@ StatusOr<std::string> Text(const CsvTable& table, size_t row, size_t column) {
   return value;
 }
 
-StatusOr<int> PositiveInt(const CsvTable& table, size_t row, size_t column) {
+// A %g rendering of `value` for range messages ("1e-06", "1e+09", "100000").
+std::string Num(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
+}
+
+// An integer in [min, max]; `unit` (e.g. " W") follows the range in errors.
+StatusOr<int> IntInRange(const CsvTable& table, size_t row, size_t column, int min, int max,
+                         std::string_view unit = "") {
   ZEUS_ASSIGN_OR_RETURN(int64_t value, table.Int(row, column));
-  if (value <= 0 || value > (1 << 30)) {
+  if (value < min || value > max) {
     return table.ErrorAt(row, column,
-                         "expected a positive integer, got '" + table.Field(row, column) + "'");
+                         "expected an integer in [" + std::to_string(min) + ", " +
+                             std::to_string(max) + "]" + std::string(unit) + ", got '" +
+                             table.Field(row, column) + "'");
   }
   return static_cast<int>(value);
 }
 
-StatusOr<double> PositiveDouble(const CsvTable& table, size_t row, size_t column) {
+StatusOr<int> PositiveInt(const CsvTable& table, size_t row, size_t column) {
+  return IntInRange(table, row, column, 1, kMaxTraceInteger);
+}
+
+// A number in [min, max] (NaN and infinities refused).
+StatusOr<double> DoubleInRange(const CsvTable& table, size_t row, size_t column, double min,
+                               double max, std::string_view unit = "") {
   ZEUS_ASSIGN_OR_RETURN(double value, table.Double(row, column));
-  if (!std::isfinite(value) || value <= 0) {
-    return table.ErrorAt(
-        row, column, "expected a positive finite number, got '" + table.Field(row, column) + "'");
+  if (!(value >= min && value <= max)) {
+    return table.ErrorAt(row, column,
+                         "expected a number in [" + Num(min) + ", " + Num(max) + "]" +
+                             std::string(unit) + ", got '" + table.Field(row, column) + "'");
   }
   return value;
 }
@@ -57,6 +76,18 @@ StatusOr<double> FiniteDouble(const CsvTable& table, size_t row, size_t column) 
                          "expected a finite number, got '" + table.Field(row, column) + "'");
   }
   return value;
+}
+
+// "gpu job dataset/network/optimizer" for ValidateWorkload's errors.
+std::string Name(const Workload& w) {
+  return "workload " + w.gpu + " " + w.job.dataset + "/" + w.job.network + "/" + w.job.optimizer;
+}
+
+// "what must be in [min, max], got value" when `value` is outside.
+Status InRange(const std::string& context, const char* what, double value, double min, double max) {
+  if (value >= min && value <= max) return Status::Ok();
+  return InvalidArgumentError(context + ": " + what + " must be in [" + Num(min) + ", " + Num(max) +
+                              "], got " + Num(value));
 }
 
 using WorkloadKey = std::tuple<std::string, std::string, std::string>;
@@ -121,12 +152,11 @@ StatusOr<std::vector<TrainRow>> LoadTrainTrace(const std::string& path) {
     ZEUS_ASSIGN_OR_RETURN(r.network, Text(table, row, c[1]));
     ZEUS_ASSIGN_OR_RETURN(r.batch_size, PositiveInt(table, row, c[2]));
     ZEUS_ASSIGN_OR_RETURN(r.optimizer, Text(table, row, c[3]));
-    ZEUS_ASSIGN_OR_RETURN(int64_t run, table.Int(row, c[4]));
-    r.run = static_cast<int>(run);
+    ZEUS_ASSIGN_OR_RETURN(r.run, IntInRange(table, row, c[4], 0, kMaxTraceInteger));
     ZEUS_ASSIGN_OR_RETURN(r.target_metric, FiniteDouble(table, row, c[5]));
     const std::string& epoch = table.Field(row, c[6]);
     if (!epoch.empty() && ToLower(epoch) != "nan") {
-      ZEUS_ASSIGN_OR_RETURN(r.target_epoch, PositiveDouble(table, row, c[6]));
+      ZEUS_ASSIGN_OR_RETURN(r.target_epoch, DoubleInRange(table, row, c[6], 1.0, kMaxTraceInteger));
     }
     rows.push_back(std::move(r));
   }
@@ -147,9 +177,13 @@ StatusOr<std::vector<PowerRow>> LoadPowerTrace(const std::string& path) {
     ZEUS_ASSIGN_OR_RETURN(r.network, Text(table, row, c[1]));
     ZEUS_ASSIGN_OR_RETURN(r.batch_size, PositiveInt(table, row, c[2]));
     ZEUS_ASSIGN_OR_RETURN(r.optimizer, Text(table, row, c[3]));
-    ZEUS_ASSIGN_OR_RETURN(r.power_limit_w, PositiveInt(table, row, c[4]));
-    ZEUS_ASSIGN_OR_RETURN(r.time_per_epoch_s, PositiveDouble(table, row, c[5]));
-    ZEUS_ASSIGN_OR_RETURN(r.average_power_w, PositiveDouble(table, row, c[6]));
+    ZEUS_ASSIGN_OR_RETURN(r.power_limit_w,
+                          IntInRange(table, row, c[4], 1, kMaxTracePowerLimitW, " W"));
+    ZEUS_ASSIGN_OR_RETURN(
+        r.time_per_epoch_s,
+        DoubleInRange(table, row, c[5], kMinTraceTimePerEpochS, kMaxTraceTimePerEpochS, " s"));
+    ZEUS_ASSIGN_OR_RETURN(r.average_power_w, DoubleInRange(table, row, c[6], kMinTraceAveragePowerW,
+                                                           kMaxTraceAveragePowerW, " W"));
     if (!seen.insert({r.dataset, r.network, r.optimizer, r.batch_size, r.power_limit_w}).second) {
       return table.ErrorAt(row, c[4],
                            "duplicate row for batch size " + std::to_string(r.batch_size) +
@@ -158,6 +192,56 @@ StatusOr<std::vector<PowerRow>> LoadPowerTrace(const std::string& path) {
     rows.push_back(std::move(r));
   }
   return rows;
+}
+
+Status ValidateWorkload(const Workload& w) {
+  const std::string name = Name(w);
+  ZEUS_RETURN_IF_ERROR(InRange(name, "max_epochs", w.job.max_epochs, 1, kMaxTraceInteger));
+  ZEUS_RETURN_IF_ERROR(InRange(name, "max_power_w", w.max_power_w, 1, kMaxTracePowerLimitW));
+  if (w.batch_sizes.empty()) return InvalidArgumentError(name + ": no batch sizes");
+  if (w.Find(w.default_batch_size) == nullptr) {
+    return InvalidArgumentError(name + ": default batch size " +
+                                std::to_string(w.default_batch_size) + " is not a batch size");
+  }
+  for (size_t i = 0; i < w.power_limits_w.size(); ++i) {
+    ZEUS_RETURN_IF_ERROR(
+        InRange(name, "power limit (W)", w.power_limits_w[i], 1, kMaxTracePowerLimitW));
+    if (i > 0 && w.power_limits_w[i - 1] >= w.power_limits_w[i]) {
+      return InvalidArgumentError(name + ": power_limits_w must ascend, got " +
+                                  std::to_string(w.power_limits_w[i - 1]) + " then " +
+                                  std::to_string(w.power_limits_w[i]));
+    }
+  }
+  for (size_t b = 0; b < w.batch_sizes.size(); ++b) {
+    const BatchSizeTrace& trace = w.batch_sizes[b];
+    const std::string size = name + ": batch size " + std::to_string(trace.batch_size);
+    ZEUS_RETURN_IF_ERROR(InRange(size, "batch size", trace.batch_size, 1, kMaxTraceInteger));
+    if (b > 0 && w.batch_sizes[b - 1].batch_size >= trace.batch_size) {
+      return InvalidArgumentError(size + ": batch sizes must ascend");
+    }
+    if (trace.power.empty()) return InvalidArgumentError(size + ": no power points");
+    if (trace.target_epochs.empty()) return InvalidArgumentError(size + ": no seed runs");
+    for (size_t p = 0; p < trace.power.size(); ++p) {
+      const PowerPoint& point = trace.power[p];
+      const std::string at = size + " at " + std::to_string(point.power_limit_w) + " W";
+      if (p > 0 && trace.power[p - 1].power_limit_w >= point.power_limit_w) {
+        return InvalidArgumentError(at + ": power points must ascend by limit");
+      }
+      if (!std::binary_search(w.power_limits_w.begin(), w.power_limits_w.end(),
+                              point.power_limit_w)) {
+        return InvalidArgumentError(at + ": limit missing from power_limits_w");
+      }
+      ZEUS_RETURN_IF_ERROR(InRange(at, "time_per_epoch_s", point.time_per_epoch_s,
+                                   kMinTraceTimePerEpochS, kMaxTraceTimePerEpochS));
+      ZEUS_RETURN_IF_ERROR(InRange(at, "average_power_w", point.average_power_w,
+                                   kMinTraceAveragePowerW, kMaxTraceAveragePowerW));
+    }
+    for (const std::optional<double>& epoch : trace.target_epochs) {
+      if (!epoch.has_value()) continue;
+      ZEUS_RETURN_IF_ERROR(InRange(size, "target epoch", *epoch, 1, kMaxTraceInteger));
+    }
+  }
+  return Status::Ok();
 }
 
 StatusOr<std::vector<std::string>> FindTraceGpus(const std::string& dir) {
@@ -244,6 +328,7 @@ StatusOr<std::vector<Workload>> BuildWorkloads(const std::string& gpu,
           "traces for " + gpu + ": job " + job.dataset + ": default batch size " +
           std::to_string(workload.default_batch_size) + " (capped) is not in both traces");
     }
+    ZEUS_RETURN_IF_ERROR(ValidateWorkload(workload));
     workloads.push_back(std::move(workload));
   }
   return workloads;

@@ -1,5 +1,9 @@
 #include "zeus/util/csv.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
 #include "zeus/util/file.h"
 #include "zeus/util/strings.h"
 
@@ -51,6 +55,23 @@ std::vector<std::string> SplitLine(std::string_view line, size_t* error_column) 
 StatusOr<CsvTable> CsvTable::Parse(std::string_view text, std::string source) {
   CsvTable table;
   table.source_ = std::move(source);
+  // Spreadsheet programs (Excel's "CSV UTF-8", Python's utf-8-sig) start the
+  // file with a byte-order mark, which would otherwise glue onto the first
+  // column's name.
+  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+  if (text.substr(0, kUtf8Bom.size()) == kUtf8Bom) text.remove_prefix(kUtf8Bom.size());
+  if (std::optional<size_t> at = FindNonTextByte(text)) {
+    // Line and column of the byte, so a stray byte in a text file is found.
+    const size_t line_start = text.rfind('\n', *at == 0 ? 0 : *at - 1);
+    const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + *at, '\n'));
+    const size_t column =
+        line_start == std::string_view::npos || *at == 0 ? *at + 1 : *at - line_start;
+    char byte[8];
+    std::snprintf(byte, sizeof(byte), "0x%02x", static_cast<unsigned char>(text[*at]));
+    return InvalidArgumentError(table.source_ + ":" + std::to_string(line) + ":" +
+                                std::to_string(column) + ": byte " + byte +
+                                " is not UTF-8 text; expected a CSV text file, this looks binary");
+  }
   int line_number = 0;
   bool have_header = false;
   size_t pos = 0;

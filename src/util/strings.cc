@@ -49,6 +49,47 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
+std::optional<size_t> FindNonTextByte(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7f) {
+        return i;
+      }
+      ++i;
+      continue;
+    }
+    // Lead byte: the sequence length and the range of the second byte (which
+    // excludes overlong forms, surrogates and code points above U+10FFFF).
+    size_t length = 0;
+    unsigned char low = 0x80;
+    unsigned char high = 0xbf;
+    if (byte >= 0xc2 && byte <= 0xdf) {
+      length = 2;
+    } else if (byte >= 0xe0 && byte <= 0xef) {
+      length = 3;
+      if (byte == 0xe0) low = 0xa0;
+      if (byte == 0xed) high = 0x9f;
+    } else if (byte >= 0xf0 && byte <= 0xf4) {
+      length = 4;
+      if (byte == 0xf0) low = 0x90;
+      if (byte == 0xf4) high = 0x8f;
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) return i;
+    const auto second = static_cast<unsigned char>(text[i + 1]);
+    if (second < low || second > high) return i;
+    for (size_t k = 2; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if (next < 0x80 || next > 0xbf) return i;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 Status ParseError(std::string_view kind, std::string_view text) {

@@ -143,12 +143,81 @@ TEST(ProfileTest, JsonErrorsNameTheField) {
           "\"energy_j\": 1, \"time_s\": 0, \"steps\": 1}]}",
           "p.json")
           .status();
-  EXPECT_THAT(s.message(), HasSubstr("time_s must be finite and > 0, got 0")) << s;
+  EXPECT_THAT(s.message(), HasSubstr("time_s must be in (0, 1e+09], got 0")) << s;
   s = ProfileFromJson("[1, 2", "p.json").status();
   EXPECT_THAT(s.message(), HasSubstr("p.json: not valid JSON")) << s;
   s = ProfileFromJson("{\"format\": \"other\"}", "p.json").status();
   EXPECT_THAT(s.message(), HasSubstr("field 'format'")) << s;
   EXPECT_EQ(LoadProfile("/nonexistent/p.json").status().code(), StatusCode::kNotFound);
+}
+
+// Issue 23, item 9: binary garbage in a .json profile was parsed as a CSV log
+// and reported as "truncated".
+TEST(ProfileTest, BinaryDataIsCalledBinaryWhateverTheFileName) {
+  testing::TempDir dir;
+  const std::string png("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
+  for (const char* name : {"p.json", "p.csv", "profile"}) {
+    Status s = LoadProfile(dir.WriteFile(name, png)).status();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr(std::string(name) +
+                                       ": not a power-limit profile: binary data (byte 0x89 at "
+                                       "offset 0 is not UTF-8 text)"))
+        << s;
+    EXPECT_THAT(s.message(), ::testing::Not(HasSubstr("truncated"))) << s;
+  }
+  // A NUL inside otherwise valid JSON is binary too, located by its offset.
+  Status s = LoadProfile(dir.WriteFile("nul.json", std::string("{\"format\"\0}", 11))).status();
+  EXPECT_THAT(s.message(), HasSubstr("byte 0x00 at offset 9")) << s;
+}
+
+TEST(ProfileTest, AJsonFileNameIsParsedAsJson) {
+  testing::TempDir dir;
+  Status s = LoadProfile(dir.WriteFile("p.json", "not json at all")).status();
+  EXPECT_THAT(s.message(), HasSubstr("p.json: not valid JSON")) << s;
+  s = LoadProfile(dir.WriteFile("p.json", "")).status();
+  EXPECT_THAT(s.message(), HasSubstr("p.json: not valid JSON")) << s;
+}
+
+TEST(ProfileTest, AUtf8ByteOrderMarkIsSkipped) {
+  PowerLimitProfile p;
+  p.measurements = {{175'000, 1234.5, 6.25, 80}, {300'000, 2000.125, 5.5, 40}};
+  testing::TempDir dir;
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      PowerLimitProfile json,
+      LoadProfile(dir.WriteFile("p.json", "\xEF\xBB\xBF" + ProfileToJson(p))));
+  EXPECT_EQ(json.measurements.size(), 2u);
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      PowerLimitProfile csv,
+      LoadProfile(dir.WriteFile("log.csv",
+                                "\xEF\xBB\xBFstart_time,window_name,elapsed_time,gpu0_energy\n"
+                                "1,__GlobalPowerLimitOptimizer_300,5.5,2000\n")));
+  ASSERT_EQ(csv.measurements.size(), 1u);
+  EXPECT_EQ(csv.measurements[0].power_limit_mw, 300'000u);
+}
+
+TEST(ProfileTest, MeasurementsOutOfRangeAreRefusedNamingTheValue) {
+  auto json = [](const std::string& energy, const std::string& time, const std::string& steps) {
+    return ProfileFromJson(
+               "{\"format\": \"zeus-power-limit-profile\", \"version\": 1, \"num_gpus\": 1, "
+               "\"measurements\": [{\"power_limit_mw\": 300000, \"energy_j\": " +
+                   energy + ", \"time_s\": " + time + ", \"steps\": " + steps + "}]}",
+               "p.json")
+        .status();
+  };
+  EXPECT_TRUE(json("1e18", "1e9", "9007199254740992").ok());
+  EXPECT_THAT(json("1e300", "1", "1").message(),
+              HasSubstr("p.json: power-limit profile: measurement 0 (power_limit_mw 300000): "
+                        "energy_j must be in [0, 1e+18], got 1e+300"));
+  EXPECT_THAT(json("1", "1e300", "1").message(),
+              HasSubstr("time_s must be in (0, 1e+09], got 1e+300"));
+  EXPECT_THAT(json("1", "1", "9007199254740993").message(),
+              HasSubstr("steps must be in [1, 9007199254740992], got 9007199254740993"));
+  EXPECT_THAT(ProfileFromCsv("start_time,window_name,elapsed_time,gpu0_energy\n"
+                             "1,__GlobalPowerLimitOptimizer_300,1e300,2000\n",
+                             "log.csv")
+                  .status()
+                  .message(),
+              HasSubstr("time_s must be in (0, 1e+09]"));
 }
 
 }  // namespace

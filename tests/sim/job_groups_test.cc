@@ -91,6 +91,50 @@ TEST(JobGroupsTest, RefusesACompressedTraceWithAHint) {
   EXPECT_NE(status.message().find("gzip -dk"), std::string::npos) << status;
 }
 
+TEST(JobGroupsTest, RejectsOutOfRangeValuesWithLocationAndRange) {
+  testing::TempDir dir;
+  auto load = [&](const std::string& row) {
+    return LoadJobGroups(
+               dir.WriteFile("g.csv", "group,start_time,end_time,dataset,runtime_ratio\n" + row))
+        .status();
+  };
+  Status status = load("a,0,50,toy,1e300\n");
+  EXPECT_NE(status.message().find("g.csv:2:5: column 'runtime_ratio': expected a ratio in "
+                                  "[1e-06, 1e+06], got '1e300'"),
+            std::string::npos)
+      << status;
+  status = load("a,0,50,toy,1e-300\n");
+  EXPECT_NE(status.message().find("g.csv:2:5:"), std::string::npos) << status;
+  status = load("a,-1e300,50,toy,1\n");
+  EXPECT_NE(status.message().find("g.csv:2:2: column 'start_time': expected a time in "
+                                  "[-1e+12, 1e+12] s, got '-1e300'"),
+            std::string::npos)
+      << status;
+  status = load("a,0,1e300,toy,1\n");
+  EXPECT_NE(status.message().find("g.csv:2:3: column 'end_time'"), std::string::npos) << status;
+  // A BOM before the header is not part of the first column's name.
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      JobGroups groups,
+      LoadJobGroups(dir.WriteFile(
+          "bom.csv",
+          "\xEF\xBB\xBFgroup,start_time,end_time,dataset,runtime_ratio\na,0,5,toy,1\n")));
+  EXPECT_EQ(groups.count("a"), 1u);
+}
+
+TEST(JobGroupsTest, SimulationRefusesOutOfRangeSubmissions) {
+  const Workload w = ToyWorkload();
+  std::unique_ptr<Policy> policy = Zeus(w, 1);
+  std::vector<JobSubmission> submissions = {{"g", 0, 10, "toy", 1e300}};
+  Status status = SimulateJobGroup(w, *policy, submissions, SimulationOptions()).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("job group 'g': submission 0"), std::string::npos) << status;
+  Workload slow = w;
+  slow.batch_sizes[0].power[0].time_per_epoch_s = 1e307;
+  submissions = {{"g", 0, 10, "toy", 1}};
+  status = SimulateJobGroup(slow, *policy, submissions, SimulationOptions()).status();
+  EXPECT_NE(status.message().find("time_per_epoch_s must be in"), std::string::npos) << status;
+}
+
 TEST(JobGroupsTest, GeneratorIsSeededAndOverlaps) {
   JobGroupGeneratorOptions options;
   options.num_groups = 3;

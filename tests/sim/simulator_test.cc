@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -173,6 +174,71 @@ TEST(SimulatorTest, ZeusPrunesTheFailingSizeAndIsDeterministic) {
   EXPECT_EQ(count128, 1);
   EXPECT_EQ(a.back().batch_size, 64);
   EXPECT_EQ(a.back().recurrence, 39);
+}
+
+// Issue 23, item 4: a Workload built in code (not loaded, so no file check)
+// with a time of 1e307 s aborted in the JIT power-limit selection ("check
+// failed: chosen_mw.ok()") and one with a limit of 5000000 W wrapped in the
+// W -> mW conversion and aborted in ExecuteRun ("check failed: point !=
+// nullptr"). Every policy now gets ValidateWorkload's error instead.
+TEST(SimulatorTest, OutOfRangeWorkloadsAreRefusedBeforeAnyPolicyRuns) {
+  Workload slow = ToyWorkload();
+  slow.batch_sizes[0].power[0].time_per_epoch_s = 1e307;
+  Workload huge = ToyWorkload();
+  huge.batch_sizes[0].power[1].power_limit_w = 5'000'000;
+  huge.batch_sizes[1].power[1].power_limit_w = 5'000'000;
+  huge.batch_sizes[2].power[1].power_limit_w = 5'000'000;
+  huge.power_limits_w = {100, 5'000'000};
+  huge.max_power_w = 5'000'000;
+  Workload wraps = huge;
+  for (BatchSizeTrace& b : wraps.batch_sizes) b.power[1].power_limit_w = 4'294'968;
+  wraps.power_limits_w = {100, 4'294'968};
+  wraps.max_power_w = 4'294'968;
+  const Workload valid = ToyWorkload();
+  for (const Workload* w : {&slow, &huge, &wraps}) {
+    for (const std::string& name : PolicyNames()) {
+      // Some policies plan from the workload as they are made.
+      PolicyContext context;
+      context.workload = w;
+      Status made = MakePolicy(name, context).status();
+      EXPECT_EQ(made.code(), StatusCode::kInvalidArgument) << name;
+      EXPECT_NE(made.message().find("policy '" + name + "': workload toy toy/net/sgd: "),
+                std::string::npos)
+          << made;
+      // And the simulator checks the workload it runs, whatever the policy saw.
+      context.workload = &valid;
+      ZEUS_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakePolicy(name, context));
+      SimulationOptions options;
+      options.num_recurrences = 4;
+      StatusOr<std::vector<RunRecord>> runs = SimulateRecurringJob(*w, *policy, options);
+      EXPECT_EQ(runs.status().code(), StatusCode::kInvalidArgument) << name;
+      EXPECT_NE(runs.status().message().find("workload toy toy/net/sgd: "), std::string::npos)
+          << name << ": " << runs.status();
+    }
+  }
+}
+
+TEST(SimulatorTest, DefaultRecurrencesSaturateInsteadOfOverflowing) {
+  Workload w = ToyWorkload();
+  EXPECT_EQ(DefaultRecurrences(w), 2 * 3 * 2);
+  // 50000 x 50000 x 2 = 5e9 recurrences: past INT_MAX (signed overflow before).
+  w.batch_sizes.resize(50'000);
+  w.power_limits_w.resize(50'000);
+  EXPECT_EQ(DefaultRecurrences(w), std::numeric_limits<int>::max());
+}
+
+TEST(SimulatorTest, PolicyContextIsValidated) {
+  const Workload w = ToyWorkload();
+  PolicyContext context;
+  context.workload = &w;
+  context.eta = std::nan("");
+  EXPECT_EQ(MakePolicy("zeus", context).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(MakePolicy("power-limit-only", context).status().message().find("eta must be in"),
+            std::string::npos);
+  context.eta = 0.5;
+  context.beta = 0.0;
+  EXPECT_NE(MakePolicy("zeus", context).status().message().find("beta must be finite and > 0"),
+            std::string::npos);
 }
 
 TEST(SimulatorTest, OptionsAreValidated) {

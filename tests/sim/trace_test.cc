@@ -1,5 +1,8 @@
 #include "zeus/sim/trace.h"
 
+#include <limits>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "tests/testing/temp_dir.h"
@@ -95,6 +98,119 @@ TEST_F(TraceTest, ErrorsNameFileLineAndColumn) {
   EXPECT_NE(status.message().find("duplicate row"), std::string::npos) << status;
 
   EXPECT_EQ(LoadWorkloads(dir_.path(), "nonexistent").status().code(), StatusCode::kNotFound);
+}
+
+// Issue 23, item 4: values that load today but abort the simulator (1e307 s
+// per epoch), wrap in the W -> mW conversion (4294968 W) or overflow its
+// costs (1e100 s) are refused at load, naming file:line:col and the range.
+TEST_F(TraceTest, OutOfRangeValuesAreRefusedNamingFileLineColumnAndRange) {
+  struct Case {
+    const char* file;
+    const char* find;
+    const char* replace;
+    const char* where;
+    const char* range;
+  };
+  const Case cases[] = {
+      {"power", "200,10,150", "5000000,10,150", "summary_power_toy.csv:2:5: column 'power_limit'",
+       "expected an integer in [1, 100000] W, got '5000000'"},
+      {"power", "200,10,150", "4294968,10,150", "summary_power_toy.csv:2:5: column 'power_limit'",
+       "got '4294968'"},
+      {"power", "200,10,150", "200,1e307,150", "summary_power_toy.csv:2:6: column 'time_per_epoch'",
+       "expected a number in [1e-06, 1e+09] s, got '1e307'"},
+      {"power", "200,10,150", "200,1e100,150", "summary_power_toy.csv:2:6", "got '1e100'"},
+      {"power", "200,10,150", "200,1e-300,150", "summary_power_toy.csv:2:6", "got '1e-300'"},
+      {"power", "200,10,150", "200,10,1e300", "summary_power_toy.csv:2:7: column 'average_power'",
+       "expected a number in [1e-06, 1e+06] W, got '1e300'"},
+      {"power", "200,10,150", "200,10,inf", "summary_power_toy.csv:2:7", "got 'inf'"},
+      {"train", "0.5,6", "0.5,1e300", "summary_train.csv:3:8: column 'target_epoch'",
+       "expected a number in [1, 1.07374e+09], got '1e300'"},
+      {"train", "0.5,6", "0.5,0.5", "summary_train.csv:3:8", "got '0.5'"},
+      {"train", "sgd,0.1,2,0.5,6", "sgd,0.1,4294967298,0.5,6",
+       "summary_train.csv:3:6: column 'run'",
+       "expected an integer in [0, 1073741824], got '4294967298'"},
+      {"jobs", "0.5,10,64", "0.5,10000000000,64", "jobs.csv:2:5: column 'max_epochs'",
+       "got '10000000000'"},
+      {"jobs", "0.5,10,64", "1e999,10,64", "jobs.csv:2:4: column 'target_metric'", "'1e999'"},
+  };
+  for (const Case& c : cases) {
+    std::string jobs = kJobs;
+    std::string train = kTrain;
+    std::string power = kPower;
+    std::string& text = std::string(c.file) == "jobs"    ? jobs
+                        : std::string(c.file) == "train" ? train
+                                                         : power;
+    ASSERT_NE(text.find(c.find), std::string::npos) << c.find;
+    text.replace(text.find(c.find), std::string(c.find).size(), c.replace);
+    const Status status = LoadWorkloads(Write(jobs, train, power), "toy").status();
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << c.replace << ": " << status;
+    EXPECT_NE(status.message().find(c.where), std::string::npos) << c.replace << ": " << status;
+    EXPECT_NE(status.message().find(c.range), std::string::npos) << c.replace << ": " << status;
+  }
+}
+
+TEST_F(TraceTest, BoundaryValuesOfEveryRangeLoad) {
+  std::string power = kPower;
+  power.replace(power.find("200,10,150"), 10, "100000,1e9,1e6");
+  power.replace(power.find("100,14,90"), 9, "1,1e-6,1e-6");
+  std::string train = kTrain;
+  train.replace(train.find("0.5,6"), 5, "0.5,1");
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<Workload> workloads,
+                            LoadWorkloads(Write(kJobs, train, power), "toy"));
+  const BatchSizeTrace* b32 = workloads[0].Find(32);
+  ASSERT_NE(b32, nullptr);
+  EXPECT_EQ(b32->power.front().power_limit_w, 1);
+  EXPECT_EQ(b32->power.back().power_limit_w, kMaxTracePowerLimitW);
+  EXPECT_EQ(workloads[0].max_power_w, kMaxTracePowerLimitW);
+  EXPECT_TRUE(ValidateWorkload(workloads[0]).ok());
+}
+
+// Issue 23, item 9: Excel and Python's utf-8-sig write a byte-order mark
+// before the header; it used to glue onto "dataset" ("missing column").
+TEST_F(TraceTest, HeadersWithAUtf8ByteOrderMarkLoad) {
+  const std::string bom = "\xEF\xBB\xBF";
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<Workload> workloads,
+                            LoadWorkloads(Write(bom + kJobs, bom + kTrain, bom + kPower), "toy"));
+  ASSERT_EQ(workloads.size(), 1u);
+  EXPECT_EQ(workloads[0].job.dataset, "toy");
+  EXPECT_EQ(workloads[0].BatchSizeList(), (std::vector<int>{32, 64, 128}));
+}
+
+TEST_F(TraceTest, ValidateWorkloadNamesTheWorkloadBatchSizeLimitAndValue) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<Workload> workloads,
+                            LoadWorkloads(Write(kJobs, kTrain, kPower), "toy"));
+  Workload w = workloads[0];
+  w.batch_sizes[0].power[1].time_per_epoch_s = 1e307;
+  Status status = ValidateWorkload(w);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "workload toy toy/net/sgd: batch size 32 at 200 W: time_per_epoch_s must be in "
+            "[1e-06, 1e+09], got 1e+307");
+
+  w = workloads[0];
+  w.batch_sizes[0].power[1].power_limit_w = 5'000'000;
+  w.power_limits_w.back() = 5'000'000;
+  EXPECT_NE(ValidateWorkload(w).message().find("power limit (W) must be in [1, 100000], got 5e+06"),
+            std::string::npos)
+      << ValidateWorkload(w);
+
+  w = workloads[0];
+  w.batch_sizes[1].target_epochs[0] = 0.25;
+  EXPECT_NE(ValidateWorkload(w).message().find("batch size 64: target epoch must be in"),
+            std::string::npos);
+
+  w = workloads[0];
+  w.batch_sizes[2].power.clear();
+  EXPECT_NE(ValidateWorkload(w).message().find("batch size 128: no power points"),
+            std::string::npos);
+
+  w = workloads[0];
+  w.default_batch_size = 48;
+  EXPECT_NE(ValidateWorkload(w).message().find("default batch size 48"), std::string::npos);
+
+  w = workloads[0];
+  w.max_power_w = std::numeric_limits<double>::infinity();
+  EXPECT_NE(ValidateWorkload(w).message().find("max_power_w must be in"), std::string::npos);
 }
 
 TEST_F(TraceTest, DefaultMissingFromTracesIsAnError) {

@@ -136,6 +136,53 @@ TEST_F(ZeusCommandTest, SimulateRefusesAHistoryOfGigabytesWithoutConfirmation) {
   EXPECT_THAT(err_, HasSubstr("--allow-large-history requires --history-csv"));
 }
 
+// Issue 23, item 4: out-of-range trace values aborted `zeus simulate` (exit
+// 134, "check failed") or gave an error naming no file. Now: exit 1, the
+// file, line, column and range, for the bundled traces with one value changed.
+TEST_F(ZeusCommandTest, SimulateRefusesOutOfRangeTraceValuesNamingFileAndLine) {
+  const std::string power = ReadFileToString(Traces() + "/summary_power_a40.csv").value();
+  const std::string row = "cifar100,shufflenetv2,1024,adadelta,100,27.130000000000003,";
+  ASSERT_NE(power.find(row), std::string::npos);
+  struct Case {
+    std::string replace;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"cifar100,shufflenetv2,1024,adadelta,100,1e307,",
+       "summary_power_a40.csv:2:6: column 'time_per_epoch': expected a number in [1e-06, 1e+09] "
+       "s, got '1e307'"},
+      {"cifar100,shufflenetv2,1024,adadelta,100,1e150,", "summary_power_a40.csv:2:6:"},
+      {"cifar100,shufflenetv2,1024,adadelta,5000000,27.13,",
+       "summary_power_a40.csv:2:5: column 'power_limit': expected an integer in [1, 100000] W, "
+       "got '5000000'"},
+      {"cifar100,shufflenetv2,1024,adadelta,4294968,27.13,", "got '4294968'"},
+  };
+  for (const Case& c : cases) {
+    TempDir traces;
+    for (const char* file : {"jobs.csv", "summary_train.csv"}) {
+      traces.WriteFile(file, ReadFileToString(Traces() + "/" + file).value());
+    }
+    std::string changed = power;
+    changed.replace(changed.find(row), row.size(), c.replace);
+    traces.WriteFile("summary_power_a40.csv", changed);
+    EXPECT_EQ(Run("simulate --quiet --traces '" + traces.path() +
+                      "' --gpu a40 --dataset cifar100 --seeds 1",
+                  "", "timeout 120 "),
+              1)
+        << c.replace << ": " << err_;
+    EXPECT_THAT(err_, HasSubstr(c.message)) << c.replace;
+    EXPECT_THAT(err_, Not(HasSubstr("check failed"))) << c.replace;
+  }
+}
+
+// Issue 23, item 9: binary garbage in a .json profile was called "truncated".
+TEST_F(ZeusCommandTest, PowerLimitSelectCallsABinaryProfileBinary) {
+  const std::string profile = dir_.WriteFile("p.json", std::string("\x89PNG\r\n\x1a\n\0\0", 10));
+  EXPECT_EQ(Run("power-limit select --profile " + profile), 1);
+  EXPECT_THAT(err_, HasSubstr(profile + ": not a power-limit profile: binary data"));
+  EXPECT_THAT(err_, Not(HasSubstr("truncated")));
+}
+
 TEST_F(ZeusCommandTest, WriteFailuresOnStdoutFail) {
   EXPECT_EQ(Run(Simulate() + "--policy zeus --seeds 1 --json", "/dev/full"), 1);
   EXPECT_THAT(err_, HasSubstr("zeus simulate: cannot write the output to stdout: No space left"));

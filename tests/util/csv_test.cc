@@ -49,6 +49,33 @@ TEST(CsvTableTest, RefusesALastLineWithoutNewlineAsTruncated) {
   EXPECT_EQ(crlf.num_rows(), 1u);
 }
 
+TEST(CsvTableTest, SkipsALeadingUtf8ByteOrderMark) {
+  // Excel's "CSV UTF-8" and Python's utf-8-sig write one before the header.
+  ZEUS_ASSERT_OK_AND_ASSIGN(CsvTable t, CsvTable::Parse("\xEF\xBB\xBF"
+                                                        "dataset,b\nx,2\n",
+                                                        "f.csv"));
+  EXPECT_EQ(t.header().front(), "dataset");
+  EXPECT_EQ(*t.ColumnIndex("dataset"), 0u);
+  EXPECT_EQ(t.Field(0, 0), "x");
+  // Only at the very start: elsewhere the bytes are data.
+  ZEUS_ASSERT_OK_AND_ASSIGN(CsvTable later, CsvTable::Parse("a\n\xEF\xBB\xBF"
+                                                            "x\n",
+                                                            "f.csv"));
+  EXPECT_EQ(later.Field(0, 0),
+            "\xEF\xBB\xBF"
+            "x");
+}
+
+TEST(CsvTableTest, BinaryDataIsRefusedAtItsLineAndColumn) {
+  StatusOr<CsvTable> t = CsvTable::Parse(std::string("a,b\n1,\0\n", 8), "f.csv");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(),
+            "f.csv:2:3: byte 0x00 is not UTF-8 text; expected a CSV text file, this looks binary");
+  t = CsvTable::Parse("\x89PNG\r\n", "f.csv");
+  EXPECT_EQ(t.status().message(),
+            "f.csv:1:1: byte 0x89 is not UTF-8 text; expected a CSV text file, this looks binary");
+}
+
 TEST(FileTest, DirectoryIsNamedAsSuch) {
   testing::TempDir dir;
   StatusOr<std::string> text = ReadFileToString(dir.path());

@@ -47,9 +47,16 @@ struct PowerLimitProfile {
   std::vector<PowerLimitMeasurement> measurements;
 };
 
+// Ranges of a measurement, far beyond any real stretch and narrow enough that
+// every per-step cost a selector computes stays finite.
+constexpr double kMaxProfileEnergyJ = 1e18;
+constexpr double kMaxProfileTimeS = 1e9;
+constexpr int64_t kMaxProfileSteps = int64_t{1} << 53;
+
 // OK when the profile can drive a selector: at least one measurement,
-// num_gpus >= 1, distinct limits > 0, finite energy >= 0, finite time > 0,
-// steps >= 1. The error names the offending measurement and value.
+// num_gpus >= 1, distinct limits > 0, energy in [0, kMaxProfileEnergyJ],
+// time in (0, kMaxProfileTimeS], steps in [1, kMaxProfileSteps]. The error
+// names the offending measurement and value.
 Status ValidateProfile(const PowerLimitProfile& profile);
 
 // JSON text of `profile`:
@@ -71,9 +78,21 @@ StatusOr<PowerLimitProfile> ProfileFromJson(std::string_view json, const std::st
 // newline is refused as truncated (see CsvTable::Parse).
 StatusOr<PowerLimitProfile> ProfileFromCsv(std::string_view csv, const std::string& source);
 
-// Reads a profile file, JSON when its first non-blank character is '{',
-// else CSV. kNotFound when the file does not exist.
+// Reads a profile file: JSON when its name ends in ".json" or its first
+// non-blank character is '{', else CSV (a leading UTF-8 byte-order mark is
+// skipped). kNotFound when the file does not exist; kInvalidArgument naming
+// the offset when it holds binary data (FindNonTextByte), or the parser's
+// error.
 StatusOr<PowerLimitProfile> LoadProfile(const std::string& path);
+// OK when SaveProfile(path, ...) can write `path`: its directory exists and a
+// file can be created there (tried by creating and removing a hidden
+// temporary file, so read-only mounts and ACLs count, root or not), and
+// `path` is not a directory. The error names `path` and the reason:
+// kNotFound (no such directory), kFailedPrecondition (a parent is a file),
+// kPermissionDenied (cannot create files there), kInvalidArgument (path is
+// a directory), kIoError otherwise. Meant for checking before a long
+// profiling run whose result would otherwise be lost at the end.
+Status CheckProfileWritable(const std::string& path);
 // Writes ProfileToJson(profile) to `path` atomically.
 Status SaveProfile(const std::string& path, const PowerLimitProfile& profile);
 

@@ -9,7 +9,9 @@
 // original Zeus's trace/alibaba_groups.csv (an unnamed index column, then
 // group,dataset,start_time,end_time,runtime_ratio) loads once decompressed;
 // an xz or gzip file is refused with that hint. Extra columns are ignored;
-// loading is strict.
+// loading is strict. Ranges: start_time and end_time in [-1e12, 1e12] s
+// (end_time >= start_time), runtime_ratio in [1e-6, 1e6]. A leading UTF-8
+// byte-order mark is allowed.
 //
 // Thread-safety: functions are reentrant.
 
@@ -28,6 +30,11 @@
 
 namespace zeus {
 
+// The ranges above.
+constexpr double kMaxGroupTimeS = 1e12;
+constexpr double kMinRuntimeRatio = 1e-6;
+constexpr double kMaxRuntimeRatio = 1e6;
+
 struct JobSubmission {
   std::string group;
   double start_time_s = 0.0;
@@ -40,7 +47,7 @@ struct JobSubmission {
 using JobGroups = std::map<std::string, std::vector<JobSubmission>>;
 
 // Loads and groups a job-group file. Errors name file:line:col: end before
-// start, non-positive runtime_ratio, non-finite times.
+// start, a value out of its range, a malformed number.
 StatusOr<JobGroups> LoadJobGroups(const std::string& path);
 
 // A seeded arrival process for when no group file is given: per group, a
@@ -82,7 +89,9 @@ struct GroupRunRecord {
 // cost), the run is replayed under it with the same draw of epochs. A run
 // that misses the target is retried from its end time with the same
 // duration, up to options.max_tries per submission. REQUIRES: `submissions`
-// sorted by start time (as LoadJobGroups returns them).
+// sorted by start time (as LoadJobGroups returns them). kInvalidArgument for
+// invalid options, a workload failing ValidateWorkload, or a submission out
+// of the ranges above.
 StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     const Workload& workload, Policy& policy, const std::vector<JobSubmission>& submissions,
     const SimulationOptions& options);

@@ -96,7 +96,9 @@ class Policy {
 // jump-floor, grid-search, power-limit-only, batch-size-only.
 std::vector<std::string> PolicyNames();
 
-// kNotFound naming the known policies for an unknown `name`.
+// kNotFound naming the known policies for an unknown `name`;
+// kInvalidArgument for a workload failing ValidateWorkload, eta outside
+// [0, 1] or a beta that is not finite and > 0.
 // REQUIRES: context.workload outlives the policy.
 StatusOr<std::unique_ptr<Policy>> MakePolicy(std::string_view name, const PolicyContext& context);
 

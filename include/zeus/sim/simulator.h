@@ -41,7 +41,7 @@ struct SimulationOptions {
   Status Validate() const;
 };
 
-// 2 x |batch sizes| x |power limits| of `workload`.
+// 2 x |batch sizes| x |power limits| of `workload`, at most INT_MAX.
 int DefaultRecurrences(const Workload& workload);
 
 // One run, as written to --history-csv.
@@ -62,7 +62,8 @@ struct RunRecord {
 RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta, Rng& rng);
 
 // Runs a sequentially recurring job under `policy`. Runs that never started
-// (cost limit below one epoch) are not recorded.
+// (cost limit below one epoch) are not recorded. kInvalidArgument for invalid
+// options or a workload that fails ValidateWorkload (checked first).
 StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, Policy& policy,
                                                       const SimulationOptions& options);
 

@@ -8,8 +8,20 @@
 //                           time_per_epoch,average_power  (W, s, W)
 //   jobs.csv                dataset,network,optimizer,target_metric,max_epochs,
 //                           default_batch_size
-// Loading is strict: a missing column, a malformed number or a duplicate row
-// is an error naming file:line:col. Nothing is guessed.
+// Loading is strict: a missing column, a malformed number, a value out of
+// its range (below) or a duplicate row is an error naming file:line:col.
+// Nothing is guessed. A leading UTF-8 byte-order mark is allowed.
+//
+// Ranges (inclusive), far wider than any real trace and narrow enough that
+// every product and sum the simulator forms stays finite and positive, and
+// that a power limit converts to mW without overflow:
+//   batch_size, max_epochs, default_batch_size   integers in [1, 2^30]
+//   run                                          integer in [0, 2^30]
+//   power_limit                                  integer W in [1, 100000]
+//   time_per_epoch                               s in [1e-6, 1e9]
+//   average_power                                W in [1e-6, 1e6]
+//   target_epoch                                 in [1, 2^30] (or empty/nan)
+//   target_metric                                finite
 //
 // Thread-safety: loaded traces are immutable values.
 
@@ -23,6 +35,14 @@
 #include "zeus/status.h"
 
 namespace zeus {
+
+// The ranges above.
+constexpr int kMaxTraceInteger = 1 << 30;
+constexpr int kMaxTracePowerLimitW = 100'000;
+constexpr double kMinTraceTimePerEpochS = 1e-6;
+constexpr double kMaxTraceTimePerEpochS = 1e9;
+constexpr double kMinTraceAveragePowerW = 1e-6;
+constexpr double kMaxTraceAveragePowerW = 1e6;
 
 // One recurring job of jobs.csv.
 struct JobSpec {
@@ -113,11 +133,21 @@ struct Workload {
 // Joins the traces on dataset, network, optimizer and batch size (train rows
 // filtered to the job's target metric). Jobs absent from `power` are skipped.
 // kInvalidArgument when a job of `power` has no batch size common to both
-// traces or its capped default is not among them.
+// traces or its capped default is not among them, or a row's value is out of
+// range (ValidateWorkload; rows from the loaders always are in range).
 StatusOr<std::vector<Workload>> BuildWorkloads(const std::string& gpu,
                                                const std::vector<JobSpec>& jobs,
                                                const std::vector<TrainRow>& train,
                                                const std::vector<PowerRow>& power);
+
+// OK when `workload` is one BuildWorkloads could return: every value in the
+// ranges above, at least one batch size, each with power points at distinct
+// ascending limits (all in power_limits_w, itself ascending) and at least one
+// seed run, the default batch size among them, 0 < max_power_w <=
+// kMaxTracePowerLimitW. kInvalidArgument naming the GPU, job, batch size,
+// limit and value otherwise. The simulator checks it before simulating, so a
+// Workload built in code gets an error, not an abort.
+Status ValidateWorkload(const Workload& workload);
 
 // Loads `dir`'s jobs.csv, summary_train.csv and summary_power_<gpu>.csv.
 StatusOr<std::vector<Workload>> LoadWorkloads(const std::string& dir, const std::string& gpu);

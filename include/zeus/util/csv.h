@@ -21,7 +21,10 @@ class CsvTable {
  public:
   // Parses `text`; `source` names it in errors (usually the file path).
   // Fields may be double-quoted ("a,b" and "a""b"); a quoted field cannot span
-  // lines. Blank lines are skipped; a trailing '\r' is dropped. Every
+  // lines. A leading UTF-8 byte-order mark is skipped (columns are then
+  // counted after it). A byte that cannot be in UTF-8 text (NUL, another
+  // control byte, malformed UTF-8; see FindNonTextByte) is refused at its
+  // line:col as binary data. Blank lines are skipped; a trailing '\r' is dropped. Every
   // non-blank line must end with a newline: a last line without one is
   // refused as truncated, since a file cut off mid-write can end inside a
   // number ("...,5" for "5915.57") that would otherwise parse as valid.

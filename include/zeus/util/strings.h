@@ -4,6 +4,7 @@
 #define ZEUS_UTIL_STRINGS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,13 @@ bool EndsWith(std::string_view s, std::string_view suffix);
 // Splits on every `sep`; "a,,b" gives {"a", "", "b"}, "" gives {""}.
 std::vector<std::string> Split(std::string_view s, char sep);
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+
+// The offset of the first byte that cannot be in a UTF-8 text file: a control
+// byte other than tab, newline and carriage return (NUL included), DEL, or a
+// byte that is not part of a well-formed UTF-8 sequence (overlong forms and
+// surrogates included); nullopt when `text` is such a text. Tells a binary
+// file from a malformed text one, so errors can say which it is.
+std::optional<size_t> FindNonTextByte(std::string_view text);
 
 // Whole-string parsers (surrounding blanks allowed). The error is
 // kInvalidArgument: "expected <kind>, got '<text>'".

@@ -97,7 +97,12 @@ StatusOr<std::unique_ptr<PowerLimitOptimizer>> PowerLimitOptimizer::Create(
     StatusOr<PowerLimitProfile> loaded = LoadProfile(options.profile_path);
     if (loaded.ok()) {
       saved = std::move(loaded).value();
-    } else if (loaded.status().code() != StatusCode::kNotFound) {
+    } else if (loaded.status().code() == StatusCode::kNotFound) {
+      // Nothing saved yet: profiling will save there at its end, so a path
+      // that cannot be written is refused now, not after the whole run.
+      Status writable = CheckProfileWritable(options.profile_path);
+      if (!writable.ok()) return writable.WithContext(kLog);
+    } else {
       return loaded.status().WithContext(fmt::format(
           "{}: saved profile {} (delete it to profile again)", kLog, options.profile_path));
     }

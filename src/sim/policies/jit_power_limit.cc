@@ -1,6 +1,7 @@
 #include "src/sim/policies/jit_power_limit.h"
 
 #include <cstdint>
+#include <optional>
 
 #include "zeus/core/optimum_selector.h"
 #include "zeus/core/power_limit_profile.h"
@@ -21,14 +22,19 @@ int JitPowerLimit::For(int batch_size, bool* profile) {
   epoch_profile.num_gpus = 1;
   for (const PowerPoint& point : trace->power) {
     PowerLimitMeasurement m;
-    m.power_limit_mw = WToMw(static_cast<uint32_t>(point.power_limit_w));
+    // ValidateWorkload bounds limits to kMaxTracePowerLimitW, far below
+    // kMaxWattsAsMw, so the conversion cannot wrap.
+    const std::optional<uint32_t> limit_mw = CheckedWToMw(point.power_limit_w);
+    ZEUS_CHECK(limit_mw.has_value());
+    m.power_limit_mw = *limit_mw;
     m.energy_j = point.energy_per_epoch_j();
     m.time_s = point.time_per_epoch_s;
     m.steps = 1;
     epoch_profile.measurements.push_back(m);
   }
-  // Loaded traces have distinct, positive limits, times and powers, so the
-  // profile is valid; a failure here is a broken Workload.
+  // A validated Workload (ValidateWorkload, checked by the simulator before
+  // any policy runs) has distinct limits and bounded, positive times and
+  // powers, so the profile is valid and finite; a failure here is a bug.
   StatusOr<uint32_t> chosen_mw = SelectOptimumMw(epoch_profile, OptimumSelector::LeastCost(eta_));
   ZEUS_CHECK(chosen_mw.ok());
   const int chosen_w = static_cast<int>(*chosen_mw / 1000u);

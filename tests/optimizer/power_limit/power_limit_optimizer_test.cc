@@ -1,6 +1,8 @@
 #include "zeus/optimizer/power_limit/power_limit_optimizer.h"
 
+#include <dirent.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <condition_variable>
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include "zeus/core/optimum_selector.h"
 #include "zeus/core/power_limit_profile.h"
@@ -336,8 +339,14 @@ TEST_F(ReplayTest, AFailedPinIsRetriedAtTheNextStepAndTheProfileStillSaved) {
 TEST_F(ReplayTest, AProfileThatCannotBeSavedIsAnErrorButTheOptimumIsPinned) {
   ReplayRig rig(raws_[0], kStepsPerRow);
   PowerLimitOptimizerOptions o = StepOnlyOptions();
-  o.profile_path = "/nonexistent-dir/profile.json";
+  // Writable at creation (checked then), gone by the end of profiling.
+  testing::TempDir dir;
+  const std::string subdir = dir.File("profiles");
+  ASSERT_EQ(::mkdir(subdir.c_str(), 0755), 0);
+  o.profile_path = subdir + "/profile.json";
   auto opt = MakeOptimizer(rig, o);
+  ASSERT_NE(opt, nullptr);
+  ASSERT_EQ(::rmdir(subdir.c_str()), 0);
   rig.RunSteps(*opt, 460);
   Status s = opt->OnStepBegin();
   EXPECT_THAT(s.message(), HasSubstr("saving the profile")) << s;
@@ -419,6 +428,58 @@ TEST_F(ReplayTest, ACustomSelectorPicksFromASavedProfileAtCreation) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("custom optimum selector selects 1 mW"));
+
+// Issue 23, item 8: an unwritable profile_path was reported only when the
+// whole profiling had run, from a training hook. Create refuses it, naming
+// the path and the reason, before any limit is set.
+TEST_F(ReplayTest, AProfilePathThatCannotBeWrittenIsRefusedAtCreation) {
+  testing::TempDir dir;
+  const std::string file = dir.WriteFile("file.txt", "x\n");
+  struct Case {
+    std::string path;
+    StatusCode code;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {"/nonexistent-dir/profile.json", StatusCode::kNotFound,
+       "power-limit optimizer: profile_path '/nonexistent-dir/profile.json': directory "
+       "'/nonexistent-dir' does not exist"},
+      // (Refused when the profile is read, as it was before the check.)
+      {file + "/profile.json", StatusCode::kIoError, file + "/profile.json: Not a directory"},
+      // Nothing can be created in /proc, root or not.
+      {"/proc/profile.json", StatusCode::kIoError,
+       "profile_path '/proc/profile.json': cannot create a file in directory '/proc'"},
+      {dir.path(), StatusCode::kInvalidArgument, "is a directory"},
+  };
+  if (::geteuid() != 0) {  // Root writes into a read-only directory anyway.
+    const std::string read_only = dir.File("read-only");
+    ASSERT_EQ(::mkdir(read_only.c_str(), 0555), 0);
+    cases.push_back({read_only + "/profile.json", StatusCode::kPermissionDenied,
+                     "cannot create a file in directory '" + read_only + "': Permission denied"});
+  }
+  for (const Case& c : cases) {
+    ReplayRig rig(raws_[0], kStepsPerRow);
+    PowerLimitOptimizerOptions o = StepOnlyOptions();
+    o.profile_path = c.path;
+    StatusOr<std::unique_ptr<PowerLimitOptimizer>> opt =
+        PowerLimitOptimizer::Create(rig.gpus(), rig.monitor(), rig.clock(), o);
+    ASSERT_FALSE(opt.ok()) << c.path;
+    EXPECT_EQ(opt.status().code(), c.code) << opt.status();
+    EXPECT_THAT(opt.status().message(), HasSubstr(c.message)) << c.path;
+    EXPECT_TRUE(rig.gpu(0).power_limit_history().empty()) << c.path;
+  }
+  // A writable directory passes, and the check leaves nothing behind.
+  ReplayRig rig(raws_[0], kStepsPerRow);
+  PowerLimitOptimizerOptions o = StepOnlyOptions();
+  testing::TempDir fresh;
+  o.profile_path = fresh.File("profile.json");
+  ASSERT_NE(MakeOptimizer(rig, o), nullptr);
+  DIR* listing = ::opendir(fresh.path().c_str());
+  ASSERT_NE(listing, nullptr);
+  int entries = 0;
+  while (::readdir(listing) != nullptr) ++entries;
+  ::closedir(listing);
+  EXPECT_EQ(entries, 2);  // "." and "..".
 }
 
 TEST_F(ReplayTest, DryRunMeasuresEveryLimitButSetsNothing) {

@@ -107,7 +107,9 @@ struct PowerLimitOptimizerOptions {
   // Default: none.
   CustomSelectorFn custom_selector;
   // When set: an existing profile there is loaded and its optimum pinned at
-  // once; otherwise the measured profile is saved there. Default: none.
+  // once; otherwise the measured profile is saved there, and Create refuses
+  // a path that cannot be written (CheckProfileWritable: missing or
+  // read-only directory), naming it, before any limit is set. Default: none.
   std::string profile_path;
   // Data-parallel hook (see AllReduceFn). Default: none (one process).
   AllReduceFn all_reduce;
