@@ -2,11 +2,9 @@
 // include/zeus/daemon/daemon.h and docs/DAEMON.md).
 
 #include <grp.h>
-#include <signal.h>
 #include <stdlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -23,6 +21,7 @@
 #include "zeus/util/strings.h"
 
 #include "tools/commands.h"
+#include "tools/service_loop.h"
 
 namespace zeus::cli {
 namespace {
@@ -124,12 +123,7 @@ StatusOr<gid_t> ParseGroup(const std::string& flag, const std::string& value) {
 }
 
 Status RunDaemon(const DaemonFlags& flags) {
-  const spdlog::level::level_enum level = spdlog::level::from_str(flags.log_level);
-  if (level == spdlog::level::off && flags.log_level != "off") {
-    return InvalidArgumentError("--log-level \"" + flags.log_level +
-                                "\": expected trace, debug, info, warn, error or off");
-  }
-  spdlog::set_level(level);
+  ZEUS_RETURN_IF_ERROR(SetLogLevel(flags.log_level));
   DaemonOptions options;
   options.socket_path = flags.socket_path;
   if (!flags.socket_group.empty()) {
@@ -193,11 +187,7 @@ Status RunDaemon(const DaemonFlags& flags) {
   }
 
   // Block the stop signals before any thread starts so only the wait sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const StopSignals stop_signals;
 
   // The daemon sees every GPU (NVML order): clients name GPUs by NVML index.
   GpuOptions gpu_options;
@@ -233,11 +223,7 @@ Status RunDaemon(const DaemonFlags& flags) {
                   : "",
               options.dry_run ? " (dry run: changes are logged, not made)" : "");
   std::fflush(stdout);
-  while (true) {
-    int received = sigwaitinfo(&stop_signals, nullptr);
-    if (received == SIGINT || received == SIGTERM) break;
-    if (received < 0 && errno != EINTR) break;
-  }
+  stop_signals.Wait();
   spdlog::info("zeus daemon: stopping; putting back every leased setting");
   daemon->Stop();
   return Status::Ok();

@@ -21,6 +21,7 @@
 
 #include "tools/commands.h"
 #include "tools/device_flags.h"
+#include "tools/service_loop.h"
 
 namespace zeus::cli {
 namespace {
@@ -38,12 +39,8 @@ StatusOr<SelectedDevices> OpenDevices(const ExporterFlags& flags) {
 
 int RunExporter(const ExporterFlags& flags) {
   // Blocked before any thread starts, so every thread inherits the mask and
-  // only sigwait below receives them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // only the wait below receives them.
+  const StopSignals stop_signals;
   // A scraper that hangs up mid-answer must not kill the exporter.
   signal(SIGPIPE, SIG_IGN);
 
@@ -63,8 +60,7 @@ int RunExporter(const ExporterFlags& flags) {
   std::cout << "zeus exporter: serving " << (*exporter)->MetricsUrl() << " ("
             << devices->gpus.size() << " GPUs, " << devices->cpus.size() << " CPU sockets)"
             << std::endl;
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  const int signal_number = stop_signals.Wait();
   spdlog::info("zeus exporter: stopping on signal {}", signal_number);
   return 0;
 }

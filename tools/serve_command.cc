@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +21,7 @@
 #include "zeus/util/strings.h"
 
 #include "tools/commands.h"
+#include "tools/service_loop.h"
 
 namespace zeus::cli {
 namespace {
@@ -150,12 +150,7 @@ Status Serve(const ServeFlags& flags) {
   if (!(flags.trial_timeout_epochs >= 0)) {
     return InvalidArgumentError("--trial-timeout-epochs must be >= 0");
   }
-  const spdlog::level::level_enum level = spdlog::level::from_str(flags.log_level);
-  if (level == spdlog::level::off && flags.log_level != "off") {
-    return InvalidArgumentError("--log-level \"" + flags.log_level +
-                                "\": expected trace, debug, info, warn, error or off");
-  }
-  spdlog::set_level(level);
+  ZEUS_RETURN_IF_ERROR(SetLogLevel(flags.log_level));
   HttpServerOptions options;
   options.host = address.first;
   options.port = address.second;
@@ -193,11 +188,7 @@ Status Serve(const ServeFlags& flags) {
   InstallFatalSignalHandler();
   // Block the stop signals before any thread starts (the SQLite store starts
   // a checkpointer) so that only the wait below receives them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const StopSignals stop_signals;
 
   ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
                         OpenStore(flags.db, StoreOptions{flags.db_connections}));
@@ -218,12 +209,7 @@ Status Serve(const ServeFlags& flags) {
 
   // Sweep silent trials a few times per timeout, at least once a minute.
   const double sweep_s = std::clamp(flags.trial_timeout_s / 4, 0.05, 60.0);
-  timespec wait{static_cast<time_t>(sweep_s),
-                static_cast<long>((sweep_s - static_cast<time_t>(sweep_s)) * 1e9)};
-  while (true) {
-    int received = sigtimedwait(&stop_signals, nullptr, &wait);
-    if (received == SIGINT || received == SIGTERM) break;
-    if (received < 0 && errno != EAGAIN && errno != EINTR) break;
+  stop_signals.WaitTicking(sweep_s, [&service] {
     StatusOr<int> failed = service.FailSilentTrials();
     if (!failed.ok()) {
       std::fprintf(stderr, "zeus serve: failing silent trials: %s\n",
@@ -231,7 +217,7 @@ Status Serve(const ServeFlags& flags) {
     } else if (*failed > 0) {
       std::fprintf(stderr, "zeus serve: failed %d silent trial(s)\n", *failed);
     }
-  }
+  });
   server.Stop();
   std::printf("zeus serve: stopped\n");
   return Status::Ok();

@@ -8,11 +8,7 @@
 # scripts/gpu/build_portable.sh (ZEUS_GPU_TARGETS must include zeus).
 # Needs python3 (standard library only).
 # Usage: OUT=/some/dir scripts/gpu/daemon_dry_run_check.sh   (about 10 seconds)
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-out="${OUT:?set OUT to the output directory}"
-build="${ZEUS_GPU_BUILD:-build-gpu}"
-mkdir -p "$out"
+source "$(dirname "$0")/common.sh"
 zeus="$PWD/$build/tools/zeus"
 export LD_LIBRARY_PATH="$PWD/$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 sock="$out/zeusd.sock"
@@ -34,7 +30,8 @@ print(r.status, r.read().decode())
 PY
 }
 
-nvidia-smi -q -d POWER > "$out/nvidia_smi_power_before.txt" 2>&1
+gpu_power_report before
+set +e  # From here each step's status is recorded, not fatal.
 "$zeus" daemon --dry-run --socket "$sock" --state-file "$state" --tcp 127.0.0.1:0 \
   > "$out/daemon_stdout.txt" 2> "$out/daemon.log" &
 daemon_pid=$!
@@ -90,7 +87,7 @@ check leases_empty 200 GET /leases
 kill -TERM "$daemon_pid"
 wait "$daemon_pid"
 daemon_rc=$?
-nvidia-smi -q -d POWER > "$out/nvidia_smi_power_after.txt" 2>&1
+gpu_power_report after
 
 # Everything but the readings that move by themselves must be identical.
 filter() { grep -viE "power draw|timestamp|power samples|duration|number of samples|^\s*(max|min|avg)\s*:" "$1"; }

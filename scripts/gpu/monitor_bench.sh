@@ -11,13 +11,9 @@
 #   ZEUS_GPU_TARGETS="zeus nvml_monitor_bench"
 # Needs python3 with torch. About 2 minutes.
 # Usage: OUT=/some/dir scripts/gpu/monitor_bench.sh
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-out="${OUT:?set OUT to the output directory}"
-build="${ZEUS_GPU_BUILD:-build-gpu}"
-mkdir -p "$out"
-export ZEUS_DRY_RUN=1
+source "$(dirname "$0")/common.sh"
 export LD_LIBRARY_PATH="$PWD/$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+set +e  # From here each step's status is recorded, not fatal.
 
 python3 scripts/gpu/monitor_load.py --seconds 150 --out "$out" > "$out/monitor_load.log" 2>&1 &
 load_pid=$!

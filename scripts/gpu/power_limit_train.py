@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Drives the power-limit optimizer from a real PyTorch training loop (issue 4).
 
-A bf16 MLP trains on random data on cuda:0; libzeus_c.so (through
-python/zeus_ctypes.py) profiles every power limit of the GPU with real
-measurements. It refuses to run unless ZEUS_DRY_RUN=1, so no limit is ever
+A bf16 MLP trains on random data on cuda:0; the `zeus` package (a
+GlobalPowerLimitOptimizer over a ZeusMonitor of GPU 0) profiles every power
+limit of the GPU with real measurements. It refuses to run unless ZEUS_DRY_RUN=1, so no limit is ever
 set; it checks that with NVML after every epoch. Epochs are short on purpose
 (--epoch-steps), so some measurements are cut by an epoch end and restarted.
 
@@ -20,9 +20,8 @@ import time
 
 import torch
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(REPO, "python"))
-from zeus_ctypes import PowerLimitOptimizer  # noqa: E402
+from zeus.monitor import ZeusMonitor
+from zeus.optimizer.power_limit import GlobalPowerLimitOptimizer, ZeusCost
 
 try:
     import pynvml
@@ -102,10 +101,25 @@ def main():
     options = dict(gpu_indices=[0], wait_steps=5, warmup_steps=5, measure_steps=20,
                    min_measure_time_s=args.min_measure_time_s, power_limit_step_w=25,
                    selector="cost", eta=0.5, profile_path=profile_path, restore_on_signal=True)
+    # The monitor synchronises torch at every measurement boundary.
+    monitor = ZeusMonitor(gpu_indices=options["gpu_indices"], sync_execution_with="torch")
+
+    def optimizer():
+        return GlobalPowerLimitOptimizer(
+            monitor, ZeusCost(eta_knob=options["eta"], world_size=1),
+            wait_steps=options["wait_steps"], warmup_steps=options["warmup_steps"],
+            profile_steps=options["measure_steps"], pl_step=options["power_limit_step_w"],
+            profile_path=profile_path, min_measure_time_s=options["min_measure_time_s"],
+            restore_on_signal=options["restore_on_signal"])
+
+    def optimum_w(plo):
+        """The pinned limit in W (exact, as the profile has it) once done, else None."""
+        return plo.state.optimal_power_limit / 1000 if plo.phase == "done" else None
+
     start = time.monotonic()
     epochs = 0
     steps = 0
-    plo = PowerLimitOptimizer(sync=torch.cuda.synchronize, **options)
+    plo = optimizer()
     with plo:
         deadline = start + args.max_seconds
         while plo.phase != "done" and time.monotonic() < deadline:
@@ -121,13 +135,13 @@ def main():
                   f"phase {plo.phase}, {time.monotonic() - start:.1f} s", flush=True)
         profiling_s = time.monotonic() - start
         profile = plo.profile()
-        optimum_w = plo.optimum_w
+        pinned_w = optimum_w(plo)
     limits_after = nvml_limits_mw()
 
     # The saved profile pins the optimum at creation: no profiling.
-    with PowerLimitOptimizer(sync=torch.cuda.synchronize, **options) as again:
+    with optimizer() as again:
         reloaded_phase = again.phase
-        reloaded_optimum_w = again.optimum_w
+        reloaded_optimum_w = optimum_w(again)
 
     measured_w = [m["power_limit_mw"] / 1000 for m in profile["measurements"]]
     unchanged = limits_before is None or all(s == limits_before for s in limits_seen + [limits_after])
@@ -139,7 +153,7 @@ def main():
         "steps": steps,
         "profiling_wall_s": profiling_s,
         "limits_measured_w": measured_w,
-        "optimum_w": optimum_w,
+        "optimum_w": pinned_w,
         "reloaded_phase": reloaded_phase,
         "reloaded_optimum_w": reloaded_optimum_w,
         "nvml_limits_before_mw": limits_before,
@@ -162,7 +176,7 @@ def main():
     expected.append(lo_w)
     summary["limits_expected_w"] = expected
     ok = (sorted(measured_w, reverse=True) == expected and unchanged
-          and reloaded_phase == "done" and reloaded_optimum_w == optimum_w)
+          and reloaded_phase == "done" and reloaded_optimum_w == pinned_w)
     summary["pass"] = ok
     with open(os.path.join(args.out, "power_limit_summary.json"), "w") as f:
         json.dump(summary, f, indent=2)

@@ -17,27 +17,15 @@
 # Extra arguments: $ZEUS_STEP_OVERHEAD_ARGS (check 1), $ZEUS_RECURRING_ARGS (check 2),
 # $ZEUS_DDP_ARGS (check 3).
 # Usage: OUT=/some/dir scripts/gpu/python_gpu_check.sh [1 2 3 4]   (about 10 minutes; one check per call fits the 10-minute limit)
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-out="${OUT:?set OUT to the output directory}"
-build="${ZEUS_GPU_BUILD:-build-gpu}"
+source "$(dirname "$0")/common.sh"
 checks="${*:-1 2 3 4}"
-mkdir -p "$out"
-export ZEUS_DRY_RUN=1
-python="${ZEUS_GPU_PYTHON:-python3}"
-
-# A venv that sees the machine's torch, with the wheel installed offline.
-scratch="$(mktemp -d)"
-venv="$scratch/venv"
-"$python" -m venv --system-site-packages "$venv"
-"$venv/bin/python" -m pip install --no-index --no-deps --disable-pip-version-check -q \
-  "$build"/python/dist/zeus-*.whl 2>&1 | tee "$scratch/pip_install.log"
-py="$venv/bin/python"
+zeus_venv
 (cd / && "$py" -c "import sys, torch, zeus; print(sys.version.split()[0], 'torch', torch.__version__, 'zeus', zeus.__version__, zeus.__file__)") \
   2>&1 | tee "$out/python_env.txt"
 num_gpus="$(nvidia-smi -L | grep -c '^GPU')"
 
-nvidia-smi -q -d POWER > "$out/nvidia_smi_power_before.txt" 2>&1
+gpu_power_report before
+set +e  # From here each check's status is recorded, not fatal.
 rc=0
 for check in $checks; do
   case "$check" in
@@ -54,10 +42,8 @@ for check in $checks; do
   esac
   [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "check $check failed"; rc=1; }
 done
-nvidia-smi -q -d POWER > "$out/nvidia_smi_power_after.txt" 2>&1
-grep -i "power limit" "$out/nvidia_smi_power_before.txt" > "$scratch/limits_before.txt"
-grep -i "power limit" "$out/nvidia_smi_power_after.txt" > "$scratch/limits_after.txt"
-if diff "$scratch/limits_before.txt" "$scratch/limits_after.txt" > /dev/null; then
+gpu_power_report after
+if gpu_power_limits_unchanged "$scratch"; then
   echo "nvidia_smi_power_limits=unchanged" | tee -a "$out/python_env.txt"
 else
   echo "nvidia_smi_power_limits=CHANGED" | tee -a "$out/python_env.txt"; rc=1

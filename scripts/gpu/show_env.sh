@@ -10,14 +10,11 @@
 # nvml_gpu_test.txt when build-gpu/tests/device/nvml_gpu_test exists (build it
 # with ZEUS_GPU_CMAKE_ARGS=-DZEUS_BUILD_TESTS=ON
 # ZEUS_GPU_TARGETS="zeus nvml_gpu_test" scripts/gpu/build_portable.sh).
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-: "${OUT:?set OUT to the output directory}"
-mkdir -p "$OUT"
-export ZEUS_DRY_RUN=1
-export LD_LIBRARY_PATH="$PWD/build-gpu/lib:${LD_LIBRARY_PATH:-}"
+source "$(dirname "$0")/common.sh"
+export LD_LIBRARY_PATH="$PWD/$build/lib:${LD_LIBRARY_PATH:-}"
 unset CUDA_VISIBLE_DEVICES
-zeus=build-gpu/tools/zeus
+zeus="$build/tools/zeus"
+set +e  # From here each step's status is recorded, not fatal.
 
 "$zeus" show-env >"$OUT/show_env.txt" 2>&1
 echo "exit code: $?" >>"$OUT/show_env.txt"
@@ -36,7 +33,7 @@ CUDA_VISIBLE_DEVICES="MIG-GPU-00000000-0000-0000-0000-000000000000/0/0" \
 echo "MIG exit code: $?" >>"$OUT/exit_codes.txt"
 
 # The read-only gtest of the NVML backend, when it was built (see below).
-gpu_test=build-gpu/tests/device/nvml_gpu_test
+gpu_test="$build/tests/device/nvml_gpu_test"
 if [ -x "$gpu_test" ]; then
   "$gpu_test" >"$OUT/nvml_gpu_test.txt" 2>&1
   echo "nvml_gpu_test exit code: $?" >>"$OUT/exit_codes.txt"
