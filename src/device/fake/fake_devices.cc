@@ -159,6 +159,56 @@ StatusOr<uint32_t> FakeGpu::PowerMw() {
   return static_cast<uint32_t>(std::lround(PowerWAt(ToSeconds(clock_->Now())) * 1e3));
 }
 
+double FakeGpu::MeanPowerW(double from_s, double to_s) const {
+  double span_s = to_s - from_s;
+  if (span_s <= 0) return PowerWAt(to_s);
+  int64_t steps = std::clamp<int64_t>(static_cast<int64_t>(span_s / 5e-4), 2, 200'000);
+  if (steps % 2 == 1) ++steps;
+  double h = span_s / static_cast<double>(steps);
+  double sum = PowerWAt(from_s) + PowerWAt(to_s);
+  for (int64_t i = 1; i < steps; ++i) {
+    sum += (i % 2 == 1 ? 4.0 : 2.0) * PowerWAt(from_s + static_cast<double>(i) * h);
+  }
+  return sum * h / 3.0 / span_s;
+}
+
+StatusOr<uint32_t> FakeGpu::DomainPowerMw(PowerDomain domain) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kDomainPower));
+  const double now_s = ToSeconds(clock_->Now());
+  const double from_s = now_s - ToSeconds(options_.power_average_window);
+  double power_w = 0.0;
+  switch (domain) {
+    case PowerDomain::kDeviceInstant:
+      power_w = PowerWAt(now_s);
+      break;
+    case PowerDomain::kDeviceAverage:
+      if (!options_.has_device_average) break;
+      power_w = MeanPowerW(from_s, now_s);
+      break;
+    case PowerDomain::kMemoryAverage:
+      if (!options_.has_memory_average) break;
+      power_w = options_.memory_power_fraction * MeanPowerW(from_s, now_s);
+      break;
+  }
+  if ((domain == PowerDomain::kDeviceAverage && !options_.has_device_average) ||
+      (domain == PowerDomain::kMemoryAverage && !options_.has_memory_average)) {
+    return NotSupportedError("fake GPU " + std::to_string(options_.index) + ": power domain " +
+                             PowerDomainName(domain) + " not supported");
+  }
+  return static_cast<uint32_t>(std::lround(power_w * 1e3));
+}
+
+StatusOr<int32_t> FakeGpu::TemperatureC() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kTemperature));
+  if (!options_.temperature_c.has_value()) {
+    return NotSupportedError("fake GPU " + std::to_string(options_.index) +
+                             ": temperature not supported");
+  }
+  return *options_.temperature_c;
+}
+
 void FakeGpu::InjectError(FakeGpuOp op, Status status) {
   std::lock_guard<std::mutex> lock(mu_);
   errors_[op] = std::move(status);

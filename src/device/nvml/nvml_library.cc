@@ -51,6 +51,8 @@ std::vector<NvmlSymbolSpec> BuildSymbolTable() {
                        "nvmlDeviceResetMemoryLockedClocks"),
       ZEUS_NVML_SYMBOL(device_get_total_energy_consumption, false,
                        "nvmlDeviceGetTotalEnergyConsumption"),
+      ZEUS_NVML_SYMBOL(device_get_field_values, false, "nvmlDeviceGetFieldValues"),
+      ZEUS_NVML_SYMBOL(device_get_temperature, false, "nvmlDeviceGetTemperature"),
   };
   // The base name is the last candidate (the unversioned one).
   for (NvmlSymbolSpec& spec : table) spec.base_name = spec.candidates.back();
