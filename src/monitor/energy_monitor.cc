@@ -1,5 +1,7 @@
 #include "zeus/monitor/energy_monitor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <map>
@@ -80,6 +82,12 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         anchors_(gpus_.size()) {}
 
   ~EnergyMonitorImpl() override {
+    if (getpid() != owner_pid_) {
+      // A forked child: the pollers stayed in the parent (neither joinable
+      // nor detachable here); their handles are left behind on purpose.
+      new std::vector<std::thread>(std::move(pollers_));  // Intentionally leaked.
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(poll_mu_);
       stop_polling_ = true;
@@ -100,6 +108,15 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     if (!sampled.empty()) {
       PowerMonitorOptions power_options;
       power_options.period = options_.power_sample_period;
+      // Instant power where every sampled GPU has it (it follows bursts; the
+      // ~1 s average lags them), else the average.
+      for (Gpu* gpu : sampled) {
+        StatusOr<uint32_t> instant_mw = gpu->DomainPowerMw(PowerDomain::kDeviceInstant);
+        if (!instant_mw.ok() && instant_mw.status().code() == StatusCode::kNotSupported) {
+          power_options.domains = {PowerDomain::kDeviceAverage};
+          break;
+        }
+      }
       ZEUS_ASSIGN_OR_RETURN(power_monitor_,
                             PowerMonitor::Create(sampled, clock_, std::move(power_options)));
       ZEUS_RETURN_IF_ERROR(power_monitor_->SampleOnce().WithContext("energy monitor"));
@@ -413,6 +430,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
   std::condition_variable poll_cv_;
   bool stop_polling_ = false;  // Guarded by poll_mu_.
   std::vector<std::thread> pollers_;
+  const pid_t owner_pid_ = getpid();
 };
 
 }  // namespace
