@@ -8,6 +8,8 @@
 
 #include "zeus/util/units.h"
 
+#include "src/monitor/fork_guard.h"
+
 namespace zeus {
 namespace {
 
@@ -111,7 +113,8 @@ PowerMonitor::PowerMonitor(std::vector<Gpu*> gpus, Clock* clock, PowerMonitorOpt
       domains_(std::move(domains)),
       timelines_(gpus_.size(), std::vector<Timeline_>(domains_.size())),
       counters_(gpus_.size()),
-      owner_pid_(static_cast<int>(getpid())) {
+      owner_pid_(static_cast<int>(getpid())),
+      fork_guard_(std::make_shared<ForkGuard>(std::vector<std::mutex*>{&mu_})) {
   for (size_t d = 0; d < domains_.size(); ++d) {
     if (domains_[d] == PowerDomain::kDeviceInstant) instant_slot_ = d;
   }
@@ -124,19 +127,20 @@ PowerMonitor::~PowerMonitor() {
   if (static_cast<int>(getpid()) != owner_pid_) {
     // A forked child: the threads (and whoever held mu_) stayed in the parent.
     AbandonThreads(std::move(threads));
+    static_cast<void>(stop_cv_.release());  // Intentionally leaked (see the member's comment).
     return;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_->notify_all();
   for (std::thread& t : threads) t.join();
 }
 
 void PowerMonitor::Run() {
   std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_cv_.wait_for(lock, options_.period, [this] { return stop_; })) {
+  while (!stop_cv_->wait_for(lock, options_.period, [this] { return stop_; })) {
     last_error_ = SampleDomainsLocked();
   }
 }
@@ -161,7 +165,7 @@ Status PowerMonitor::SampleDomainsLocked() {
 
 void PowerMonitor::RunCounter(size_t gpu) {
   std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_cv_.wait_for(lock, options_.counter_period, [this] { return stop_; })) {
+  while (!stop_cv_->wait_for(lock, options_.counter_period, [this] { return stop_; })) {
     lock.unlock();
     Status status = SampleCounter(gpu);
     lock.lock();

@@ -63,6 +63,11 @@ struct FakeGpuOptions {
   // Board power in W as a function of the clock's time (s, as Clock::Now())
   // and the current limit (mW). Default: a constant 100 W.
   std::function<double(double time_s, uint32_t power_limit_mw)> power_w;
+  // The exact integral of power_w from time 0 to time_s, in J, when known in
+  // closed form (e.g. for bursts, whose jumps numerical integration blurs);
+  // the energy counter then uses it (limit changes are not modelled).
+  // Default: none (numerical integration).
+  std::function<double(double time_s)> energy_j;
   // DomainPowerMw: kDeviceInstant is power_w at the clock's time;
   // kDeviceAverage its mean over the last `power_average_window` (NVML: ~1 s;
   // under bursts it differs from the instant value); kMemoryAverage
@@ -90,7 +95,8 @@ enum class FakeGpuOp {
   kSetPersistenceMode,
   kTotalEnergy,
   kPower,
-  // DomainPowerMw (every domain) and TemperatureC.
+  // DomainPowerMw (every domain; kPower also fails kDeviceInstant) and
+  // TemperatureC.
   kDomainPower,
   kTemperature,
 };
@@ -145,6 +151,7 @@ class FakeGpu final : public Gpu {
   uint32_t power_limit_mw_;
   bool persistence_mode_ = false;
   double integrated_until_s_;
+  const std::chrono::nanoseconds start_time_;
   double energy_j_ = 0.0;
   std::vector<uint32_t> history_;
   std::map<FakeGpuOp, Status> errors_;

@@ -189,11 +189,15 @@ class PowerMonitor {
   std::vector<CounterState> counters_;  // Guarded by mu_.
   Status last_error_;                   // Guarded by mu_.
   bool stop_ = false;                   // Guarded by mu_.
-  std::condition_variable stop_cv_;
+  // Leaked in a forked child: destroying a condition variable that the
+  // parent's threads wait on blocks forever (glibc waits for its waiters).
+  std::unique_ptr<std::condition_variable> stop_cv_ = std::make_unique<std::condition_variable>();
   std::thread thread_;
   std::vector<std::thread> counter_threads_;
   // The process that started the threads (a forked child must not join them).
   const int owner_pid_;
+  // Holds mu_ across fork() (src/monitor/fork_guard.h).
+  std::shared_ptr<void> fork_guard_;
 };
 
 }  // namespace zeus

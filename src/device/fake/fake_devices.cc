@@ -14,7 +14,8 @@ FakeGpu::FakeGpu(Clock* clock, FakeGpuOptions options)
     : clock_(clock),
       options_(std::move(options)),
       power_limit_mw_(options_.power_limit_mw),
-      integrated_until_s_(ToSeconds(clock->Now())) {}
+      integrated_until_s_(ToSeconds(clock->Now())),
+      start_time_(clock->Now()) {}
 
 Status FakeGpu::InjectedError(FakeGpuOp op) const {
   auto it = errors_.find(op);
@@ -134,6 +135,14 @@ StatusOr<uint64_t> FakeGpu::TotalEnergyMj() {
     return NotSupportedError("fake GPU " + std::to_string(options_.index) +
                              ": total energy counter not supported");
   }
+  if (options_.energy_j) {
+    int64_t now_ns = clock_->Now().count();
+    int64_t period_ns = options_.energy_update_period.count();
+    if (period_ns > 0) now_ns -= now_ns % period_ns;
+    const double start_s = ToSeconds(start_time_);
+    return static_cast<uint64_t>(
+        std::max(0.0, options_.energy_j(NsToS(now_ns)) - options_.energy_j(start_s)) * 1e3);
+  }
   if (options_.energy_update_period.count() <= 0) {
     IntegrateToNow();
     return static_cast<uint64_t>(energy_j_ * 1e3);
@@ -175,6 +184,8 @@ double FakeGpu::MeanPowerW(double from_s, double to_s) const {
 StatusOr<uint32_t> FakeGpu::DomainPowerMw(PowerDomain domain) {
   std::lock_guard<std::mutex> lock(mu_);
   ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kDomainPower));
+  // The fake's PowerMw() is its instant power: it fails alike.
+  if (domain == PowerDomain::kDeviceInstant) ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kPower));
   const double now_s = ToSeconds(clock_->Now());
   const double from_s = now_s - ToSeconds(options_.power_average_window);
   double power_w = 0.0;
