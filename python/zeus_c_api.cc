@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,8 @@ const std::vector<std::string> kOptimizerKeys = {
     "selector",   "eta",          "max_slowdown",  "profile_path",       "restore_on_signal"};
 
 Status CreateOnMonitor(std::shared_ptr<zeus::c_api::MonitorState> monitor, const nlohmann::json& j,
-                       zeus_all_reduce_fn all_reduce, void* user, zeus_plo** out) {
+                       zeus_all_reduce_fn all_reduce, zeus_select_fn select, void* user,
+                       zeus_plo** out) {
   if (monitor->gpus.picked.empty() || monitor->monitor == nullptr) {
     return zeus::InvalidArgumentError(
         "zeus_plo_create: the monitor measures no GPU (the optimizer sets GPU power limits)");
@@ -82,6 +84,25 @@ Status CreateOnMonitor(std::shared_ptr<zeus::c_api::MonitorState> monitor, const
       }
       t.num_gpus = num_gpus;
       return t;
+    };
+  }
+  if (select != nullptr) {
+    for (const char* key : {"selector", "eta", "max_slowdown"}) {
+      if (j.contains(key)) {
+        return zeus::InvalidArgumentError(std::string("zeus_plo_create_with_selector: option '") +
+                                          key + "' is not used with a custom selector");
+      }
+    }
+    options.custom_selector = [select,
+                               user](const zeus::PowerLimitProfile& p) -> StatusOr<uint32_t> {
+      uint32_t chosen_mw = 0;
+      const std::string text = zeus::ProfileToJson(p);
+      const int code = select(text.c_str(), &chosen_mw, user);
+      if (code != 0) {
+        return zeus::AbortedError("zeus C API: the custom optimum selector failed (returned " +
+                                  std::to_string(code) + ")");
+      }
+      return chosen_mw;
     };
   }
   auto plo = std::make_unique<zeus_plo>();
@@ -118,7 +139,7 @@ Status Create(const char* options_json, zeus_sync_fn sync, zeus_all_reduce_fn al
   if (owner->state->gpus.picked.empty()) {
     return zeus::UnavailableError("zeus_plo_create: no GPUs found");
   }
-  return CreateOnMonitor(owner->state, j, all_reduce, user, out);
+  return CreateOnMonitor(owner->state, j, all_reduce, nullptr, user, out);
 }
 
 }  // namespace
@@ -135,7 +156,26 @@ int32_t zeus_plo_create_on_monitor(zeus_monitor* monitor, const char* options_js
         if (monitor == nullptr) return NullHandle("zeus_plo_create_on_monitor");
         ZEUS_ASSIGN_OR_RETURN(nlohmann::json j,
                               zeus::c_api::ParseObject(kCreate, options_json, kOptimizerKeys));
-        return CreateOnMonitor(monitor->state, j, all_reduce, user, out);
+        return CreateOnMonitor(monitor->state, j, all_reduce, nullptr, user, out);
+      },
+      message, message_size);
+}
+
+int32_t zeus_plo_create_with_selector(zeus_monitor* monitor, const char* options_json,
+                                      zeus_all_reduce_fn all_reduce, zeus_select_fn select,
+                                      void* user, zeus_plo** out, char* message,
+                                      size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        if (out == nullptr) return zeus::InvalidArgumentError("zeus_plo_create: out is NULL");
+        *out = nullptr;
+        if (monitor == nullptr) return NullHandle("zeus_plo_create_with_selector");
+        if (select == nullptr) {
+          return zeus::InvalidArgumentError("zeus_plo_create_with_selector: select is NULL");
+        }
+        ZEUS_ASSIGN_OR_RETURN(nlohmann::json j,
+                              zeus::c_api::ParseObject(kCreate, options_json, kOptimizerKeys));
+        return CreateOnMonitor(monitor->state, j, all_reduce, select, user, out);
       },
       message, message_size);
 }
@@ -181,6 +221,26 @@ int32_t zeus_plo_profile_json(const zeus_plo* plo, char* buffer, size_t buffer_s
         return zeus::c_api::CopyOut("zeus_plo_profile_json",
                                     zeus::ProfileToJson(plo->optimizer->profile()), buffer,
                                     buffer_size, length);
+      },
+      nullptr, 0);
+}
+
+int32_t zeus_plo_state_json(const zeus_plo* plo, char* buffer, size_t buffer_size, size_t* length) {
+  return Guard(
+      [&]() -> Status {
+        if (plo == nullptr) return NullHandle("zeus_plo_state_json");
+        const zeus::PowerLimitOptimizer& o = *plo->optimizer;
+        static constexpr const char* kPhases[] = {"waiting", "warmup", "profiling", "done"};
+        nlohmann::json j;
+        j["phase"] = kPhases[static_cast<int>(o.phase())];
+        std::optional<int64_t> steps_left = o.steps_left();
+        j["steps_left"] = steps_left ? nlohmann::json(*steps_left) : nlohmann::json(nullptr);
+        j["phase_limit_mw"] = o.phase_limit_mw();
+        j["current_power_limit_mw"] = o.current_power_limit_mw();
+        std::optional<uint32_t> optimum = o.optimum_mw();
+        j["optimum_mw"] = optimum ? nlohmann::json(*optimum) : nlohmann::json(nullptr);
+        j["power_limits_mw"] = o.power_limits_mw();
+        return zeus::c_api::CopyOut("zeus_plo_state_json", j.dump(), buffer, buffer_size, length);
       },
       nullptr, 0);
 }

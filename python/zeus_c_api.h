@@ -1,8 +1,8 @@
 /* The C ABI of Zeus (libzeus_c.so), for ctypes and other FFIs: the energy
- * monitor, the power monitor, the power-limit optimizer and the GPUs. The
- * Python package `zeus` (python/zeus) is built on it. It needs nothing but
- * glibc when built portable (scripts/gpu/python_wheel_build.sh), hence no
- * HTTP client here: the batch-size client is pure Python.
+ * monitor, the power monitor, the power-limit optimizer, the GPUs and the
+ * CPUs. The Python package `zeus` (python/zeus) is built on it. It needs
+ * nothing but glibc when built portable (scripts/gpu/python_wheel_build.sh),
+ * hence no HTTP client here: the batch-size client is pure Python.
  *
  * Opaque handles; every fallible call returns a status code (0 = OK, else the
  * zeus::StatusCode value: 1 invalid_argument, 2 not_found, 3 not_supported,
@@ -19,8 +19,9 @@
  * when the buffer is too small, nothing is written to it and the call
  * returns 1 (invalid_argument), so the caller can retry with *length + 1.
  *
- * Thread-safety: a monitor handle may be used from any thread (boundaries
- * are serialised); every other handle from one thread at a time. Handles may
+ * Thread-safety: a monitor handle and a zeus_gpus handle may be used from
+ * any thread (boundaries, and zeus_gpus setters, are serialised); every other
+ * handle from one thread at a time. Handles may
  * be destroyed in any order: an optimizer keeps its monitor's GPUs alive. */
 
 #ifndef ZEUS_PYTHON_ZEUS_C_API_H_
@@ -39,6 +40,7 @@ typedef struct zeus_monitor zeus_monitor;
 typedef struct zeus_plo zeus_plo;
 typedef struct zeus_power_monitor zeus_power_monitor;
 typedef struct zeus_gpus zeus_gpus;
+typedef struct zeus_cpus zeus_cpus;
 
 /* Called before each measurement boundary (e.g. torch.cuda.synchronize).
  * Returns 0 on success; a failure is logged. */
@@ -47,6 +49,14 @@ typedef int (*zeus_sync_fn)(void* user);
 /* Data-parallel all-reduce: in place, sum *energy_j and *num_gpus, max
  * *time_s over all ranks. Called collectively. Returns 0 on success. */
 typedef int (*zeus_all_reduce_fn)(double* energy_j, double* time_s, int32_t* num_gpus, void* user);
+
+/* A custom optimum selector (zeus_plo_create_with_selector): given the
+ * profile as JSON (zeus_plo_profile_json's format, all ranks' totals under
+ * data parallelism), writes the limit to pin, in mW, to *power_limit_mw and
+ * returns 0; non-zero on failure. Called on the thread driving the optimizer:
+ * from zeus_plo_on_step_begin when profiling ends (collectively: every rank
+ * at the same step), and from creation when a saved profile is loaded. */
+typedef int (*zeus_select_fn)(const char* profile_json, uint32_t* power_limit_mw, void* user);
 
 /* The ABI version of this header: 2. */
 ZEUS_C_EXPORT int32_t zeus_c_api_version(void);
@@ -75,7 +85,78 @@ ZEUS_C_EXPORT int32_t zeus_gpus_energy_mj(zeus_gpus* gpus, int32_t position, uin
 ZEUS_C_EXPORT int32_t zeus_gpus_power_limit_mw(zeus_gpus* gpus, int32_t position,
                                                uint32_t* power_limit_mw, char* message,
                                                size_t message_size);
+/* Like zeus_gpus_open; `options_json` key: "restore_on_exit" (bool, default
+ * true: settings changed through the handle are put back by
+ * zeus_gpus_restore and zeus_gpus_destroy, power limits also on a fatal
+ * signal, like the power-limit optimizer's). */
+ZEUS_C_EXPORT int32_t zeus_gpus_open_with(const char* options_json, zeus_gpus** out, char* message,
+                                          size_t message_size);
+/* The board's default power limit of GPU `position`, in mW. */
+ZEUS_C_EXPORT int32_t zeus_gpus_default_power_limit_mw(zeus_gpus* gpus, int32_t position,
+                                                       uint32_t* power_limit_mw, char* message,
+                                                       size_t message_size);
+/* Setters of GPU `position`, through the GPU's backend: ZEUS_DRY_RUN only
+ * logs, ZEUSD_SOCK_PATH relays to the Zeus daemon. 4 (permission_denied)
+ * without the privilege, nothing changed. A power limit outside the GPU's
+ * constraints is 1 (invalid_argument) before anything is touched. With
+ * restore_on_exit, the first power-limit change records every GPU's limit,
+ * the first persistence change the GPU's mode, and a clock lock is undone. */
+ZEUS_C_EXPORT int32_t zeus_gpus_set_power_limit_mw(zeus_gpus* gpus, int32_t position,
+                                                   uint32_t power_limit_mw, char* message,
+                                                   size_t message_size);
+/* Sets the default power limit. */
+ZEUS_C_EXPORT int32_t zeus_gpus_reset_power_limit(zeus_gpus* gpus, int32_t position, char* message,
+                                                  size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_gpus_persistence_mode(zeus_gpus* gpus, int32_t position,
+                                                 int32_t* enabled, char* message,
+                                                 size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_gpus_set_persistence_mode(zeus_gpus* gpus, int32_t position,
+                                                     int32_t enabled, char* message,
+                                                     size_t message_size);
+/* Locks the graphics (`memory` 0) or memory (`memory` 1) clocks to
+ * [min_mhz, max_mhz]; reset unlocks them. */
+ZEUS_C_EXPORT int32_t zeus_gpus_set_locked_clocks(zeus_gpus* gpus, int32_t position, int32_t memory,
+                                                  uint32_t min_mhz, uint32_t max_mhz, char* message,
+                                                  size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_gpus_reset_locked_clocks(zeus_gpus* gpus, int32_t position,
+                                                    int32_t memory, char* message,
+                                                    size_t message_size);
+/* GPU temperature (degrees Celsius) and power of a domain (mW): `domain` 0
+ * device instant, 1 device average (~1 s), 2 memory average. 3
+ * (not_supported) where the GPU lacks it, or the build's device layer has no
+ * such read (zeus_gpus_has_domain_reads() is 0). */
+ZEUS_C_EXPORT int32_t zeus_gpus_has_domain_reads(void);
+ZEUS_C_EXPORT int32_t zeus_gpus_temperature_c(zeus_gpus* gpus, int32_t position, int32_t* celsius,
+                                              char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_gpus_domain_power_mw(zeus_gpus* gpus, int32_t position, int32_t domain,
+                                                uint32_t* power_mw, char* message,
+                                                size_t message_size);
+/* Puts back what the handle changed (power limits, persistence modes, clock
+ * locks); tries every GPU and reports the first error. Later changes are
+ * recorded afresh. 6 (failed_precondition) in a process forked from the
+ * one that opened the handle; destroying the handle there restores nothing. */
+ZEUS_C_EXPORT int32_t zeus_gpus_restore(zeus_gpus* gpus, char* message, size_t message_size);
+/* Restores (see zeus_gpus_restore, errors logged) and frees. NULL: no-op. */
 ZEUS_C_EXPORT void zeus_gpus_destroy(zeus_gpus* gpus);
+
+/* ---- CPUs (RAPL) -------------------------------------------------------- */
+
+/* Opens the CPU sockets: the RAPL package zones (intel-rapl:N) found in
+ * "powercap_root" (default /sys/class/powercap), or the Zeus daemon's CPUs
+ * with ZEUSD_SOCK_PATH set. No zone: zero CPUs. 4 (permission_denied) when
+ * the counters are root-only. */
+ZEUS_C_EXPORT int32_t zeus_cpus_open(const char* options_json, zeus_cpus** out, char* message,
+                                     size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_cpus_count(const zeus_cpus* cpus);
+/* The socket of CPU `position` and whether it has a DRAM zone; 1 when out of
+ * range. */
+ZEUS_C_EXPORT int32_t zeus_cpus_info(const zeus_cpus* cpus, int32_t position, int32_t* socket,
+                                     int32_t* has_dram);
+/* Package and DRAM energy counters (uJ, arbitrary origin, wraparound
+ * corrected); `dram_uj` is left alone when the socket has no DRAM zone. */
+ZEUS_C_EXPORT int32_t zeus_cpus_energy_uj(zeus_cpus* cpus, int32_t position, uint64_t* package_uj,
+                                          uint64_t* dram_uj, char* message, size_t message_size);
+ZEUS_C_EXPORT void zeus_cpus_destroy(zeus_cpus* cpus);
 
 /* ---- Energy monitor ----------------------------------------------------- */
 
@@ -126,6 +207,16 @@ ZEUS_C_EXPORT int32_t zeus_plo_create_on_monitor(zeus_monitor* monitor, const ch
                                                  zeus_all_reduce_fn all_reduce, void* user,
                                                  zeus_plo** out, char* message,
                                                  size_t message_size);
+/* zeus_plo_create_on_monitor whose optimum is chosen by `select` (non-NULL;
+ * the options' "selector", "eta" and "max_slowdown" are then refused). A
+ * failing `select`, or a limit outside the GPUs' range, keeps the maximum
+ * limit: the call that ended profiling returns 10 (aborted) or 1
+ * (invalid_argument), and the profile is kept (and saved). */
+ZEUS_C_EXPORT int32_t zeus_plo_create_with_selector(zeus_monitor* monitor, const char* options_json,
+                                                    zeus_all_reduce_fn all_reduce,
+                                                    zeus_select_fn select, void* user,
+                                                    zeus_plo** out, char* message,
+                                                    size_t message_size);
 /* Like zeus_plo_create_on_monitor over a monitor of its own; also accepts
  * "gpu_indices" and "monitor_mode" ("exact" or "low_overhead"). */
 ZEUS_C_EXPORT int32_t zeus_plo_create(const char* options_json, zeus_sync_fn sync,
@@ -149,6 +240,15 @@ ZEUS_C_EXPORT uint32_t zeus_plo_current_limit_mw(const zeus_plo* plo);
  * buffer convention above. */
 ZEUS_C_EXPORT int32_t zeus_plo_profile_json(const zeus_plo* plo, char* buffer, size_t buffer_size,
                                             size_t* length);
+
+/* The optimizer's state as JSON (see the buffer convention above):
+ * {"phase": "waiting"|"warmup"|"profiling"|"done", "steps_left": step begins
+ * until the phase ends or is looked at again (null once done),
+ * "phase_limit_mw": the limit waited for, warmed up at or profiled (the
+ * optimum once done), "current_power_limit_mw", "optimum_mw" (null until
+ * done), "power_limits_mw": the limits profiled, from the maximum down}. */
+ZEUS_C_EXPORT int32_t zeus_plo_state_json(const zeus_plo* plo, char* buffer, size_t buffer_size,
+                                          size_t* length);
 
 /* Restores the GPUs (like zeus_plo_restore) and frees the optimizer. NULL is a
  * no-op. */

@@ -1,13 +1,21 @@
-// The C ABI's shared helpers and its GPU calls (zeus_gpus_*): choosing the
-// GPUs and CPU sockets a handle works on.
+// The C ABI's shared helpers (choosing the GPUs and CPU sockets a handle
+// works on) and its device calls: GPUs (zeus_gpus_*: reads, setters through
+// the device layer, restore) and RAPL CPUs (zeus_cpus_*).
+
+#include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
 #include <optional>
+#include <type_traits>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
 #include "zeus/device/clock.h"
 #include "zeus/device/devices.h"
+#include "zeus/optimizer/power_limit/power_limit_restorer.h"
+#include "zeus/util/env.h"
 #include "zeus/util/units.h"
 
 #include "python/zeus_c_internal.h"
@@ -105,9 +113,80 @@ StatusOr<CpuSelection> SelectCpus(const char* fn, const nlohmann::json& indices)
 
 }  // namespace zeus::c_api
 
+struct zeus_cpus {
+  std::vector<std::unique_ptr<zeus::Cpu>> cpus;
+};
+
 struct zeus_gpus {
   std::vector<std::unique_ptr<zeus::Gpu>> gpus;
+  // Whether settings changed through this handle are put back when it is
+  // restored or destroyed (zeus_gpus_open: true).
+  bool restore_on_exit = true;
+  // Created before the first power-limit change (restore_on_exit only):
+  // records every GPU's limit then and sets it back on zeus_gpus_restore,
+  // destruction or a fatal signal. Declared after `gpus`, so it is
+  // destroyed (and restores) while the GPUs still live.
+  std::unique_ptr<zeus::PowerLimitRestorer> restorer;
+  // Per position: the persistence mode before this handle first changed it,
+  // and whether this handle locked the graphics / memory clocks.
+  std::vector<std::optional<bool>> original_persistence;
+  std::vector<bool> gpu_clocks_locked;
+  std::vector<bool> mem_clocks_locked;
+  // Serialises the setters and Restore (the members above); the reads need
+  // no lock (Gpu is thread-safe).
+  std::mutex mu;
+  // The process that opened the handle. A process forked from it (e.g. a
+  // data-loader worker) inherits the handle but puts nothing back: the
+  // changes are its parent's.
+  pid_t owner_pid = getpid();
+
+  // Puts back what this handle changed (see zeus_gpus_restore); tries every
+  // GPU and returns the first error. REQUIRES: `mu` held.
+  zeus::Status Restore();
+  ~zeus_gpus();
 };
+
+zeus::Status zeus_gpus::Restore() {
+  zeus::Status first;
+  auto keep = [&first](const zeus::Status& s) {
+    if (!s.ok() && first.ok()) first = s;
+  };
+  if (restorer != nullptr) {
+    keep(restorer->Restore());
+    restorer.reset();  // A later change records the limits afresh.
+  }
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    if (i < gpu_clocks_locked.size() && gpu_clocks_locked[i]) {
+      keep(gpus[i]->ResetGpuLockedClocks().WithContext("zeus.device: unlocking graphics clocks"));
+      gpu_clocks_locked[i] = false;
+    }
+    if (i < mem_clocks_locked.size() && mem_clocks_locked[i]) {
+      keep(gpus[i]->ResetMemoryLockedClocks().WithContext("zeus.device: unlocking memory clocks"));
+      mem_clocks_locked[i] = false;
+    }
+    if (i < original_persistence.size() && original_persistence[i]) {
+      keep(gpus[i]
+               ->SetPersistenceMode(*original_persistence[i])
+               .WithContext("zeus.device: restoring persistence mode"));
+      original_persistence[i].reset();
+    }
+  }
+  return first;
+}
+
+zeus_gpus::~zeus_gpus() {
+  if (getpid() != owner_pid) {
+    // A forked child: the restorer would set the parent's limits back.
+    static_cast<void>(restorer.release());
+    return;
+  }
+  zeus::Status s;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    s = Restore();
+  }
+  if (!s.ok()) spdlog::error("{}", s.ToString());
+}
 
 namespace {
 
@@ -126,6 +205,71 @@ Status Position(const char* fn, const zeus_gpus* gpus, int32_t position) {
   return Status::Ok();
 }
 
+// Sets `gpu`'s power limit; with restore_on_exit, first records every GPU's
+// limit (once per handle) so that the handle's restore puts it back.
+Status SetLimit(zeus_gpus* gpus, zeus::Gpu* gpu, uint32_t power_limit_mw) {
+  if (gpus->restore_on_exit && gpus->restorer == nullptr) {
+    std::vector<zeus::Gpu*> all;
+    for (auto& g : gpus->gpus) all.push_back(g.get());
+    ZEUS_ASSIGN_OR_RETURN(gpus->restorer,
+                          zeus::PowerLimitRestorer::Create(std::move(all),
+                                                           /*restore_on_signal=*/true));
+  }
+  return gpu->SetPowerLimitMw(power_limit_mw);
+}
+
+// The temperature and power-domain reads of the device layer
+// (Gpu::TemperatureC, Gpu::DomainPowerMw) arrive in a parallel change; until
+// both are in one tree, they are detected at compile time and a build
+// without them answers kNotSupported. PowerDomain's values are taken in its
+// declared order (device_instant 0, device_average 1, memory_average 2).
+// TODO(py-device): call the methods directly once merged.
+template <typename G, typename = void>
+struct HasTemperatureC : std::false_type {};
+template <typename G>
+struct HasTemperatureC<G, std::void_t<decltype(std::declval<G&>().TemperatureC())>>
+    : std::true_type {};
+
+template <typename G, typename = void>
+struct HasDomainPowerMw : std::false_type {};
+template <typename G>
+struct HasDomainPowerMw<G, std::void_t<decltype(&G::DomainPowerMw)>> : std::true_type {};
+
+template <typename T>
+struct MemberArgument;
+template <typename R, typename C, typename A>
+struct MemberArgument<R (C::*)(A)> {
+  using type = A;
+};
+
+template <typename G>
+zeus::StatusOr<int32_t> ReadTemperatureC(G* gpu) {
+  if constexpr (HasTemperatureC<G>::value) {
+    ZEUS_ASSIGN_OR_RETURN(auto celsius, gpu->TemperatureC());
+    return static_cast<int32_t>(celsius);
+  } else {
+    return zeus::NotSupportedError("GPU " + std::to_string(gpu->index()) +
+                                   ": this build's device layer reads no temperature");
+  }
+}
+
+template <typename G>
+zeus::StatusOr<uint32_t> ReadDomainPowerMw(G* gpu, int32_t domain) {
+  if (domain < 0 || domain > 2) {
+    return zeus::InvalidArgumentError("power domain " + std::to_string(domain) +
+                                      ": expected 0 (device_instant), 1 (device_average) or 2 "
+                                      "(memory_average)");
+  }
+  if constexpr (HasDomainPowerMw<G>::value) {
+    using Domain = typename MemberArgument<decltype(&G::DomainPowerMw)>::type;
+    return gpu->DomainPowerMw(static_cast<Domain>(domain));
+  } else {
+    if (domain == 0) return gpu->PowerMw();
+    return zeus::NotSupportedError("GPU " + std::to_string(gpu->index()) +
+                                   ": this build's device layer reads no average power");
+  }
+}
+
 template <typename T>
 nlohmann::json OrNull(const zeus::StatusOr<T>& value) {
   return value.ok() ? nlohmann::json(*value) : nlohmann::json(nullptr);
@@ -140,12 +284,31 @@ int32_t zeus_c_api_version(void) { return 2; }
 double zeus_now_s(void) { return zeus::ToSeconds(zeus::RealClock()->Now()); }
 
 int32_t zeus_gpus_open(zeus_gpus** out, char* message, size_t message_size) {
+  return zeus_gpus_open_with(nullptr, out, message, message_size);
+}
+
+int32_t zeus_gpus_open_with(const char* options_json, zeus_gpus** out, char* message,
+                            size_t message_size) {
   return Guard(
       [&]() -> Status {
-        if (out == nullptr) return zeus::InvalidArgumentError("zeus_gpus_open: out is NULL");
+        const char* fn = "zeus_gpus_open_with";
+        if (out == nullptr) return zeus::InvalidArgumentError(std::string(fn) + ": out is NULL");
         *out = nullptr;
+        ZEUS_ASSIGN_OR_RETURN(nlohmann::json options,
+                              zeus::c_api::ParseObject(fn, options_json, {"restore_on_exit"}));
         auto handle = std::make_unique<zeus_gpus>();
+        if (options.contains("restore_on_exit")) {
+          const nlohmann::json& v = options["restore_on_exit"];
+          if (!v.is_boolean()) {
+            return zeus::InvalidArgumentError(
+                std::string(fn) + ": restore_on_exit must be a boolean, got " + v.dump());
+          }
+          handle->restore_on_exit = v.get<bool>();
+        }
         ZEUS_ASSIGN_OR_RETURN(handle->gpus, zeus::OpenGpus());
+        handle->original_persistence.resize(handle->gpus.size());
+        handle->gpu_clocks_locked.resize(handle->gpus.size(), false);
+        handle->mem_clocks_locked.resize(handle->gpus.size(), false);
         *out = handle.release();
         return Status::Ok();
       },
@@ -216,6 +379,225 @@ int32_t zeus_gpus_power_limit_mw(zeus_gpus* gpus, int32_t position, uint32_t* po
       message, message_size);
 }
 
+int32_t zeus_gpus_default_power_limit_mw(zeus_gpus* gpus, int32_t position,
+                                         uint32_t* power_limit_mw, char* message,
+                                         size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_default_power_limit_mw", gpus, position));
+        ZEUS_ASSIGN_OR_RETURN(*power_limit_mw, gpus->gpus[position]->DefaultPowerLimitMw());
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpus_set_power_limit_mw(zeus_gpus* gpus, int32_t position, uint32_t power_limit_mw,
+                                     char* message, size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_set_power_limit_mw", gpus, position));
+        std::lock_guard<std::mutex> lock(gpus->mu);
+        zeus::Gpu* gpu = gpus->gpus[position].get();
+        // Out-of-range limits are refused before anything is recorded or set.
+        ZEUS_ASSIGN_OR_RETURN(zeus::PowerLimitConstraints range, gpu->PowerLimitConstraintsMw());
+        if (power_limit_mw < range.min_mw || power_limit_mw > range.max_mw) {
+          return zeus::InvalidArgumentError(
+              "GPU " + std::to_string(gpu->index()) + ": power limit " +
+              std::to_string(power_limit_mw) + " mW is outside the allowed range [" +
+              std::to_string(range.min_mw) + ", " + std::to_string(range.max_mw) + "] mW");
+        }
+        return SetLimit(gpus, gpu, power_limit_mw);
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpus_reset_power_limit(zeus_gpus* gpus, int32_t position, char* message,
+                                    size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_reset_power_limit", gpus, position));
+        std::lock_guard<std::mutex> lock(gpus->mu);
+        zeus::Gpu* gpu = gpus->gpus[position].get();
+        ZEUS_ASSIGN_OR_RETURN(uint32_t default_mw, gpu->DefaultPowerLimitMw());
+        return SetLimit(gpus, gpu, default_mw);
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpus_persistence_mode(zeus_gpus* gpus, int32_t position, int32_t* enabled,
+                                   char* message, size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_persistence_mode", gpus, position));
+        ZEUS_ASSIGN_OR_RETURN(bool mode, gpus->gpus[position]->PersistenceMode());
+        *enabled = mode ? 1 : 0;
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpus_set_persistence_mode(zeus_gpus* gpus, int32_t position, int32_t enabled,
+                                       char* message, size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_set_persistence_mode", gpus, position));
+        std::lock_guard<std::mutex> lock(gpus->mu);
+        zeus::Gpu* gpu = gpus->gpus[position].get();
+        std::optional<bool> before;
+        if (gpus->restore_on_exit && !gpus->original_persistence[position]) {
+          ZEUS_ASSIGN_OR_RETURN(bool mode, gpu->PersistenceMode());
+          before = mode;
+        }
+        ZEUS_RETURN_IF_ERROR(gpu->SetPersistenceMode(enabled != 0));
+        if (before && !zeus::IsDryRun()) gpus->original_persistence[position] = before;
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpus_set_locked_clocks(zeus_gpus* gpus, int32_t position, int32_t memory,
+                                    uint32_t min_mhz, uint32_t max_mhz, char* message,
+                                    size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_set_locked_clocks", gpus, position));
+        std::lock_guard<std::mutex> lock(gpus->mu);
+        zeus::Gpu* gpu = gpus->gpus[position].get();
+        if (memory != 0) {
+          ZEUS_RETURN_IF_ERROR(gpu->SetMemoryLockedClocksMhz(min_mhz, max_mhz));
+          if (gpus->restore_on_exit && !zeus::IsDryRun()) gpus->mem_clocks_locked[position] = true;
+        } else {
+          ZEUS_RETURN_IF_ERROR(gpu->SetGpuLockedClocksMhz(min_mhz, max_mhz));
+          if (gpus->restore_on_exit && !zeus::IsDryRun()) gpus->gpu_clocks_locked[position] = true;
+        }
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpus_reset_locked_clocks(zeus_gpus* gpus, int32_t position, int32_t memory,
+                                      char* message, size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_reset_locked_clocks", gpus, position));
+        std::lock_guard<std::mutex> lock(gpus->mu);
+        zeus::Gpu* gpu = gpus->gpus[position].get();
+        if (memory != 0) {
+          ZEUS_RETURN_IF_ERROR(gpu->ResetMemoryLockedClocks());
+          gpus->mem_clocks_locked[position] = false;
+        } else {
+          ZEUS_RETURN_IF_ERROR(gpu->ResetGpuLockedClocks());
+          gpus->gpu_clocks_locked[position] = false;
+        }
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpus_has_domain_reads(void) {
+  return HasTemperatureC<zeus::Gpu>::value && HasDomainPowerMw<zeus::Gpu>::value ? 1 : 0;
+}
+
+int32_t zeus_gpus_temperature_c(zeus_gpus* gpus, int32_t position, int32_t* celsius, char* message,
+                                size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_temperature_c", gpus, position));
+        ZEUS_ASSIGN_OR_RETURN(*celsius, ReadTemperatureC(gpus->gpus[position].get()));
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpus_domain_power_mw(zeus_gpus* gpus, int32_t position, int32_t domain,
+                                  uint32_t* power_mw, char* message, size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_domain_power_mw", gpus, position));
+        ZEUS_ASSIGN_OR_RETURN(*power_mw, ReadDomainPowerMw(gpus->gpus[position].get(), domain));
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpus_restore(zeus_gpus* gpus, char* message, size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        if (gpus == nullptr) return NullHandle("zeus_gpus_restore");
+        if (getpid() != gpus->owner_pid) {
+          return zeus::FailedPreconditionError(
+              "zeus_gpus_restore: called in a process forked from the one that opened the "
+              "GPUs; only that process puts its changes back");
+        }
+        std::lock_guard<std::mutex> lock(gpus->mu);
+        return gpus->Restore();
+      },
+      message, message_size);
+}
+
 void zeus_gpus_destroy(zeus_gpus* gpus) { delete gpus; }
+
+int32_t zeus_cpus_open(const char* options_json, zeus_cpus** out, char* message,
+                       size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        const char* fn = "zeus_cpus_open";
+        if (out == nullptr) return zeus::InvalidArgumentError(std::string(fn) + ": out is NULL");
+        *out = nullptr;
+        ZEUS_ASSIGN_OR_RETURN(nlohmann::json options,
+                              zeus::c_api::ParseObject(fn, options_json, {"powercap_root"}));
+        std::string root = "/sys/class/powercap";
+        if (options.contains("powercap_root")) {
+          if (!options["powercap_root"].is_string()) {
+            return zeus::InvalidArgumentError(std::string(fn) +
+                                              ": powercap_root must be a string, got " +
+                                              options["powercap_root"].dump());
+          }
+          root = options["powercap_root"].get<std::string>();
+        }
+        auto handle = std::make_unique<zeus_cpus>();
+        ZEUS_ASSIGN_OR_RETURN(handle->cpus, zeus::OpenCpus(root));
+        *out = handle.release();
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_cpus_count(const zeus_cpus* cpus) {
+  return cpus == nullptr ? 0 : static_cast<int32_t>(cpus->cpus.size());
+}
+
+int32_t zeus_cpus_info(const zeus_cpus* cpus, int32_t position, int32_t* socket,
+                       int32_t* has_dram) {
+  if (cpus == nullptr || position < 0 || static_cast<size_t>(position) >= cpus->cpus.size()) {
+    return 1;
+  }
+  *socket = cpus->cpus[position]->index();
+  *has_dram = cpus->cpus[position]->HasDram() ? 1 : 0;
+  return 0;
+}
+
+int32_t zeus_cpus_energy_uj(zeus_cpus* cpus, int32_t position, uint64_t* package_uj,
+                            uint64_t* dram_uj, char* message, size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        const char* fn = "zeus_cpus_energy_uj";
+        if (cpus == nullptr) return NullHandle(fn);
+        if (position < 0 || static_cast<size_t>(position) >= cpus->cpus.size()) {
+          return zeus::InvalidArgumentError(std::string(fn) + ": no CPU at position " +
+                                            std::to_string(position) + " of " +
+                                            std::to_string(cpus->cpus.size()));
+        }
+        zeus::Cpu* cpu = cpus->cpus[position].get();
+        ZEUS_ASSIGN_OR_RETURN(*package_uj, cpu->PackageEnergyUj());
+        if (dram_uj != nullptr && cpu->HasDram()) {
+          ZEUS_ASSIGN_OR_RETURN(*dram_uj, cpu->DramEnergyUj());
+        }
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+void zeus_cpus_destroy(zeus_cpus* cpus) { delete cpus; }
 
 }  // extern "C"

@@ -14,7 +14,8 @@ packages=(
   libboost-dev
   python3 python3-dev pybind11-dev
   python3-venv python3-pip python3-torch python3-pytest
-  prometheus-cpp-dev prometheus gnuplot-nox libexpat1-dev
+  prometheus-cpp-dev prometheus prometheus-pushgateway python3-prometheus-client
+  gnuplot-nox libexpat1-dev
   libjs-chart.js chromium
 )
 

@@ -1,5 +1,7 @@
 """One rank of test_distributed.py: DDP training on gloo over fake GPU
-`rank`, with a GlobalPowerLimitOptimizer; prints the decision as JSON."""
+`rank`, with a GlobalPowerLimitOptimizer; prints the decision as JSON. With
+ZEUS_TEST_SELECTOR=custom, a Python selector that disagrees across ranks
+(rank 0 picks 500 W, rank 1 300 W) and records what it was given."""
 
 import json
 import os
@@ -11,7 +13,18 @@ import torch.distributed as dist
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from training import batches, make_task  # noqa: E402
 from zeus.monitor import ZeusMonitor  # noqa: E402
-from zeus.optimizer.power_limit import Energy, GlobalPowerLimitOptimizer  # noqa: E402
+from zeus.optimizer.power_limit import (Energy, GlobalPowerLimitOptimizer,  # noqa: E402
+                                        OptimumSelector)
+
+
+class RankDependent(OptimumSelector):
+    def __init__(self, rank):
+        self.rank = rank
+        self.seen = None
+
+    def select(self, measurements):
+        self.seen = [m.dict() for m in measurements]
+        return 500 if self.rank == 0 else 300
 
 
 def main():
@@ -24,7 +37,9 @@ def main():
     loss_fn = torch.nn.BCEWithLogitsLoss()
     x, y = make_task(seed=rank)
     monitor = ZeusMonitor(gpu_indices=[rank])
-    plo = GlobalPowerLimitOptimizer(monitor, Energy(), wait_steps=2, warmup_steps=2,
+    custom = os.environ.get("ZEUS_TEST_SELECTOR") == "custom"
+    selector = RankDependent(rank) if custom else Energy()
+    plo = GlobalPowerLimitOptimizer(monitor, selector, wait_steps=2, warmup_steps=2,
                                     profile_steps=3, pl_step=100, min_measure_time_s=0.0)
     for _ in range(4):
         for bx, by in batches(x, y, 8):
@@ -36,7 +51,8 @@ def main():
     profile = plo.profile()
     print(json.dumps({"rank": rank, "phase": plo.phase, "optimum_w": plo.optimal_power_limit,
                       "limits_w": [m["power_limit_mw"] // 1000 for m in profile["measurements"]],
-                      "num_gpus": profile["num_gpus"]}))
+                      "num_gpus": profile["num_gpus"],
+                      "seen": selector.seen if custom else None}))
     plo.close()
     dist.destroy_process_group()
 

@@ -10,17 +10,21 @@ more than beta_knob x the best and is stopped early."""
 
 import collections
 import json
+import socket
+import threading
+import time
 import urllib.request
 
 import pytest
 
-from conftest import free_port
+from conftest import free_port, run_python
 from training import Trainer, batches, make_task
-from zeus.exception import InvalidArgumentError, UnavailableError
+from zeus.exception import AlreadyExistsError, InvalidArgumentError, UnavailableError
 from zeus.monitor import ZeusMonitor
 from zeus.optimizer.batch_size import BatchSizeOptimizer, JobSpec
-from zeus.optimizer.batch_size.exceptions import (ZeusBSOOperationOrderError,
-                                                  ZeusBSOTrainFailError)
+from zeus.optimizer.batch_size.exceptions import (ZeusBSOBadOperationError, ZeusBSOConfigError,
+                                                  ZeusBSOOperationOrderError,
+                                                  ZeusBSORuntimError, ZeusBSOTrainFailError)
 
 EPOCHS_TO_CONVERGE = {16: 3, 32: 2, 64: 2, 128: 5}
 SAMPLES = 256
@@ -144,3 +148,184 @@ def test_server_lost_mid_run_keeps_what_was_measured(tmp_path):
     assert bso.consumed_energy > 0 and bso.running_time > 0
     assert bso.cur_epoch == 0
     assert monitor.is_window_open("zeus.batch_size_optimizer")
+
+
+# ---- The original's documented loop, ranks, and bad use -----------------------------------
+
+def documented_run(monitor, bso, converge_at):
+    """The loop of the original's documentation: on_evaluate, then break
+    on training_finished. Returns the epochs run."""
+    bso.get_batch_size()
+    bso.on_train_begin()
+    for epoch in range(1, 100):
+        monitor.begin_window("step")
+        monitor.end_window("step")
+        bso.on_evaluate(1.0 if epoch >= converge_at else 0.1)
+        if bso.training_finished:
+            return epoch
+    pytest.fail("training_finished never turned True")
+
+
+def test_documented_loop_stops_on_training_finished(zeus_server):
+    monitor = ZeusMonitor()
+    bso = BatchSizeOptimizer(monitor, zeus_server, job_spec(), rank=0)
+    assert bso.training_finished is False and bso.rank == 0
+    assert bso.job.job_id.startswith("pytest-job") and bso.job.window_size == 0
+    assert bso.job_spec.number_of_gpus == 2 and bso.job_spec.max_power == 1400
+    assert documented_run(monitor, bso, converge_at=2) == 2
+    assert bso.cur_epoch == 2 and bso.consumed_energy > 0 and bso.running_time > 0
+    assert bso.train_end  # The earlier name stays.
+    bso.on_evaluate(1.0)  # After the end: nothing happens.
+    assert bso.cur_epoch == 2
+
+
+def test_data_parallel_ranks_follow_the_originals_protocol(zeus_server):
+    """Two ranks in one process: rank 0 asks for the batch size, rank 1 gets
+    it (by a broadcast in real life); both report, and both see the run end
+    at the same epoch while the server keeps one trial."""
+    monitor = ZeusMonitor()
+    with pytest.raises(ZeusBSOConfigError, match="rank 1 needs JobSpec.job_id"):
+        BatchSizeOptimizer(monitor, zeus_server, job_spec(), rank=1)
+    job = job_spec(job_id="pytest-job-dp")
+    rank0 = BatchSizeOptimizer(monitor, zeus_server, job, rank=0)
+    rank1 = BatchSizeOptimizer(monitor, zeus_server, job, rank=1)
+    assert rank0.job == rank1.job
+    with pytest.raises(ZeusBSOBadOperationError, match="only rank 0"):
+        rank1.get_batch_size()
+    with pytest.raises(ZeusBSOOperationOrderError, match="rank 1"):
+        rank1.on_evaluate(0.1)
+    batch_size = rank0.get_batch_size()
+    assert rank0.get_batch_size() == batch_size  # Asked once per run.
+    rank1.current_batch_size, rank1.trial_number = batch_size, rank0.trial_number
+    for bso in (rank0, rank1):
+        bso.on_train_begin()
+    converge_at = EPOCHS_TO_CONVERGE[batch_size]
+    for epoch in range(1, converge_at + 1):
+        for bso in (rank0, rank1):
+            monitor.begin_window("step")
+            monitor.end_window("step")
+            bso.on_evaluate(1.0 if epoch >= converge_at else 0.1)
+        assert rank0.training_finished == rank1.training_finished == (epoch == converge_at)
+    with urllib.request.urlopen(f"{zeus_server}/trials?job_id=pytest-job-dp") as reply:
+        trials = json.load(reply)["trials"]
+    assert len(trials) == 1 and trials[0]["converged"], trials
+
+
+def test_a_metric_that_is_not_finite_is_a_clear_client_error(zeus_server):
+    monitor = ZeusMonitor()
+    bso = BatchSizeOptimizer(monitor, zeus_server, job_spec())
+    bso.get_batch_size()
+    bso.on_train_begin()
+    for bad in (float("nan"), float("inf"), "0.5x", None):
+        with pytest.raises(InvalidArgumentError, match="metric must be a"):
+            bso.on_evaluate(bad)
+    # Nothing was lost: the run goes on and a good metric reports it all.
+    assert monitor.is_window_open("zeus.batch_size_optimizer") and bso.cur_epoch == 0
+    bso.on_evaluate(0.1)
+    assert bso.cur_epoch == 1 and bso.consumed_energy > 0
+
+
+class SilentServer:
+    """Accepts connections on loopback and never answers."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.held = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        self.sock.settimeout(0.1)
+        while not self.stop.is_set():
+            try:
+                self.held.append(self.sock.accept()[0])
+            except OSError:
+                pass
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        for conn in self.held:
+            conn.close()
+        self.sock.close()
+
+
+@pytest.fixture
+def silent_server():
+    server = SilentServer()
+    yield server
+    server.close()
+
+
+def test_a_hung_server_costs_the_time_budget_not_90_s(silent_server, monkeypatch):
+    monitor = ZeusMonitor()
+    start = time.monotonic()
+    with pytest.raises(UnavailableError, match="did not answer POST /jobs within") as info:
+        BatchSizeOptimizer(monitor, silent_server.url, job_spec(), timeout_s=0.6)
+    elapsed = time.monotonic() - start
+    assert 0.5 < elapsed < 3.0, elapsed
+    assert "ZEUS_BSO_TIMEOUT_S" in str(info.value)
+    # The environment variable, when no keyword is given.
+    monkeypatch.setenv("ZEUS_BSO_TIMEOUT_S", "0.4")
+    monkeypatch.setenv("ZEUS_BSO_MAX_ATTEMPTS", "2")
+    start = time.monotonic()
+    with pytest.raises(UnavailableError):
+        BatchSizeOptimizer(monitor, silent_server.url, job_spec())
+    assert time.monotonic() - start < 2.5
+
+
+def test_the_default_budget_is_bounded_and_bad_settings_are_named(monkeypatch):
+    from zeus.optimizer.batch_size.http import resolve_budget
+    monkeypatch.delenv("ZEUS_BSO_TIMEOUT_S", raising=False)
+    monkeypatch.delenv("ZEUS_BSO_MAX_ATTEMPTS", raising=False)
+    assert resolve_budget() == (10.0, 3)
+    assert resolve_budget(2, 1) == (2.0, 1)
+    monkeypatch.setenv("ZEUS_BSO_TIMEOUT_S", "ten")
+    with pytest.raises(InvalidArgumentError, match=r"\$ZEUS_BSO_TIMEOUT_S='ten'"):
+        resolve_budget()
+    monkeypatch.setenv("ZEUS_BSO_TIMEOUT_S", "nan")
+    with pytest.raises(InvalidArgumentError, match="finite"):
+        resolve_budget()
+    monkeypatch.setenv("ZEUS_BSO_TIMEOUT_S", "5")
+    monkeypatch.setenv("ZEUS_BSO_MAX_ATTEMPTS", "0")
+    with pytest.raises(InvalidArgumentError, match="max_attempts .*ZEUS_BSO_MAX_ATTEMPTS"):
+        resolve_budget()
+    with pytest.raises(InvalidArgumentError, match="timeout_s .*argument"):
+        resolve_budget(timeout_s=-1)
+
+
+END_AT_EXIT_SCRIPT = """
+import sys
+from zeus.monitor import ZeusMonitor
+from zeus.optimizer.batch_size import BatchSizeOptimizer, JobSpec
+bso = BatchSizeOptimizer(ZeusMonitor(), sys.argv[1], JobSpec(
+    job_id="pytest-exit-1", job_id_prefix="pytest-exit", batch_sizes=[8, 16],
+    default_batch_size=8))
+bso.get_batch_size()
+bso.on_train_begin()
+raise SystemExit("the training crashed")
+"""
+
+
+def test_a_run_that_dies_ends_its_trial_on_the_server_at_exit(zeus_server):
+    result = run_python(["-c", END_AT_EXIT_SCRIPT, zeus_server])
+    assert "the training crashed" in result.stderr
+    with urllib.request.urlopen(f"{zeus_server}/trials?job_id=pytest-exit-1") as reply:
+        text = reply.read().decode()
+    assert "ended by the client" in text, text
+
+
+def test_server_errors_are_also_the_originals_runtime_error(zeus_server):
+    monitor = ZeusMonitor()
+    BatchSizeOptimizer(monitor, zeus_server, job_spec(job_id="pytest-job-x"))
+    with pytest.raises(ZeusBSORuntimError, match="different spec") as info:
+        BatchSizeOptimizer(monitor, zeus_server, job_spec(job_id="pytest-job-x", max_epochs=3))
+    assert isinstance(info.value, AlreadyExistsError)
+    with pytest.raises(ZeusBSORuntimError) as info:
+        BatchSizeOptimizer(monitor, f"http://127.0.0.1:{free_port()}", job_spec(),
+                           max_attempts=1)
+    assert isinstance(info.value, UnavailableError)

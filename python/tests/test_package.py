@@ -35,7 +35,9 @@ def test_hf_callback_needs_transformers():
         import transformers  # noqa: F401
     except ImportError:
         import pytest
+        # Importable, as in the original; creating one needs transformers.
+        callback = zeus.optimizer.power_limit.HFGlobalPowerLimitOptimizer
         with pytest.raises(ImportError, match="transformers"):
-            zeus.optimizer.power_limit.HFGlobalPowerLimitOptimizer
+            callback(zeus.monitor.ZeusMonitor(gpu_indices=[0]))
     else:
         assert zeus.optimizer.power_limit.HFGlobalPowerLimitOptimizer is not None

@@ -87,6 +87,29 @@ _SIGNATURES.update({
 })
 # ---- End of the power monitor and GPU reader block ----------------------------
 
+# ---- zeus.device (GPU setters and restore, RAPL CPUs): zeus_c_devices.cc ----
+_SIGNATURES.update({
+    "zeus_gpus_open_with": (_I32, [_c.c_char_p, _c.POINTER(_P)] + _MSG),
+    "zeus_gpus_default_power_limit_mw": (_I32, [_P, _I32, _c.POINTER(_c.c_uint32)] + _MSG),
+    "zeus_gpus_set_power_limit_mw": (_I32, [_P, _I32, _c.c_uint32] + _MSG),
+    "zeus_gpus_reset_power_limit": (_I32, [_P, _I32] + _MSG),
+    "zeus_gpus_persistence_mode": (_I32, [_P, _I32, _c.POINTER(_I32)] + _MSG),
+    "zeus_gpus_set_persistence_mode": (_I32, [_P, _I32, _I32] + _MSG),
+    "zeus_gpus_set_locked_clocks": (_I32, [_P, _I32, _I32, _c.c_uint32, _c.c_uint32] + _MSG),
+    "zeus_gpus_reset_locked_clocks": (_I32, [_P, _I32, _I32] + _MSG),
+    "zeus_gpus_restore": (_I32, [_P] + _MSG),
+    "zeus_gpus_has_domain_reads": (_I32, []),
+    "zeus_gpus_temperature_c": (_I32, [_P, _I32, _c.POINTER(_I32)] + _MSG),
+    "zeus_gpus_domain_power_mw": (_I32, [_P, _I32, _I32, _c.POINTER(_c.c_uint32)] + _MSG),
+    "zeus_cpus_open": (_I32, [_c.c_char_p, _c.POINTER(_P)] + _MSG),
+    "zeus_cpus_count": (_I32, [_P]),
+    "zeus_cpus_info": (_I32, [_P, _I32, _c.POINTER(_I32), _c.POINTER(_I32)]),
+    "zeus_cpus_energy_uj": (_I32, [_P, _I32, _c.POINTER(_c.c_uint64), _c.POINTER(_c.c_uint64)]
+                            + _MSG),
+    "zeus_cpus_destroy": (None, [_P]),
+})
+# ---- end of zeus.device ----
+
 _lock = threading.Lock()
 _lib = None
 

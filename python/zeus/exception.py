@@ -3,9 +3,10 @@ status code, carrying the core's message ("context: detail")."""
 
 
 class ZeusBaseError(Exception):
-    """Base of every exception Zeus raises."""
+    """Base of every exception Zeus raises (the original's name and shape:
+    `ZeusBaseError(message)`, with the text in `.message`)."""
 
-    def __init__(self, message):
+    def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 

@@ -17,42 +17,218 @@ then hand the signal to Python's handler). With ZEUS_DRY_RUN=1 limits are
 logged, never set.
 """
 
+import abc
 import atexit
 import ctypes
 import json
+import logging
+import numbers
+import os
+import sys
+import tempfile
 import weakref
-from typing import Optional
+from pathlib import Path
+from typing import List, Optional, Union
 
 from zeus import _lib
 from zeus.callback import Callback
-from zeus.exception import InvalidArgumentError
+from zeus.exception import InvalidArgumentError, UnavailableError, ZeusError
 from zeus.monitor.energy import ZeusMonitor
+from zeus.optimizer._model import Field, Model
 from zeus.utils import framework
+
+logger = logging.getLogger(__name__)
 
 _PHASES = ("waiting", "warmup", "profiling", "done")
 
+# C ABI functions this module adds to those of zeus._lib (python/zeus_c_api.h).
+SELECT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint32),
+                             ctypes.c_void_p)
+_SIGNATURES = {
+    "zeus_plo_create_with_selector": (
+        ctypes.c_int32, [ctypes.c_void_p, ctypes.c_char_p, _lib.ALL_REDUCE_FN, SELECT_FN,
+                         ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
+                         ctypes.c_size_t]),
+    "zeus_plo_state_json": (ctypes.c_int32, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                             ctypes.POINTER(ctypes.c_size_t)]),
+}
 
-class OptimumSelector:
-    """How the optimum is picked from the profile (per training step)."""
 
-    def _options(self):
+def _library():
+    lib = _lib.lib()
+    for name, (restype, argtypes) in _SIGNATURES.items():
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            raise UnavailableError(f"zeus: libzeus_c.so lacks {name} (an older build?)") from None
+        if fn.argtypes is None:
+            fn.restype, fn.argtypes = restype, argtypes
+    return lib
+
+
+def _text(fn, handle) -> str:
+    """The text of a (handle, buffer, size, length) call of zeus_c_api.h."""
+    length = ctypes.c_size_t(0)
+    fn(handle, None, 0, ctypes.byref(length))
+    buffer = ctypes.create_string_buffer(length.value + 1)
+    code = fn(handle, buffer, length.value + 1, ctypes.byref(length))
+    _lib.raise_for(code, None)
+    return buffer.value.decode()
+
+
+# ---- The state machine's states and measurements (the original's models) ----
+
+
+class Ready(Model):
+    """Waiting at the maximum limit: `steps` more step begins until the
+    warm-up of `next_power_limit` (mW) starts."""
+
+    next_power_limit: int = Field(gt=0)
+    steps: int = Field(gt=0)
+
+
+class Warmup(Model):
+    """Warming up at `current_power_limit` (mW) for `steps` more step
+    begins."""
+
+    current_power_limit: int = Field(gt=0)
+    steps: int = Field(gt=0)
+
+
+class Profiling(Model):
+    """Measuring `current_power_limit` (mW); `steps` more step begins until
+    the stretch ends or (when it must last min_measure_time_s) is looked at
+    again."""
+
+    current_power_limit: int = Field(gt=0)
+    steps: int = Field(gt=0)
+
+
+class Done(Model):
+    """Profiling is over; `optimal_power_limit` (mW) is pinned."""
+
+    optimal_power_limit: int = Field(gt=0)
+
+
+class PowerLimitMeasurement(Model):
+    """One profiled power limit: `power_limit` in W; `energy` (J, all GPUs
+    of all ranks) and `time` (s, the slowest rank) of one stretch. Stretches
+    the optimizer extended to last min_measure_time_s are scaled to the step
+    count of the first (highest-limit) stretch, so limits compare per step.
+    (energy may be 0 on a GPU whose counter did not move; the original
+    demanded > 0.)"""
+
+    power_limit: int = Field(gt=0)
+    energy: float = Field(ge=0.0)
+    time: float = Field(gt=0.0)
+
+
+def _measurements_of(profile: dict) -> List[PowerLimitMeasurement]:
+    rows = sorted(profile.get("measurements", []), key=lambda m: -m["power_limit_mw"])
+    if not rows:
+        return []
+    reference_steps = rows[0].get("steps", 1) or 1
+    out = []
+    for m in rows:
+        scale = reference_steps / (m.get("steps", 1) or 1)
+        out.append(PowerLimitMeasurement(power_limit=m["power_limit_mw"] // 1000,
+                                         energy=m["energy_j"] * scale, time=m["time_s"] * scale))
+    return out
+
+
+def _original_profile_as_ours(path, num_gpus) -> Optional[str]:
+    """When `path` holds a profile saved by the original Zeus
+    ({"measurements": [{"power_limit": W, "energy": J, "time": s}, ...]}),
+    the same profile in this package's format in a temporary file (whose
+    path is returned; the caller deletes it); else None (the core reads
+    `path` itself: our JSON format, the original's CSV log, or an error)."""
+    if path is None or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            text = f.read(64 << 20)
+        data = json.loads(text)
+    except (OSError, ValueError):
+        return None
+    rows = data.get("measurements") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not rows or "format" in data or \
+            not all(isinstance(r, dict) and "power_limit" in r for r in rows):
+        return None
+    try:
+        measurements = [PowerLimitMeasurement.parse_obj(r) for r in rows]
+    except InvalidArgumentError as e:
         raise InvalidArgumentError(
-            f"GlobalPowerLimitOptimizer: custom optimum selectors ({type(self).__name__}) are not "
-            f"supported; use Energy(), Time(), ZeusCost(...) or MaxSlowdownConstraint(...)")
+            f"GlobalPowerLimitOptimizer: saved profile {path} (the original Zeus's format): {e} "
+            f"(delete it to profile again)") from None
+    ours = {"format": "zeus-power-limit-profile", "version": 1, "num_gpus": num_gpus,
+            "min_stretch_time_s": 0.0,
+            "measurements": [{"power_limit_mw": m.power_limit * 1000, "energy_j": m.energy,
+                              "time_s": m.time, "steps": 1} for m in measurements]}
+    fd, converted = tempfile.mkstemp(prefix="zeus-profile-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(ours, f)
+    return converted
+
+
+def _world_gpus(monitor) -> int:
+    """GPUs of all ranks (each rank's monitor over as many GPUs)."""
+    world = 1
+    if framework.is_distributed():
+        world = sys.modules["torch.distributed"].get_world_size()
+    return max(1, len(monitor.gpu_indices)) * world
+
+
+# ---- Optimum selectors ----
+
+
+class OptimumSelector(abc.ABC):
+    """How the optimum is picked from the profile. Subclass it and define
+    select(measurements) -> power limit in W (one of the measured ones, or
+    any limit the GPUs accept): the optimizer calls it with the measurements
+    (list of PowerLimitMeasurement, from the highest limit down) when
+    profiling ends, and when a saved profile is loaded. Under
+    torch.distributed every rank calls it at the same step with the same
+    all-reduced measurements; the ranks then agree on the highest limit any
+    of them chose (a warning is logged if they differ)."""
+
+    @abc.abstractmethod
+    def select(self, measurements: List[PowerLimitMeasurement]) -> int:
+        """The optimal power limit, in W."""
+
+    def _core_options(self) -> Optional[dict]:
+        """The C core's options for a built-in selector whose select() is
+        not overridden; None to call select() from the core."""
+        return None
+
+    def _builtin(self, cls, options):
+        return options if type(self).select is cls.select else None
+
+
+def _check_measurements(measurements):
+    if not measurements:
+        raise InvalidArgumentError("optimum selector: no measurements to select from")
 
 
 class Energy(OptimumSelector):
-    """The limit with the least energy per step."""
+    """The limit with the least energy."""
 
-    def _options(self):
-        return {"selector": "energy"}
+    def select(self, measurements: List[PowerLimitMeasurement]) -> int:
+        _check_measurements(measurements)
+        return min(measurements, key=lambda m: m.energy).power_limit
+
+    def _core_options(self):
+        return self._builtin(Energy, {"selector": "energy"})
 
 
 class Time(OptimumSelector):
-    """The limit with the least time per step."""
+    """The limit with the least time."""
 
-    def _options(self):
-        return {"selector": "time"}
+    def select(self, measurements: List[PowerLimitMeasurement]) -> int:
+        _check_measurements(measurements)
+        return min(measurements, key=lambda m: m.time).power_limit
+
+    def _core_options(self):
+        return self._builtin(Time, {"selector": "time"})
 
 
 class ZeusCost(OptimumSelector):
@@ -60,8 +236,9 @@ class ZeusCost(OptimumSelector):
 
     Args:
         eta_knob: Weight of energy, in [0, 1].
-        world_size: Accepted for compatibility: MaxPower already counts every
-            GPU of every rank, through the all-reduce.
+        world_size: GPUs of the job, for MaxPower (the highest limit x
+            world_size) in select(). The optimizer's own selection counts
+            every GPU of every rank through the all-reduce instead.
     """
 
     def __init__(self, eta_knob: float, world_size: int = 1):
@@ -72,13 +249,22 @@ class ZeusCost(OptimumSelector):
         self.eta_knob = eta_knob
         self.world_size = world_size
 
-    def _options(self):
-        return {"selector": "cost", "eta": self.eta_knob}
+    def select(self, measurements: List[PowerLimitMeasurement]) -> int:
+        _check_measurements(measurements)
+        max_power_w = max(m.power_limit for m in measurements) * self.world_size
+
+        def cost(m):
+            return self.eta_knob * m.energy + (1 - self.eta_knob) * max_power_w * m.time
+
+        return min(measurements, key=cost).power_limit
+
+    def _core_options(self):
+        return self._builtin(ZeusCost, {"selector": "cost", "eta": self.eta_knob})
 
 
 class MaxSlowdownConstraint(OptimumSelector):
-    """The lowest limit whose time per step is at most `factor` times that
-    at the maximum limit."""
+    """The lowest limit whose time is at most `factor` times that at the
+    maximum limit."""
 
     def __init__(self, factor: float):
         if not factor >= 1.0:
@@ -86,8 +272,14 @@ class MaxSlowdownConstraint(OptimumSelector):
                 f"MaxSlowdownConstraint: factor must be >= 1, got {factor}")
         self.factor = factor
 
-    def _options(self):
-        return {"selector": "slowdown", "max_slowdown": self.factor}
+    def select(self, measurements: List[PowerLimitMeasurement]) -> int:
+        _check_measurements(measurements)
+        at_max = max(measurements, key=lambda m: m.power_limit)
+        return min(m.power_limit for m in measurements if m.time <= self.factor * at_max.time)
+
+    def _core_options(self):
+        return self._builtin(MaxSlowdownConstraint,
+                             {"selector": "slowdown", "max_slowdown": self.factor})
 
 
 def _close_at_exit(ref):
@@ -105,45 +297,78 @@ class GlobalPowerLimitOptimizer(Callback):
 
     Args:
         monitor: The ZeusMonitor whose GPUs are optimized (and measured).
-        optimum_selector: Default ZeusCost(eta_knob=0.5).
+        optimum_selector: Default ZeusCost(eta_knob=0.5). The built-in
+            selectors run in the C core; any other OptimumSelector (a
+            subclass's select()) is called back from it with the
+            measurements.
         wait_steps: Steps at the maximum limit before profiling starts.
         warmup_steps: Steps at a new limit before its measurement.
         profile_steps: Fewest steps measured per limit.
         pl_step: Distance between profiled limits, in W.
-        profile_path: Where the profile is saved, or loaded when it exists.
+        profile_path: Where the profile is saved, or loaded when it exists
+            (in this package's JSON format, or the original Zeus's JSON
+            profile or CSV log).
         min_measure_time_s: (extra) A measurement is extended by whole steps
             until it lasts this long (the energy counter moves only every
             ~100 ms). Default 3 s.
         restore_on_signal: (extra) Restore limits on SIGINT/SIGTERM/SIGHUP.
 
+    Attributes (the original's; limits in mW as there, except
+    PowerLimitMeasurement.power_limit in W): monitor, optimum_selector,
+    warmup_steps, profile_steps, pl_step (mW), profile_path (Path or None),
+    power_limits (mW, from the maximum down), current_power_limit (mW),
+    measurements (list of PowerLimitMeasurement), state (Ready, Warmup,
+    Profiling or Done). Extras: wait_steps, phase, optimal_power_limit (W),
+    profile(), restore(), close().
+
     Errors (e.g. an unwritable profile_path, missing CAP_SYS_ADMIN) raise
-    zeus.exception.ZeusError subclasses; the optimizer stays usable.
+    zeus.exception.ZeusError subclasses; an exception of a custom selector
+    propagates from the call that ended profiling (the GPUs then keep the
+    maximum limit and the profile is kept). The optimizer stays usable.
     """
 
     def __init__(self, monitor: ZeusMonitor, optimum_selector: Optional[OptimumSelector] = None,
                  wait_steps: int = 1, warmup_steps: int = 10, profile_steps: int = 40,
-                 pl_step: int = 25, profile_path: Optional[str] = None, *,
+                 pl_step: int = 25, profile_path: Union[str, Path, None] = None, *,
                  min_measure_time_s: Optional[float] = None, restore_on_signal: bool = True):
         if not isinstance(monitor, ZeusMonitor):
             raise InvalidArgumentError(
                 "GlobalPowerLimitOptimizer: monitor must be a zeus.monitor.ZeusMonitor")
+        for name, value, least in (("wait_steps", wait_steps, 0), ("warmup_steps", warmup_steps, 0),
+                                   ("profile_steps", profile_steps, 1)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+                raise InvalidArgumentError(
+                    f"GlobalPowerLimitOptimizer: {name} must be an int >= {least}, got {value!r}")
+        if isinstance(pl_step, bool) or not isinstance(pl_step, numbers.Real) or not pl_step > 0:
+            raise InvalidArgumentError(
+                f"GlobalPowerLimitOptimizer: pl_step must be a number of W > 0, got {pl_step!r}")
         self.monitor = monitor
         self.optimum_selector = (optimum_selector if optimum_selector is not None else
                                  ZeusCost(eta_knob=0.5, world_size=len(monitor.gpu_indices) or 1))
         if not isinstance(self.optimum_selector, OptimumSelector):
             raise InvalidArgumentError(
-                "GlobalPowerLimitOptimizer: optimum_selector must be Energy(), Time(), "
-                "ZeusCost(...) or MaxSlowdownConstraint(...)")
-        self._lib = _lib.lib()
+                "GlobalPowerLimitOptimizer: optimum_selector must be an OptimumSelector (Energy(), "
+                "Time(), ZeusCost(...), MaxSlowdownConstraint(...) or a subclass defining "
+                "select(measurements))")
+        self.wait_steps = int(wait_steps)
+        self.warmup_steps = int(warmup_steps)
+        self.profile_steps = int(profile_steps)
+        self.pl_step = int(round(pl_step * 1000))  # mW, as the original keeps it.
+        self.profile_path = Path(profile_path) if isinstance(profile_path, str) else profile_path
+        self._lib = _library()
         self._handle = None
         self._callback_error = None
         self._message = ctypes.create_string_buffer(_lib.MESSAGE_SIZE)
-        options = dict(wait_steps=wait_steps, warmup_steps=warmup_steps,
-                       measure_steps=profile_steps, power_limit_step_w=pl_step,
-                       profile_path=None if profile_path is None else str(profile_path),
+        # A profile the original Zeus saved is read through a converted copy.
+        converted = _original_profile_as_ours(
+            None if profile_path is None else str(profile_path), _world_gpus(monitor))
+        options = dict(wait_steps=self.wait_steps, warmup_steps=self.warmup_steps,
+                       measure_steps=self.profile_steps, power_limit_step_w=pl_step,
+                       profile_path=converted or (None if profile_path is None
+                                                  else str(profile_path)),
                        min_measure_time_s=min_measure_time_s,
                        restore_on_signal=restore_on_signal)
-        options.update(self.optimum_selector._options())
+        core_options = self.optimum_selector._core_options()
 
         def all_reduce_trampoline(energy_j, time_s, num_gpus, _user):
             try:
@@ -157,10 +382,75 @@ class GlobalPowerLimitOptimizer(Callback):
 
         self._all_reduce_fn = _lib.ALL_REDUCE_FN(all_reduce_trampoline)
         handle = ctypes.c_void_p()
-        _lib.call(self._lib.zeus_plo_create_on_monitor, monitor._handle_for_optimizer(),
-                  _lib.options_json(options), self._all_reduce_fn, None, ctypes.byref(handle))
+        try:
+            if core_options is not None:
+                options.update(core_options)
+                self._select_fn = None
+                _lib.call(self._lib.zeus_plo_create_on_monitor, monitor._handle_for_optimizer(),
+                          _lib.options_json(options), self._all_reduce_fn, None,
+                          ctypes.byref(handle))
+            else:
+                self._select_fn = SELECT_FN(self._select_trampoline)
+                code = self._lib.zeus_plo_create_with_selector(
+                    monitor._handle_for_optimizer(), _lib.options_json(options),
+                    self._all_reduce_fn, self._select_fn, None, ctypes.byref(handle),
+                    self._message, _lib.MESSAGE_SIZE)
+                self._check(code)
+        finally:
+            if converted:
+                os.unlink(converted)
         self._handle = handle
         atexit.register(_close_at_exit, weakref.ref(self))
+
+    def _select_trampoline(self, profile_json, out_mw, _user):
+        """Called by the core when profiling ends: runs the Python selector;
+        under torch.distributed the ranks agree on one limit. Never raises
+        into C: an exception is kept and re-raised by _check."""
+        chosen_mw, failed = 0, 0
+        try:
+            profile = json.loads(profile_json.decode())
+            measurements = _measurements_of(profile)
+            chosen_w = self.optimum_selector.select(measurements)
+            chosen_mw = self._to_mw(chosen_w, measurements)
+            # A measured limit that is not a whole W (a clamped minimum)
+            # maps back to its exact value.
+            exact = {m["power_limit_mw"] // 1000: m["power_limit_mw"]
+                     for m in profile.get("measurements", [])}
+            chosen_mw = exact.get(chosen_mw // 1000, chosen_mw)
+        except BaseException as e:
+            self._callback_error = e
+            failed = 1
+        try:
+            if framework.is_distributed():
+                # Collective: every rank ends profiling at the same step.
+                highest, minus_lowest, any_failed = framework.all_reduce(
+                    [float(chosen_mw), -float(chosen_mw), float(failed)], "max")
+                if any_failed and not failed:
+                    self._callback_error = ZeusError(
+                        "GlobalPowerLimitOptimizer: the optimum selector failed on another rank")
+                    return 1
+                if int(highest) != int(-minus_lowest):
+                    logger.warning(
+                        "GlobalPowerLimitOptimizer: the ranks' selectors chose %d to %d mW; "
+                        "every rank pins the highest, %d mW", int(-minus_lowest), int(highest),
+                        int(highest))
+                chosen_mw = int(highest)
+        except BaseException as e:
+            self._callback_error = e
+            return 1
+        if failed:
+            return 1
+        out_mw[0] = chosen_mw
+        return 0
+
+    @staticmethod
+    def _to_mw(chosen_w, measurements) -> int:
+        if isinstance(chosen_w, bool) or not isinstance(chosen_w, numbers.Real) or \
+                not float(chosen_w).is_integer() or not 0 < chosen_w < 4_000_000:
+            raise InvalidArgumentError(
+                f"GlobalPowerLimitOptimizer: the optimum selector returned {chosen_w!r}; it must "
+                f"return a power limit in W, e.g. one of {[m.power_limit for m in measurements]}")
+        return int(chosen_w) * 1000
 
     def _check(self, code):
         if self._callback_error is not None:
@@ -171,6 +461,10 @@ class GlobalPowerLimitOptimizer(Callback):
     def _require_open(self):
         if self._handle is None:
             raise InvalidArgumentError("GlobalPowerLimitOptimizer: the optimizer is closed")
+
+    def _state_json(self) -> dict:
+        self._require_open()
+        return json.loads(_text(self._lib.zeus_plo_state_json, self._handle))
 
     def on_epoch_begin(self) -> None:
         """Nothing to do: epochs are delimited by on_epoch_end."""
@@ -189,43 +483,60 @@ class GlobalPowerLimitOptimizer(Callback):
                                                     _lib.MESSAGE_SIZE))
 
     @property
+    def state(self) -> Union[Ready, Warmup, Profiling, Done]:
+        """The state machine's state now (a fresh object at every read)."""
+        s = self._state_json()
+        if s["phase"] == "done":
+            return Done(optimal_power_limit=s["optimum_mw"] or s["phase_limit_mw"])
+        if s["phase"] == "waiting":
+            return Ready(next_power_limit=s["phase_limit_mw"], steps=s["steps_left"])
+        cls = Warmup if s["phase"] == "warmup" else Profiling
+        return cls(current_power_limit=s["phase_limit_mw"], steps=s["steps_left"])
+
+    @property
+    def power_limits(self) -> List[int]:
+        """The limits profiled, in mW, from the maximum down."""
+        return list(self._state_json()["power_limits_mw"])
+
+    @property
+    def measurements(self) -> List[PowerLimitMeasurement]:
+        """The measurements so far (all of them once done, or those of the
+        loaded profile), from the highest limit down."""
+        return _measurements_of(self.profile())
+
+    @property
     def phase(self) -> str:
-        """"waiting", "warmup", "profiling" or "done"."""
+        """(extra) "waiting", "warmup", "profiling" or "done"."""
         self._require_open()
         return _PHASES[self._lib.zeus_plo_phase(self._handle)]
 
     @property
     def optimal_power_limit(self) -> Optional[int]:
-        """The pinned limit in W once profiling is done, else None."""
+        """(extra) The pinned limit in W once profiling is done, else None."""
         self._require_open()
         mw = self._lib.zeus_plo_optimum_mw(self._handle)
         return mw // 1000 if mw else None
 
     @property
     def current_power_limit(self) -> int:
-        """The limit last set on every GPU by the optimizer, in W."""
+        """The limit last set on every GPU by the optimizer, in mW."""
         self._require_open()
-        return self._lib.zeus_plo_current_limit_mw(self._handle) // 1000
+        return self._lib.zeus_plo_current_limit_mw(self._handle)
 
     def profile(self) -> dict:
-        """The profile measured so far (the profile file's JSON as a dict)."""
+        """(extra) The profile measured so far (the profile file's JSON as a
+        dict: power_limit_mw, energy_j, time_s and steps per limit)."""
         self._require_open()
-        length = ctypes.c_size_t(0)
-        self._lib.zeus_plo_profile_json(self._handle, None, 0, ctypes.byref(length))
-        buffer = ctypes.create_string_buffer(length.value + 1)
-        code = self._lib.zeus_plo_profile_json(self._handle, buffer, length.value + 1,
-                                               ctypes.byref(length))
-        _lib.raise_for(code, None)
-        return json.loads(buffer.value.decode())
+        return json.loads(_text(self._lib.zeus_plo_profile_json, self._handle))
 
     def restore(self) -> None:
-        """Gives every GPU its original limit back now; later steps change
-        nothing."""
+        """(extra) Gives every GPU its original limit back now; later steps
+        change nothing."""
         self._require_open()
         self._check(self._lib.zeus_plo_restore(self._handle, self._message, _lib.MESSAGE_SIZE))
 
     def close(self) -> None:
-        """Restores the original limits and frees the optimizer."""
+        """(extra) Restores the original limits and frees the optimizer."""
         if self._handle is not None:
             handle, self._handle = self._handle, None
             self._lib.zeus_plo_destroy(handle)
@@ -244,18 +555,34 @@ class GlobalPowerLimitOptimizer(Callback):
             pass
 
 
-def _make_hf_callback():
-    from transformers import TrainerCallback
+def _make_hf_class():
+    try:
+        import importlib.util
+        available = importlib.util.find_spec("transformers") is not None
+    except (ImportError, ValueError):
+        available = False
+    base = object
+    if available:
+        try:
+            from transformers import TrainerCallback as base
+        except ImportError:
+            available = False
 
-    class HFGlobalPowerLimitOptimizer(TrainerCallback):
+    class HFGlobalPowerLimitOptimizer(base):
         """GlobalPowerLimitOptimizer as a Hugging Face TrainerCallback; same
-        arguments."""
+        arguments. Importable without transformers; creating one then raises
+        ImportError."""
 
-        def __init__(self, monitor, optimum_selector=None, wait_steps=1, warmup_steps=10,
-                     profile_steps=40, pl_step=25, profile_path=None, **extras):
-            self.optimizer = GlobalPowerLimitOptimizer(monitor, optimum_selector, wait_steps,
-                                                       warmup_steps, profile_steps, pl_step,
-                                                       profile_path, **extras)
+        def __init__(self, monitor: ZeusMonitor,
+                     optimum_selector: Optional[OptimumSelector] = None, wait_steps: int = 1,
+                     warmup_steps: int = 10, profile_steps: int = 40, pl_step: int = 25,
+                     profile_path: Union[str, Path, None] = None, **extras):
+            if not available:
+                raise ImportError("zeus: HFGlobalPowerLimitOptimizer needs the transformers "
+                                  "package (pip install transformers)")
+            self.optimizer = GlobalPowerLimitOptimizer(
+                monitor, optimum_selector, wait_steps, warmup_steps, profile_steps, pl_step,
+                profile_path, **extras)
 
         def on_epoch_begin(self, args, state, control, **kwargs):
             self.optimizer.on_epoch_begin()
@@ -272,6 +599,7 @@ def _make_hf_callback():
         def on_train_end(self, args, state, control, **kwargs):
             self.optimizer.close()
 
+    HFGlobalPowerLimitOptimizer.__module__ = __name__
     return HFGlobalPowerLimitOptimizer
 
 
@@ -279,14 +607,18 @@ _hf_class = None
 
 
 def __getattr__(name):
-    # HFGlobalPowerLimitOptimizer exists only when transformers is installed.
+    # Built on first use, so that importing this module never imports
+    # transformers (seconds) unless the callback is wanted.
     global _hf_class
     if name == "HFGlobalPowerLimitOptimizer":
         if _hf_class is None:
-            try:
-                _hf_class = _make_hf_callback()
-            except ImportError as e:
-                raise ImportError(
-                    "zeus: HFGlobalPowerLimitOptimizer needs the transformers package") from e
+            _hf_class = _make_hf_class()
         return _hf_class
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "OptimumSelector", "Energy", "Time", "ZeusCost", "MaxSlowdownConstraint", "Ready", "Warmup",
+    "Profiling", "Done", "PowerLimitMeasurement", "GlobalPowerLimitOptimizer",
+    "HFGlobalPowerLimitOptimizer"
+]

@@ -107,18 +107,20 @@ StatusOr<std::unique_ptr<PowerLimitOptimizer>> PowerLimitOptimizer::Create(
                         PowerLimitRestorer::Create(gpus, options.restore_on_signal));
   std::unique_ptr<PowerLimitOptimizer> opt(
       new PowerLimitOptimizer(std::move(gpus), monitor, clock, std::move(options),
-                              std::move(limits).value(), std::move(restorer)));
+                              std::move(limits).value(), std::move(restorer), *first));
 
   if (saved.has_value()) {
-    ZEUS_ASSIGN_OR_RETURN(uint32_t optimum_mw, SelectOptimumMw(*saved, opt->options_.selector));
-    if (optimum_mw < first->min_mw || optimum_mw > first->max_mw) {
-      return InvalidArgumentError(
-          fmt::format("{}: saved profile {} selects {} mW, outside this GPU's range [{}, {}] mW",
-                      kLog, opt->options_.profile_path, optimum_mw, first->min_mw, first->max_mw));
+    StatusOr<uint32_t> selected = opt->SelectMw(*saved);
+    if (!selected.ok()) {
+      return selected.status().WithContext(
+          fmt::format("{}: saved profile {}", kLog, opt->options_.profile_path));
     }
+    const uint32_t optimum_mw = *selected;
     ZEUS_RETURN_IF_ERROR(opt->SetAllGpus(optimum_mw));
-    spdlog::info("{}: loaded profile {}; pinned {} ({}) without profiling", kLog,
-                 opt->options_.profile_path, Watts(optimum_mw), opt->options_.selector.ToString());
+    spdlog::info(
+        "{}: loaded profile {}; pinned {} ({}) without profiling", kLog, opt->options_.profile_path,
+        Watts(optimum_mw),
+        opt->options_.custom_selector ? "custom selector" : opt->options_.selector.ToString());
     opt->profile_ = std::move(*saved);
     opt->optimum_mw_ = optimum_mw;
     opt->phase_ = Phase::kDone;
@@ -132,13 +134,15 @@ StatusOr<std::unique_ptr<PowerLimitOptimizer>> PowerLimitOptimizer::Create(
 PowerLimitOptimizer::PowerLimitOptimizer(std::vector<Gpu*> gpus, EnergyMonitor* monitor,
                                          Clock* clock, PowerLimitOptimizerOptions options,
                                          std::vector<uint32_t> limits_mw,
-                                         std::unique_ptr<PowerLimitRestorer> restorer)
+                                         std::unique_ptr<PowerLimitRestorer> restorer,
+                                         PowerLimitConstraints constraints)
     : gpus_(std::move(gpus)),
       monitor_(monitor),
       clock_(clock),
       options_(std::move(options)),
       power_limits_mw_(std::move(limits_mw)),
       restorer_(std::move(restorer)),
+      constraints_(constraints),
       wait_steps_(options_.wait_steps),
       warmup_steps_(options_.warmup_steps),
       measure_steps_(options_.measure_steps) {
@@ -298,12 +302,23 @@ Status PowerLimitOptimizer::Finish() {
   phase_ = Phase::kDone;
   steps_left_ = kNever;
   next_limit_ = 0;
-  StatusOr<uint32_t> optimum = SelectOptimumMw(profile_, options_.selector);
-  if (!optimum.ok()) return optimum.status().WithContext(kLog);
-  optimum_mw_ = *optimum;
-  spdlog::info("{}: profiled {} limits; pinning {} ({})", kLog, profile_.measurements.size(),
-               Watts(*optimum), options_.selector.ToString());
+  StatusOr<uint32_t> optimum = SelectMw(profile_);
+  Status selection;
+  if (optimum.ok()) {
+    optimum_mw_ = *optimum;
+    spdlog::info("{}: profiled {} limits; pinning {} ({})", kLog, profile_.measurements.size(),
+                 Watts(*optimum),
+                 options_.custom_selector ? "custom selector" : options_.selector.ToString());
+  } else {
+    // The GPUs must not stay at the lowest limit profiled: keep the maximum.
+    selection = optimum.status().WithContext(
+        fmt::format("{}: selecting the optimum (keeping the maximum limit, {})", kLog,
+                    Watts(power_limits_mw_.front())));
+    spdlog::error("{}", selection.ToString());
+    optimum_mw_ = power_limits_mw_.front();
+  }
   Status pinned = PinOptimum();
+  if (pinned.ok() && !selection.ok()) pinned = selection;
   if (!options_.profile_path.empty()) {
     Status s = SaveProfile(options_.profile_path, profile_);
     if (!s.ok()) {
@@ -313,6 +328,23 @@ Status PowerLimitOptimizer::Finish() {
     }
   }
   return pinned;
+}
+
+StatusOr<uint32_t> PowerLimitOptimizer::SelectMw(const PowerLimitProfile& profile) const {
+  uint32_t mw = 0;
+  if (options_.custom_selector) {
+    ZEUS_RETURN_IF_ERROR(ValidateProfile(profile));
+    ZEUS_ASSIGN_OR_RETURN(mw, options_.custom_selector(profile));
+  } else {
+    ZEUS_ASSIGN_OR_RETURN(mw, SelectOptimumMw(profile, options_.selector));
+  }
+  if (mw < constraints_.min_mw || mw > constraints_.max_mw) {
+    return InvalidArgumentError(
+        fmt::format("the {} selects {} mW, outside the GPUs' range [{}, {}] mW",
+                    options_.custom_selector ? "custom optimum selector" : "optimum selector", mw,
+                    constraints_.min_mw, constraints_.max_mw));
+  }
+  return mw;
 }
 
 void PowerLimitOptimizer::FitToEpoch(int64_t epoch_steps) {

@@ -344,6 +344,83 @@ TEST_F(ReplayTest, AProfileThatCannotBeSavedIsAnErrorButTheOptimumIsPinned) {
   EXPECT_EQ(rig.gpu(0).PowerLimitMw().value(), *opt->optimum_mw());
 }
 
+TEST_F(ReplayTest, ACustomSelectorGetsTheProfileAndItsChoiceIsPinned) {
+  ReplayRig rig(raws_[0], kStepsPerRow);
+  PowerLimitOptimizerOptions o = StepOnlyOptions();
+  std::vector<PowerLimitProfile> seen;
+  o.custom_selector = [&seen](const PowerLimitProfile& p) -> StatusOr<uint32_t> {
+    seen.push_back(p);
+    return 150'000u;
+  };
+  auto opt = MakeOptimizer(rig, o);
+  ASSERT_NE(opt, nullptr);
+  EXPECT_EQ(opt->phase_limit_mw(), 300'000u);
+  EXPECT_EQ(opt->steps_left(), o.wait_steps + 1);
+  rig.RunSteps(*opt, o.wait_steps + 1);
+  EXPECT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kWarmup);
+  EXPECT_EQ(opt->steps_left(), o.warmup_steps);
+  EXPECT_EQ(opt->phase_limit_mw(), 300'000u);
+  rig.RunEpoch(*opt, kLongEpoch);
+  ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].measurements.size(), 9u);
+  EXPECT_EQ(seen[0].num_gpus, static_cast<int>(rig.num_gpus()));
+  EXPECT_EQ(opt->optimum_mw(), 150'000u);
+  EXPECT_EQ(opt->phase_limit_mw(), 150'000u);
+  EXPECT_EQ(opt->steps_left(), std::nullopt);
+  ExpectHistory(rig, {300, 300, 275, 250, 225, 200, 175, 150, 125, 100, 150}, "custom");
+}
+
+TEST_F(ReplayTest, ACustomSelectorThatFailsOrLeavesTheRangeKeepsTheMaximum) {
+  testing::TempDir dir;
+  for (uint32_t answer_mw : {0u, 5'000u, 900'000u}) {
+    ReplayRig rig(raws_[0], kStepsPerRow);
+    PowerLimitOptimizerOptions o = StepOnlyOptions();
+    o.profile_path = dir.File("profile-" + std::to_string(answer_mw) + ".json");
+    o.custom_selector = [answer_mw](const PowerLimitProfile&) -> StatusOr<uint32_t> {
+      if (answer_mw == 0) return AbortedError("the Python selector raised ValueError");
+      return answer_mw;
+    };
+    auto opt = MakeOptimizer(rig, o);
+    rig.RunSteps(*opt, 460);
+    Status s = opt->OnStepBegin();
+    EXPECT_THAT(s.message(), HasSubstr("keeping the maximum limit")) << s;
+    EXPECT_THAT(s.message(), HasSubstr(answer_mw == 0 ? "raised ValueError" : "outside")) << s;
+    EXPECT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+    EXPECT_EQ(opt->optimum_mw(), 300'000u);
+    EXPECT_EQ(rig.gpu(0).PowerLimitMw().value(), 300'000u);
+    // Nothing measured is lost: the profile is saved all the same.
+    ZEUS_ASSERT_OK_AND_ASSIGN(PowerLimitProfile saved, LoadProfile(o.profile_path));
+    EXPECT_EQ(saved.measurements.size(), 9u);
+    ZEUS_EXPECT_OK(opt->OnStepBegin());
+  }
+}
+
+TEST_F(ReplayTest, ACustomSelectorPicksFromASavedProfileAtCreation) {
+  const RawProfile& raw = raws_[0];
+  int calls = 0;
+  ReplayRig rig(raw, kStepsPerRow);
+  PowerLimitOptimizerOptions o = StepOnlyOptions();
+  o.profile_path = raw.path;
+  o.custom_selector = [&calls](const PowerLimitProfile& p) -> StatusOr<uint32_t> {
+    ++calls;
+    return p.measurements.back().power_limit_mw;
+  };
+  auto opt = MakeOptimizer(rig, o);
+  ASSERT_NE(opt, nullptr);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+  EXPECT_EQ(opt->optimum_mw(), LoadProfile(raw.path).value().measurements.back().power_limit_mw);
+
+  ReplayRig rig2(raw, kStepsPerRow);
+  o.custom_selector = [](const PowerLimitProfile&) -> StatusOr<uint32_t> { return 1u; };
+  StatusOr<std::unique_ptr<PowerLimitOptimizer>> bad =
+      PowerLimitOptimizer::Create(rig2.gpus(), rig2.monitor(), rig2.clock(), o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("custom optimum selector selects 1 mW"));
+}
+
 TEST_F(ReplayTest, DryRunMeasuresEveryLimitButSetsNothing) {
   setenv("ZEUS_DRY_RUN", "1", 1);
   ReplayRig rig(raws_[0], kStepsPerRow);

@@ -78,6 +78,16 @@ struct StretchTotals {
 // twice per limit).
 using AllReduceFn = std::function<StatusOr<StretchTotals>(const StretchTotals& local)>;
 
+// A selector of the caller's own (e.g. a Python OptimumSelector subclass).
+// Called with the measured profile (validated; under data parallelism the
+// all-reduced one, identical on every rank) when profiling ends, and with a
+// saved profile at creation. Returns the limit to pin, in mW, which must lie
+// within the GPUs' constraints (else the optimizer reports kInvalidArgument).
+// Under data parallelism it is called on every rank at the same step, so it
+// may itself be collective (e.g. to make the ranks agree); it must return the
+// same limit on every rank.
+using CustomSelectorFn = std::function<StatusOr<uint32_t>(const PowerLimitProfile& profile)>;
+
 struct PowerLimitOptimizerOptions {
   // Steps run at the maximum limit before profiling starts, and at the start
   // of an epoch that resumes an interrupted limit. Default: 10.
@@ -93,6 +103,9 @@ struct PowerLimitOptimizerOptions {
   uint32_t power_limit_step_mw = 25'000;
   // How to pick the optimum. Default: Zeus cost with eta 0.5.
   OptimumSelector selector = OptimumSelector::LeastCost(0.5);
+  // When set, picks the optimum instead of `selector` (see CustomSelectorFn).
+  // Default: none.
+  CustomSelectorFn custom_selector;
   // When set: an existing profile there is loaded and its optimum pinned at
   // once; otherwise the measured profile is saved there. Default: none.
   std::string profile_path;
@@ -149,6 +162,18 @@ class PowerLimitOptimizer {
   const PowerLimitProfile& profile() const { return profile_; }
   // The pinned limit once phase() is kDone.
   std::optional<uint32_t> optimum_mw() const { return optimum_mw_; }
+  // The limit the current phase is about: waited for (kWaiting), warmed up at
+  // (kWarmup) or measured (kMeasuring), in mW; the optimum once kDone.
+  uint32_t phase_limit_mw() const {
+    return phase_ == Phase::kDone ? optimum_mw_.value_or(current_limit_mw_)
+                                  : power_limits_mw_[next_limit_];
+  }
+  // Step begins until the current phase ends or is looked at again (the
+  // ending one included; >= 1); nullopt once kDone.
+  std::optional<int64_t> steps_left() const {
+    if (phase_ == Phase::kDone) return std::nullopt;
+    return steps_left_;
+  }
   // The limit of every GPU as last set by us, in mW.
   uint32_t current_power_limit_mw() const { return current_limit_mw_; }
   // Effective step counts after any shrinking for short epochs.
@@ -159,7 +184,8 @@ class PowerLimitOptimizer {
  private:
   PowerLimitOptimizer(std::vector<Gpu*> gpus, EnergyMonitor* monitor, Clock* clock,
                       PowerLimitOptimizerOptions options, std::vector<uint32_t> limits_mw,
-                      std::unique_ptr<PowerLimitRestorer> restorer);
+                      std::unique_ptr<PowerLimitRestorer> restorer,
+                      PowerLimitConstraints constraints);
 
   // The slow path of OnStepBegin: a phase ended at this step.
   Status Advance();
@@ -167,6 +193,9 @@ class PowerLimitOptimizer {
   Status StartMeasuring();
   Status MaybeEndMeasuring();
   Status Finish();
+  // The optimum of `profile` by the custom selector when set, else by
+  // options_.selector, checked against the GPUs' constraints.
+  StatusOr<uint32_t> SelectMw(const PowerLimitProfile& profile) const;
   // Sets the optimum; on failure, retries at every step. REQUIRES: optimum_mw_.
   Status PinOptimum();
   Status SetAllGpus(uint32_t power_limit_mw);
@@ -183,6 +212,8 @@ class PowerLimitOptimizer {
   const PowerLimitOptimizerOptions options_;
   const std::vector<uint32_t> power_limits_mw_;
   std::unique_ptr<PowerLimitRestorer> restorer_;
+  // The constraints every GPU shares.
+  PowerLimitConstraints constraints_;
 
   Phase phase_ = Phase::kWaiting;
   // Step begins until the current phase ends (the ending one included).

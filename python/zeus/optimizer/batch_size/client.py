@@ -1,159 +1,270 @@
 """BatchSizeOptimizer: the client of the batch-size optimizer server
 (`zeus serve`, or the original Zeus server) for one recurring job.
 
+The documented loop (the original's):
+
     bso = BatchSizeOptimizer(monitor, "http://127.0.0.1:8000", JobSpec(...))
     batch_size = bso.get_batch_size()
     bso.on_train_begin()
     for epoch in range(max_epochs):
         train_one_epoch(batch_size)
         bso.on_evaluate(validate())   # raises ZeusBSOTrainFailError if stopped early
+        if bso.training_finished:
+            break
+
+Data parallelism (the original's protocol): every rank creates a
+BatchSizeOptimizer with the same JobSpec and its `rank`. Only rank 0 asks
+for the batch size (get_batch_size raises ZeusBSOBadOperationError on the
+others); the script broadcasts rank 0's current_batch_size and trial_number
+and sets them on the other ranks. Every rank then calls on_train_begin and
+on_evaluate: each reports its own measurement of the epoch, the server keeps
+the first report of each epoch and answers the others with the trial's
+state, so every rank sees training_finished turn True at the same epoch.
+With several ranks, JobSpec.job_id must be set (e.g. from $ZEUS_JOB_ID):
+otherwise each rank would register a job of its own (a rank other than 0
+refuses that with ZeusBSOConfigError).
 
 HTTP goes through zeus.optimizer.batch_size.http (standard library only, so
 libzeus_c.so stays free of an HTTP/TLS stack): the routes and the error
-mapping of the C++ client (src/server/client/batch_size_client.cc), with
-retries of idempotent calls while the server is unavailable. Server and
-connection errors raise the zeus.exception class of their status code, e.g.
-UnavailableError when the server is down.
+mapping of the C++ client, with retries of idempotent calls within a time
+budget (timeout_s / $ZEUS_BSO_TIMEOUT_S, default 10 s per call; max_attempts
+/ $ZEUS_BSO_MAX_ATTEMPTS, default 3). Server and connection errors raise the
+zeus.exception class of their status code, e.g. UnavailableError when the
+server is down or silent past the budget.
 """
 
+import atexit
 import logging
+import math
+import weakref
 
 from zeus.callback import Callback
 from zeus.device import get_gpus
-from zeus.exception import InvalidArgumentError
+from zeus.exception import InvalidArgumentError, ZeusBaseError
 from zeus.monitor.energy import ZeusMonitor
-from zeus.optimizer.batch_size.common import JobSpec
-from zeus.optimizer.batch_size.exceptions import (ZeusBSOConfigError, ZeusBSOOperationOrderError,
+from zeus.optimizer.batch_size.common import (CreatedJob, JobSpec, JobSpecFromClient,
+                                              ReportResponse, TrainingResult, TrialId)
+from zeus.optimizer.batch_size.exceptions import (ZeusBSOBadOperationError, ZeusBSOConfigError,
+                                                  ZeusBSOOperationOrderError,
                                                   ZeusBSORuntimError, ZeusBSOTrainFailError)
 from zeus.optimizer.batch_size.http import BatchSizeServer
 
 logger = logging.getLogger(__name__)
 
 _WINDOW = "zeus.batch_size_optimizer"
+# The most an end-of-trial report at interpreter exit may take.
+_EXIT_TIMEOUT_S = 3.0
+
+
+def _end_trial_at_exit(ref):
+    bso = ref()
+    if bso is None:
+        return
+    try:
+        bso._end_trial_if_running(timeout_s=min(_EXIT_TIMEOUT_S, bso._server.timeout_s))
+    except Exception as e:  # At exit: say it, never raise.
+        logger.warning("BatchSizeOptimizer: could not tell the server that trial %d ended: %s",
+                       bso.trial_number, e)
 
 
 class BatchSizeOptimizer(Callback):
     """Registers `job` with the server at `server_url` and runs its trials.
 
     Args:
-        monitor: Measures each run's energy (its GPUs define max_power,
-            number_of_gpus and gpu_model of the job).
+        monitor: Measures each run's energy; its GPUs (all one model, same
+            power-limit range) define max_power, number_of_gpus and
+            gpu_model of the job.
         server_url: e.g. "http://127.0.0.1:8000".
-        job: The JobSpec.
+        job: The JobSpec. Its job_id is filled in with the registered id
+            when it was None (so the same object registers the same job
+            again).
+        rank: This process's data-parallel rank (see the module doc).
         token: (extra) Bearer token when the server requires one.
+        timeout_s: (extra) The most one server call may take, retries
+            included. Default $ZEUS_BSO_TIMEOUT_S, else 10 s.
+        max_attempts: (extra) Attempts of a register/report/end-trial call
+            while the server is unavailable. Default $ZEUS_BSO_MAX_ATTEMPTS,
+            else 3.
+
+    Attributes (the original's): monitor, server_url, cur_epoch,
+    running_time (s), consumed_energy (J), training_finished, trial_number,
+    rank, job_spec (the JobSpecFromClient registered), current_batch_size
+    (0 until known), job (the CreatedJob the server stored).
+
+    Raises:
+        ZeusBSOConfigError: no GPU, GPUs of different power-limit ranges, or
+            a rank other than 0 without a job_id.
+        InvalidArgumentError, UnavailableError, ...: the server refused the
+            job or could not be reached.
     """
 
-    def __init__(self, monitor: ZeusMonitor, server_url: str, job: JobSpec, *, token=None,
-                 timeout_s: float = 30.0):
+    def __init__(self, monitor: ZeusMonitor, server_url: str, job: JobSpec, rank: int = 0, *,
+                 token=None, timeout_s=None, max_attempts=None):
         if not isinstance(job, JobSpec):
             raise InvalidArgumentError("BatchSizeOptimizer: job must be a JobSpec")
+        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0:
+            raise InvalidArgumentError(f"BatchSizeOptimizer: rank must be an int >= 0, got "
+                                       f"{rank!r}")
         self.monitor = monitor
-        self.server_url = server_url.rstrip("/")
+        self.server_url = server_url.rstrip("/") if isinstance(server_url, str) else server_url
         self.cur_epoch = 0
         self.running_time = 0.0
         self.consumed_energy = 0.0
-        self.train_end = False
-        self.current_batch_size = 0
+        self.training_finished = False
         self.trial_number = 0
+        self.rank = rank
+        self.current_batch_size = 0
+        self._exit_hook = None
+        # The monitor window of the run (one per rank, should ranks share a monitor).
+        self._window = _WINDOW if rank == 0 else f"{_WINDOW}.rank{rank}"
 
-        if not monitor.gpu_indices:
+        if rank != 0 and job.job_id is None:
+            raise ZeusBSOConfigError(
+                f"BatchSizeOptimizer: rank {rank} needs JobSpec.job_id (e.g. from $ZEUS_JOB_ID): "
+                f"without it every rank would register a job of its own, and its reports would "
+                f"not reach rank 0's trial")
+        indices = list(monitor.gpu_indices)
+        if not indices:
             raise ZeusBSOConfigError("BatchSizeOptimizer: the monitor measures no GPU")
         gpus = get_gpus()
-        infos = [gpus.info(gpus.position(index)) for index in monitor.gpu_indices]
-        ranges = {(i["min_power_limit_mw"], i["max_power_limit_mw"]) for i in infos}
+        ranges = {tuple(gpus.getPowerManagementLimitConstraints(i)) for i in indices}
         if len(ranges) != 1 or None in next(iter(ranges)):
             raise ZeusBSOConfigError(
                 f"BatchSizeOptimizer: power limit ranges differ or are unknown across GPUs "
-                f"{monitor.gpu_indices}: {sorted(ranges, key=str)}")
+                f"{indices}: {sorted(ranges, key=str)}")
         max_power_w = next(iter(ranges))[1] // 1000
-        body = job.dict()
-        body.update(max_power=max_power_w * len(infos), number_of_gpus=len(infos),
-                    gpu_model=infos[0]["name"] or "unknown")
+        self.job_spec = JobSpecFromClient(**job.dict(), max_power=max_power_w * len(indices),
+                                          number_of_gpus=len(indices),
+                                          gpu_model=gpus.getName(indices[0]) or "unknown")
 
-        self._server = BatchSizeServer(self.server_url, token=token, timeout_s=timeout_s)
-        stored = self._server.register(body)
-        if not isinstance(stored, dict) or not isinstance(stored.get("job_id"), str):
-            raise ZeusBSORuntimError(f"BatchSizeOptimizer: the server answered {stored!r}")
-        job.job_id = stored["job_id"]
-        self.job = job
-        self.job_params = stored
-        logger.info("Job is registered: %s", stored)
+        self._server = BatchSizeServer(self.server_url, token=token, timeout_s=timeout_s,
+                                       max_attempts=max_attempts)
+        stored = self._server.register(self.job_spec.dict())
+        self.job = self._parse(CreatedJob, stored, "the registered job")
+        if job.job_id is None:
+            job.job_id = self.job.job_id
+        logger.info("Job is registered: %s", self.job.job_id)
+
+    @staticmethod
+    def _parse(model, answer, what):
+        try:
+            return model.parse_obj(answer)
+        except ZeusBaseError as e:
+            raise ZeusBSORuntimError(
+                f"BatchSizeOptimizer: the server's answer is not {what}: {e}") from None
+
+    @property
+    def train_end(self) -> bool:
+        """(extra, earlier name) training_finished."""
+        return self.training_finished
 
     def get_batch_size(self) -> int:
-        """The batch size of this run (asks the server once per run)."""
-        if self.train_end:
+        """The batch size of this run: asks the server the first time, then
+        returns the same size. Only rank 0 may ask (ZeusBSOBadOperationError
+        on the others)."""
+        if self.rank != 0:
+            raise ZeusBSOBadOperationError(
+                f"BatchSizeOptimizer: only rank 0 asks for the batch size (this is rank "
+                f"{self.rank}); broadcast rank 0's current_batch_size and trial_number and set "
+                f"them here")
+        if self.current_batch_size != 0:
             return self.current_batch_size
+        trial = self._parse(TrialId, self._server.next_batch_size(self.job.job_id), "a trial")
+        if trial.batch_size not in self.job.batch_sizes or trial.job_id != self.job.job_id:
+            raise ZeusBSORuntimError(
+                f"BatchSizeOptimizer: the server answered {trial!r}, not a trial of job "
+                f"{self.job.job_id!r} with one of the batch sizes {self.job.batch_sizes}")
         self.cur_epoch = 0
         self.running_time = 0.0
         self.consumed_energy = 0.0
-        trial = self._server.next_batch_size(self.job.job_id)
-        batch_size = trial.get("batch_size") if isinstance(trial, dict) else None
-        if (not isinstance(batch_size, int) or batch_size not in self.job.batch_sizes or
-                not isinstance(trial.get("trial_number"), int)):
-            raise ZeusBSORuntimError(
-                f"BatchSizeOptimizer: the server answered {trial!r}, not a trial with one of "
-                f"the batch sizes {self.job.batch_sizes}")
-        self.current_batch_size = batch_size
-        self.trial_number = trial["trial_number"]
-        logger.info("Chosen batch size: %d (trial %d)", batch_size, self.trial_number)
-        return batch_size
+        self.training_finished = False
+        self.current_batch_size = trial.batch_size
+        self.trial_number = trial.trial_number
+        if self._exit_hook is None:
+            # A run that ends without its final report (a crash, Ctrl-C) is
+            # ended on the server at exit, so its trial does not stay open.
+            self._exit_hook = atexit.register(_end_trial_at_exit, weakref.ref(self))
+        logger.info("Chosen batch size: %d (trial %d)", trial.batch_size, trial.trial_number)
+        return trial.batch_size
 
     def on_train_begin(self) -> None:
         """Starts measuring the run."""
-        self.train_end = False
-        if self.monitor.is_window_open(_WINDOW):
-            self.monitor.end_window(_WINDOW, cancel=True)
-        self.monitor.begin_window(_WINDOW)
+        self.training_finished = False
+        if self.monitor.is_window_open(self._window):
+            self.monitor.end_window(self._window, cancel=True)
+        self.monitor.begin_window(self._window)
 
     def on_evaluate(self, metric: float) -> None:
         """Reports the run after one more epoch. When the server stops the
-        run: returns if it converged, else raises ZeusBSOTrainFailError.
-        Later calls of the same run do nothing."""
+        run, training_finished turns True, and ZeusBSOTrainFailError is
+        raised if it did not converge. Later calls of the same run do
+        nothing. A metric that is not a finite number raises
+        InvalidArgumentError before anything is measured or sent."""
         if self.current_batch_size == 0:
             raise ZeusBSOOperationOrderError(
-                "BatchSizeOptimizer: call get_batch_size before on_evaluate")
-        if self.train_end:
+                "BatchSizeOptimizer: call get_batch_size before on_evaluate" +
+                ("" if self.rank == 0 else
+                 f" (rank {self.rank}: set current_batch_size and trial_number from rank 0)"))
+        if self.training_finished:
             return
-        if not self.monitor.is_window_open(_WINDOW):
+        if isinstance(metric, bool) or not isinstance(metric, (int, float)):
+            try:
+                metric = float(metric)  # e.g. a 0-d tensor or numpy scalar.
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(
+                    f"BatchSizeOptimizer.on_evaluate: metric must be a number, got "
+                    f"{metric!r}") from None
+        if not math.isfinite(metric):
+            raise InvalidArgumentError(
+                f"BatchSizeOptimizer.on_evaluate: metric must be a finite number, got {metric} "
+                f"(a diverged run? nothing was reported; the run's measurement goes on)")
+        if not self.monitor.is_window_open(self._window):
             raise ZeusBSOOperationOrderError(
                 "BatchSizeOptimizer: call on_train_begin before on_evaluate")
         self.cur_epoch += 1
-        measurement = self.monitor.end_window(_WINDOW)
+        measurement = self.monitor.end_window(self._window)
         self.running_time += measurement.time
         self.consumed_energy += measurement.total_energy
-        result = dict(job_id=self.job.job_id, batch_size=self.current_batch_size,
-                      trial_number=self.trial_number, time=self.running_time,
-                      energy=self.consumed_energy, metric=float(metric),
-                      current_epoch=self.cur_epoch)
         try:
-            answer = self._server.report(result)
-            if not isinstance(answer, dict) or not isinstance(answer.get("stop_train"), bool):
-                raise ZeusBSORuntimError(f"BatchSizeOptimizer: the server answered {answer!r}")
+            result = TrainingResult(job_id=self.job.job_id, batch_size=self.current_batch_size,
+                                    trial_number=self.trial_number, time=self.running_time,
+                                    energy=self.consumed_energy, metric=float(metric),
+                                    current_epoch=self.cur_epoch)
+            answer = self._parse(ReportResponse, self._server.report(result.dict()),
+                                 "a report response")
         except Exception:
             # Nothing measured is lost: the totals keep this stretch and a new
             # window continues the run, so a retried on_evaluate reports all.
             self.cur_epoch -= 1
-            self.monitor.begin_window(_WINDOW)
+            self.monitor.begin_window(self._window)
             raise
-        if not answer["stop_train"]:
-            self.monitor.begin_window(_WINDOW)
+        if not answer.stop_train:
+            self.monitor.begin_window(self._window)
             return
-        self.train_end = True
-        message = answer.get("message") or ""
-        logger.info("Run stopped after epoch %d: %s", self.cur_epoch, message)
-        if not answer.get("converged"):
+        self.training_finished = True
+        logger.info("Run stopped after epoch %d: %s", self.cur_epoch, answer.message)
+        if not answer.converged:
             raise ZeusBSOTrainFailError(
-                f"BatchSizeOptimizer: training stopped before converging ({message}); batch "
-                f"size {self.current_batch_size} will not be tried again. Relaunch training.")
+                f"BatchSizeOptimizer: training stopped before converging ({answer.message}); "
+                f"batch size {self.current_batch_size} will not be tried again. Relaunch "
+                f"training.")
+
+    def _end_trial_if_running(self, timeout_s=None):
+        if not self.current_batch_size or self.training_finished:
+            return
+        server = self._server
+        if timeout_s is not None:
+            server = BatchSizeServer(self.server_url, token=server.token, timeout_s=timeout_s,
+                                     max_attempts=1)
+        server.end_trial(dict(job_id=self.job.job_id, batch_size=self.current_batch_size,
+                              trial_number=self.trial_number))
+        self.training_finished = True
 
     def end_trial(self) -> None:
         """(extra) Ends the run in progress early on the server (its trial
-        fails); a no-op when none is."""
-        if self.current_batch_size and not self.train_end:
-            self._server.end_trial(dict(job_id=self.job.job_id,
-                                        batch_size=self.current_batch_size,
-                                        trial_number=self.trial_number))
-            self.train_end = True
+        fails); a no-op when none is. Also done at interpreter exit for a
+        run that got its batch size here and never finished."""
+        self._end_trial_if_running()
 
     def close(self) -> None:
         """Nothing to free (kept for symmetry with the other optimizers)."""

@@ -24,3 +24,9 @@ class ZeusBSOTrainFailError(ZeusBaseError):
     """The server stopped this run before it converged (its cost passed
     beta_knob times the best, or max_epochs was reached): relaunch training
     and the next run gets another batch size."""
+
+
+class ZeusBSOBadOperationError(ZeusBaseError):
+    """An operation this rank may not do: only rank 0 asks the server for
+    the batch size (the other ranks get it from rank 0, e.g. by a
+    broadcast, and set current_batch_size and trial_number)."""

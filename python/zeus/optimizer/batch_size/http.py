@@ -4,11 +4,16 @@ called with the standard library.
 Errors map as in the C++ client: HTTP 400/413/422 InvalidArgumentError,
 401/403 PermissionDeniedError, 404 NotFoundError, 409 AlreadyExistsError,
 503 and connection failures UnavailableError, anything else InternalError;
-the message is the server's, with the HTTP status. Idempotent calls
-(register, report, end trial) are retried while the server is unavailable.
+the message is the server's, with the HTTP status. Each is also a
+ZeusBSORuntimError, what the original client raises for a failed call. Idempotent calls
+(register, report, end trial) are retried while the server is unavailable,
+within one time budget per call (BatchSizeServer's timeout_s).
 """
 
+import http.client
 import json
+import math
+import os
 import socket
 import time
 import urllib.error
@@ -17,10 +22,66 @@ import urllib.request
 
 from zeus.exception import (AlreadyExistsError, InternalError, InvalidArgumentError,
                             NotFoundError, PermissionDeniedError, UnavailableError)
+from zeus.optimizer.batch_size.exceptions import ZeusBSORuntimError
 
-_BY_STATUS = {400: InvalidArgumentError, 413: InvalidArgumentError, 422: InvalidArgumentError,
-              401: PermissionDeniedError, 403: PermissionDeniedError, 404: NotFoundError,
-              409: AlreadyExistsError, 503: UnavailableError}
+
+
+def _server_error(base):
+    """`base` that is also a ZeusBSORuntimError, the class the original
+    client raises for every failed server call, so that both
+    `except UnavailableError` and `except ZeusBSORuntimError` catch it."""
+    return type(base.__name__, (base, ZeusBSORuntimError), {
+        "__module__": __name__,
+        "__doc__": f"{base.__name__} from the batch-size server (also a ZeusBSORuntimError)."})
+
+
+InvalidArgumentError_ = _server_error(InvalidArgumentError)
+PermissionDeniedError_ = _server_error(PermissionDeniedError)
+NotFoundError_ = _server_error(NotFoundError)
+AlreadyExistsError_ = _server_error(AlreadyExistsError)
+UnavailableError_ = _server_error(UnavailableError)
+InternalError_ = _server_error(InternalError)
+
+_BY_STATUS = {400: InvalidArgumentError_, 413: InvalidArgumentError_,
+              422: InvalidArgumentError_, 401: PermissionDeniedError_,
+              403: PermissionDeniedError_, 404: NotFoundError_, 409: AlreadyExistsError_,
+              503: UnavailableError_}
+
+
+# Defaults of the client's time budget (see BatchSizeServer).
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_MAX_ATTEMPTS = 3
+TIMEOUT_ENV = "ZEUS_BSO_TIMEOUT_S"
+MAX_ATTEMPTS_ENV = "ZEUS_BSO_MAX_ATTEMPTS"
+
+
+def resolve_budget(timeout_s=None, max_attempts=None):
+    """(timeout_s, max_attempts): the arguments when given, else
+    $ZEUS_BSO_TIMEOUT_S / $ZEUS_BSO_MAX_ATTEMPTS, else 10 s and 3. A bad value
+    (not a finite number > 0, not an int >= 1) is an InvalidArgumentError
+    naming where it came from."""
+    def pick(value, env, parse, default):
+        if value is not None:
+            return value, "argument"
+        text = os.environ.get(env)
+        if text is None or text.strip() == "":
+            return default, "default"
+        try:
+            return parse(text.strip()), f"${env}"
+        except ValueError:
+            raise InvalidArgumentError(f"batch-size client: ${env}={text!r} is not a number")
+
+    timeout, source = pick(timeout_s, TIMEOUT_ENV, float, DEFAULT_TIMEOUT_S)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
+            not (math.isfinite(timeout) and timeout > 0):
+        raise InvalidArgumentError(
+            f"batch-size client: timeout_s ({source}) must be a finite number of seconds > 0, "
+            f"got {timeout!r}")
+    attempts, source = pick(max_attempts, MAX_ATTEMPTS_ENV, int, DEFAULT_MAX_ATTEMPTS)
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise InvalidArgumentError(
+            f"batch-size client: max_attempts ({source}) must be an int >= 1, got {attempts!r}")
+    return float(timeout), attempts
 
 
 class BatchSizeServer:
@@ -28,34 +89,35 @@ class BatchSizeServer:
 
     Args:
         token: Sent as "Authorization: Bearer <token>" when set.
-        timeout_s: Per request.
-        max_attempts: Of an idempotent call while the server is unavailable,
-            waiting retry_delay_s, doubled each time up to 2 s, in between.
+        timeout_s: The most one call may take in all, attempts and the waits
+            between them included (each socket wait gets what is left).
+            Default $ZEUS_BSO_TIMEOUT_S, else 10 s.
+        max_attempts: Of an idempotent call (register, report, end trial)
+            while the server is unavailable (refused, reset, or silent past
+            the budget's share), waiting retry_delay_s, doubled each time up
+            to 2 s, in between. Default $ZEUS_BSO_MAX_ATTEMPTS, else 3.
     """
 
-    def __init__(self, url, token=None, timeout_s=30.0, max_attempts=3, retry_delay_s=0.1):
+    def __init__(self, url, token=None, timeout_s=None, max_attempts=None, retry_delay_s=0.1):
         parsed = urllib.parse.urlparse(url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise InvalidArgumentError(f"batch-size client: server_url must be http://host:port, "
                                        f"got {url!r}")
-        if max_attempts < 1 or not timeout_s > 0:
-            raise InvalidArgumentError(
-                "batch-size client: max_attempts must be >= 1 and timeout_s > 0")
         self.url = url.rstrip("/")
         self.token = token
-        self.timeout_s = timeout_s
-        self.max_attempts = max_attempts
+        self.timeout_s, self.max_attempts = resolve_budget(timeout_s, max_attempts)
         self.retry_delay_s = retry_delay_s
 
-    def _once(self, method, path, body=None):
-        data = None if body is None else json.dumps(body).encode()
+    def _once(self, method, path, body=None, timeout_s=None):
+        timeout_s = self.timeout_s if timeout_s is None else timeout_s
+        data = None if body is None else json.dumps(body, allow_nan=False).encode()
         request = urllib.request.Request(self.url + path, data=data, method=method)
         if data is not None:
             request.add_header("Content-Type", "application/json")
         if self.token:
             request.add_header("Authorization", f"Bearer {self.token}")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            with urllib.request.urlopen(request, timeout=timeout_s) as response:
                 text = response.read().decode("utf-8", "replace")
         except urllib.error.HTTPError as e:
             raw = e.read().decode("utf-8", "replace")
@@ -68,24 +130,35 @@ class BatchSizeServer:
                         break
             except ValueError:
                 pass
-            raise _BY_STATUS.get(e.code, InternalError)(
+            raise _BY_STATUS.get(e.code, InternalError_)(
                 f"server: {message} (HTTP {e.code} on {method} {path})")
-        except (urllib.error.URLError, socket.timeout, ConnectionError) as e:
+        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError,
+                http.client.HTTPException) as e:
             reason = getattr(e, "reason", e)
-            raise UnavailableError(f"server: {self.url} unreachable on {method} {path}: {reason}")
+            if isinstance(reason, (socket.timeout, TimeoutError)):
+                raise UnavailableError_(
+                    f"server: {self.url} did not answer {method} {path} within {timeout_s:.3g} s "
+                    f"(the client's budget: timeout_s or ${TIMEOUT_ENV})")
+            raise UnavailableError_(f"server: {self.url} unreachable on {method} {path}: {reason}")
         try:
             return json.loads(text) if text else None
         except ValueError:
-            raise InternalError(f"server: answer of {method} {path} is not JSON: {text[:200]!r}")
+            raise InternalError_(f"server: answer of {method} {path} is not JSON: {text[:200]!r}")
 
     def _idempotent(self, method, path, body=None):
+        deadline = time.monotonic() + self.timeout_s
         delay_s = self.retry_delay_s
         for attempt in range(1, self.max_attempts + 1):
             try:
-                return self._once(method, path, body)
-            except UnavailableError:
-                if attempt == self.max_attempts:
-                    raise
+                return self._once(method, path, body,
+                                  timeout_s=max(deadline - time.monotonic(), 0.001))
+            except UnavailableError as e:
+                left_s = deadline - time.monotonic()
+                if attempt == self.max_attempts or left_s <= delay_s:
+                    raise UnavailableError_(
+                        f"{e.message} (gave up after {attempt} attempt(s) within the "
+                        f"{self.timeout_s:.3g} s budget; timeout_s/${TIMEOUT_ENV}, "
+                        f"max_attempts/${MAX_ATTEMPTS_ENV})") from None
                 time.sleep(delay_s)
                 delay_s = min(delay_s * 2, 2.0)
 

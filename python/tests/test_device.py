@@ -1,0 +1,653 @@
+"""zeus.device: the original's GPU/CPU/SoC surface over the core, with the
+fake libnvml of tests/device (2 GPUs "Fake H100 <i>", limits 100-700 W,
+700 W set, instant power 150 W). Setters run in child processes: the
+fake's state lives in the process, and what a process changed comes back
+when it exits."""
+
+import os
+import re
+import textwrap
+import warnings
+
+import pytest
+
+from conftest import run_python
+from test_daemon import limits_w, zeus_daemon  # noqa: F401 - the fixture.
+
+import zeus.device
+from zeus.device import common as device_common
+from zeus.device.cpu import common as cpu_common
+from zeus.device.cpu import emi, rapl
+from zeus.device.exception import (ZeusBaseCPUError, ZeusBaseGPUError, ZeusBaseSoCError,
+                                   ZeusdError)
+from zeus.device.gpu import amd, nvidia
+from zeus.device.gpu.common import (GPUs, EmptyGPUs, ZeusGPUHeterogeneousError,
+                                    ZeusGPUInitError, ZeusGPUInvalidArgError,
+                                    ZeusGPUNoPermissionError, ZeusGPUNotSupportedError)
+from zeus.device.soc import ZeusSoCInitError, apple, jetson
+from zeus.exception import ZeusBaseError
+
+FAKE_UUID_0 = "GPU-fa4e0000-1111-2222-3333-000000000000"
+
+
+def child(script, **env):
+    """Runs `script` in a child interpreter with `env` added (None removes);
+    returns (stdout lines without core log lines, stderr, returncode)."""
+    full_env = dict(os.environ)
+    for key, value in env.items():
+        if value is None:
+            full_env.pop(key, None)
+        else:
+            full_env[key] = str(value)
+    result = run_python(["-c", textwrap.dedent(script)], env=full_env, timeout=120)
+    lines = [line for line in result.stdout.splitlines() if not line.startswith("[")]
+    return lines, result.stdout + result.stderr, result.returncode
+
+
+def fake_log(path):
+    return path.read_text().splitlines() if path.exists() else []
+
+
+# ---- Getters ----------------------------------------------------------------
+
+
+def test_get_gpus_returns_one_shared_nvidia_gpus():
+    gpus = zeus.device.get_gpus()
+    assert isinstance(gpus, nvidia.NVIDIAGPUs) and isinstance(gpus, GPUs)
+    assert zeus.device.get_gpus() is gpus
+    assert len(gpus) == 2 and len(gpus.gpus) == 2
+    assert all(isinstance(g, nvidia.NVIDIAGPU) for g in gpus.gpus)
+    assert [g.gpu_index for g in gpus.gpus] == [0, 1]
+
+
+def test_every_getter_reads_the_fake():
+    gpus = zeus.device.get_gpus()
+    assert gpus.get_name(0) == "Fake H100 0" and gpus.get_name(1) == "Fake H100 1"
+    assert gpus.get_power_management_limit_constraints(1) == (100_000, 700_000)
+    assert gpus.get_power_management_limit(0) == 700_000
+    assert gpus.get_default_power_management_limit(0) == 700_000
+    assert gpus.get_instant_power_usage(1) == 150_000
+    assert gpus.supports_get_total_energy_consumption(0) is True
+    first = gpus.get_total_energy_consumption(0)
+    assert gpus.get_total_energy_consumption(0) > first  # The fake steps per read.
+    assert gpus.get_persistence_mode(0) is False
+    assert gpus.get_gpu_uuid(0) == FAKE_UUID_0
+    assert gpus.gpus[1].supports_nonblocking_setters is False
+    # The helpers this package's own modules use.
+    assert gpus.position(1) == 1 and gpus.info(0)["uuid"] == FAKE_UUID_0
+
+
+def core_has_domain_reads():
+    from zeus import _lib
+    return _lib.lib().zeus_gpus_has_domain_reads() == 1
+
+
+def test_temperature_and_power_domains():
+    """Read through the device layer's temperature and power-domain reads;
+    a core without them (a build before they landed) says so."""
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        from zeus.device.gpu import ZeusGPUNotSupportedError
+        gpus = get_gpus()
+        for read in (gpus.get_gpu_temperature, gpus.get_average_power_usage,
+                     gpus.get_average_memory_power_usage, gpus.get_instant_power_usage):
+            for i in (0, 1):
+                try:
+                    print(read.__name__, i, read(i))
+                except ZeusGPUNotSupportedError as e:
+                    print(read.__name__, i, "not supported:", e)
+    """, FAKE_NVML_TEMPERATURES_C="51,62", FAKE_NVML_ARCHITECTURES="9,8")
+    assert rc == 0, output
+    if core_has_domain_reads():
+        assert lines[:5] == ["get_gpu_temperature 0 51", "get_gpu_temperature 1 62",
+                             "get_average_power_usage 0 150000",
+                             "get_average_power_usage 1 150000",
+                             "get_average_memory_power_usage 0 15000"]  # Average / 10.
+        # Memory power: Hopper (architecture 9) and newer only.
+        assert lines[5].startswith("get_average_memory_power_usage 1 not supported:"), lines
+    else:
+        no_temperature = "this build's device layer reads no temperature"
+        no_average = "this build's device layer reads no average power"
+        assert lines[:6] == [
+            f"get_gpu_temperature 0 not supported: GPU 0: {no_temperature}",
+            f"get_gpu_temperature 1 not supported: GPU 1: {no_temperature}",
+            f"get_average_power_usage 0 not supported: GPU 0: {no_average}",
+            f"get_average_power_usage 1 not supported: GPU 1: {no_average}",
+            f"get_average_memory_power_usage 0 not supported: GPU 0: {no_average}",
+            f"get_average_memory_power_usage 1 not supported: GPU 1: {no_average}"]
+    assert lines[6:] == ["get_instant_power_usage 0 150000", "get_instant_power_usage 1 150000"]
+
+
+@pytest.mark.parametrize("method, what", [
+    ("get_supported_memory_clocks", "supported memory clocks"),
+    ("get_supported_graphics_clocks", "supported graphics clocks"),
+])
+def test_getters_the_core_cannot_answer_raise_not_supported(method, what):
+    gpus = zeus.device.get_gpus()
+    with pytest.raises(ZeusGPUNotSupportedError, match=what):
+        getattr(gpus, method)(0)
+
+
+def test_camel_case_aliases_answer_the_same():
+    gpus = zeus.device.get_gpus()
+    assert gpus.getName(1) == "Fake H100 1"
+    assert gpus.getPowerManagementLimitConstraints(0) == (100_000, 700_000)
+    assert gpus.getInstantPowerUsage(0) == 150_000
+    assert gpus.supportsGetTotalEnergyConsumption(0)
+    assert gpus.getTotalEnergyConsumption(0) > 0
+    assert gpus.getPowerManagementLimit(0) == 700_000
+    assert gpus.gpus[0].getName() == "Fake H100 0"
+
+
+def test_an_alias_warns_once_and_calls_the_subclass_override():
+    class Base(metaclass=device_common.DeprecatedAliasABCMeta):
+        @device_common.deprecated_alias("getValue")
+        def get_value(self):
+            return 1
+
+    class Child(Base):
+        def get_value(self):
+            return 2
+
+    with pytest.warns(DeprecationWarning, match="'getValue' is deprecated; use 'get_value'"):
+        assert Child().getValue() == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Base().getValue() == 1  # Warned already: silent now.
+
+
+def test_closed_gpus_are_opened_afresh():
+    gpus = nvidia.NVIDIAGPUs()
+    gpus.close()
+    assert gpus.closed
+    with pytest.raises(ZeusGPUInitError, match="closed"):
+        gpus.get_power_management_limit(0)
+    assert not zeus.device.get_gpus().closed
+
+
+def test_unknown_gpu_index_is_a_clear_invalid_argument():
+    gpus = zeus.device.get_gpus()
+    for bad in (2, -1):
+        with pytest.raises(ZeusGPUInvalidArgError, match=f"no GPU with index {bad}: this process "
+                                                         "sees 2 GPU"):
+            gpus.get_name(bad)
+    with pytest.raises(IndexError):  # As indexing the original's list of GPUs.
+        gpus.set_power_management_limit(7, 300_000)
+    with pytest.raises(ZeusGPUInvalidArgError, match="must be an int, got '0'"):
+        gpus.get_power_management_limit("0")
+
+
+def test_out_of_range_power_limit_is_refused_and_nothing_changes():
+    gpus = zeus.device.get_gpus()
+    with pytest.raises(ZeusGPUInvalidArgError, match=r"800000 mW is outside the allowed range "
+                                                     r"\[100000, 700000\] mW"):
+        gpus.set_power_management_limit(0, 800_000)
+    with pytest.raises(ValueError, match="power_limit_mw must be a non-negative int"):
+        gpus.set_power_management_limit(0, 300.5)
+    assert gpus.get_power_management_limit(0) == 700_000
+
+
+def test_ensure_homogeneous():
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        from zeus.device.gpu import ZeusGPUHeterogeneousError
+        try:
+            get_gpus(ensure_homogeneous=True)
+        except ZeusGPUHeterogeneousError as e:
+            print("refused", e)
+        print("plain", len(get_gpus()))
+    """, FAKE_NVML_NAMES="Fake A100,Fake H100")
+    assert rc == 0, output
+    assert lines == ["refused Heterogeneous GPUs found: ['Fake A100', 'Fake H100']", "plain 2"]
+    assert issubclass(ZeusGPUHeterogeneousError, ZeusBaseGPUError)
+    with pytest.raises(ZeusGPUHeterogeneousError):  # The default fake: "Fake H100 <i>".
+        zeus.device.get_gpus(ensure_homogeneous=True)
+
+
+# ---- Setters ----------------------------------------------------------------
+
+# Registered before the GPUs are opened, so it runs after zeus's exit hook.
+AFTER_EXIT = """
+import atexit
+from zeus.device import get_gpus
+def after_exit():
+    g = get_gpus()
+    print("after exit", [g.get_power_management_limit(i) for i in range(len(g))],
+          g.get_persistence_mode(0), flush=True)
+atexit.register(after_exit)
+"""
+
+
+def test_setters_change_the_fake_and_exit_restores(tmp_path):
+    log = tmp_path / "nvml.log"
+    lines, output, rc = child(AFTER_EXIT + textwrap.dedent("""
+        gpus = get_gpus()
+        gpus.set_power_management_limit(1, 300_000)
+        gpus.set_persistence_mode(0, True)
+        gpus.set_gpu_locked_clocks(0, 1000, 1400)
+        gpus.set_memory_locked_clocks(1, 500, 600)
+        print("set", [gpus.get_power_management_limit(i) for i in (0, 1)],
+              gpus.get_persistence_mode(0))
+        gpus.reset_power_management_limit(1)
+        print("reset", gpus.get_power_management_limit(1))
+        gpus.setPowerManagementLimit(0, 200_000)
+        print("camel", gpus.get_power_management_limit(0))
+    """), FAKE_NVML_LOG=log)
+    assert rc == 0, output
+    assert lines == ["set [700000, 300000] True", "reset 700000", "camel 200000",
+                     "after exit [700000, 700000] False"]
+    assert fake_log(log) == [
+        "init", "set_power_limit 1 300000", "set_persistence_mode 0 1",
+        "set_gpu_locked_clocks 0 1000 1400", "set_mem_locked_clocks 1 500 600",
+        "set_power_limit 1 700000", "set_power_limit 0 200000",
+        # At exit: every change put back.
+        "set_power_limit 0 700000", "reset_gpu_locked_clocks 0", "set_persistence_mode 0 0",
+        "reset_mem_locked_clocks 1", "shutdown"]
+
+
+def test_dropped_gpu_objects_keep_their_changes_until_exit(tmp_path):
+    lines, output, rc = child(AFTER_EXIT + textwrap.dedent("""
+        import gc
+        from zeus.device.gpu.nvidia import NVIDIAGPU
+        NVIDIAGPU(1).set_power_management_limit(250_000)
+        gc.collect()
+        print("dropped", get_gpus().get_power_management_limit(1))
+    """))
+    assert rc == 0, output
+    assert lines == ["dropped 250000", "after exit [700000, 700000] False"]
+
+
+def test_a_forked_child_exiting_leaves_its_parents_changes(tmp_path):
+    lines, output, rc = child("""
+        import os, sys
+        from zeus.device import get_gpus
+        gpus = get_gpus()
+        gpus.set_power_management_limit(0, 350_000)
+        pid = os.fork()
+        if pid == 0:
+            sys.exit(0)  # Runs the exit hooks and finalizers of the child.
+        os.waitpid(pid, 0)
+        print("after child", gpus.get_power_management_limit(0), flush=True)
+    """, FAKE_NVML_STATE=tmp_path / "gpus")  # The fake GPUs, shared by both processes.
+    assert rc == 0, output
+    assert lines == ["after child 350000"]
+    assert (tmp_path / "gpus").read_text().split()[0] == "700000"  # The parent restored.
+
+
+def test_restore_on_exit_can_be_turned_off(tmp_path):
+    log = tmp_path / "nvml.log"
+    lines, output, rc = child(AFTER_EXIT + textwrap.dedent("""
+        get_gpus().set_power_management_limit(1, 300_000)
+    """), FAKE_NVML_LOG=log, ZEUS_DEVICE_RESTORE_ON_EXIT="0")
+    assert rc == 0, output
+    assert lines == ["after exit [700000, 300000] False"]
+    assert "set_power_limit 1 700000" not in fake_log(log)
+
+
+def test_sigint_restores_the_power_limit_before_keyboard_interrupt():
+    lines, output, rc = child("""
+        import os, signal
+        from zeus.device import get_gpus
+        gpus = get_gpus()
+        gpus.set_power_management_limit(0, 400_000)
+        print("set", gpus.get_power_management_limit(0), flush=True)
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10000000):
+                pass
+        except KeyboardInterrupt:
+            print("interrupted", gpus.get_power_management_limit(0), flush=True)
+    """)
+    assert rc == 0, output
+    assert lines == ["set 400000", "interrupted 700000"]
+
+
+def test_setters_go_through_the_daemon_with_zeusd_sock_path(zeus_daemon):  # noqa: F811
+    env, state_file, daemon_log = zeus_daemon
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        from zeus.device.gpu.nvidia import ZeusdNVIDIAGPU
+        gpus = get_gpus()
+        print(all(isinstance(g, ZeusdNVIDIAGPU) for g in gpus.gpus))
+        gpus.set_power_management_limit(1, 300_000)
+        print("set", open(%r).read().split()[6])
+    """ % str(state_file), **{k: env[k] for k in ("ZEUSD_SOCK_PATH", "FAKE_NVML_STATE")})
+    assert rc == 0, output
+    assert lines == ["True", "set 300000"]
+    assert re.search(r"power limit 300000 mW for pid \d+", daemon_log()), daemon_log()
+    assert limits_w(state_file) == [700, 700], daemon_log()  # Put back at exit.
+
+
+def test_dry_run_setters_only_log(tmp_path):
+    log = tmp_path / "nvml.log"
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        gpus = get_gpus()
+        gpus.set_power_management_limit(0, 300_000)
+        gpus.set_persistence_mode(1, True)
+        gpus.set_gpu_locked_clocks(0, 1000, 1400)
+        gpus.reset_memory_locked_clocks(1)
+        print("after", gpus.get_power_management_limit(0), gpus.get_persistence_mode(1))
+    """, FAKE_NVML_LOG=log, ZEUS_DRY_RUN="1")
+    assert rc == 0, output
+    assert lines == ["after 700000 False"]
+    assert "ZEUS_DRY_RUN: would set the power limit of GPU 0" in output
+    assert "would enable persistence mode" in output
+    assert "would lock to 1000-1400 MHz the graphics clocks" in output
+    assert fake_log(log) == ["init", "shutdown"]  # No set call reached the library.
+
+
+def test_setter_without_permission_is_refused_and_changes_nothing(tmp_path):
+    log = tmp_path / "nvml.log"
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        from zeus.device.gpu import ZeusGPUNoPermissionError
+        gpus = get_gpus()
+        setters = [lambda: gpus.set_power_management_limit(0, 300_000),
+                   lambda: gpus.set_persistence_mode(0, True),
+                   lambda: gpus.set_gpu_locked_clocks(1, 1000, 1400)]
+        for setter in setters:
+            try:
+                setter()
+                print("changed?!")
+            except ZeusGPUNoPermissionError as e:
+                print("refused", isinstance(e, PermissionError), "CAP_SYS_ADMIN" in str(e))
+        print("now", gpus.get_power_management_limit(0), gpus.get_persistence_mode(0))
+    """, FAKE_NVML_LOG=log, FAKE_NVML_SET_RC="4")  # NVML_ERROR_NO_PERMISSION.
+    assert rc == 0, output
+    assert lines == ["refused True True"] * 3 + ["now 700000 False"]
+    assert fake_log(log) == ["init", "shutdown"]
+
+
+def test_nvml_errors_map_to_the_original_exception_classes():
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        from zeus.device.gpu import ZeusGPULostError, ZeusGPUNotSupportedError
+        gpus = get_gpus()
+        try:
+            gpus.get_instant_power_usage(0)
+        except ZeusGPULostError as e:
+            print("lost", "NVML_ERROR_GPU_IS_LOST" in str(e))
+    """, FAKE_NVML_LOST_AFTER_READS="2")  # Opening reads each energy counter once.
+    assert rc == 0, output
+    assert lines == ["lost True"]
+
+
+# ---- Environment ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("env, error, message", [
+    ({"ZEUS_DEVICE_RESTORE_ON_EXIT": "maybe"}, "ZeusGPUInvalidArgError",
+     "ZEUS_DEVICE_RESTORE_ON_EXIT='maybe': expected one of 1, true"),
+    ({"ZEUSD_SOCK_PATH": "/nonexistent/zeusd.sock"}, "ZeusdError",
+     "ZEUSD_SOCK_PATH points to non-existent file: /nonexistent/zeusd.sock"),
+    ({"ZEUS_NVML_LIBRARY": "/nonexistent/libnvml.so"}, "ZeusGPUInitError",
+     "/nonexistent/libnvml.so"),
+    ({"CUDA_VISIBLE_DEVICES": "0,x"}, "ZeusGPUInitError", "CUDA_VISIBLE_DEVICES"),
+    ({"CUDA_VISIBLE_DEVICES": ""}, "ZeusGPUInitError",
+     "CUDA_VISIBLE_DEVICES is set to an empty string"),
+    ({"CUDA_VISIBLE_DEVICES": "MIG-abc"}, "ZeusGPUInitError", "MIG devices are not supported"),
+])
+def test_malformed_environment_is_a_clear_error(env, error, message):
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        try:
+            get_gpus()
+        except Exception as e:
+            print(type(e).__name__, e)
+    """, **env)
+    assert rc == 0, output
+    assert len(lines) == 1 and lines[0].startswith(error + " "), output
+    assert message in lines[0]
+    if error == "ZeusGPUInitError" and "empty" not in message:
+        assert "cannot open the NVIDIA GPUs" in lines[0] and "amdsmi is unavailable" in lines[0]
+
+
+def test_cuda_visible_devices_picks_and_orders_the_gpus():
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        gpus = get_gpus()
+        print(len(gpus), gpus.get_name(0), gpus.get_gpu_uuid(0)[-1])
+    """, CUDA_VISIBLE_DEVICES="1")
+    assert rc == 0, output
+    assert lines == ["1 Fake H100 1 1"]
+
+
+def test_zeusd_socket_that_is_not_a_socket(tmp_path):
+    not_socket = tmp_path / "plain-file"
+    not_socket.write_text("")
+    os.environ["ZEUSD_SOCK_PATH"] = str(not_socket)
+    try:
+        with pytest.raises(ZeusdError, match="ZEUSD_SOCK_PATH is not a socket"):
+            nvidia.NVIDIAGPUs()
+    finally:
+        del os.environ["ZEUSD_SOCK_PATH"]
+
+
+# ---- CPUs -------------------------------------------------------------------
+
+
+def make_zone(path, name, energy_uj, max_range_uj=262143328850):
+    path.mkdir(parents=True)
+    (path / "name").write_text(name + "\n")
+    (path / "energy_uj").write_text(f"{energy_uj}\n")
+    (path / "max_energy_range_uj").write_text(f"{max_range_uj}\n")
+
+
+@pytest.fixture
+def fake_rapl(tmp_path, monkeypatch):
+    """Two sockets; socket 0 with a DRAM zone. RAPL_DIR points there."""
+    root = tmp_path / "intel-rapl"
+    make_zone(root / "intel-rapl:0", "package-0", 5_000_000)
+    make_zone(root / "intel-rapl:0" / "intel-rapl:0:0", "dram", 1_000_000)
+    make_zone(root / "intel-rapl:1", "package-1", 7_000_000)
+    make_zone(root / "intel-rapl:2", "psys", 1)  # Not a package: skipped.
+    monkeypatch.setattr(rapl, "RAPL_DIR", str(root))
+    monkeypatch.setattr(rapl, "CONTAINER_RAPL_DIR", str(tmp_path / "none"))
+    monkeypatch.delenv("ZEUSD_SOCK_PATH", raising=False)
+    return root
+
+
+def test_rapl_cpus_read_the_counters_in_mj(fake_rapl):
+    assert rapl.rapl_is_available()
+    cpus = rapl.RAPLCPUs()
+    assert len(cpus) == 2 and [c.cpu_index for c in cpus.cpus] == [0, 1]
+    assert all(isinstance(c, rapl.RAPLCPU) for c in cpus.cpus)
+    assert cpus.supports_get_dram_energy_consumption(0) is True
+    assert cpus.supports_get_dram_energy_consumption(1) is False
+    start = cpus.get_total_energy_consumption(0)
+    assert isinstance(start, cpu_common.CpuDramMeasurement)
+    (fake_rapl / "intel-rapl:0" / "energy_uj").write_text("5250000\n")
+    (fake_rapl / "intel-rapl:0" / "intel-rapl:0:0" / "energy_uj").write_text("1100000\n")
+    delta = cpus.get_total_energy_consumption(0) - start
+    assert delta == cpu_common.CpuDramMeasurement(cpu_mj=250.0, dram_mj=100.0)
+    assert cpus.get_total_energy_consumption(1).dram_mj is None
+    with pytest.warns(DeprecationWarning):
+        assert cpus.supportsGetDramEnergyConsumption(1) is False
+    with pytest.raises(cpu_common.ZeusCPUNotFoundError, match="no CPU with index 2"):
+        cpus.get_total_energy_consumption(2)
+
+
+def test_get_cpus_uses_rapl_and_without_it_raises_init_error(fake_rapl, tmp_path, monkeypatch):
+    import zeus.device.cpu as cpu
+    monkeypatch.setattr(cpu, "_cpus", None)
+    cpus = zeus.device.get_cpus()
+    assert isinstance(cpus, rapl.RAPLCPUs) and cpu.get_cpus() is cpus
+    monkeypatch.setattr(cpu, "_cpus", None)
+    monkeypatch.setattr(rapl, "RAPL_DIR", str(tmp_path / "no-rapl"))
+    assert not rapl.rapl_is_available()
+    with pytest.raises(cpu_common.ZeusCPUInitError, match="No supported CPU energy monitoring"):
+        zeus.device.get_cpus()
+    monkeypatch.setattr(cpu, "_cpus", None)
+
+
+def test_rapl_without_a_package_zone_is_not_supported(tmp_path, monkeypatch):
+    root = tmp_path / "intel-rapl"
+    make_zone(root / "intel-rapl:0", "psys", 1)
+    monkeypatch.setattr(rapl, "RAPL_DIR", str(root))
+    with pytest.raises(rapl.ZeusRAPLNotSupportedError, match="no package zone"):
+        rapl.RAPLCPUs()
+
+
+def test_malformed_rapl_counter_is_a_clear_error(fake_rapl):
+    (fake_rapl / "intel-rapl:1" / "energy_uj").write_text("lots\n")
+    with pytest.raises(rapl.ZeusRAPLFileInitError, match="intel-rapl:1/energy_uj"):
+        rapl.RAPLCPUs()
+
+
+def test_emi_is_unavailable_on_linux():
+    assert emi.emi_is_available() is False
+    with pytest.raises(emi.ZeusEMINotSupportedError, match="EMI"):
+        emi.EMICPUs()
+    assert issubclass(emi.ZeusEMINotSupportedError, ZeusBaseCPUError)
+
+
+def test_empty_devices_raise_value_error():
+    with pytest.raises(ValueError, match="No GPUs available"):
+        EmptyGPUs().get_name(0)
+    assert len(EmptyGPUs()) == 0
+    with pytest.raises(ValueError, match="No CPUs available"):
+        cpu_common.EmptyCPUs().get_total_energy_consumption(0)
+
+
+# ---- SoC, AMD, exceptions ---------------------------------------------------
+
+
+def test_get_soc_without_a_soc_raises_init_error():
+    with pytest.raises(ZeusSoCInitError, match="No observable SoC was found"):
+        zeus.device.get_soc()
+    assert apple.apple_silicon_is_available() is False
+    with pytest.raises(apple.ZeusAppleInitError):
+        apple.AppleSilicon()
+    if not jetson.jetson_is_available():
+        with pytest.raises(jetson.ZeusJetsonInitError, match="not an NVIDIA Jetson"):
+            jetson.Jetson()
+    assert issubclass(jetson.ZeusJetsonInitError, ZeusSoCInitError)
+    assert issubclass(ZeusSoCInitError, ZeusBaseSoCError)
+
+
+def test_soc_measurement_helpers(tmp_path):
+    (tmp_path / "power").write_text("1234\n")
+    (tmp_path / "mv").write_text("5000\n")
+    (tmp_path / "ma").write_text("300\n")
+    assert jetson.DirectPower(tmp_path / "power").measure_power() == 1234.0
+    assert jetson.VoltageCurrentProduct(tmp_path / "mv", tmp_path / "ma").measure_power() == 1500
+    assert jetson.check_file(tmp_path / "power") and not jetson.check_file(tmp_path)
+    m = jetson.JetsonMeasurement(cpu_energy_mj=5.0, total_energy_mj=9.0)
+    m.zero_all_fields()
+    assert (m.cpu_energy_mj, m.gpu_energy_mj, m.total_energy_mj) == (0.0, None, 0.0)
+    a = apple.AppleSiliconMeasurement(cpu_total_mj=3, efficiency_cores_mj=[1, 2])
+    with pytest.warns(DeprecationWarning):
+        a.zeroAllFields()
+    assert (a.cpu_total_mj, a.efficiency_cores_mj, a.gpu_mj) == (0, [0, 0], None)
+
+
+def test_amd_is_unavailable_with_a_clear_error():
+    assert amd.amdsmi_is_available() is False
+    with pytest.raises(ZeusGPUInitError, match="no amdsmi backend"):
+        amd.AMDGPUs()
+    with pytest.raises(ZeusGPUInitError, match="AMDGPU\\(0\\)"):
+        amd.AMDGPU(0)
+
+
+def test_exception_hierarchy():
+    assert issubclass(ZeusdError, ZeusBaseGPUError)
+    for base in (ZeusBaseGPUError, ZeusBaseCPUError, ZeusBaseSoCError):
+        assert issubclass(base, ZeusBaseError)
+    assert issubclass(ZeusGPUNoPermissionError, PermissionError)
+    assert issubclass(ZeusGPUInvalidArgError, ValueError)
+    assert ZeusGPUNotSupportedError("why").message == "why"
+    assert nvidia.nvml_is_available() is True
+
+
+def test_single_devices_can_be_made_directly(fake_rapl):
+    gpu = nvidia.NVIDIAGPU(1)
+    assert gpu.get_name() == "Fake H100 1" and gpu.get_power_management_limit() == 700_000
+    with pytest.raises(ZeusGPUInvalidArgError, match="no GPU with index 3"):
+        nvidia.NVIDIAGPU(3)
+    with pytest.raises(ZeusdError, match="set ZEUSD_SOCK_PATH"):
+        nvidia.ZeusdNVIDIAGPU(0, None)
+    cpu = rapl.RAPLCPU(1, str(fake_rapl))
+    start = cpu.get_total_energy_consumption()
+    (fake_rapl / "intel-rapl:1" / "energy_uj").write_text("8000000\n")
+    delta = cpu.get_total_energy_consumption() - start
+    assert delta == cpu_common.CpuDramMeasurement(cpu_mj=1000.0)
+    with pytest.raises(cpu_common.ZeusCPUNotFoundError, match="socket 4"):
+        rapl.RAPLCPU(4, str(fake_rapl))
+
+
+def test_signatures_match_the_original():
+    import inspect
+    expected = {
+        nvidia.NVIDIAGPU.__init__: ["self", "gpu_index"],
+        nvidia.ZeusdNVIDIAGPU.__init__: ["self", "gpu_index", "client"],
+        nvidia.NVIDIAGPUs.__init__: ["self", "ensure_homogeneous"],
+        rapl.RAPLCPU.__init__: ["self", "cpu_index", "rapl_dir"],
+        rapl.ZeusdRAPLCPU.__init__: ["self", "cpu_index", "client"],
+        GPUs.set_gpu_locked_clocks: ["self", "gpu_index", "min_clock_mhz", "max_clock_mhz",
+                                     "block"],
+        GPUs.get_supported_graphics_clocks: ["self", "gpu_index", "memory_clock_mhz"],
+        zeus.device.get_gpus: ["ensure_homogeneous"],
+    }
+    for fn, names in expected.items():
+        assert list(inspect.signature(fn).parameters) == names, fn
+
+
+def test_rapl_counter_wraparound_is_corrected_by_the_core(tmp_path, monkeypatch):
+    root = tmp_path / "intel-rapl"
+    make_zone(root / "intel-rapl:0", "package-0", 9_900_000, max_range_uj=10_000_000)
+    monkeypatch.setattr(rapl, "RAPL_DIR", str(root))
+    monkeypatch.delenv("ZEUSD_SOCK_PATH", raising=False)
+    cpus = rapl.RAPLCPUs()
+    start = cpus.get_total_energy_consumption(0)
+    (root / "intel-rapl:0" / "energy_uj").write_text("100000\n")  # Wrapped past 10 J.
+    assert (cpus.get_total_energy_consumption(0) - start).cpu_mj == 200.0
+
+
+def test_c_abi_refuses_bad_options():
+    import ctypes
+    from zeus import _lib
+    from zeus.exception import InvalidArgumentError
+    handle = ctypes.c_void_p()
+    with pytest.raises(InvalidArgumentError,
+                       match="restore_on_exit must be a boolean, got \"yes\""):
+        _lib.call(_lib.lib().zeus_gpus_open_with, b'{"restore_on_exit": "yes"}',
+                  ctypes.byref(handle))
+    with pytest.raises(InvalidArgumentError, match="unknown option 'restore'"):
+        _lib.call(_lib.lib().zeus_gpus_open_with, b'{"restore": true}', ctypes.byref(handle))
+    with pytest.raises(InvalidArgumentError, match="powercap_root must be a string, got 3"):
+        _lib.call(_lib.lib().zeus_cpus_open, b'{"powercap_root": 3}', ctypes.byref(handle))
+
+
+def test_setters_from_many_threads_then_restore_at_exit(tmp_path):
+    lines, output, rc = child(AFTER_EXIT + textwrap.dedent("""
+        import threading
+        gpus = get_gpus()
+        def work(k):
+            for j in range(50):
+                gpus.set_power_management_limit((k + j) % 2, 100_000 * (1 + (k + j) % 6))
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print("done")
+    """))
+    assert rc == 0, output
+    assert lines == ["done", "after exit [700000, 700000] False"]
+
+
+@pytest.mark.parametrize("cap_eff, expected", [
+    ("000001ffffffffff", True), ("0000000000200000", True), ("00000000001fffff", False),
+    (None, False)])
+def test_has_sys_admin_reads_the_effective_capabilities(tmp_path, monkeypatch, cap_eff,
+                                                        expected):
+    status = tmp_path / "status"
+    if cap_eff is not None:
+        status.write_text(f"Name:\tpython3\nCapInh:\t0\nCapEff:\t{cap_eff}\nCapBnd:\t0\n")
+    monkeypatch.setattr(device_common, "_PROC_STATUS", str(status))
+    device_common.has_sys_admin.cache_clear()
+    try:
+        assert device_common.has_sys_admin() is expected
+    finally:
+        device_common.has_sys_admin.cache_clear()

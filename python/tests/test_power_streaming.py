@@ -1,0 +1,279 @@
+"""PowerStreamingClient against fake zeusd Server-Sent Event servers on
+loopback TCP and on a Unix socket: several daemons at once, one dropping its
+stream mid-way, one without CPU power."""
+
+import json
+import os
+import socketserver
+import tempfile
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import List, Optional
+
+import pytest
+
+from zeus.monitor.power_streaming import CpuPowerReading, PowerReadings, PowerStreamingClient
+
+
+@dataclass
+class Config:
+    """The attributes of zeus.utils.zeusd.ZeusdConfig the client reads."""
+
+    host_port: Optional[str] = None
+    socket_path: Optional[str] = None
+    token: Optional[str] = None
+    gpu_indices: Optional[List[int]] = None
+    cpu_indices: Optional[List[int]] = None
+
+
+class FakeZeusd:
+    """Streams GPU snapshots with power 100 W x (index + 1) + the event
+    number, and CPU snapshots; drops the GPU stream after `drop_after`
+    events of its first connection; answers CPU routes 404 without CPUs."""
+
+    def __init__(self, unix_path=None, drop_after=None, has_cpu=True, chunked=False,
+                 period_s=0.02):
+        self.gpu_connections = 0
+        self.cpu_connections = 0
+        self.requests = []
+        self.headers = []
+        self.events_sent = 0
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if chunked else "HTTP/1.0"
+
+            def log_message(self, *args):
+                pass
+
+            def _send(self, data):
+                if chunked:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                else:
+                    self.wfile.write(data)
+                self.wfile.flush()
+
+            def do_GET(self):
+                url = urllib.parse.urlparse(self.path)
+                query = dict(urllib.parse.parse_qsl(url.query))
+                fake.requests.append(self.path)
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                if url.path.startswith("/cpu/") and not has_cpu:
+                    body = json.dumps({"error": "cpu-read is not enabled"}).encode()
+                    self.send_response(404)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                if url.path == "/cpu/get_power":
+                    body = json.dumps({"timestamp_ms": int(time.time() * 1000), "power_mw": {
+                        "0": {"cpu_mw": 50000, "dram_mw": 7000}}}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                if url.path not in ("/gpu/stream_power", "/cpu/stream_power"):
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                gpu = url.path.startswith("/gpu")
+                if gpu:
+                    fake.gpu_connections += 1
+                    connection = fake.gpu_connections
+                else:
+                    fake.cpu_connections += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                if chunked:
+                    self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                ids = [int(i) for i in query.get("gpu_ids" if gpu else "cpu_ids", "0,1").split(",")]
+                n = 0
+                try:
+                    while True:
+                        n += 1
+                        fake.events_sent += 1
+                        if gpu:
+                            power = {str(i): 100000 * (i + 1) + n for i in ids}
+                        else:
+                            power = {str(i): {"cpu_mw": 40000 + n, "dram_mw": None if i else 5000}
+                                     for i in ids}
+                        snapshot = {"timestamp_ms": int(time.time() * 1000), "power_mw": power}
+                        # A comment line and the event, as SSE allows.
+                        if n == 1:
+                            self._send(b": keep-alive\n")
+                        self._send(b"data: " + json.dumps(snapshot).encode() + b"\n\n")
+                        if gpu and drop_after and connection == 1 and n >= drop_after:
+                            return  # Drops the stream mid-way.
+                        time.sleep(period_s)
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+
+        if unix_path:
+            class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+                daemon_threads = True
+            self.server = Server(unix_path, Handler)
+            self.host_port = None
+        else:
+            self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+            self.server.daemon_threads = True
+            self.host_port = f"127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def wait_for(predicate, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise AssertionError("condition not met in time")
+
+
+@pytest.fixture
+def daemons():
+    started = []
+    directory = tempfile.mkdtemp(prefix="zeusd-fake-")
+
+    def start(**kwargs):
+        if kwargs.pop("unix", False):
+            kwargs["unix_path"] = os.path.join(directory, f"zeusd{len(started)}.sock")
+        d = FakeZeusd(**kwargs)
+        started.append(d)
+        return d
+
+    yield start
+    for d in started:
+        d.close()
+
+
+def test_streams_several_daemons_and_survives_a_dropped_stream(daemons):
+    steady = daemons(chunked=True)
+    dropping = daemons(drop_after=5, has_cpu=False)
+    local = daemons(unix=True)
+    client = PowerStreamingClient([
+        Config(host_port=steady.host_port, token="tok", gpu_indices=[0, 1], cpu_indices=[0]),
+        Config(host_port=dropping.host_port, gpu_indices=[2]),
+        Config(socket_path=local.server.server_address, cpu_indices=[]),
+    ], reconnect_delay_s=0.05)
+    try:
+        keys = {steady.host_port, dropping.host_port, local.server.server_address}
+        readings = wait_for(lambda: (lambda r: r if set(r) == keys and all(
+            x.gpu_power_w for x in r.values()) and r[steady.host_port].cpu_power_w else None)(
+                client.get_power()))
+        steady_now = readings[steady.host_port]
+        assert isinstance(steady_now, PowerReadings)
+        assert set(steady_now.gpu_power_w) == {0, 1}
+        assert 100.0 < steady_now.gpu_power_w[0] < 110.0  # mW -> W.
+        assert 200.0 < steady_now.gpu_power_w[1] < 210.0
+        cpu = steady_now.cpu_power_w[0]
+        assert isinstance(cpu, CpuPowerReading)
+        assert 40.0 < cpu.cpu_w < 41.0 and cpu.dram_w == 5.0
+        assert abs(steady_now.timestamp_s - time.time()) < 5
+        assert set(readings[dropping.host_port].gpu_power_w) == {2}
+        assert readings[dropping.host_port].cpu_power_w == {}  # 404 on the probe: GPU only.
+        assert set(readings[local.server.server_address].gpu_power_w) == {0, 1}
+        # The dropped stream is reconnected and keeps arriving.
+        wait_for(lambda: dropping.gpu_connections >= 2)
+        before = client.get_power()[dropping.host_port].gpu_power_w[2]
+        wait_for(lambda: client.get_power()[dropping.host_port].gpu_power_w[2] != before)
+        # Others were never interrupted.
+        assert steady.gpu_connections == 1 and local.gpu_connections == 1
+        assert local.cpu_connections == 0  # cpu_indices=[]: no CPU stream at all.
+        assert dropping.cpu_connections == 0
+    finally:
+        client.stop()
+    assert "/gpu/stream_power?gpu_ids=0%2C1" in steady.requests
+    assert "/cpu/stream_power?cpu_ids=0" in steady.requests
+    assert "/gpu/stream_power" in local.requests  # None: every GPU, no query.
+    assert all(h.get("authorization") == "Bearer tok" for h in steady.headers)
+    assert all("authorization" not in h for h in dropping.headers)
+
+
+def test_iteration_yields_new_snapshots_until_stop(daemons):
+    d = daemons()
+    client = PowerStreamingClient([Config(host_port=d.host_port, cpu_indices=[])])
+    seen = []
+    stopper = threading.Thread(target=client.stop)
+    for snapshot in client:
+        seen.append(snapshot[d.host_port].gpu_power_w[0])
+        if len(seen) == 3:
+            stopper.start()
+    stopper.join()
+    assert len(seen) >= 3
+    assert seen[0] != seen[2]  # Each snapshot is a newer event.
+    # Stopped: the threads are gone and no stream is held open.
+    assert all(not t.is_alive() for t in client._threads)
+
+
+def test_stop_ends_streams_and_a_dead_daemon_is_retried(daemons):
+    d = daemons()
+    client = PowerStreamingClient([Config(host_port=d.host_port, cpu_indices=[])],
+                                  reconnect_delay_s=0.05)
+    wait_for(lambda: client.get_power())
+    d.close()
+    time.sleep(0.2)  # Connection refused: retried quietly every 50 ms.
+    started = time.monotonic()
+    client.stop()
+    assert time.monotonic() - started < 5
+    assert all(not t.is_alive() for t in client._threads)
+
+
+def test_bad_configs_are_refused_clearly():
+    with pytest.raises(ValueError, match="exactly one of host_port"):
+        PowerStreamingClient([Config()])
+    with pytest.raises(ValueError, match="host:port"):
+        PowerStreamingClient([Config(host_port="nohost")])
+    with pytest.raises(ValueError, match="listed twice"):
+        PowerStreamingClient([Config(host_port="127.0.0.1:1", gpu_indices=[], cpu_indices=[]),
+                              Config(host_port="127.0.0.1:1", gpu_indices=[], cpu_indices=[])])
+
+
+def test_async_iteration_yields_snapshots(daemons):
+    import asyncio
+    d = daemons()
+    client = PowerStreamingClient([Config(host_port=d.host_port, cpu_indices=[])])
+
+    async def take(n):
+        seen = []
+        async for snapshot in client:
+            seen.append(snapshot[d.host_port].gpu_power_w[0])
+            if len(seen) == n:
+                break
+        return seen
+
+    try:
+        seen = asyncio.run(take(3))
+    finally:
+        client.stop()
+    assert len(seen) == 3 and seen[0] < seen[2]  # The fake's power grows each event.
+
+
+def test_takes_the_zeusd_configs_of_zeus_utils(daemons):
+    zeusd = pytest.importorskip("zeus.utils.zeusd")  # Until that module is merged.
+    tcp, unix = daemons(), daemons(unix=True)
+    host, port = tcp.host_port.split(":")
+    client = PowerStreamingClient([
+        zeusd.ZeusdConfig.tcp(host, int(port), token="t", gpu_indices=[1], cpu_indices=[]),
+        zeusd.ZeusdConfig.uds(unix.server.server_address, cpu_indices=[0]),
+    ])
+    try:
+        readings = wait_for(lambda: (lambda r: r if len(r) == 2 and all(
+            x.gpu_power_w for x in r.values()) and r[unix.server.server_address].cpu_power_w
+            else None)(client.get_power()))
+    finally:
+        client.stop()
+    assert set(readings) == {tcp.host_port, unix.server.server_address}
+    assert set(readings[tcp.host_port].gpu_power_w) == {1}
+    assert set(readings[unix.server.server_address].cpu_power_w) == {0}

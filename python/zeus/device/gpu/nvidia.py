@@ -1,0 +1,431 @@
+"""NVIDIA GPUs through the Zeus core (NVML, loaded by libzeus_c.so).
+
+Every call goes to the core's Gpu of the GPU, so the core's rules apply:
+ZEUS_NVML_LIBRARY picks the library, CUDA_VISIBLE_DEVICES the GPUs and their
+order, ZEUS_DRY_RUN makes every setter log the change instead of making it,
+and with ZEUSD_SOCK_PATH set the setters are relayed to the Zeus daemon
+(which has the privilege) and the GPUs are ZeusdNVIDIAGPU objects.
+
+Restore on exit (a difference from the original, which leaves changed
+settings in place): power limits, persistence modes and clock locks changed
+through these objects stay while the process runs (dropping the objects does
+not undo them) and are put back when it exits (atexit, also after an uncaught
+exception), power limits also on SIGINT/SIGTERM/SIGHUP, like the power-limit
+optimizer's; NVIDIAGPUs.restore() and close() put them back at once. Set
+ZEUS_DEVICE_RESTORE_ON_EXIT=0 before the GPUs are opened to keep the changes
+(values: 1/true/yes/on or 0/false/no/off; anything else is
+ZeusGPUInvalidArgError).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import json
+import logging
+import os
+import re
+import stat
+import warnings
+from typing import Sequence
+
+from zeus import _lib
+from zeus.device.exception import ZeusdError
+from zeus.exception import ZeusError
+import zeus.device.gpu.common as gpu_common
+
+logger = logging.getLogger(__name__)
+
+RESTORE_ENV = "ZEUS_DEVICE_RESTORE_ON_EXIT"
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+# NVML's error names (they appear in the core's messages) to exception classes.
+_NVML_ERRORS = {
+    "NVML_ERROR_UNINITIALIZED": gpu_common.ZeusGPUInitError,
+    "NVML_ERROR_INVALID_ARGUMENT": gpu_common.ZeusGPUInvalidArgError,
+    "NVML_ERROR_NOT_SUPPORTED": gpu_common.ZeusGPUNotSupportedError,
+    "NVML_ERROR_NO_PERMISSION": gpu_common.ZeusGPUNoPermissionError,
+    "NVML_ERROR_ALREADY_INITIALIZED": gpu_common.ZeusGPUAlreadyInitializedError,
+    "NVML_ERROR_NOT_FOUND": gpu_common.ZeusGPUNotFoundError,
+    "NVML_ERROR_INSUFFICIENT_SIZE": gpu_common.ZeusGPUInsufficientSizeError,
+    "NVML_ERROR_INSUFFICIENT_POWER": gpu_common.ZeusGPUInsufficientPowerError,
+    "NVML_ERROR_DRIVER_NOT_LOADED": gpu_common.ZeusGPUDriverNotLoadedError,
+    "NVML_ERROR_TIMEOUT": gpu_common.ZeusGPUTimeoutError,
+    "NVML_ERROR_IRQ_ISSUE": gpu_common.ZeusGPUIRQError,
+    "NVML_ERROR_LIBRARY_NOT_FOUND": gpu_common.ZeusGPULibraryNotFoundError,
+    "NVML_ERROR_FUNCTION_NOT_FOUND": gpu_common.ZeusGPUFunctionNotFoundError,
+    "NVML_ERROR_CORRUPTED_INFOROM": gpu_common.ZeusGPUCorruptedInfoROMError,
+    "NVML_ERROR_GPU_IS_LOST": gpu_common.ZeusGPULostError,
+    "NVML_ERROR_RESET_REQUIRED": gpu_common.ZeusGPUResetRequiredError,
+    "NVML_ERROR_OPERATING_SYSTEM": gpu_common.ZeusGPUOperatingSystemError,
+    "NVML_ERROR_LIB_RM_VERSION_MISMATCH": gpu_common.ZeusGPULibRMVersionMismatchError,
+    "NVML_ERROR_MEMORY": gpu_common.ZeusGPUMemoryError,
+    "NVML_ERROR_UNKNOWN": gpu_common.ZeusGPUUnknownError,
+}
+# The core's status codes (zeus_c_api.h) when the message names no NVML error.
+_STATUS_ERRORS = {
+    1: gpu_common.ZeusGPUInvalidArgError,
+    2: gpu_common.ZeusGPUNotFoundError,
+    3: gpu_common.ZeusGPUNotSupportedError,
+    4: gpu_common.ZeusGPUNoPermissionError,
+}
+# The core's power domains (zeus_gpus_domain_power_mw).
+_DEVICE_INSTANT, _DEVICE_AVERAGE, _MEMORY_AVERAGE = 0, 1, 2
+_NVML_NAME = re.compile(r"NVML_ERROR_[A-Z_]+")
+_PERMISSION_HINT = ("changing GPU settings needs root (CAP_SYS_ADMIN) or the Zeus daemon "
+                    "(ZEUSD_SOCK_PATH); ZEUS_DRY_RUN=1 only logs the change")
+
+
+def _gpu_error(error: ZeusError, setter: bool = False) -> gpu_common.ZeusBaseGPUError:
+    """The ZeusGPU* exception for an error of the core."""
+    message = str(error)
+    match = _NVML_NAME.search(message)
+    cls = _NVML_ERRORS.get(match.group(0)) if match else None
+    if cls is None:
+        if setter and _zeusd_socket() is not None and error.code != 4:
+            cls = ZeusdError
+        else:
+            cls = _STATUS_ERRORS.get(error.code, gpu_common.ZeusGPUUnknownError)
+    if cls is gpu_common.ZeusGPUNoPermissionError and "CAP_SYS_ADMIN" not in message:
+        message = f"{message}; {_PERMISSION_HINT}"
+    return cls(message)
+
+
+def _zeusd_socket():
+    path = os.environ.get("ZEUSD_SOCK_PATH")
+    return path if path else None
+
+
+def _restore_on_exit() -> bool:
+    value = os.environ.get(RESTORE_ENV)
+    if value is None or value.strip() == "":
+        return True
+    v = value.strip().lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
+    raise gpu_common.ZeusGPUInvalidArgError(
+        f"{RESTORE_ENV}={value!r}: expected one of {', '.join(_TRUE + _FALSE)}")
+
+
+def _check_zeusd_socket() -> None:
+    """The original's checks of ZEUSD_SOCK_PATH, before anything is opened."""
+    path = _zeusd_socket()
+    if path is None:
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        raise ZeusdError(f"ZEUSD_SOCK_PATH points to non-existent file: {path}") from None
+    if not stat.S_ISSOCK(mode):
+        raise ZeusdError(f"ZEUSD_SOCK_PATH is not a socket: {path}")
+    if not os.access(path, os.W_OK):
+        raise ZeusdError(f"ZEUSD_SOCK_PATH is not writable: {path}")
+
+
+class _Handle:
+    """One zeus_gpus handle of the core, shared by the GPU objects made with
+    it. Restores what was changed through it at interpreter exit."""
+
+    def __init__(self) -> None:
+        restore = _restore_on_exit()
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if visible is not None and visible.strip() == "":
+            # CUDA would see no GPU; the original refuses, and so do we.
+            raise gpu_common.ZeusGPUInitError(
+                "CUDA_VISIBLE_DEVICES is set to an empty string: unset it or list GPU indices "
+                "(e.g. 0,1)")
+        _check_zeusd_socket()
+        self.lib = _lib.lib()
+        handle = ctypes.c_void_p()
+        try:
+            _lib.call(self.lib.zeus_gpus_open_with,
+                      _lib.options_json({"restore_on_exit": restore}), ctypes.byref(handle))
+        except ZeusError as e:
+            raise gpu_common.ZeusGPUInitError(
+                f"zeus.device: cannot open the NVIDIA GPUs: {e}") from e
+        self.handle = handle
+        self.restore_on_exit = restore
+        self.exit_hook = False
+        self.owner_pid = os.getpid()
+        try:
+            self.infos = json.loads(_lib.call_text(self.lib.zeus_gpus_json, handle))
+        except ZeusError as e:
+            self.close()
+            raise gpu_common.ZeusGPUInitError(f"zeus.device: reading the GPUs: {e}") from e
+
+    def call(self, name, *args, setter=False):
+        """Calls zeus_gpus_`name`(handle, *args), mapping errors."""
+        if self.handle is None:
+            raise gpu_common.ZeusGPUInitError("zeus.device: the GPUs were closed")
+        if setter and self.restore_on_exit and not self.exit_hook:
+            # Registered at the first change, so it runs before the exit hooks
+            # registered earlier (LIFO); it also keeps this handle alive until
+            # exit, so dropping the GPU objects does not undo their changes.
+            atexit.register(_restore_at_exit, self)
+            self.exit_hook = True
+        try:
+            _lib.call(getattr(self.lib, "zeus_gpus_" + name), self.handle, *args)
+        except ZeusError as e:
+            raise _gpu_error(e, setter) from e
+
+    def restore(self) -> None:
+        """Puts back what was changed through this handle."""
+        if self.handle is not None:
+            self.call("restore")
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.lib.zeus_gpus_destroy(self.handle)  # Restores, logging failures.
+            self.handle = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown.
+            pass
+
+
+def _restore_at_exit(handle: _Handle) -> None:
+    if os.getpid() != handle.owner_pid:
+        return  # A forked child exiting: the changes are its parent's.
+    try:
+        handle.restore()
+    except gpu_common.ZeusBaseGPUError as e:
+        logger.error("zeus.device: restoring GPU settings at exit: %s", e)
+
+
+def nvml_is_available() -> bool:
+    """Whether NVML loads and initialises (through the core)."""
+    try:
+        lib = _lib.lib()
+        handle = ctypes.c_void_p()
+        _lib.call(lib.zeus_gpus_open_with, _lib.options_json({"restore_on_exit": False}),
+                  ctypes.byref(handle))
+    except ZeusError as e:
+        logger.info("zeus.device: NVML is not available: %s", e)
+        return False
+    lib.zeus_gpus_destroy(handle)
+    return True
+
+
+class NVIDIAGPU(gpu_common.GPU):
+    """One NVIDIA GPU, `gpu_index` in CUDA order (after CUDA_VISIBLE_DEVICES)."""
+
+    def __init__(self, gpu_index: int) -> None:
+        super().__init__(gpu_index)
+        self._attach(_Handle())
+
+    @classmethod
+    def _on(cls, gpu_index: int, handle: _Handle) -> "NVIDIAGPU":
+        """The GPU `gpu_index` of an open handle (NVIDIAGPUs shares one)."""
+        gpu = cls.__new__(cls)
+        gpu_common.GPU.__init__(gpu, gpu_index)
+        gpu._attach(handle)
+        return gpu
+
+    def _attach(self, handle: _Handle) -> None:
+        self._handle = handle
+        if isinstance(self.gpu_index, bool) or not isinstance(self.gpu_index, int) or \
+                not 0 <= self.gpu_index < len(handle.infos):
+            raise gpu_common._UnknownGpuIndexError(
+                f"zeus.device: no GPU with index {self.gpu_index!r}: this process sees "
+                f"{len(handle.infos)} GPU(s)")
+        self._info = handle.infos[self.gpu_index]
+
+    def _static(self, key: str):
+        value = self._info.get(key)
+        if value is None:
+            raise gpu_common.ZeusGPUNotSupportedError(
+                f"zeus.device: GPU {self.gpu_index}: {key} could not be read when the GPU "
+                "was opened")
+        return value
+
+    def _read(self, name: str, ctype):
+        value = ctype(0)
+        self._handle.call(name, self.gpu_index, ctypes.byref(value))
+        return value.value
+
+    def _not_in_core(self, what: str):
+        raise gpu_common.ZeusGPUNotSupportedError(
+            f"zeus.device: GPU {self.gpu_index}: {what} is not read by this build of Zeus "
+            "(the core's device layer offers no such query yet)")
+
+    @property
+    def supports_nonblocking_setters(self) -> bool:
+        return False
+
+    def get_name(self) -> str:
+        return self._static("name")
+
+    def get_gpu_uuid(self) -> str:
+        """(extra) NVML's UUID of the GPU, "GPU-..."."""
+        return self._static("uuid")
+
+    def get_power_management_limit_constraints(self) -> tuple[int, int]:
+        return (self._static("min_power_limit_mw"), self._static("max_power_limit_mw"))
+
+    def get_power_management_limit(self) -> int:
+        return self._read("power_limit_mw", ctypes.c_uint32)
+
+    def get_default_power_management_limit(self) -> int:
+        """(extra) The board's default power limit, in mW."""
+        return self._read("default_power_limit_mw", ctypes.c_uint32)
+
+    def set_power_management_limit(self, power_limit_mw: int, block: bool = True) -> None:
+        self._handle.call("set_power_limit_mw", self.gpu_index, _uint(power_limit_mw,
+                                                                     "power_limit_mw"),
+                          setter=True)
+
+    def reset_power_management_limit(self, block: bool = True) -> None:
+        self._handle.call("reset_power_limit", self.gpu_index, setter=True)
+
+    def set_persistence_mode(self, enabled: bool, block: bool = True) -> None:
+        self._handle.call("set_persistence_mode", self.gpu_index, 1 if enabled else 0,
+                          setter=True)
+
+    def get_persistence_mode(self) -> bool:
+        return bool(self._read("persistence_mode", ctypes.c_int32))
+
+    def get_supported_memory_clocks(self) -> list[int]:
+        self._not_in_core("the list of supported memory clocks")
+
+    def set_memory_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
+                                 block: bool = True) -> None:
+        self._handle.call("set_locked_clocks", self.gpu_index, 1,
+                          _uint(min_clock_mhz, "min_clock_mhz"),
+                          _uint(max_clock_mhz, "max_clock_mhz"), setter=True)
+
+    def reset_memory_locked_clocks(self, block: bool = True) -> None:
+        self._handle.call("reset_locked_clocks", self.gpu_index, 1, setter=True)
+
+    def get_supported_graphics_clocks(self, memory_clock_mhz: int | None = None) -> list[int]:
+        self._not_in_core("the list of supported graphics clocks")
+
+    def set_gpu_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
+                              block: bool = True) -> None:
+        self._handle.call("set_locked_clocks", self.gpu_index, 0,
+                          _uint(min_clock_mhz, "min_clock_mhz"),
+                          _uint(max_clock_mhz, "max_clock_mhz"), setter=True)
+
+    def reset_gpu_locked_clocks(self, block: bool = True) -> None:
+        self._handle.call("reset_locked_clocks", self.gpu_index, 0, setter=True)
+
+    def _domain_power_mw(self, domain: int) -> int:
+        value = ctypes.c_uint32(0)
+        self._handle.call("domain_power_mw", self.gpu_index, domain, ctypes.byref(value))
+        return value.value
+
+    def get_average_power_usage(self) -> int:
+        """Board power averaged over about 1 s (NVML field
+        NVML_FI_DEV_POWER_AVERAGE), in mW."""
+        return self._domain_power_mw(_DEVICE_AVERAGE)
+
+    def get_instant_power_usage(self) -> int:
+        """Instant board power (NVML field NVML_FI_DEV_POWER_INSTANT where the
+        core reads fields), in mW."""
+        return self._domain_power_mw(_DEVICE_INSTANT)
+
+    def get_average_memory_power_usage(self) -> int:
+        """Memory power averaged over about 1 s, in mW (Hopper and newer;
+        ZeusGPUNotSupportedError elsewhere). Warns when NVML answers 0."""
+        power_mw = self._domain_power_mw(_MEMORY_AVERAGE)
+        if power_mw == 0:
+            warnings.warn("Average memory power returned 0: this GPU may not support it.",
+                          stacklevel=2)
+        return power_mw
+
+    def supports_get_total_energy_consumption(self) -> bool:
+        return bool(self._info.get("has_energy_counter"))
+
+    def get_total_energy_consumption(self) -> int:
+        return self._read("energy_mj", ctypes.c_uint64)
+
+    def get_gpu_temperature(self) -> int:
+        """GPU die temperature, in degrees Celsius."""
+        return self._read("temperature_c", ctypes.c_int32)
+
+
+def _uint(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**32:
+        raise gpu_common.ZeusGPUInvalidArgError(
+            f"zeus.device: {name} must be a non-negative int, got {value!r}")
+    return value
+
+
+class ZeusdNVIDIAGPU(NVIDIAGPU):
+    """An NVIDIAGPU whose setters go through the Zeus daemon. The core relays
+    them whenever ZEUSD_SOCK_PATH is set; `client` (a ZeusdClient) is kept
+    for reference, and ZEUSD_SOCK_PATH must be set."""
+
+    def __init__(self, gpu_index: int, client) -> None:
+        if _zeusd_socket() is None:
+            raise ZeusdError("ZeusdNVIDIAGPU: set ZEUSD_SOCK_PATH to the Zeus daemon's socket "
+                             "(the core relays the setters there)")
+        super().__init__(gpu_index)
+        self._client = client
+
+    @property
+    def supports_nonblocking_setters(self) -> bool:
+        return False  # The core's relay always waits for the daemon's answer.
+
+
+class NVIDIAGPUs(gpu_common.GPUs):
+    """The NVIDIA GPUs of this process. CUDA_VISIBLE_DEVICES is respected:
+    index i is its i-th entry. With ZEUSD_SOCK_PATH set, the GPUs are
+    ZeusdNVIDIAGPU objects (setters relayed to the daemon)."""
+
+    def __init__(self, ensure_homogeneous: bool = False) -> None:
+        self._handle = _Handle()
+        cls = ZeusdNVIDIAGPU if _zeusd_socket() is not None else NVIDIAGPU
+        self._gpus = [cls._on(i, self._handle) for i in range(len(self._handle.infos))]
+        if ensure_homogeneous:
+            self._ensure_homogeneous()
+
+    @property
+    def gpus(self) -> Sequence[NVIDIAGPU]:
+        return self._gpus
+
+    # Extras of this package (used by its own modules).
+    def position(self, gpu_index: int) -> int:
+        """The position of `gpu_index` (its index: GPUs are in CUDA order)."""
+        self._gpu(gpu_index)
+        return gpu_index
+
+    def info(self, position: int) -> dict:
+        """Static facts of the GPU at `position` (name, uuid, architecture,
+        power limits in mW)."""
+        return dict(self._gpu(position)._info)
+
+    def get_gpu_uuid(self, gpu_index: int) -> str:
+        """NVML's UUID of the GPU."""
+        return self._gpu(gpu_index).get_gpu_uuid()
+
+    getGpuUUID = get_gpu_uuid
+
+    def get_default_power_management_limit(self, gpu_index: int) -> int:
+        """The board's default power limit, in mW."""
+        return self._gpu(gpu_index).get_default_power_management_limit()
+
+    getDefaultPowerManagementLimit = get_default_power_management_limit
+
+    def getPowerManagementLimit(self, gpu_index: int) -> int:  # noqa: N802 - older name.
+        """Older name of get_power_management_limit."""
+        return self.get_power_management_limit(gpu_index)
+
+    def restore(self) -> None:
+        """(extra) Puts back now every setting changed through these GPUs
+        (otherwise done at exit)."""
+        self._handle.restore()
+
+    def close(self) -> None:
+        """(extra) Restores and releases the GPUs; get_gpus() then opens them
+        afresh."""
+        self._handle.close()
+
+    @property
+    def closed(self) -> bool:
+        """(extra) Whether close() was called."""
+        return self._handle.handle is None
