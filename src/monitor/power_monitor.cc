@@ -111,7 +111,7 @@ PowerMonitor::PowerMonitor(std::vector<Gpu*> gpus, Clock* clock, PowerMonitorOpt
       clock_(clock),
       options_(std::move(options)),
       domains_(std::move(domains)),
-      timelines_(gpus_.size(), std::vector<Timeline_>(domains_.size())),
+      timelines_(gpus_.size(), std::vector<Points>(domains_.size())),
       counters_(gpus_.size()),
       owner_pid_(static_cast<int>(getpid())),
       fork_guard_(std::make_shared<ForkGuard>(std::vector<std::mutex*>{&mu_})) {
@@ -218,7 +218,7 @@ Status PowerMonitor::SampleOnce() {
   return first_error;
 }
 
-void PowerMonitor::Record(Timeline_& points, std::chrono::nanoseconds time, uint32_t power_mw) {
+void PowerMonitor::Record(Points& points, std::chrono::nanoseconds time, uint32_t power_mw) {
   if (!points.empty() && time < points.back().time) time = points.back().time;
   size_t n = points.size();
   if (n >= 2 && points[n - 1].power_mw == power_mw && points[n - 2].power_mw == power_mw) {
@@ -267,7 +267,7 @@ bool PowerMonitor::HasCounter(size_t gpu) const {
 
 StatusOr<double> PowerMonitor::CumulativeLocked(size_t gpu, size_t domain,
                                                 std::chrono::nanoseconds time) const {
-  const Timeline_& points = timelines_[gpu][domain];
+  const Points& points = timelines_[gpu][domain];
   if (points.empty() || time < points.front().time) {
     return NotFoundError(GpuContext(gpu) + ": no " + PowerDomainName(domains_[domain]) +
                          " power sample at or before " + TimeString(time) +

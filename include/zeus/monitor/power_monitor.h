@@ -143,7 +143,7 @@ class PowerMonitor {
     // Energy from the first point ever recorded to this one, in J.
     double cumulative_j;
   };
-  using Timeline_ = std::deque<Point>;
+  using Points = std::deque<Point>;
   // A move of an energy counter: the value, and the time it was taken.
   struct CounterMove {
     std::chrono::nanoseconds time;
@@ -164,7 +164,7 @@ class PowerMonitor {
   // Samples every domain of every GPU; the first error. REQUIRES: mu_ held.
   Status SampleDomainsLocked();
   // REQUIRES: mu_ held.
-  void Record(Timeline_& points, std::chrono::nanoseconds time, uint32_t power_mw);
+  void Record(Points& points, std::chrono::nanoseconds time, uint32_t power_mw);
   // REQUIRES: mu_ held.
   StatusOr<double> CumulativeLocked(size_t gpu, size_t domain, std::chrono::nanoseconds time) const;
   // The counter-based cumulative energy at `time`, in J. REQUIRES: mu_ held.
@@ -185,7 +185,7 @@ class PowerMonitor {
 
   mutable std::mutex mu_;
   // timelines_[gpu][slot of the domain in domains_]. Guarded by mu_.
-  std::vector<std::vector<Timeline_>> timelines_;
+  std::vector<std::vector<Points>> timelines_;
   std::vector<CounterState> counters_;  // Guarded by mu_.
   Status last_error_;                   // Guarded by mu_.
   bool stop_ = false;                   // Guarded by mu_.
