@@ -223,6 +223,9 @@ def test_window_keys_must_be_strings():
     assert not monitor.is_window_open("b") and monitor.measurement_states == {}
     assert monitor.approx_instant_energy is False and monitor.soc_is_present is False
     monitor.close()
+    assert ZeusMonitor(gpu_indices=[0], sync_execution_with="cupy").sync_with == "cupy"
+    with pytest.raises(ValueError, match="cupy"):
+        ZeusMonitor(sync_execution_with="tensorflow")
 
 
 # ---- Fork safety (issue 23 item 2) -------------------------------------------

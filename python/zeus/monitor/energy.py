@@ -85,7 +85,7 @@ class ZeusMonitor:
             ~100 ms update period, report mean instant power x time instead
             of a counter difference that may read 0.
         log_file: CSV file each finished window is appended to.
-        sync_execution_with: "torch" or "jax": what to synchronise at window
+        sync_execution_with: "torch", "jax" or "cupy": what to synchronise at window
             boundaries when sync_execution is True.
         mode: "exact" (default) or "low_overhead" (extra, see module doc).
 
@@ -99,9 +99,9 @@ class ZeusMonitor:
                  log_file: Optional[str] = None, sync_execution_with: str = "torch", *,
                  mode: str = "exact", power_sample_period_s: Optional[float] = None,
                  counter_poll_period_s: Optional[float] = None):
-        if sync_execution_with not in ("torch", "jax"):
-            raise ValueError(
-                f'zeus: sync_execution_with must be "torch" or "jax", got {sync_execution_with!r}')
+        if sync_execution_with not in ("torch", "jax", "cupy"):
+            raise ValueError('zeus: sync_execution_with must be "torch", "jax" or "cupy", got '
+                             f'{sync_execution_with!r}')
         self.sync_with = sync_execution_with
         self.approx_instant_energy = bool(approx_instant_energy)
         self.log_file = log_file
