@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real-GPU check of `zeus daemon` (issue 12). Read-only: the daemon runs with
+# Real-GPU check of `zeus daemon` (issues 12, 24). Read-only: the daemon runs with
 # --dry-run (ZEUS_DRY_RUN=1 semantics), so it reads the real limits, power and
 # energy and only logs the changes it is asked for. `nvidia-smi -q -d POWER`
 # is saved before and after and compared (readings that move by themselves,
@@ -64,6 +64,19 @@ sleep 1
 check energy_2 200 GET /gpu/get_cumulative_energy
 request GET "/cpu/get_cumulative_energy?cpu=true&dram=true" >> "$out/daemon_requests.txt" 2>&1
 
+# /discover's pci_address for every GPU: nvidia-smi's bus ids ("00000000:3B:00.0")
+# in the form lspci -D prints ("0000:3b:00.0").
+expected_pci="$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | python3 -c '
+import sys
+for line in sys.stdin:
+    domain, rest = line.strip().split(":", 1)
+    print("%04x:%s" % (int(domain, 16), rest.lower()))' | paste -sd, -)"
+served_pci="$(request GET /discover |
+  python3 -c 'import json,sys; print(",".join(g["pci_address"] for g in json.loads(sys.stdin.read().split(" ",1)[1])["gpus"]))')"
+pci_verdict="different"
+[ -n "$served_pci" ] && [ "$served_pci" = "$expected_pci" ] && pci_verdict="same"
+echo "pci_address: served $served_pci, nvidia-smi $expected_pci" | tee -a "$out/daemon_requests.txt"
+
 # Ask for the GPU's minimum limit on GPU 0 (dry run: logged, not made), and
 # one outside its range (400 naming the range).
 min_mw="$(request GET '/gpu/get_power_limit_constraints?gpu_ids=0' |
@@ -97,6 +110,7 @@ state_file="absent"
   echo "dry_run_lines_logged=$dry_run_logged"
   echo "state_file=$state_file"
   echo "nvidia_smi_power_settings=$smi_verdict"
+  echo "pci_address_vs_nvidia_smi=$pci_verdict"
 } | tee "$out/daemon_dry_run_check.txt"
 [ "$daemon_rc" -eq 0 ] && [ "$failures" -eq 0 ] && [ "$dry_run_logged" -ge 2 ] &&
-  [ "$state_file" = "absent" ] && [ "$smi_verdict" = "unchanged" ]
+  [ "$state_file" = "absent" ] && [ "$smi_verdict" = "unchanged" ] && [ "$pci_verdict" = "same" ]

@@ -1,16 +1,22 @@
 #include "zeus/daemon/daemon.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include "src/daemon/http_server.h"
 #include "src/daemon/lease_table.h"
 #include "src/daemon/routes.h"
+#include "src/daemon/single_instance.h"
 
 namespace zeus {
 
 struct Daemon::State {
+  // Destroyed last: the lock is held until every lease is put back.
+  daemon::StateFileLock lock;
   DaemonOptions options;
   std::unique_ptr<daemon::LeaseTable> leases;
   std::unique_ptr<daemon::Routes> routes;
@@ -27,6 +33,21 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::vector<Gpu*> gpus, std::vec
   auto state = std::make_unique<State>();
   state->options = std::move(options);
   const DaemonOptions& o = state->options;
+  // One daemon per state file and per socket, checked before anything is
+  // read or changed: a second daemon would take the first's leases for a
+  // crashed daemon's and rewrite its record.
+  if (!o.dry_run) ZEUS_RETURN_IF_ERROR(daemon::CheckStateDirectory(o.state_file));
+  const size_t slash = o.state_file.find_last_of('/');
+  struct stat dir {};
+  if (o.dry_run && slash != std::string::npos &&
+      stat(o.state_file.substr(0, std::max<size_t>(slash, 1)).c_str(), &dir) != 0) {
+    // A dry run writes no state: a missing state directory is not created
+    // for the lock (no daemon can hold a lock there either).
+    spdlog::info("zeus daemon: dry run: {} has no directory; not locking it", o.state_file);
+  } else {
+    ZEUS_ASSIGN_OR_RETURN(state->lock, daemon::LockStateFile(o.state_file));
+  }
+  ZEUS_RETURN_IF_ERROR(daemon::ClaimSocketPath(o.socket_path));
   daemon::LeaseTableOptions lease_options;
   lease_options.state_file = o.state_file;
   lease_options.lease_timeout = o.lease_timeout;

@@ -16,6 +16,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include "src/daemon/single_instance.h"
+
 namespace zeus::daemon {
 
 namespace net = boost::asio;
@@ -196,13 +198,8 @@ class HttpServer::Impl {
       const std::string dir = path.substr(0, slash);
       if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Errno(dir + ": mkdir");
     }
-    struct stat st {};
-    if (lstat(path.c_str(), &st) == 0) {
-      if (!S_ISSOCK(st.st_mode)) {
-        return FailedPreconditionError(path + ": exists and is not a socket; not replacing it");
-      }
-      unlink(path.c_str());  // A stale socket of an earlier run.
-    }
+    // Removes only a socket nobody answers on (a crashed daemon's).
+    ZEUS_RETURN_IF_ERROR(ClaimSocketPath(path));
     beast::error_code ec;
     unix_acceptor_.open(net::local::stream_protocol(), ec);
     if (!ec) unix_acceptor_.bind(net::local::stream_protocol::endpoint(path), ec);

@@ -152,10 +152,14 @@ void LeaseTable::PauseIfAsked(const std::string& point) {
   while (true) pause();
 }
 
-void LeaseTable::WatchLocked(pid_t pid, uint64_t start_time) {
-  const auto key = std::make_pair(pid, start_time);
+void LeaseTable::WatchLocked(const Peer& peer) {
+  const pid_t pid = peer.pid;
+  const auto key = std::make_pair(pid, peer.start_time);
   if (watched_.count(key) > 0) return;
-  int fd = PidfdOpen(pid);
+  // The connection's own pidfd names exactly the client; pidfd_open of its
+  // pid is the fallback.
+  int fd = peer.process != nullptr ? fcntl(peer.process->fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (fd < 0) fd = PidfdOpen(pid);
   if (fd < 0 && errno != ENOSYS) {
     // Gone already (ESRCH): the watcher's /proc check releases it at once.
     fd = -1;
@@ -275,7 +279,7 @@ Status LeaseTable::ApplyOne(const Peer& peer, int index, const Change& change) {
   spdlog::info("zeus daemon: {}: {} for {}{}", name, what, peer.description,
                options_.dry_run ? " (dry run: logged only)" : "");
   PauseIfAsked("after_change");
-  WatchLocked(peer.pid, peer.start_time);
+  WatchLocked(peer);
   return Status::Ok();
 }
 

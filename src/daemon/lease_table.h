@@ -120,7 +120,7 @@ class LeaseTable {
   // REQUIRES: mu_ held.
   void ReleaseLocked(pid_t pid, uint64_t start_time, const std::string& why);
   // REQUIRES: mu_ held.
-  void WatchLocked(pid_t pid, uint64_t start_time);
+  void WatchLocked(const Peer& peer);
   // REQUIRES: mu_ held.
   Status ApplyOne(const Peer& peer, int gpu, const Change& change);
   void PauseIfAsked(const std::string& point);

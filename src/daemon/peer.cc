@@ -1,16 +1,35 @@
 #include "src/daemon/peer.h"
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
 
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "zeus/util/file.h"
 #include "zeus/util/strings.h"
 
 namespace zeus::daemon {
+
+ProcessHandle::~ProcessHandle() {
+  if (fd >= 0) close(fd);
+}
+
+bool Peer::Exited() const {
+  if (!local) return false;
+  if (gone_at_accept) return true;
+  if (process != nullptr) {
+    pollfd p{process->fd, POLLIN, 0};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) != 0;
+  }
+  StatusOr<uint64_t> now = ProcessStartTime(pid);
+  return !now.ok() || (start_time != 0 && *now != start_time);
+}
 
 bool Peer::InGroup(gid_t group) const {
   return gid == group || std::find(groups.begin(), groups.end(), group) != groups.end();
@@ -67,6 +86,24 @@ StatusOr<Peer> PeerOfUnixSocket(int fd) {
   peer.pid = cred.pid;
   peer.uid = cred.uid;
   peer.gid = cred.gid;
+  // The pidfd first, then the start time: both then name the same process.
+  int pidfd = -1;
+#ifndef SO_PEERPIDFD
+  constexpr int SO_PEERPIDFD = 77;  // Linux 6.5.
+#endif
+  socklen_t pidfd_length = sizeof(pidfd);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &pidfd_length) != 0) {
+    pidfd = -1;
+    if (errno == ESRCH) {
+      peer.gone_at_accept = true;
+    } else {
+#ifdef SYS_pidfd_open
+      pidfd = static_cast<int>(syscall(SYS_pidfd_open, cred.pid, 0));
+      if (pidfd < 0 && errno == ESRCH) peer.gone_at_accept = true;
+#endif
+    }
+  }
+  if (pidfd >= 0) peer.process = std::make_shared<const ProcessHandle>(pidfd);
   StatusOr<uint64_t> start = ProcessStartTime(cred.pid);
   peer.start_time = start.ok() ? *start : 0;
   peer.groups = SupplementaryGroups(cred.pid);

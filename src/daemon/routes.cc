@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "zeus/util/json.h"
 #include "zeus/util/strings.h"
+
+#include "src/device/zeusd/zeusd_api.h"
 
 namespace zeus::daemon {
 namespace {
@@ -73,12 +76,26 @@ StatusOr<std::string> PercentDecode(std::string_view text) {
   return out;
 }
 
+// `text` as a decimal number of ASCII digits only: no sign, no space, no
+// hexadecimal ("%2B200000" and "%20200000" decode to "+200000" and " 200000",
+// which are refused). nullopt when it is not one or exceeds `max`.
+std::optional<uint64_t> StrictUint(const std::string& text, uint64_t max) {
+  if (text.empty() || text.size() > 19) return std::nullopt;
+  uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (value > max) return std::nullopt;
+  return value;
+}
+
 StatusOr<uint32_t> Uint32Param(const std::map<std::string, std::string>& params,
                                const std::string& name) {
   auto it = params.find(name);
   if (it == params.end()) return InvalidArgumentError("missing parameter " + name);
-  StatusOr<uint64_t> value = ParseUint64(it->second);
-  if (!value.ok() || *value > UINT32_MAX) {
+  std::optional<uint64_t> value = StrictUint(it->second, UINT32_MAX);
+  if (!value) {
     return InvalidArgumentError(name + " \"" + it->second.substr(0, 64) +
                                 "\": expected an integer in [0, 4294967295]");
   }
@@ -107,20 +124,21 @@ StatusOr<std::map<std::string, std::string>> BodyParams(const std::string& body)
   std::map<std::string, std::string> params;
   if (Trim(body).empty()) return params;
   ZEUS_ASSIGN_OR_RETURN(json doc, ParseJson(body, "request body", JsonLimits{64 * 1024, 4}));
-  ZEUS_ASSIGN_OR_RETURN(
-      JsonFields fields,
-      JsonFields::Of(doc, "request body",
-                     {"power_limit_mw", "enabled", "min_clock_mhz", "max_clock_mhz", "block"}));
+  ZEUS_ASSIGN_OR_RETURN(JsonFields fields,
+                        JsonFields::Of(doc, "request body",
+                                       {zeusd::kPowerLimitMw, zeusd::kEnabled, zeusd::kMinClockMhz,
+                                        zeusd::kMaxClockMhz, zeusd::kBlock}));
   for (const auto& [key, value] : fields.object().items()) {
     if (value.is_boolean()) {
       params[key] = value.get<bool>() ? "true" : "false";
     } else if (value.is_number_unsigned()) {
       params[key] = std::to_string(value.get<uint64_t>());
     } else {
-      return InvalidArgumentError(
-          "request body: field '" + key + "': expected " +
-          (key == "enabled" || key == "block" ? "true or false" : "a non-negative integer") +
-          ", got " + DescribeJson(value));
+      return InvalidArgumentError("request body: field '" + key + "': expected " +
+                                  (key == zeusd::kEnabled || key == zeusd::kBlock
+                                       ? "true or false"
+                                       : "a non-negative integer") +
+                                  ", got " + DescribeJson(value));
     }
   }
   return params;
@@ -183,24 +201,24 @@ Status Routes::Authorize(const Peer& peer, bool write) const {
 
 StatusOr<std::vector<int>> Routes::GpuIds(const Params& params, bool required) const {
   std::vector<int> ids;
-  auto it = params.find("gpu_ids");
+  auto it = params.find(zeusd::kGpuIds);
   if (it == params.end()) {
     if (required) return InvalidArgumentError("missing parameter gpu_ids (e.g. gpu_ids=0,1)");
     for (size_t i = 0; i < gpus_.size(); ++i) ids.push_back(static_cast<int>(i));
     return ids;
   }
   for (const std::string& item : Split(it->second, ',')) {
-    StatusOr<int64_t> id = ParseInt64(item);
-    if (!id.ok() || *id < 0 || *id > 1'000'000) {
+    std::optional<uint64_t> id = StrictUint(item, 1'000'000);
+    if (!id) {
       return InvalidArgumentError("gpu_ids \"" + it->second.substr(0, 64) +
                                   "\": expected comma-separated GPU indices");
     }
-    if (*id >= static_cast<int64_t>(gpus_.size())) {
+    if (*id >= gpus_.size()) {
       return InvalidArgumentError("GPU index " + std::to_string(*id) +
                                   " does not exist (this daemon has " +
                                   std::to_string(gpus_.size()) + " GPUs)");
     }
-    if (std::find(ids.begin(), ids.end(), *id) != ids.end()) {
+    if (std::find(ids.begin(), ids.end(), static_cast<int>(*id)) != ids.end()) {
       return InvalidArgumentError("gpu_ids: GPU " + std::to_string(*id) + " is listed twice");
     }
     ids.push_back(static_cast<int>(*id));
@@ -210,18 +228,18 @@ StatusOr<std::vector<int>> Routes::GpuIds(const Params& params, bool required) c
 
 StatusOr<std::vector<int>> Routes::CpuIds(const Params& params) const {
   std::vector<int> ids;
-  auto it = params.find("cpu_ids");
+  auto it = params.find(zeusd::kCpuIds);
   if (it == params.end()) {
     for (size_t i = 0; i < cpus_.size(); ++i) ids.push_back(static_cast<int>(i));
     return ids;
   }
   for (const std::string& item : Split(it->second, ',')) {
-    StatusOr<int64_t> id = ParseInt64(item);
-    if (!id.ok() || *id < 0) {
+    std::optional<uint64_t> id = StrictUint(item, 1'000'000);
+    if (!id) {
       return InvalidArgumentError("cpu_ids \"" + it->second.substr(0, 64) +
                                   "\": expected comma-separated CPU indices");
     }
-    if (*id >= static_cast<int64_t>(cpus_.size())) {
+    if (*id >= cpus_.size()) {
       return InvalidArgumentError("CPU index " + std::to_string(*id) +
                                   " does not exist (this daemon has " +
                                   std::to_string(cpus_.size()) + " CPUs)");
@@ -233,37 +251,46 @@ StatusOr<std::vector<int>> Routes::CpuIds(const Params& params) const {
 
 HttpResponse Routes::Control(const std::string& op, const Params& params, const Peer& peer) {
   if (Status s = Authorize(peer, true); !s.ok()) return ErrorOf(s);
+  if (peer.Exited()) {
+    // A process that inherited the connection (a child of an exited
+    // parent): its change would be leased to the dead parent and put back at
+    // once, while it believes it holds the GPU.
+    return Error(403, peer.description +
+                          ", which opened this connection, has exited: changes are accepted only "
+                          "from the live process that connected (the change is leased to it); "
+                          "open a new connection. Nothing was changed");
+  }
   StatusOr<std::vector<int>> ids = GpuIds(params, true);
   if (!ids.ok()) return ErrorOf(ids.status());
-  StatusOr<std::optional<bool>> block = BoolParam(params, "block");
+  StatusOr<std::optional<bool>> block = BoolParam(params, zeusd::kBlock);
   if (!block.ok()) return ErrorOf(block.status());
   std::vector<Change> changes(1);
   Change& change = changes[0];
-  if (op == "set_gpu_locked_clocks" || op == "set_mem_locked_clocks") {
-    StatusOr<uint32_t> min_mhz = Uint32Param(params, "min_clock_mhz");
+  if (op == zeusd::kSetGpuLockedClocks || op == zeusd::kSetMemLockedClocks) {
+    StatusOr<uint32_t> min_mhz = Uint32Param(params, zeusd::kMinClockMhz);
     if (!min_mhz.ok()) return ErrorOf(min_mhz.status());
-    StatusOr<uint32_t> max_mhz = Uint32Param(params, "max_clock_mhz");
+    StatusOr<uint32_t> max_mhz = Uint32Param(params, zeusd::kMaxClockMhz);
     if (!max_mhz.ok()) return ErrorOf(max_mhz.status());
     if (*min_mhz > *max_mhz) {
       return Error(400, "min_clock_mhz " + std::to_string(*min_mhz) + " is above max_clock_mhz " +
                             std::to_string(*max_mhz));
     }
     change = Change{
-        op == "set_gpu_locked_clocks" ? Setting::kGpuLockedClocks : Setting::kMemLockedClocks,
+        op == zeusd::kSetGpuLockedClocks ? Setting::kGpuLockedClocks : Setting::kMemLockedClocks,
         *min_mhz, *max_mhz, false};
-  } else if (op == "reset_gpu_locked_clocks") {
+  } else if (op == zeusd::kResetGpuLockedClocks) {
     change = Change{Setting::kGpuLockedClocks, 0, 0, true};
-  } else if (op == "reset_mem_locked_clocks") {
+  } else if (op == zeusd::kResetMemLockedClocks) {
     change = Change{Setting::kMemLockedClocks, 0, 0, true};
-  } else if (op == "reset_locked_clocks") {
+  } else if (op == zeusd::kResetLockedClocks) {
     change = Change{Setting::kGpuLockedClocks, 0, 0, true};
     changes.push_back(Change{Setting::kMemLockedClocks, 0, 0, true});
-  } else if (op == "set_power_limit") {
-    StatusOr<uint32_t> limit = Uint32Param(params, "power_limit_mw");
+  } else if (op == zeusd::kSetPowerLimit) {
+    StatusOr<uint32_t> limit = Uint32Param(params, zeusd::kPowerLimitMw);
     if (!limit.ok()) return ErrorOf(limit.status());
     change = Change{Setting::kPowerLimit, *limit};
-  } else if (op == "set_persistence_mode") {
-    StatusOr<bool> enabled = RequiredBool(params, "enabled");
+  } else if (op == zeusd::kSetPersistenceMode) {
+    StatusOr<bool> enabled = RequiredBool(params, zeusd::kEnabled);
     if (!enabled.ok()) return ErrorOf(enabled.status());
     change = Change{Setting::kPersistenceMode, *enabled ? 1u : 0u};
   } else {
@@ -301,23 +328,23 @@ HttpResponse Routes::GpuRead(const std::string& op, const Params& params) {
   for (int id : *ids) {
     Gpu* gpu = gpus_[static_cast<size_t>(id)];
     const std::string key = std::to_string(id);
-    if (op == "get_power_limit") {
+    if (op == zeusd::kGetPowerLimit) {
       StatusOr<uint32_t> v = gpu->PowerLimitMw();
       if (!v.ok()) return ErrorOf(v.status());
-      out[key] = {{"power_limit_mw", *v}};
-    } else if (op == "get_power_limit_constraints") {
+      out[key] = {{zeusd::kPowerLimitMw, *v}};
+    } else if (op == zeusd::kGetPowerLimitConstraints) {
       StatusOr<PowerLimitConstraints> v = gpu->PowerLimitConstraintsMw();
       if (!v.ok()) return ErrorOf(v.status());
       out[key] = {{"min_power_limit_mw", v->min_mw}, {"max_power_limit_mw", v->max_mw}};
-    } else if (op == "get_persistence_mode") {
+    } else if (op == zeusd::kGetPersistenceMode) {
       StatusOr<bool> v = gpu->PersistenceMode();
       if (!v.ok()) return ErrorOf(v.status());
-      out[key] = {{"enabled", *v}};
-    } else if (op == "get_cumulative_energy") {
+      out[key] = {{zeusd::kEnabled, *v}};
+    } else if (op == zeusd::kGetCumulativeEnergy) {
       StatusOr<uint64_t> v = gpu->TotalEnergyMj();
       if (!v.ok()) return ErrorOf(v.status());
       out[key] = {{"energy_mj", *v}};
-    } else if (op == "get_power") {
+    } else if (op == zeusd::kGetPower) {
       StatusOr<uint32_t> v = gpu->PowerMw();
       if (!v.ok()) return ErrorOf(v.status());
       power[key] = *v;
@@ -325,34 +352,35 @@ HttpResponse Routes::GpuRead(const std::string& op, const Params& params) {
       return Error(404, "no route GET /gpu/" + op);
     }
   }
-  if (op == "get_power") return Json(200, json{{"timestamp_ms", NowMs()}, {"power_mw", power}});
+  if (op == zeusd::kGetPower)
+    return Json(200, json{{"timestamp_ms", NowMs()}, {"power_mw", power}});
   return Json(200, out);
 }
 
 HttpResponse Routes::CpuRead(const std::string& op, const Params& params) {
-  if (op != "get_cumulative_energy") {
+  if (op != zeusd::kGetCumulativeEnergy) {
     return Error(404,
                  "no route GET /cpu/" + op + " (this daemon serves /cpu/get_cumulative_energy)");
   }
   StatusOr<std::vector<int>> ids = CpuIds(params);
   if (!ids.ok()) return ErrorOf(ids.status());
-  StatusOr<bool> want_cpu = RequiredBool(params, "cpu");
+  StatusOr<bool> want_cpu = RequiredBool(params, zeusd::kCpu);
   if (!want_cpu.ok()) return ErrorOf(want_cpu.status());
-  StatusOr<bool> want_dram = RequiredBool(params, "dram");
+  StatusOr<bool> want_dram = RequiredBool(params, zeusd::kDram);
   if (!want_dram.ok()) return ErrorOf(want_dram.status());
   json out = json::object();
   for (int id : *ids) {
     Cpu* cpu = cpus_[static_cast<size_t>(id)];
-    json entry{{"cpu_energy_uj", nullptr}, {"dram_energy_uj", nullptr}};
+    json entry{{zeusd::kCpuEnergyUj, nullptr}, {zeusd::kDramEnergyUj, nullptr}};
     if (*want_cpu) {
       StatusOr<uint64_t> v = cpu->PackageEnergyUj();
       if (!v.ok()) return ErrorOf(v.status());
-      entry["cpu_energy_uj"] = *v;
+      entry[zeusd::kCpuEnergyUj] = *v;
     }
     if (*want_dram && cpu->HasDram()) {
       StatusOr<uint64_t> v = cpu->DramEnergyUj();
       if (!v.ok()) return ErrorOf(v.status());
-      entry["dram_energy_uj"] = *v;
+      entry[zeusd::kDramEnergyUj] = *v;
     }
     out[std::to_string(id)] = entry;
   }
@@ -364,9 +392,13 @@ HttpResponse Routes::Discover() {
   for (size_t i = 0; i < gpus_.size(); ++i) {
     StatusOr<std::string> name = gpus_[i]->Name();
     StatusOr<uint64_t> energy = gpus_[i]->TotalEnergyMj();
+    // The original client requires the field: "" when the backend cannot
+    // tell the address.
+    StatusOr<std::string> pci = gpus_[i]->PciBusId();
     gpu_ids.push_back(i);
     gpus.push_back({{"id", i},
                     {"name", name.ok() ? *name : "unknown"},
+                    {"pci_address", pci.ok() ? *pci : ""},
                     {"cumulative_energy_available", energy.ok()}});
   }
   json cpu_ids = json::array(), cpus = json::array(), dram = json::array();
@@ -375,8 +407,8 @@ HttpResponse Routes::Discover() {
     dram.push_back(cpus_[i]->HasDram());
     cpus.push_back({{"id", i}, {"dram_available", cpus_[i]->HasDram()}});
   }
-  return Json(200, json{{"gpu_ids", gpu_ids},
-                        {"cpu_ids", cpu_ids},
+  return Json(200, json{{zeusd::kGpuIds, gpu_ids},
+                        {zeusd::kCpuIds, cpu_ids},
                         {"dram_available", dram},
                         {"gpus", gpus},
                         {"cpus", cpus},
@@ -401,8 +433,8 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
     return r;
   };
 
-  if (path == "/discover") return get ? Discover() : method_not_allowed("GET");
-  if (path == "/time") {
+  if (path == zeusd::kDiscoverPath) return get ? Discover() : method_not_allowed("GET");
+  if (path == zeusd::kTimePath) {
     return get ? Json(200, json{{"timestamp_ms", NowMs()}}) : method_not_allowed("GET");
   }
   if (path == "/leases") {
@@ -425,12 +457,12 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
     if (!request.peer.local) return Error(403, "leases belong to Unix-socket clients only");
     return Json(200, json{{"released_gpus", leases_->Release(request.peer)}});
   }
-  static const char* const kControl[] = {"set_power_limit",       "set_persistence_mode",
-                                         "set_gpu_locked_clocks", "reset_gpu_locked_clocks",
-                                         "set_mem_locked_clocks", "reset_mem_locked_clocks",
-                                         "reset_locked_clocks"};
-  if (StartsWith(path, "/gpu/")) {
-    std::string rest = path.substr(5);
+  static const char* const kControl[] = {zeusd::kSetPowerLimit,      zeusd::kSetPersistenceMode,
+                                         zeusd::kSetGpuLockedClocks, zeusd::kResetGpuLockedClocks,
+                                         zeusd::kSetMemLockedClocks, zeusd::kResetMemLockedClocks,
+                                         zeusd::kResetLockedClocks};
+  if (StartsWith(path, zeusd::kGpuPrefix)) {
+    std::string rest = path.substr(std::strlen(zeusd::kGpuPrefix));
     Params merged = *params;
     // Legacy form: /gpu/<id>/<op> with a JSON body.
     const size_t slash = rest.find('/');
@@ -440,7 +472,7 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
       StatusOr<Params> body = BodyParams(request.body);
       if (!body.ok()) return ErrorOf(body.status());
       merged = *body;
-      merged["gpu_ids"] = id;
+      merged[zeusd::kGpuIds] = id;
     }
     for (const char* op : kControl) {
       if (rest == op)
@@ -453,10 +485,10 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
     }
     return GpuRead(rest, merged);
   }
-  if (StartsWith(path, "/cpu/")) {
+  if (StartsWith(path, zeusd::kCpuPrefix)) {
     if (!get) return method_not_allowed("GET");
     if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
-    return CpuRead(path.substr(5), *params);
+    return CpuRead(path.substr(std::strlen(zeusd::kCpuPrefix)), *params);
   }
   return Error(404, "no route " + path.substr(0, 128));
 }

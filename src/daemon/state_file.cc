@@ -7,9 +7,13 @@
 #include <cstring>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include "zeus/util/file.h"
 #include "zeus/util/json.h"
+
+#include "src/daemon/single_instance.h"
 
 namespace zeus::daemon {
 namespace {
@@ -82,20 +86,50 @@ Status SaveLeaseRecords(const std::string& path, const std::vector<LeaseRecord>&
   }
   const std::string text = nlohmann::json{{"version", kVersion}, {"leases", leases}}.dump(2) + "\n";
   const std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const size_t slash = path.find_last_of('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::string tmp_base = base + ".tmp";
+  // Every step below is relative to this descriptor: the directory checked
+  // is the one written, whatever happens to the path meanwhile.
+  const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return Errno("cannot write " + tmp + ": open " + dir);
+  struct CloseDir {
+    int fd;
+    ~CloseDir() { close(fd); }
+  } close_dir{dir_fd};
+  struct stat st {};
+  if (fstat(dir_fd, &st) != 0) return Errno(dir + ": fstat");
+  ZEUS_RETURN_IF_ERROR(CheckStateDirectoryStat(dir, st));
+  // O_EXCL|O_NOFOLLOW: never writes through a file or symlink someone else
+  // put there. A leftover of an earlier crash (the directory is the daemon's
+  // own, so only the daemon leaves one) is removed once, never followed.
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = openat(dir_fd, tmp_base.c_str(), flags, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    struct stat left {};
+    const bool is_link =
+        fstatat(dir_fd, tmp_base.c_str(), &left, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(left.st_mode);
+    spdlog::warn("zeus daemon: {}: removing a leftover {} (not following it)", tmp,
+                 is_link ? "symlink" : "file");
+    if (unlinkat(dir_fd, tmp_base.c_str(), 0) != 0 && errno != ENOENT) {
+      return Errno(tmp + ": cannot remove the leftover temporary file");
+    }
+    fd = openat(dir_fd, tmp_base.c_str(), flags, 0600);
+  }
   if (fd < 0) return Errno(tmp + ": open");
   Status written = WriteAll(fd, text, tmp);
   if (written.ok() && fsync(fd) != 0) written = Errno(tmp + ": fsync");
   close(fd);
-  if (!written.ok()) return written;
-  if (rename(tmp.c_str(), path.c_str()) != 0) return Errno(path + ": rename from " + tmp);
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return Errno(dir + ": open");
-  const bool synced = fsync(dir_fd) == 0;
-  close(dir_fd);
-  if (!synced) return Errno(dir + ": fsync");
+  if (!written.ok()) {
+    unlinkat(dir_fd, tmp_base.c_str(), 0);
+    return written;
+  }
+  if (renameat(dir_fd, tmp_base.c_str(), dir_fd, base.c_str()) != 0) {
+    return Errno(path + ": rename from " + tmp);
+  }
+  if (fsync(dir_fd) != 0) return Errno(dir + ": fsync");
   return Status::Ok();
 }
 

@@ -42,10 +42,14 @@ struct LeaseRecord {
 // refuses to start rather than forget what it changed).
 StatusOr<std::vector<LeaseRecord>> LoadLeaseRecords(const std::string& path);
 
-// Replaces the file at `path` with `records`, durably: a temporary file in
-// the same directory is written and fsync'ed, renamed over `path`, and the
-// directory fsync'ed. A crash leaves either the old or the new list.
-// kIoError naming the step that failed.
+// Replaces the file at `path` with `records`, durably: a temporary file
+// `<path>.tmp` is created with O_CREAT|O_EXCL|O_NOFOLLOW (never written
+// through a file or symlink found there: a leftover is removed, not
+// followed), written and fsync'ed, renamed over `path`, and the directory
+// fsync'ed. A crash leaves either the old or the new list. The directory must
+// pass CheckStateDirectory (owned by the daemon's user or root, writable by
+// nobody else): kFailedPrecondition naming it otherwise; kIoError naming the
+// step that failed.
 Status SaveLeaseRecords(const std::string& path, const std::vector<LeaseRecord>& records);
 
 }  // namespace zeus::daemon

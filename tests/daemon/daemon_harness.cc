@@ -160,6 +160,19 @@ int DaemonProcess::Kill(int signal) {
   return status;
 }
 
+int DaemonProcess::WaitForExit(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return -1;
+  int status = -1;
+  WaitFor(
+      [&] {
+        if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+        pid_ = -1;
+        return true;
+      },
+      timeout);
+  return pid_ > 0 ? -1 : status;
+}
+
 ClientProcess::ClientProcess(std::function<int(ClientProcess&)> body) {
   if (pipe(pipe_) != 0) std::abort();
   pid_ = fork();

@@ -56,12 +56,22 @@ class DaemonProcess {
              const std::map<std::string, std::string>& env = {}, bool wait = true);
   // Sends `signal` and reaps the process; returns its wait status.
   int Kill(int signal);
+  // Waits up to `timeout` for the process to end on its own; its wait
+  // status, or -1 when it still runs (it is left running).
+  int WaitForExit(std::chrono::milliseconds timeout);
   pid_t pid() const { return pid_; }
   // The powercap tree the daemon reads CPUs from. Default: none (no CPUs).
   void set_powercap_root(std::string root) { powercap_root_ = std::move(root); }
 
-  std::string socket() const { return dir_ + "/zeusd.sock"; }
-  std::string state_file() const { return dir_ + "/state.json"; }
+  // Another socket or state file than the defaults below (a second daemon
+  // sharing the fake GPUs of the first, with one of its paths).
+  void set_socket(std::string path) { socket_ = std::move(path); }
+  void set_state_file(std::string path) { state_file_ = std::move(path); }
+
+  std::string socket() const { return socket_.empty() ? dir_ + "/zeusd.sock" : socket_; }
+  std::string state_file() const {
+    return state_file_.empty() ? dir_ + "/state.json" : state_file_;
+  }
   std::string gpu_file() const { return dir_ + "/gpus"; }
   std::string gpu_log() const { return dir_ + "/nvml.log"; }
   std::string log() const { return dir_ + "/daemon.log"; }
@@ -71,6 +81,8 @@ class DaemonProcess {
   std::string dir_;
   int gpus_;
   std::string powercap_root_;
+  std::string socket_;
+  std::string state_file_;
   pid_t pid_ = -1;
 };
 

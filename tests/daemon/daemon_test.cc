@@ -347,6 +347,24 @@ TEST_F(DaemonTest, ReadsFollowTheZeusdApi) {
   EXPECT_THAT(Http(sock, "GET", "/time").body, HasSubstr("\"timestamp_ms\":"));
 }
 
+TEST_F(DaemonTest, DiscoverDescribesEveryGpuAsTheOriginalClientRequires) {
+  ASSERT_TRUE(daemon_.Start());
+  HttpResult discover = Http(daemon_.socket(), "GET", "/discover");
+  EXPECT_EQ(discover.status, 200);
+  // The fake libnvml's NVML bus ids "00000000:1B:00.0", "...:3B:...": lspci -D form.
+  EXPECT_THAT(discover.body,
+              HasSubstr("{\"cumulative_energy_available\":true,\"id\":0,\"name\":\"Fake H100 "
+                        "0\",\"pci_address\":\"0000:1b:00.0\"}"));
+  EXPECT_THAT(discover.body, HasSubstr("\"id\":3,\"name\":\"Fake H100 3\",\"pci_address\":"
+                                       "\"0000:7b:00.0\"}"));
+  EXPECT_THAT(discover.body, HasSubstr("\"auth_required\":false"));
+  EXPECT_THAT(discover.body,
+              HasSubstr("\"enabled_api_groups\":[\"gpu-control\",\"gpu-read\",\"cpu-read\"]"));
+  EXPECT_THAT(discover.body, HasSubstr("\"cpus\":[]"));
+  EXPECT_THAT(discover.body, HasSubstr("\"dram_available\":[]"));
+  EXPECT_THAT(Http(daemon_.socket(), "GET", "/time").body, HasSubstr("{\"timestamp_ms\":"));
+}
+
 TEST_F(DaemonTest, DryRunLogsAndChangesNothing) {
   ASSERT_TRUE(daemon_.Start({"--dry-run"}));
   const std::string sock = daemon_.socket();

@@ -1,17 +1,25 @@
 // In-process tests of the daemon's pieces: the state file (durable, strict
-// on load) and query parsing.
+// on load, never written through a planted symlink), the single-instance
+// lock and socket claim, and query parsing.
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include "zeus/util/file.h"
 
 #include "src/daemon/routes.h"
+#include "src/daemon/single_instance.h"
 #include "src/daemon/state_file.h"
+#include "src/device/zeusd/zeusd_api.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus::daemon {
@@ -89,6 +97,107 @@ TEST(StateFileTest, UnwritableDirectoryIsAnIoErrorNamingThePath) {
   Status s = SaveLeaseRecords("/nonexistent-dir/state.json", {});
   EXPECT_EQ(s.code(), StatusCode::kIoError);
   EXPECT_THAT(s.message(), HasSubstr("/nonexistent-dir/state.json.tmp"));
+}
+
+TEST(StateFileTest, SymlinkPlantedAtTheTemporaryFileIsNeverFollowed) {
+  TempDir dir;
+  const std::string path = dir.File("state.json");
+  const std::string victim = dir.WriteFile("victim", "precious\n");
+  ASSERT_EQ(symlink(victim.c_str(), (path + ".tmp").c_str()), 0);
+  LeaseRecord a;
+  a.gpu = 1;
+  a.pid = 42;
+  a.original_power_limit_mw = 250'000;
+  ZEUS_ASSERT_OK(SaveLeaseRecords(path, {a}));
+  EXPECT_EQ(ReadFileToString(victim).value_or(""), "precious\n");
+  struct stat st {};
+  EXPECT_NE(lstat((path + ".tmp").c_str(), &st), 0) << "the planted link is removed";
+  ASSERT_EQ(lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<LeaseRecord> loaded, LoadLeaseRecords(path));
+  ASSERT_EQ(loaded.size(), 1u);
+  EXPECT_EQ(loaded[0].original_power_limit_mw, 250'000u);
+}
+
+TEST(StateFileTest, DirectoryWritableByOthersIsRefusedByName) {
+  TempDir dir;
+  const std::string open_dir = dir.File("open");
+  ASSERT_EQ(mkdir(open_dir.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(open_dir.c_str(), 0777), 0);
+  Status s = SaveLeaseRecords(open_dir + "/state.json", {});
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr(open_dir + ": the state file's directory is writable by "
+                                                "others (mode 0777)"));
+  EXPECT_THAT(s.message(), HasSubstr("chmod go-w " + open_dir));
+  EXPECT_FALSE(ReadFileToString(open_dir + "/state.json").ok());
+  ASSERT_EQ(chmod(open_dir.c_str(), 0770), 0);
+  EXPECT_THAT(CheckStateDirectory(open_dir + "/state.json").message(),
+              HasSubstr("writable by its group (mode 0770)"));
+  ASSERT_EQ(chmod(open_dir.c_str(), 0700), 0);
+  ZEUS_EXPECT_OK(CheckStateDirectory(open_dir + "/state.json"));
+}
+
+TEST(StateFileLockTest, SecondLockIsRefusedNamingTheHolderUntilTheFirstIsReleased) {
+  TempDir dir;
+  const std::string path = dir.File("state.json");
+  {
+    ZEUS_ASSERT_OK_AND_ASSIGN(StateFileLock first, LockStateFile(path));
+    EXPECT_EQ(first.path(), path + ".lock");
+    StatusOr<StateFileLock> second = LockStateFile(path);
+    ASSERT_FALSE(second.ok());
+    EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_THAT(second.status().message(),
+                HasSubstr("another zeus daemon (pid " + std::to_string(getpid()) +
+                          ") holds the state file " + path));
+  }
+  ZEUS_EXPECT_OK(LockStateFile(path).status());
+  // A symlink planted at the lock file is not followed.
+  const std::string other = dir.File("other.json");
+  ASSERT_EQ(symlink(dir.WriteFile("target", "x").c_str(), (other + ".lock").c_str()), 0);
+  StatusOr<StateFileLock> linked = LockStateFile(other);
+  EXPECT_EQ(linked.status().code(), StatusCode::kIoError);
+  EXPECT_THAT(linked.status().message(), HasSubstr("symlink"));
+  EXPECT_EQ(ReadFileToString(dir.File("target")).value_or(""), "x");
+}
+
+TEST(ClaimSocketPathTest, RemovesOnlyASocketNobodyAnswersOn) {
+  TempDir dir;
+  const std::string path = dir.File("zeusd.sock");
+  ZEUS_EXPECT_OK(ClaimSocketPath(path));  // Nothing there.
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", path.c_str());
+  const int listener = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  Status live = ClaimSocketPath(path);
+  EXPECT_EQ(live.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(live.message(), HasSubstr("another daemon (pid " + std::to_string(getpid()) +
+                                        ") answers on " + path));
+  struct stat st {};
+  EXPECT_EQ(lstat(path.c_str(), &st), 0) << "a live socket is never removed";
+  close(listener);  // Now stale: connect() is refused.
+  ZEUS_EXPECT_OK(ClaimSocketPath(path));
+  EXPECT_NE(lstat(path.c_str(), &st), 0);
+  // Not a socket: left alone.
+  dir.WriteFile("zeusd.sock", "not a socket");
+  EXPECT_THAT(ClaimSocketPath(path).message(), HasSubstr("exists and is not a socket"));
+}
+
+TEST(ZeusdApiTest, RelayTargetsAreTheWireTheyAlwaysWere) {
+  EXPECT_EQ(zeusd::SetPowerLimitTarget(2, 250'000),
+            "/gpu/set_power_limit?gpu_ids=2&power_limit_mw=250000&block=true");
+  EXPECT_EQ(zeusd::SetPersistenceModeTarget(0, true),
+            "/gpu/set_persistence_mode?gpu_ids=0&enabled=true&block=true");
+  EXPECT_EQ(zeusd::LockedClocksTarget(1, false, true, 900, 1500),
+            "/gpu/set_gpu_locked_clocks?gpu_ids=1&block=true&min_clock_mhz=900&max_clock_mhz=1500");
+  EXPECT_EQ(zeusd::LockedClocksTarget(3, true, false, 0, 0),
+            "/gpu/reset_mem_locked_clocks?gpu_ids=3&block=true");
+  EXPECT_EQ(zeusd::CpuEnergyTarget(1, true),
+            "/cpu/get_cumulative_energy?cpu_ids=1&cpu=false&dram=true");
+  // The daemon reads back what the relays send.
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto params, ParseQuery("gpu_ids=2&power_limit_mw=250000&block=true"));
+  EXPECT_EQ(params[zeusd::kPowerLimitMw], "250000");
 }
 
 TEST(ParseQueryTest, DecodesEscapesAndRefusesDuplicatesAndBadEscapes) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "zeus/device/gpu.h"
 #include "zeus/util/file.h"
 
+#include "src/device/nvml/nvml_gpu.h"
 #include "tests/daemon/daemon_harness.h"
 #include "tests/testing/temp_dir.h"
 
@@ -30,6 +32,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class RelayTest : public ::testing::Test {
  protected:
@@ -104,6 +107,58 @@ TEST_F(RelayTest, NvmlSettersGoThroughTheDaemonAndComeBackWhenTheProcessEnds) {
       milliseconds(1000)));
 }
 
+TEST(PciBusIdTest, NvmlAddressesAreNormalisedAsLspciPrintsThem) {
+  setenv("ZEUS_NVML_LIBRARY", FAKE_NVML_FULL, 1);
+  setenv("FAKE_NVML_GPUS", "2", 1);
+  unsetenv("FAKE_NVML_STATE");
+  unsetenv("ZEUSD_SOCK_PATH");
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  StatusOr<std::vector<std::unique_ptr<Gpu>>> gpus = OpenGpus();
+  ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
+  ASSERT_EQ(gpus->size(), 2u);
+  // The fake reports NVML's "00000000:1B:00.0" and "00000000:3B:00.0".
+  EXPECT_EQ((*gpus)[0]->PciBusId().value_or("?"), "0000:1b:00.0");
+  EXPECT_EQ((*gpus)[1]->PciBusId().value_or("?"), "0000:3b:00.0");
+  nvmlPciInfo_t pci{};
+  std::snprintf(pci.bus_id_legacy, sizeof(pci.bus_id_legacy), "0001:AF:1F.3");
+  pci.domain = 0x10001;
+  pci.bus = 0xaf;
+  pci.device = 0x1f;
+  EXPECT_EQ(nvml::FormatPciBusId(pci), "10001:af:1f.3");
+  pci.domain = 0;
+  pci.bus_id_legacy[0] = '\0';  // No string: function 0.
+  EXPECT_EQ(nvml::FormatPciBusId(pci), "0000:af:1f.0");
+}
+
+TEST_F(RelayTest, DryRunCallsNeitherTheDaemonNorTheDeviceAndReadsStillGoToNvml) {
+  ASSERT_TRUE(daemon_.Start({"--group", std::to_string(getgid())}));
+  ClientProcess client([&](ClientProcess& self) -> int {
+    ClientEnvironment("1");
+    setenv("ZEUS_DRY_RUN", "1", 1);
+    StatusOr<std::vector<std::unique_ptr<Gpu>>> gpus = OpenGpus();
+    if (!gpus.ok() || gpus->size() != 1) return 1;
+    Gpu* gpu = (*gpus)[0].get();
+    Status set = gpu->SetPowerLimitMw(250'000);
+    Status persist = gpu->SetPersistenceMode(true);
+    Status clocks = gpu->SetGpuLockedClocksMhz(900, 1200);
+    Status outside = gpu->SetPowerLimitMw(5);
+    // Reads pass through both decorators to NVML.
+    self.Report(set.ToString() + "|" + persist.ToString() + "|" + clocks.ToString() + "|" +
+                gpu->PciBusId().value_or("?") + "|" + std::to_string(gpu->index()) + "|" +
+                outside.ToString());
+    return 0;
+  });
+  const std::string report = client.NextReport();
+  EXPECT_THAT(report, HasSubstr("ok|ok|ok|0000:3b:00.0|0|"));
+  EXPECT_THAT(report,
+              HasSubstr("GPU 0 (NVML index 1): power limit 5 mW: outside the allowed range"));
+  client.Wait();
+  EXPECT_EQ(Http(daemon_.socket(), "GET", "/leases").body, "{\"leases\":[]}");
+  EXPECT_EQ(daemon_.Gpus()[1].power_limit_mw, 700'000u);
+  EXPECT_EQ(daemon_.Gpus()[1].gpu_clocks_max_mhz, 0u);
+  EXPECT_THAT(ReadFileToString(daemon_.gpu_log()).value_or(""), Not(HasSubstr("set_")));
+}
+
 TEST_F(RelayTest, RelayErrorsNameTheReason) {
   // Without --group, only root may change.
   ASSERT_TRUE(daemon_.Start());
@@ -174,6 +229,10 @@ TEST_F(RelayTest, RaplEnergyIsReadThroughTheDaemon) {
   ASSERT_EQ(std::sscanf(second.c_str(), "%lu %lu", &pkg1, &mem1), 2) << second;
   EXPECT_EQ(pkg1 - pkg0, 1234u);
   EXPECT_EQ(mem1 - mem0, 56u);
+  // /discover lists the CPU with its DRAM zone, as the original client reads it.
+  const std::string discover = Http(daemon_.socket(), "GET", "/discover").body;
+  EXPECT_THAT(discover, HasSubstr("\"cpus\":[{\"dram_available\":true,\"id\":0}]"));
+  EXPECT_THAT(discover, HasSubstr("\"cpu_ids\":[0]"));
 }
 
 }  // namespace

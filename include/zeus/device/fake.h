@@ -47,6 +47,8 @@ struct FakeGpuOptions {
   std::string name = "Fake GPU";
   std::string architecture = "Hopper";
   std::string uuid = "GPU-00000000-0000-0000-0000-000000000000";
+  // PciBusId(). Empty: kNotSupported. Default: "0000:01:00.0".
+  std::string pci_bus_id = "0000:01:00.0";
   PowerLimitConstraints constraints{100'000, 300'000};
   // Default: the maximum limit.
   uint32_t default_power_limit_mw = 300'000;
@@ -110,6 +112,7 @@ class FakeGpu final : public Gpu {
   StatusOr<std::string> Name() override;
   StatusOr<std::string> Architecture() override;
   StatusOr<std::string> Uuid() override;
+  StatusOr<std::string> PciBusId() override;
   StatusOr<PowerLimitConstraints> PowerLimitConstraintsMw() override;
   StatusOr<uint32_t> DefaultPowerLimitMw() override;
   StatusOr<uint32_t> PowerLimitMw() override;

@@ -57,6 +57,10 @@ class Gpu {
   virtual StatusOr<std::string> Architecture() = 0;
   // The backend's stable identifier, e.g. NVML's "GPU-<uuid>".
   virtual StatusOr<std::string> Uuid() = 0;
+  // The PCI address "domain:bus:device.function" in lower-case hex, the
+  // domain in 4 digits, as `lspci -D` prints it: "0000:3b:00.0" (NVML's
+  // "00000000:3B:00.0" normalised). Default: kNotSupported.
+  virtual StatusOr<std::string> PciBusId();
 
   // NVML: the range accepted by SetPowerLimitMw, in mW.
   virtual StatusOr<PowerLimitConstraints> PowerLimitConstraintsMw() = 0;
@@ -119,6 +123,9 @@ inline StatusOr<int32_t> Gpu::TemperatureC() {
   return NotSupportedError("GPU " + std::to_string(index()) + ": temperature not supported");
 }
 
+inline StatusOr<std::string> Gpu::PciBusId() {
+  return NotSupportedError("GPU " + std::to_string(index()) + ": PCI address not known");
+}
 inline Status Gpu::SetGpuLockedClocksMhz(uint32_t, uint32_t) {
   return NotSupportedError("GPU " + std::to_string(index()) + ": locked clocks not supported");
 }

@@ -61,6 +61,11 @@ StatusOr<std::string> FakeGpu::Uuid() {
   return options_.uuid;
 }
 
+StatusOr<std::string> FakeGpu::PciBusId() {
+  if (options_.pci_bus_id.empty()) return Gpu::PciBusId();
+  return options_.pci_bus_id;
+}
+
 StatusOr<PowerLimitConstraints> FakeGpu::PowerLimitConstraintsMw() {
   std::lock_guard<std::mutex> lock(mu_);
   ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kConstraints));

@@ -68,6 +68,21 @@ typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t device, int val
 // NVML: nvmlDeviceGetTemperature(device, nvmlTemperatureSensors_t, unsigned int* temp_c).
 typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t device, int sensor,
                                                     unsigned int* temperature_c);
+// NVML: nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 (and _v2) fill it. The
+// unversioned nvmlDeviceGetPciInfo fills an older layout that shares the
+// first 36 bytes (a 16-byte "dddd:bb:dd.f" string, then domain, bus,
+// device, ...) and writes at most sizeof(nvmlPciInfo_t), so one buffer of
+// this type serves every version.
+typedef struct nvmlPciInfo_st {
+  char bus_id_legacy[16];  // NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE: "0000:3B:00.0".
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;
+  unsigned int pci_sub_system_id;
+  char bus_id[32];  // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE: "00000000:3B:00.0".
+} nvmlPciInfo_t;
+typedef nvmlReturn_t (*nvmlDeviceGetPciInfo_fn)(nvmlDevice_t device, nvmlPciInfo_t* pci);
 
 }  // extern "C"
 

@@ -2,12 +2,15 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/device/cuda_visible_devices.h"
+#include "src/device/dry_run_gpu.h"
 #include "src/device/nvml/nvml_gpu.h"
 #include "src/device/nvml/nvml_library.h"
 #include "src/device/zeusd/zeusd_client.h"
+#include "src/device/zeusd/zeusd_gpu.h"
 
 namespace zeus::nvml {
 namespace {
@@ -49,8 +52,15 @@ StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenNvmlGpus(const GpuOptions& optio
   std::vector<std::unique_ptr<Gpu>> gpus;
   gpus.reserve(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
-    gpus.push_back(std::make_unique<NvmlGpu>(
-        library, handles[order[i]], first_index + static_cast<int>(i), order[i], zeusd_socket));
+    const int index = first_index + static_cast<int>(i);
+    const std::string context = NvmlGpuContext(index, order[i]);
+    std::unique_ptr<Gpu> gpu =
+        std::make_unique<NvmlGpu>(library, handles[order[i]], index, order[i]);
+    if (zeusd_socket) {
+      gpu = std::make_unique<zeusd::ZeusdGpu>(std::move(gpu), *zeusd_socket, order[i], context);
+    }
+    // Outermost: a dry run touches neither the device nor the daemon.
+    gpus.push_back(std::make_unique<DryRunGpu>(std::move(gpu), context));
   }
   return gpus;
 }

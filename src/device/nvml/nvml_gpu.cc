@@ -1,14 +1,10 @@
 #include "src/device/nvml/nvml_gpu.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
 #include <utility>
-
-#include <spdlog/spdlog.h>
-
-#include "zeus/util/env.h"
-#include "zeus/util/units.h"
-
-#include "src/device/zeusd/zeusd_client.h"
 
 namespace zeus::nvml {
 
@@ -37,18 +33,31 @@ std::string ArchitectureName(nvmlDeviceArchitecture_t code) {
   }
 }
 
-NvmlGpu::NvmlGpu(std::shared_ptr<const NvmlLibrary> library, nvmlDevice_t device, int index,
-                 unsigned int nvml_index, std::optional<std::string> zeusd_socket)
-    : library_(std::move(library)),
-      device_(device),
-      index_(index),
-      nvml_index_(nvml_index),
-      zeusd_socket_(std::move(zeusd_socket)) {}
-
-std::string NvmlGpu::Context() const {
-  if (static_cast<unsigned int>(index_) == nvml_index_) return "GPU " + std::to_string(index_);
-  return "GPU " + std::to_string(index_) + " (NVML index " + std::to_string(nvml_index_) + ")";
+std::string FormatPciBusId(const nvmlPciInfo_t& pci) {
+  // The function is only in the string: the digit after its last '.'.
+  const std::string legacy(pci.bus_id_legacy,
+                           strnlen(pci.bus_id_legacy, sizeof(pci.bus_id_legacy)));
+  const size_t dot = legacy.rfind('.');
+  unsigned int function = 0;
+  if (dot != std::string::npos && dot + 1 < legacy.size()) {
+    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(legacy[dot + 1])));
+    if (c >= '0' && c <= '7') function = static_cast<unsigned int>(c - '0');
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%04x:%02x:%02x.%x", pci.domain, pci.bus, pci.device, function);
+  return text;
 }
+
+std::string NvmlGpuContext(int index, unsigned int nvml_index) {
+  if (static_cast<unsigned int>(index) == nvml_index) return "GPU " + std::to_string(index);
+  return "GPU " + std::to_string(index) + " (NVML index " + std::to_string(nvml_index) + ")";
+}
+
+NvmlGpu::NvmlGpu(std::shared_ptr<const NvmlLibrary> library, nvmlDevice_t device, int index,
+                 unsigned int nvml_index)
+    : library_(std::move(library)), device_(device), index_(index), nvml_index_(nvml_index) {}
+
+std::string NvmlGpu::Context() const { return NvmlGpuContext(index_, nvml_index_); }
 
 Status NvmlGpu::Error(std::string_view call, nvmlReturn_t rc) const {
   return library_->Error(call, rc).WithContext(Context());
@@ -89,6 +98,15 @@ StatusOr<std::string> NvmlGpu::Uuid() {
   return std::string(buffer);
 }
 
+StatusOr<std::string> NvmlGpu::PciBusId() {
+  const auto fn = library_->functions().device_get_pci_info;
+  if (fn == nullptr) return Missing("nvmlDeviceGetPciInfo");
+  nvmlPciInfo_t pci{};
+  nvmlReturn_t rc = fn(device_, &pci);
+  if (rc != kSuccess) return Error("nvmlDeviceGetPciInfo", rc);
+  return FormatPciBusId(pci);
+}
+
 StatusOr<PowerLimitConstraints> NvmlGpu::PowerLimitConstraintsMw() {
   const auto fn = library_->functions().device_get_power_management_limit_constraints;
   if (fn == nullptr) return Missing("nvmlDeviceGetPowerManagementLimitConstraints");
@@ -117,29 +135,6 @@ StatusOr<uint32_t> NvmlGpu::EnforcedPowerLimitMw() {
 Status NvmlGpu::SetPowerLimitMw(uint32_t power_limit_mw) {
   const std::string call =
       "nvmlDeviceSetPowerManagementLimit(" + std::to_string(power_limit_mw) + " mW)";
-  if (IsDryRun()) {
-    StatusOr<PowerLimitConstraints> constraints = PowerLimitConstraintsMw();
-    if (constraints.ok() &&
-        (power_limit_mw < constraints->min_mw || power_limit_mw > constraints->max_mw)) {
-      return InvalidArgumentError(Context() + ": " + call + ": outside the allowed range [" +
-                                  std::to_string(constraints->min_mw) + ", " +
-                                  std::to_string(constraints->max_mw) + "] mW");
-    }
-    StatusOr<uint32_t> current_mw = PowerLimitMw();
-    spdlog::info(
-        "ZEUS_DRY_RUN: would set the power limit of {} to {:.1f} W (now {}); device "
-        "left untouched",
-        Context(), MwToW(power_limit_mw),
-        current_mw.ok() ? fmt::format("{:.1f} W", MwToW(*current_mw)) : "unknown");
-    return Status::Ok();
-  }
-  if (zeusd_socket_) {
-    return zeusd::Request(*zeusd_socket_, "POST",
-                          "/gpu/set_power_limit?gpu_ids=" + std::to_string(nvml_index_) +
-                              "&power_limit_mw=" + std::to_string(power_limit_mw) + "&block=true")
-        .status()
-        .WithContext(Context());
-  }
   const auto fn = library_->functions().device_set_power_management_limit;
   if (fn == nullptr) return Missing("nvmlDeviceSetPowerManagementLimit");
   nvmlReturn_t rc = fn(device_, power_limit_mw);
@@ -165,18 +160,6 @@ StatusOr<bool> NvmlGpu::PersistenceMode() {
 Status NvmlGpu::SetPersistenceMode(bool enabled) {
   const std::string call =
       std::string("nvmlDeviceSetPersistenceMode(") + (enabled ? "enabled" : "disabled") + ")";
-  if (IsDryRun()) {
-    spdlog::info("ZEUS_DRY_RUN: would {} persistence mode of {}; device left untouched",
-                 enabled ? "enable" : "disable", Context());
-    return Status::Ok();
-  }
-  if (zeusd_socket_) {
-    return zeusd::Request(*zeusd_socket_, "POST",
-                          "/gpu/set_persistence_mode?gpu_ids=" + std::to_string(nvml_index_) +
-                              "&enabled=" + (enabled ? "true" : "false") + "&block=true")
-        .status()
-        .WithContext(Context());
-  }
   const auto fn = library_->functions().device_set_persistence_mode;
   if (fn == nullptr) return Missing("nvmlDeviceSetPersistenceMode");
   nvmlReturn_t rc = fn(device_, enabled ? kFeatureEnabled : kFeatureDisabled);
@@ -190,21 +173,6 @@ Status NvmlGpu::LockedClocks(bool memory, bool lock, uint32_t min_mhz, uint32_t 
   if (lock && min_mhz > max_mhz) {
     return InvalidArgumentError(Context() + ": locked " + domain + " clocks " + range +
                                 ": min above max");
-  }
-  if (IsDryRun()) {
-    spdlog::info("ZEUS_DRY_RUN: would {} the {} clocks of {}; device left untouched",
-                 lock ? "lock to " + range : "unlock", domain, Context());
-    return Status::Ok();
-  }
-  if (zeusd_socket_) {
-    std::string target = std::string(lock ? "/gpu/set_" : "/gpu/reset_") +
-                         (memory ? "mem" : "gpu") +
-                         "_locked_clocks?gpu_ids=" + std::to_string(nvml_index_) + "&block=true";
-    if (lock) {
-      target +=
-          "&min_clock_mhz=" + std::to_string(min_mhz) + "&max_clock_mhz=" + std::to_string(max_mhz);
-    }
-    return zeusd::Request(*zeusd_socket_, "POST", target).status().WithContext(Context());
   }
   const NvmlFunctions& f = library_->functions();
   const char* name =

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,15 +26,23 @@ namespace zeus::nvml {
 // 10 Blackwell); "Unknown" for anything else.
 std::string ArchitectureName(nvmlDeviceArchitecture_t code);
 
+// `pci` as "domain:bus:device.function" in lower-case hex, the domain in 4
+// digits (lspci -D): {domain 0, bus 0x3B, device 0, "0000:3B:00.0"} is
+// "0000:3b:00.0".
+std::string FormatPciBusId(const nvmlPciInfo_t& pci);
+
+// How errors and logs name GPU `index` of this process, NVML's `nvml_index`:
+// "GPU 0", or "GPU 0 (NVML index 2)" when they differ.
+std::string NvmlGpuContext(int index, unsigned int nvml_index);
+
 class NvmlGpu final : public Gpu {
  public:
   // `index` is this process's index (after CUDA_VISIBLE_DEVICES), `nvml_index`
-  // NVML's. The GPU keeps `library` loaded and initialised. With
-  // `zeusd_socket` (ZEUSD_SOCK_PATH), the setters ask the Zeus daemon there
-  // (GPU `nvml_index` of the daemon) instead of NVML: no privilege needed, and
-  // the daemon puts the values back when this process ends.
+  // NVML's. The GPU keeps `library` loaded and initialised. It calls NVML
+  // only: the backend wraps it in zeusd::ZeusdGpu (ZEUSD_SOCK_PATH) and
+  // DryRunGpu (ZEUS_DRY_RUN).
   NvmlGpu(std::shared_ptr<const NvmlLibrary> library, nvmlDevice_t device, int index,
-          unsigned int nvml_index, std::optional<std::string> zeusd_socket = std::nullopt);
+          unsigned int nvml_index);
 
   int index() const override { return index_; }
   unsigned int nvml_index() const { return nvml_index_; }
@@ -43,14 +50,14 @@ class NvmlGpu final : public Gpu {
   StatusOr<std::string> Name() override;
   StatusOr<std::string> Architecture() override;
   StatusOr<std::string> Uuid() override;
+  // nvmlDeviceGetPciInfo (v3, v2, v1): domain, bus and device from its
+  // numeric fields, the function from its "dddd:bb:dd.f" string.
+  StatusOr<std::string> PciBusId() override;
   StatusOr<PowerLimitConstraints> PowerLimitConstraintsMw() override;
   StatusOr<uint32_t> DefaultPowerLimitMw() override;
   StatusOr<uint32_t> PowerLimitMw() override;
   StatusOr<uint32_t> EnforcedPowerLimitMw() override;
-  // With ZEUS_DRY_RUN, checks the value against the constraints (when NVML
-  // reports them), logs the change it would make and calls nothing that
-  // changes the device (nor the daemon). Through the daemon, a GPU another
-  // process holds is kFailedPrecondition naming the holder.
+  // kPermissionDenied without CAP_SYS_ADMIN, naming ZEUS_DRY_RUN.
   Status SetPowerLimitMw(uint32_t power_limit_mw) override;
   StatusOr<bool> PersistenceMode() override;
   Status SetPersistenceMode(bool enabled) override;
@@ -84,15 +91,13 @@ class NvmlGpu final : public Gpu {
   Status Missing(std::string_view base_name) const;
   std::string Context() const;
   StatusOr<uint32_t> GetUint(nvmlDeviceGetUint_fn fn, const char* base_name);
-  // Locks (`lock`) or resets a clock domain ("gpu" or "mem"): in dry run
-  // logs, with a daemon asks it, else calls NVML.
+  // Locks (`lock`) or resets a clock domain (graphics or memory) through NVML.
   Status LockedClocks(bool memory, bool lock, uint32_t min_mhz, uint32_t max_mhz);
 
   const std::shared_ptr<const NvmlLibrary> library_;
   const nvmlDevice_t device_;
   const int index_;
   const unsigned int nvml_index_;
-  const std::optional<std::string> zeusd_socket_;
   // The scope that answered the device power fields (GPU, else module).
   std::atomic<unsigned int> device_power_scope_{kPowerScopeGpu};
 };

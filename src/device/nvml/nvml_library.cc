@@ -53,6 +53,9 @@ std::vector<NvmlSymbolSpec> BuildSymbolTable() {
                        "nvmlDeviceGetTotalEnergyConsumption"),
       ZEUS_NVML_SYMBOL(device_get_field_values, false, "nvmlDeviceGetFieldValues"),
       ZEUS_NVML_SYMBOL(device_get_temperature, false, "nvmlDeviceGetTemperature"),
+      // PCI address (zeusd /discover).
+      ZEUS_NVML_SYMBOL(device_get_pci_info, false, "nvmlDeviceGetPciInfo_v3",
+                       "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"),
   };
   // The base name is the last candidate (the unversioned one).
   for (NvmlSymbolSpec& spec : table) spec.base_name = spec.candidates.back();

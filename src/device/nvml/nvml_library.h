@@ -47,6 +47,8 @@ struct NvmlFunctions {
   nvmlDeviceGetUint64_fn device_get_total_energy_consumption = nullptr;
   nvmlDeviceGetFieldValues_fn device_get_field_values = nullptr;
   nvmlDeviceGetTemperature_fn device_get_temperature = nullptr;
+  // PCI address (zeusd /discover).
+  nvmlDeviceGetPciInfo_fn device_get_pci_info = nullptr;
 };
 
 // One entry of the symbol table: the NVML function's base name, the names

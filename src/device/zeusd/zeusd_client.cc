@@ -6,20 +6,27 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
 
+#include "zeus/util/json.h"
+
 namespace zeus::zeusd {
 namespace {
 
 // The daemon's {"error": "..."} message, or the body as it is.
 std::string ErrorMessage(const std::string& body) {
-  nlohmann::json doc = nlohmann::json::parse(body, nullptr, false);
-  if (doc.is_object() && doc.contains("error") && doc["error"].is_string()) {
-    return doc["error"].get<std::string>();
+  StatusOr<nlohmann::json> doc = ParseJson(body, "zeusd answer", JsonLimits{1 << 20, 8});
+  if (doc.ok() && doc->is_object()) {
+    StatusOr<JsonFields> fields = JsonFields::Of(*doc, "zeusd answer");
+    if (fields.ok()) {
+      StatusOr<std::optional<std::string>> error = fields->OptionalString("error");
+      if (error.ok() && error->has_value()) return **error;
+    }
   }
   return body.empty() ? "(no message)" : body.substr(0, 512);
 }

@@ -1,7 +1,13 @@
 #include "src/device/zeusd/zeusd_cpu.h"
 
+#include <optional>
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
+#include "zeus/util/json.h"
+
+#include "src/device/zeusd/zeusd_api.h"
 #include "src/device/zeusd/zeusd_client.h"
 
 namespace zeus::zeusd {
@@ -24,19 +30,22 @@ class ZeusdCpu final : public Cpu {
 
  private:
   StatusOr<uint64_t> Read(bool dram) {
-    const std::string target = "/cpu/get_cumulative_energy?cpu_ids=" + std::to_string(index_) +
-                               "&cpu=" + (dram ? "false" : "true") +
-                               "&dram=" + (dram ? "true" : "false");
+    const std::string target = CpuEnergyTarget(index_, dram);
     ZEUS_ASSIGN_OR_RETURN(std::string body, Request(socket_path_, "GET", target));
-    const nlohmann::json doc = nlohmann::json::parse(body, nullptr, false);
-    const char* field = dram ? "dram_energy_uj" : "cpu_energy_uj";
-    const std::string key = std::to_string(index_);
-    if (!doc.is_object() || !doc.contains(key) || !doc[key].is_object() ||
-        !doc[key].contains(field) || !doc[key][field].is_number_unsigned()) {
-      return UnavailableError("zeusd at " + socket_path_ + ": " + target + ": unexpected answer " +
-                              body.substr(0, 128));
-    }
-    return doc[key][field].get<uint64_t>();
+    const std::string source = "zeusd at " + socket_path_ + ": " + target;
+    // {"<index>": {"cpu_energy_uj": n | null, "dram_energy_uj": n | null}}
+    StatusOr<uint64_t> energy_uj = [&]() -> StatusOr<uint64_t> {
+      ZEUS_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(body, source, JsonLimits{1 << 20, 4}));
+      ZEUS_ASSIGN_OR_RETURN(JsonFields top, JsonFields::Of(doc, source));
+      ZEUS_ASSIGN_OR_RETURN(JsonFields cpu, top.Object(std::to_string(index_)));
+      const char* field = dram ? kDramEnergyUj : kCpuEnergyUj;
+      ZEUS_ASSIGN_OR_RETURN(std::optional<uint64_t> value, cpu.OptionalUint64(field));
+      if (!value) return cpu.Error(field, "required");
+      return *value;
+    }();
+    if (!energy_uj.ok())
+      return UnavailableError("unexpected answer: " + energy_uj.status().message());
+    return *energy_uj;
   }
 
   const std::string socket_path_;
@@ -47,20 +56,33 @@ class ZeusdCpu final : public Cpu {
 }  // namespace
 
 StatusOr<std::vector<std::unique_ptr<Cpu>>> OpenZeusdCpus(const std::string& socket_path) {
-  ZEUS_ASSIGN_OR_RETURN(std::string body, Request(socket_path, "GET", "/discover"));
-  const nlohmann::json doc = nlohmann::json::parse(body, nullptr, false);
-  if (!doc.is_object() || !doc.contains("cpu_ids") || !doc["cpu_ids"].is_array()) {
-    return UnavailableError("zeusd at " + socket_path + ": /discover: no cpu_ids in " +
-                            body.substr(0, 128));
-  }
-  const nlohmann::json& ids = doc["cpu_ids"];
-  const nlohmann::json dram = doc.value("dram_available", nlohmann::json::array());
-  std::vector<std::unique_ptr<Cpu>> cpus;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (!ids[i].is_number_unsigned()) continue;
-    const bool has_dram = i < dram.size() && dram[i].is_boolean() && dram[i].get<bool>();
-    cpus.push_back(std::make_unique<ZeusdCpu>(socket_path, ids[i].get<int>(), has_dram));
-  }
+  ZEUS_ASSIGN_OR_RETURN(std::string body, Request(socket_path, "GET", kDiscoverPath));
+  const std::string source = "zeusd at " + socket_path + ": " + kDiscoverPath;
+  // {"cpu_ids": [0, ...], "dram_available": [true, ...], ...}; other fields
+  // (the original's and ours) are read by others.
+  StatusOr<std::vector<std::unique_ptr<Cpu>>> cpus =
+      [&]() -> StatusOr<std::vector<std::unique_ptr<Cpu>>> {
+    ZEUS_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(body, source, JsonLimits{1 << 20, 8}));
+    ZEUS_ASSIGN_OR_RETURN(JsonFields top, JsonFields::Of(doc, source));
+    ZEUS_ASSIGN_OR_RETURN(std::vector<int64_t> ids, top.IntArray("cpu_ids", 0, 1 << 20));
+    std::vector<bool> dram;
+    if (top.Has("dram_available")) {
+      ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* flags, top.Array("dram_available"));
+      for (const nlohmann::json& flag : *flags) {
+        if (!flag.is_boolean()) {
+          return top.Error("dram_available", "expected true or false, got " + DescribeJson(flag));
+        }
+        dram.push_back(flag.get<bool>());
+      }
+    }
+    std::vector<std::unique_ptr<Cpu>> out;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const bool has_dram = i < dram.size() && dram[i];
+      out.push_back(std::make_unique<ZeusdCpu>(socket_path, static_cast<int>(ids[i]), has_dram));
+    }
+    return out;
+  }();
+  if (!cpus.ok()) return UnavailableError("unexpected answer: " + cpus.status().message());
   return cpus;
 }
 

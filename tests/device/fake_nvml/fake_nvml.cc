@@ -567,4 +567,28 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(void* handle, int sensor,
 }
 #endif
 
+// PCI address (zeusd /discover): nvmlPciInfo_t as NVML fills it, GPU i on
+// bus kPciBus(i), with NVML's upper-case hex strings.
+#ifdef FAKE_NVML_MODERN
+struct FakePciInfo {
+  char bus_id_legacy[16];
+  unsigned int domain, bus, device, pci_device_id, pci_sub_system_id;
+  char bus_id[32];
+};
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(void* handle, FakePciInfo* pci) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  if (pci == nullptr) return kInvalidArgument;
+  const unsigned int bus = cfg::PciBus(static_cast<unsigned int>(d - S().devices.data()));
+  *pci = FakePciInfo{};
+  pci->bus = bus;
+  pci->pci_device_id = 0x233010de;
+  std::snprintf(pci->bus_id_legacy, sizeof(pci->bus_id_legacy), "0000:%02X:00.0", bus);
+  std::snprintf(pci->bus_id, sizeof(pci->bus_id), "00000000:%02X:00.0", bus);
+  return kSuccess;
+}
+#endif
+
 }  // extern "C"

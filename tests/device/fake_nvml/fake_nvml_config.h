@@ -89,6 +89,11 @@ inline constexpr char kNvmlVersion[] = "12.999.88.77";
 // The UUID of fake GPU i is kUuidPrefix followed by i in 12 hex digits.
 inline constexpr char kUuidPrefix[] = "GPU-fa4e0000-1111-2222-3333-";
 
+// PCI address of fake GPU i (full variant, nvmlDeviceGetPciInfo_v3): domain
+// 0, device 0, function 0, bus PciBus(i) (0x1b, 0x3b, ...: hex letters, so
+// "0000:1b:00.0" shows the normalisation of NVML's "00000000:1B:00.0").
+inline constexpr unsigned int PciBus(unsigned int gpu) { return 0x1b + 0x20 * gpu; }
+
 }  // namespace zeus::testing::fake_nvml
 
 #endif  // ZEUS_TESTS_DEVICE_FAKE_NVML_FAKE_NVML_CONFIG_H_

@@ -122,6 +122,22 @@ TEST_F(NvmlPowerDomainsTest,
   EXPECT_THAT(temperature.status().message(), HasSubstr("nvmlDeviceGetTemperature"));
 }
 
+TEST_F(NvmlPowerDomainsTest, DryRunGpusStillReadEveryDomainAndTheTemperature) {
+  // ZEUS_DRY_RUN wraps each GPU in a decorator: reads must reach NVML.
+  env_.Set("ZEUS_DRY_RUN", "1");
+  env_.Set(fake::kPowerMw, "210000");
+  env_.Set(fake::kTemperaturesC, "58,59");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(uint32_t average_mw,
+                            gpus[1]->DomainPowerMw(PowerDomain::kDeviceAverage));
+  ZEUS_ASSERT_OK_AND_ASSIGN(uint32_t memory_mw,
+                            gpus[1]->DomainPowerMw(PowerDomain::kMemoryAverage));
+  ZEUS_ASSERT_OK_AND_ASSIGN(int32_t temperature_c, gpus[1]->TemperatureC());
+  EXPECT_EQ(average_mw, 210'000u);
+  EXPECT_EQ(memory_mw, 21'000u);
+  EXPECT_EQ(temperature_c, 59);
+}
+
 TEST_F(NvmlPowerDomainsTest, TemperatureIsReadPerGpu) {
   env_.Set(fake::kTemperaturesC, "51,67");
   ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
