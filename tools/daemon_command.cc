@@ -5,16 +5,19 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "zeus/daemon/daemon.h"
+#include "zeus/daemon/token.h"
 #include "zeus/device/devices.h"
 #include "zeus/util/env.h"
 #include "zeus/util/strings.h"
@@ -39,7 +42,78 @@ struct DaemonFlags {
   bool dry_run = false;
   std::string powercap_root = "/sys/class/powercap";
   std::string log_level = "info";
+  std::string signing_key_path;
+  std::vector<std::string> enable = {kApiGroupGpuControl, kApiGroupGpuRead, kApiGroupCpuRead};
+  double gpu_power_poll_hz = 20;
+  double cpu_power_poll_hz = 10;
 };
+
+struct TokenFlags {
+  std::string signing_key_path;
+  std::string user;
+  std::vector<std::string> scopes;
+  std::string expires = "never";
+};
+
+// "never" or "0": no expiry; else a number of seconds, or a number with a
+// unit s, m, h, d (e.g. 3600, 90m, 7d). The expiry in Unix seconds.
+StatusOr<std::optional<int64_t>> ParseExpiry(const std::string& text) {
+  if (text == "never" || text == "0") return std::optional<int64_t>();
+  std::string digits = text;
+  int64_t unit = 1;
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 's':
+        unit = 1;
+        digits.pop_back();
+        break;
+      case 'm':
+        unit = 60;
+        digits.pop_back();
+        break;
+      case 'h':
+        unit = 3600;
+        digits.pop_back();
+        break;
+      case 'd':
+        unit = 86400;
+        digits.pop_back();
+        break;
+      default:
+        break;
+    }
+  }
+  StatusOr<uint64_t> count = ParseUint64(digits);
+  if (!count.ok() || *count == 0 || *count > 100ull * 365 * 86400) {
+    return InvalidArgumentError("--expires \"" + text +
+                                "\": expected a positive duration such as 3600, 90m, 12h or 7d, "
+                                "or never");
+  }
+  const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  return std::optional<int64_t>(now_s + static_cast<int64_t>(*count) * unit);
+}
+
+Status IssueTokenCommand(const TokenFlags& flags) {
+  ZEUS_ASSIGN_OR_RETURN(std::string key, ReadSigningKey(flags.signing_key_path));
+  TokenClaims claims;
+  claims.sub = flags.user;
+  for (const std::string& item : flags.scopes) {
+    for (const std::string& scope : Split(item, ',')) {
+      if (scope.empty()) continue;
+      ZEUS_RETURN_IF_ERROR(CheckApiGroup(scope, "--scopes"));
+      claims.scopes.push_back(scope);
+    }
+  }
+  if (claims.scopes.empty()) {
+    return InvalidArgumentError("--scopes: give at least one of gpu-control, gpu-read, cpu-read");
+  }
+  ZEUS_ASSIGN_OR_RETURN(claims.exp, ParseExpiry(flags.expires));
+  ZEUS_ASSIGN_OR_RETURN(std::string token, IssueToken(key, claims));
+  std::printf("%s\n", token.c_str());
+  return Status::Ok();
+}
 
 // A group given by name or number.
 StatusOr<gid_t> ParseGroup(const std::string& flag, const std::string& value) {
@@ -93,6 +167,22 @@ Status RunDaemon(const DaemonFlags& flags) {
       std::chrono::milliseconds(static_cast<int64_t>(flags.request_timeout_s * 1e3));
   options.max_body_bytes = flags.max_body_bytes;
   options.max_connections = flags.max_connections;
+  if (!flags.signing_key_path.empty()) {
+    ZEUS_ASSIGN_OR_RETURN(options.signing_key, ReadSigningKey(flags.signing_key_path));
+  }
+  options.enabled_api_groups.clear();
+  for (const std::string& item : flags.enable) {
+    for (const std::string& group : Split(item, ',')) {
+      if (group.empty()) continue;
+      ZEUS_RETURN_IF_ERROR(CheckApiGroup(group, "--enable"));
+      if (std::find(options.enabled_api_groups.begin(), options.enabled_api_groups.end(), group) ==
+          options.enabled_api_groups.end()) {
+        options.enabled_api_groups.push_back(group);
+      }
+    }
+  }
+  options.gpu_power_poll_hz = flags.gpu_power_poll_hz;
+  options.cpu_power_poll_hz = flags.cpu_power_poll_hz;
   if (flags.dry_run) setenv("ZEUS_DRY_RUN", "1", 1);
   // The daemon reads its devices itself, never through a daemon.
   unsetenv("ZEUSD_SOCK_PATH");
@@ -193,7 +283,51 @@ void RegisterDaemonCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
-  cmd->callback([flags, exit_code] {
+  cmd->add_option("--signing-key-path", flags->signing_key_path,
+                  "Require bearer tokens (HS256 JWTs signed with this file's bytes; see `zeus "
+                  "daemon token issue`) on every route but /discover and /time");
+  cmd->add_option("--enable", flags->enable,
+                  "API groups to serve, comma-separated: gpu-control, gpu-read, cpu-read (others "
+                  "answer 404)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--gpu-power-poll-hz", flags->gpu_power_poll_hz,
+                  "GPU power polling rate of /gpu/stream_power")
+      ->capture_default_str();
+  cmd->add_option("--cpu-power-poll-hz", flags->cpu_power_poll_hz,
+                  "CPU (RAPL) power polling rate of /cpu/stream_power and /cpu/get_power")
+      ->capture_default_str();
+
+  auto token_flags = std::make_shared<TokenFlags>();
+  CLI::App* token = cmd->add_subcommand("token",
+                                        "Bearer tokens for a daemon run with "
+                                        "--signing-key-path");
+  token->require_subcommand(1);
+  CLI::App* issue =
+      token->add_subcommand("issue", "Print a new token (an HS256 JWT with sub, scopes, exp)");
+  issue
+      ->add_option("--signing-key-path", token_flags->signing_key_path,
+                   "The daemon's signing key file")
+      ->required();
+  issue->add_option("--user,--sub", token_flags->user, "Who the token names (its sub claim)")
+      ->required();
+  issue
+      ->add_option("--scope,--scopes", token_flags->scopes,
+                   "API groups it may use, comma-separated: gpu-control, gpu-read, cpu-read")
+      ->required();
+  issue
+      ->add_option("--expires,--expires-in", token_flags->expires,
+                   "Lifetime: seconds, or with a unit (90m, 12h, 7d), or never (the default)")
+      ->capture_default_str();
+  issue->callback([token_flags, exit_code] {
+    Status s = IssueTokenCommand(*token_flags);
+    if (!s.ok()) {
+      std::fprintf(stderr, "zeus daemon token issue: %s\n", s.ToString().c_str());
+      *exit_code = 1;
+    }
+  });
+  cmd->callback([flags, exit_code, token] {
+    if (token->parsed()) return;  // `zeus daemon token ...` runs no daemon.
     Status s = RunDaemon(*flags);
     if (!s.ok()) {
       std::fprintf(stderr, "zeus daemon: %s\n", s.ToString().c_str());

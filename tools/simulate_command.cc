@@ -3,7 +3,9 @@
 //   zeus simulate [--traces DIR | --download] [--gpu NAME] [--dataset NAME ...]
 //                 [--policy NAME ...] [--seeds 1-10] [--eta 0.5] [--beta 2]
 //                 [--recurrences N] [--history-csv FILE [--allow-large-history]]
-//                 [--json] [--quiet] [--groups FILE | --generate-groups N]
+//                 [--json] [--quiet] [--groups FILE | --generate-groups N
+//                 [--group-submissions 40] [--group-interarrival-s 3600]
+//                 [--group-duration-s 5400] [--group-runtime-sigma 0.25]]
 //                 [--plot DIR]
 //
 // Prints, per GPU, workload and policy, the cumulative energy, time and cost
@@ -12,7 +14,12 @@
 // traces bundled with Zeus, offline. With --groups or
 // --generate-groups, each workload recurs as the overlapping submissions of
 // recurring-job groups (group,start_time,end_time,dataset,runtime_ratio)
-// instead of one sequential job. A --history-csv estimated above
+// instead of one sequential job. --generate-groups draws them from the
+// arrival model of JobGroupGeneratorOptions (zeus/sim/job_groups.h): per
+// group, one dataset and --group-submissions submissions with exponential
+// gaps of mean --group-interarrival-s, each lasting --group-duration-s x its
+// runtime ratio, a log-normal draw with sigma --group-runtime-sigma. A
+// --history-csv estimated above
 // kLargeHistoryBytes is refused unless --allow-large-history is given.
 // --plot DIR draws SVG figures with gnuplot (tools/simulate_plots.h) after
 // the results are printed: a figure that cannot be drawn or written fails the
@@ -65,6 +72,8 @@ struct SimulateArgs {
   bool json = false;
   std::string groups;
   int generate_groups = 0;
+  // The arrival model of --generate-groups (JobGroupGeneratorOptions).
+  JobGroupGeneratorOptions arrival;
   std::string plot_dir;
 };
 
@@ -182,7 +191,7 @@ StatusOr<JobGroups> SelectJobGroups(const SimulateArgs& args, uint64_t seed,
                                     const std::vector<Workload>& workloads) {
   if (!args.groups.empty()) return LoadJobGroups(args.groups);
   if (args.generate_groups == 0) return JobGroups();
-  JobGroupGeneratorOptions generator;
+  JobGroupGeneratorOptions generator = args.arrival;
   generator.num_groups = args.generate_groups;
   generator.seed = seed;
   std::set<std::string> names;
@@ -197,6 +206,13 @@ void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGro
     nlohmann::json out = {
         {"traces", dir},
         {"job_groups", groups != nullptr ? nlohmann::json(groups->size()) : nlohmann::json()},
+        {"group_arrival",
+         args.generate_groups > 0
+             ? nlohmann::json{{"submissions_per_group", args.arrival.submissions_per_group},
+                              {"mean_interarrival_s", args.arrival.mean_interarrival_s},
+                              {"mean_duration_s", args.arrival.mean_duration_s},
+                              {"runtime_ratio_sigma", args.arrival.runtime_ratio_sigma}}
+             : nlohmann::json()},
         {"eta", args.eta},
         {"beta", beta.has_value() ? nlohmann::json(*beta) : nlohmann::json()},
         {"seeds", seeds},
@@ -346,10 +362,36 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   auto* groups_option = cmd->add_option(
       "--groups", args->groups,
       "Simulate recurring-job groups: CSV group,start_time,end_time,dataset,runtime_ratio");
-  cmd->add_option("--generate-groups", args->generate_groups,
-                  "Simulate N >= 1 generated job groups (seeded arrival process, first seed)")
-      ->excludes(groups_option)
-      ->check(WholeNumberAtLeast(1, "groups"));
+  auto* generate_option =
+      cmd->add_option("--generate-groups", args->generate_groups,
+                      "Simulate N >= 1 generated job groups (arrival model below, drawn with the "
+                      "first seed; each group one dataset drawn uniformly)")
+          ->excludes(groups_option)
+          ->check(WholeNumberAtLeast(1, "groups"));
+  cmd->add_option("--group-submissions", args->arrival.submissions_per_group,
+                  "Arrival model: submissions per generated group")
+      ->capture_default_str()
+      ->needs(generate_option)
+      ->check(WholeNumberAtLeast(1, "submissions"));
+  cmd->add_option("--group-interarrival-s", args->arrival.mean_interarrival_s,
+                  "Arrival model: mean gap between a group's submissions, s (exponential gaps: "
+                  "Poisson arrivals)")
+      ->capture_default_str()
+      ->needs(generate_option)
+      ->check(NumberIn(0.001, 1e9));
+  cmd->add_option("--group-duration-s", args->arrival.mean_duration_s,
+                  "Arrival model: median duration of a submission, s, scaled by its runtime "
+                  "ratio (above the mean gap, submissions overlap: about duration / gap in "
+                  "flight)")
+      ->capture_default_str()
+      ->needs(generate_option)
+      ->check(NumberIn(0.001, 1e9));
+  cmd->add_option("--group-runtime-sigma", args->arrival.runtime_ratio_sigma,
+                  "Arrival model: sigma of the log-normal runtime ratio (scales each "
+                  "submission's duration, energy and time)")
+      ->capture_default_str()
+      ->needs(generate_option)
+      ->check(NumberIn(0.0, 5.0));
   cmd->add_option("--plot", args->plot_dir,
                   "Also draw SVG figures into DIR (created if missing): cumulative cost per "
                   "recurrence, and each policy's path in the energy-time plane (needs gnuplot)");

@@ -19,8 +19,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # the counter by this many mJ (1000 mJ at limits not listed, e.g. 700 W).
 # Per step, 400 W is the cheapest limit.
 ENERGY_STEP_MJ_BY_LIMIT = {600: 800, 500: 600, 400: 300, 300: 500, 200: 900, 100: 1200}
-os.environ["FAKE_NVML_ENERGY_STEP_MJ_BY_LIMIT"] = ",".join(
-    f"{w}:{mj}" for w, mj in ENERGY_STEP_MJ_BY_LIMIT.items())
+# Both fakes (libnvml, and libamd_smi for the zeus_python_pytest_amd run).
+for _fake in ("FAKE_NVML_", "FAKE_AMDSMI_"):
+    os.environ[_fake + "ENERGY_STEP_MJ_BY_LIMIT"] = ",".join(
+        f"{w}:{mj}" for w, mj in ENERGY_STEP_MJ_BY_LIMIT.items())
 os.environ.pop("ZEUS_DRY_RUN", None)  # The fake accepts limits: let the optimizer set them.
 
 if "ZEUS_NVML_LIBRARY" not in os.environ:

@@ -406,5 +406,11 @@ def test_show_env_prints_every_section(tmp_path):
         import jax  # noqa: F401
     except ImportError:
         assert "JAX: not available" in out
-    assert "GPU 0: " in out and "GPU 1: " in out  # The fake libnvml's two GPUs.
+    # As the original, GPUs refuse a ZEUSD_SOCK_PATH that names no socket; the
+    # section says why instead of failing the whole report.
+    assert "Error initializing GPUs: ZeusdError: ZEUSD_SOCK_PATH" in out
     assert f"zeusd at {tmp_path / 'nobody.sock'}: unusable: cannot reach zeusd" in out
+    env.pop("ZEUSD_SOCK_PATH")
+    result = run_python(["-m", "zeus.show_env"], env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "GPU 0: " in result.stdout and "GPU 1: " in result.stdout  # The fake's two GPUs.

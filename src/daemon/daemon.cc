@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include "zeus/daemon/token.h"
+
 #include "src/daemon/http_server.h"
 #include "src/daemon/lease_table.h"
 #include "src/daemon/routes.h"
@@ -47,6 +49,22 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::vector<Gpu*> gpus, std::vec
   } else {
     ZEUS_ASSIGN_OR_RETURN(state->lock, daemon::LockStateFile(o.state_file));
   }
+  for (const std::string& group : o.enabled_api_groups) {
+    ZEUS_RETURN_IF_ERROR(CheckApiGroup(group, "enabled API groups"));
+  }
+  if (!(o.gpu_power_poll_hz > 0 && o.gpu_power_poll_hz <= 1000) ||
+      !(o.cpu_power_poll_hz > 0 && o.cpu_power_poll_hz <= 1000)) {
+    return InvalidArgumentError("power poll rates must be in (0, 1000] Hz (GPU " +
+                                std::to_string(o.gpu_power_poll_hz) + ", CPU " +
+                                std::to_string(o.cpu_power_poll_hz) + ")");
+  }
+  if (o.tcp_port >= 0 && o.signing_key.empty() && o.tcp_host != "127.0.0.1" &&
+      o.tcp_host != "::1" && o.tcp_host != "localhost") {
+    spdlog::warn(
+        "zeus daemon: serving reads on {} without authentication: anyone who reaches it can read "
+        "power and energy (start with --signing-key-path to require tokens)",
+        o.tcp_host);
+  }
   ZEUS_RETURN_IF_ERROR(daemon::ClaimSocketPath(o.socket_path));
   daemon::LeaseTableOptions lease_options;
   lease_options.state_file = o.state_file;
@@ -73,6 +91,7 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::vector<Gpu*> gpus, std::vec
       http, [routes](const daemon::HttpRequest& request) { return routes->Handle(request); });
   Status started = state->server->Start();
   if (!started.ok()) {
+    state->routes->EndStreams();
     state->server->Stop();
     state->leases->Shutdown();
     return started;
@@ -83,6 +102,8 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::vector<Gpu*> gpus, std::vec
 void Daemon::Stop() {
   if (state_ == nullptr || state_->stopped) return;
   state_->stopped = true;
+  // Streams get their last chunk before the server stops.
+  state_->routes->EndStreams();
   state_->server->Stop();
   state_->leases->Shutdown();
 }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -38,14 +39,20 @@ template <class Socket>
 class Session : public std::enable_shared_from_this<Session<Socket>> {
  public:
   Session(Socket socket, Peer peer, const HttpServerOptions* options, const HttpHandler* handler,
-          std::atomic<int>* open)
+          std::atomic<int>* open, std::atomic<int>* streams)
       : socket_(std::move(socket)),
         timer_(socket_.get_executor()),
         peer_(std::move(peer)),
         options_(options),
         handler_(handler),
-        open_(open) {}
-  ~Session() { --*open_; }
+        open_(open),
+        streams_(streams) {}
+  ~Session() {
+    // The stream goes first: its producer forgets this reader.
+    stream_.reset();
+    if (streaming_) --*streams_;
+    --*open_;
+  }
 
   void Start() { ReadRequest(); }
 
@@ -104,7 +111,8 @@ class Session : public std::enable_shared_from_this<Session<Socket>> {
     }
     http::request<http::string_body> request = parser_->release();
     HttpRequest req{std::string(request.method_string()), std::string(request.target()),
-                    std::move(request.body()), peer_};
+                    std::move(request.body()), peer_,
+                    std::string(request[http::field::authorization])};
     HttpResponse response;
     try {
       response = (*handler_)(req);
@@ -115,10 +123,14 @@ class Session : public std::enable_shared_from_this<Session<Socket>> {
   }
 
   void WriteResponse(HttpResponse response, bool keep_alive, int version) {
+    if (response.stream != nullptr) return StartStream(std::move(response), version);
     auto message = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(response.status), version);
     message->set(http::field::server, "zeusd (zeus daemon)");
     message->set(http::field::content_type, response.content_type);
+    if (!response.extra_header_name.empty()) {
+      message->set(response.extra_header_name, response.extra_header_value);
+    }
     message->keep_alive(keep_alive);
     message->body() = std::move(response.body);
     message->prepare_payload();
@@ -137,7 +149,90 @@ class Session : public std::enable_shared_from_this<Session<Socket>> {
                       });
   }
 
+  // A streamed response: the header, then the stream's events as they come
+  // (chunked for HTTP/1.1; for HTTP/1.0 the body ends when the connection
+  // closes). At most one write is in flight; a write that does not complete
+  // within the request timeout (a reader that stopped reading) closes the
+  // connection. A read is kept pending to notice a client that leaves.
+  void StartStream(HttpResponse response, int version) {
+    stream_ = std::move(response.stream);
+    streaming_ = true;
+    ++*streams_;
+    chunked_ = version == 11;
+    auto header = std::make_shared<http::response<http::empty_body>>(http::status::ok, version);
+    header->set(http::field::server, "zeusd (zeus daemon)");
+    header->set(http::field::content_type, response.content_type);
+    header->set(http::field::cache_control, "no-cache");
+    header->keep_alive(false);
+    if (chunked_) header->chunked(true);
+    auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*header);
+    auto self = this->shared_from_this();
+    ArmWriteTimer();
+    http::async_write_header(socket_, *serializer,
+                             [self, header, serializer](beast::error_code ec, std::size_t) {
+                               self->timer_.cancel();
+                               if (ec) return self->Close();
+                               self->WatchPeer();
+                               std::weak_ptr<Session> weak = self;
+                               auto executor = self->socket_.get_executor();
+                               self->stream_->SetWake([weak, executor] {
+                                 net::post(executor, [weak] {
+                                   if (auto session = weak.lock()) session->Pump();
+                                 });
+                               });
+                               self->Pump();
+                             });
+  }
+
+  void Pump() {
+    if (writing_ || closed_ || stream_ == nullptr) return;
+    std::string events = stream_->TakeEvents();
+    const bool ended = stream_->Ended();
+    if (events.empty() && !ended) return;
+    auto data = std::make_shared<std::string>();
+    if (!chunked_) {
+      *data = std::move(events);
+    } else {
+      if (!events.empty()) {
+        char size[32];
+        std::snprintf(size, sizeof(size), "%zx\r\n", events.size());
+        *data = size + events + "\r\n";
+      }
+      if (ended) *data += "0\r\n\r\n";
+    }
+    writing_ = true;
+    auto self = this->shared_from_this();
+    ArmWriteTimer();
+    net::async_write(socket_, net::buffer(*data),
+                     [self, data, ended](beast::error_code ec, std::size_t) {
+                       self->writing_ = false;
+                       self->timer_.cancel();
+                       if (ec || ended) return self->Close();
+                       self->Pump();
+                     });
+  }
+
+  // Anything the client sends on a stream is discarded; its end (or an
+  // error) closes the connection, which drops the stream.
+  void WatchPeer() {
+    auto self = this->shared_from_this();
+    socket_.async_read_some(net::buffer(discard_), [self](beast::error_code ec, std::size_t) {
+      if (ec) return self->Close();
+      self->WatchPeer();
+    });
+  }
+
+  void ArmWriteTimer() {
+    auto self = this->shared_from_this();
+    timer_.expires_after(options_->request_timeout);
+    timer_.async_wait([self](beast::error_code ec) {
+      if (ec) return;
+      self->Close();
+    });
+  }
+
   void Close() {
+    closed_ = true;
     beast::error_code ignored;
     socket_.shutdown(Socket::shutdown_both, ignored);
     socket_.close(ignored);
@@ -151,7 +246,15 @@ class Session : public std::enable_shared_from_this<Session<Socket>> {
   const HttpServerOptions* options_;
   const HttpHandler* handler_;
   std::atomic<int>* open_;
+  std::atomic<int>* streams_;
   bool timed_out_ = false;
+  // Streamed responses.
+  std::shared_ptr<EventStream> stream_;
+  bool streaming_ = false;
+  bool chunked_ = false;
+  bool writing_ = false;
+  bool closed_ = false;
+  char discard_[512];
 };
 
 Status Errno(const std::string& what) { return IoError(what + ": " + std::strerror(errno)); }
@@ -179,6 +282,12 @@ class HttpServer::Impl {
 
   void Stop() {
     if (stopped_.exchange(true)) return;
+    // Streams ended by their producers send their last chunk and close.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (streams_.load() > 0 && !threads_.empty() &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     io_.stop();
     for (std::thread& t : threads_) t.join();
     threads_.clear();
@@ -189,6 +298,7 @@ class HttpServer::Impl {
   }
 
   int tcp_port() const { return tcp_port_; }
+  int open_streams() const { return streams_.load(); }
 
  private:
   Status BindUnix() {
@@ -236,7 +346,7 @@ class HttpServer::Impl {
   void Serve(Socket socket, Peer peer) {
     const int open = ++open_;
     auto session = std::make_shared<Session<Socket>>(std::move(socket), std::move(peer), &options_,
-                                                     &handler_, &open_);
+                                                     &handler_, &open_, &streams_);
     if (open > options_.max_connections) {
       session->Refuse(503, "too many open connections (" +
                                std::to_string(options_.max_connections) + "); try again");
@@ -281,6 +391,7 @@ class HttpServer::Impl {
   const HttpHandler handler_;
   // Before io_: sessions still queued in io_ decrement it when io_ is destroyed.
   std::atomic<int> open_{0};
+  std::atomic<int> streams_{0};
   net::io_context io_;
   net::local::stream_protocol::acceptor unix_acceptor_;
   net::ip::tcp::acceptor tcp_acceptor_;
@@ -296,5 +407,6 @@ HttpServer::~HttpServer() { impl_->Stop(); }
 Status HttpServer::Start() { return impl_->Start(); }
 void HttpServer::Stop() { impl_->Stop(); }
 int HttpServer::tcp_port() const { return impl_->tcp_port(); }
+int HttpServer::open_streams() const { return impl_->open_streams(); }
 
 }  // namespace zeus::daemon

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <sys/types.h>
 
@@ -30,12 +31,38 @@ struct HttpRequest {
   std::string target;
   std::string body;
   Peer peer;
+  // The Authorization header ("" when absent).
+  std::string authorization;
+};
+
+// The body of a streamed response (Server-Sent Events): the session writes
+// the header, then whatever TakeEvents returns as chunks, each time `wake`
+// is called, until Ended() (then the last chunk, and the connection closes)
+// or the client goes away (then the session drops the stream; destroying it
+// is the producer's cue to forget this reader).
+class EventStream {
+ public:
+  virtual ~EventStream() = default;
+  // Called once by the session before it takes events; `wake` may be called
+  // from any thread, any number of times, until the stream is destroyed.
+  virtual void SetWake(std::function<void()> wake) = 0;
+  // The events queued since the last call, as bytes to send ("" if none).
+  virtual std::string TakeEvents() = 0;
+  virtual bool Ended() const = 0;
 };
 
 struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(int status_code, std::string response_body, std::string type = "application/json")
+      : status(status_code), body(std::move(response_body)), content_type(std::move(type)) {}
+
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
+  // Non-null: a 200 streamed response of `content_type`; `body` unused.
+  std::shared_ptr<EventStream> stream;
+  // Extra header (e.g. WWW-Authenticate), sent when both are set.
+  std::string extra_header_name, extra_header_value;
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
@@ -73,8 +100,11 @@ class HttpServer {
 
   // Binds and starts serving. kIoError naming the address when binding fails.
   Status Start();
-  // Stops serving and removes the socket file. Idempotent.
+  // Stops serving and removes the socket file. Streams still open get up to
+  // 1 s to end (their producers should have ended them first). Idempotent.
   void Stop();
+  // Streamed responses being sent now.
+  int open_streams() const;
   // The bound TCP port, or -1 without TCP.
   int tcp_port() const;
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zeus/daemon/token.h"
 #include "zeus/util/json.h"
 #include "zeus/util/strings.h"
 
@@ -156,6 +157,34 @@ int64_t NowMs() {
       .count();
 }
 
+// The API group a route belongs to (the original's mapping): GPU changes
+// (POST /gpu/set_*, /gpu/reset_*, and the legacy /gpu/<id>/...) gpu-control,
+// other /gpu/ routes gpu-read, /cpu/ routes cpu-read. Ours: POST
+// /lease/release gpu-control, GET /leases gpu-read. "" for the rest
+// (/discover, /time, /auth/whoami, /streams, unknown routes).
+std::string GroupOf(const std::string& path) {
+  if (StartsWith(path, "/gpu/set_") || StartsWith(path, "/gpu/reset_")) return kApiGroupGpuControl;
+  if (StartsWith(path, "/gpu/")) {
+    const std::string rest = path.substr(5);
+    return rest.find('/') != std::string::npos ? kApiGroupGpuControl : kApiGroupGpuRead;
+  }
+  if (StartsWith(path, "/cpu/")) return kApiGroupCpuRead;
+  if (path == "/lease/release") return kApiGroupGpuControl;
+  if (path == "/leases") return kApiGroupGpuRead;
+  return "";
+}
+
+HttpResponse Unauthorized(const std::string& message) {
+  HttpResponse r = Error(401, message);
+  r.extra_header_name = "WWW-Authenticate";
+  r.extra_header_value = "Bearer realm=\"zeusd\"";
+  return r;
+}
+
+std::chrono::microseconds PeriodOf(double hz) {
+  return std::chrono::microseconds(static_cast<int64_t>(1e6 / hz));
+}
+
 }  // namespace
 
 StatusOr<std::map<std::string, std::string>> ParseQuery(const std::string& query) {
@@ -177,7 +206,59 @@ StatusOr<std::map<std::string, std::string>> ParseQuery(const std::string& query
 
 Routes::Routes(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus, LeaseTable* leases,
                const DaemonOptions* options)
-    : gpus_(std::move(gpus)), cpus_(std::move(cpus)), leases_(leases), options_(options) {}
+    : gpus_(std::move(gpus)), cpus_(std::move(cpus)), leases_(leases), options_(options) {
+  gpu_power_ = std::make_unique<PowerHub>("GPU", MakeGpuPowerSampler(gpus_),
+                                          PeriodOf(options_->gpu_power_poll_hz));
+  cpu_power_ = std::make_unique<PowerHub>("CPU", MakeCpuPowerSampler(cpus_),
+                                          PeriodOf(options_->cpu_power_poll_hz));
+}
+
+void Routes::EndStreams() {
+  gpu_power_->Shutdown();
+  cpu_power_->Shutdown();
+}
+
+bool Routes::GroupEnabled(const std::string& group) const {
+  const auto& groups = options_->enabled_api_groups;
+  return std::find(groups.begin(), groups.end(), group) != groups.end();
+}
+
+HttpResponse Routes::GetCpuPower(const Params& params) {
+  StatusOr<std::vector<int>> ids = CpuIds(params);
+  if (!ids.ok()) return ErrorOf(ids.status());
+  if (cpus_.empty()) return Error(400, "this daemon has no CPUs whose RAPL energy it can read");
+  // Power is energy over time: the next poll of the CPU poller (two RAPL
+  // reads one poll period apart), shared with the streams.
+  StatusOr<PowerSnapshot> snapshot = cpu_power_->NextSnapshot(
+      std::chrono::milliseconds(std::max<int64_t>(2000, 3 * cpu_power_->period().count() / 1000)));
+  if (!snapshot.ok()) return ErrorOf(snapshot.status());
+  json power = json::object();
+  for (int id : *ids) {
+    const std::string key = std::to_string(id);
+    power[key] = (*snapshot)->at("power_mw").at(key);
+  }
+  return Json(200, json{{"timestamp_ms", (*snapshot)->at("timestamp_ms")}, {"power_mw", power}});
+}
+
+HttpResponse Routes::Stream(PowerHub* hub, const std::vector<int>& ids) {
+  std::vector<std::string> keys;
+  for (int id : ids) keys.push_back(std::to_string(id));
+  HttpResponse r;
+  r.content_type = "text/event-stream";
+  r.stream = hub->Subscribe(std::move(keys));
+  return r;
+}
+
+HttpResponse Routes::StreamStats() {
+  auto stats = [](const PowerHub& hub) {
+    const PowerHubStats s = hub.Stats();
+    return json{{"subscribers", s.subscribers},
+                {"polls", s.polls},
+                {"polling", s.polling},
+                {"period_us", hub.period().count()}};
+  };
+  return Json(200, json{{"gpu", stats(*gpu_power_)}, {"cpu", stats(*cpu_power_)}});
+}
 
 Status Routes::Authorize(const Peer& peer, bool write) const {
   if (!write && !options_->restrict_reads) return Status::Ok();
@@ -359,8 +440,9 @@ HttpResponse Routes::GpuRead(const std::string& op, const Params& params) {
 
 HttpResponse Routes::CpuRead(const std::string& op, const Params& params) {
   if (op != zeusd::kGetCumulativeEnergy) {
-    return Error(404,
-                 "no route GET /cpu/" + op + " (this daemon serves /cpu/get_cumulative_energy)");
+    return Error(404, "no route GET /cpu/" + op +
+                          " (this daemon serves /cpu/get_cumulative_energy, /cpu/get_power and "
+                          "/cpu/stream_power)");
   }
   StatusOr<std::vector<int>> ids = CpuIds(params);
   if (!ids.ok()) return ErrorOf(ids.status());
@@ -412,8 +494,8 @@ HttpResponse Routes::Discover() {
                         {"dram_available", dram},
                         {"gpus", gpus},
                         {"cpus", cpus},
-                        {"enabled_api_groups", {"gpu-control", "gpu-read", "cpu-read"}},
-                        {"auth_required", false},
+                        {"enabled_api_groups", options_->enabled_api_groups},
+                        {"auth_required", !options_->signing_key.empty()},
                         {"dry_run", options_->dry_run},
                         {"lease_timeout_ms", options_->lease_timeout.count()}});
 }
@@ -436,6 +518,57 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
   if (path == zeusd::kDiscoverPath) return get ? Discover() : method_not_allowed("GET");
   if (path == zeusd::kTimePath) {
     return get ? Json(200, json{{"timestamp_ms", NowMs()}}) : method_not_allowed("GET");
+  }
+  // API groups, then tokens (the original's order): a disabled group is 404
+  // whoever asks; with a signing key, a missing or invalid token is 401 and
+  // a token without the route's group 403. The peer-credential rules below
+  // apply as well.
+  const std::string group = GroupOf(path);
+  if (!group.empty() && !GroupEnabled(group)) {
+    return Error(404, "API group '" + group + "' is not enabled on this daemon (" +
+                          path.substr(0, 128) + "; see /discover's enabled_api_groups)");
+  }
+  std::optional<TokenClaims> claims;
+  if (!options_->signing_key.empty()) {
+    static const char kBearer[] = "Bearer ";
+    if (!StartsWith(request.authorization, kBearer)) {
+      return Unauthorized(
+          request.authorization.empty()
+              ? "authentication required: send an Authorization: Bearer <token> header (tokens "
+                "come from `zeus daemon token issue`)"
+              : "the Authorization header is not \"Bearer <token>\"");
+    }
+    const int64_t now_s = NowMs() / 1000;
+    StatusOr<TokenClaims> verified = VerifyToken(
+        options_->signing_key, request.authorization.substr(sizeof(kBearer) - 1), now_s);
+    if (!verified.ok()) return Unauthorized(verified.status().message());
+    claims = std::move(*verified);
+    if (!group.empty() &&
+        std::find(claims->scopes.begin(), claims->scopes.end(), group) == claims->scopes.end()) {
+      std::string scopes;
+      for (const std::string& scope : claims->scopes) {
+        scopes += (scopes.empty() ? "'" : ", '") + scope.substr(0, 32) + "'";
+      }
+      return Error(403, "token for user '" + claims->sub.substr(0, 64) +
+                            "' lacks required scope '" + group + "' for " + path.substr(0, 128) +
+                            " (token scopes: [" + scopes + "])");
+    }
+  }
+  if (path == "/auth/whoami") {
+    if (!get) return method_not_allowed("GET");
+    if (!claims) {
+      return Error(404,
+                   "authentication is not enabled on this daemon (start it with "
+                   "--signing-key-path)");
+    }
+    json who{{"sub", claims->sub}, {"scopes", claims->scopes}};
+    if (claims->exp) who["exp"] = *claims->exp;
+    return Json(200, who);
+  }
+  if (path == "/streams") {
+    if (!get) return method_not_allowed("GET");
+    if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
+    return StreamStats();
   }
   if (path == "/leases") {
     if (!get) return method_not_allowed("GET");
@@ -481,14 +614,24 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
     if (!get) return method_not_allowed("GET");
     if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
     if (rest == "stream_power") {
-      return Error(404, "GET /gpu/stream_power: not served by this daemon (use /gpu/get_power)");
+      StatusOr<std::vector<int>> ids = GpuIds(merged, false);
+      if (!ids.ok()) return ErrorOf(ids.status());
+      return Stream(gpu_power_.get(), *ids);
     }
     return GpuRead(rest, merged);
   }
   if (StartsWith(path, zeusd::kCpuPrefix)) {
     if (!get) return method_not_allowed("GET");
     if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
-    return CpuRead(path.substr(std::strlen(zeusd::kCpuPrefix)), *params);
+    const std::string op = path.substr(std::strlen(zeusd::kCpuPrefix));
+    if (op == "get_power") return GetCpuPower(*params);
+    if (op == "stream_power") {
+      StatusOr<std::vector<int>> ids = CpuIds(*params);
+      if (!ids.ok()) return ErrorOf(ids.status());
+      if (cpus_.empty()) return Error(400, "this daemon has no CPUs whose RAPL energy it can read");
+      return Stream(cpu_power_.get(), *ids);
+    }
+    return CpuRead(op, *params);
   }
   return Error(404, "no route " + path.substr(0, 128));
 }

@@ -1,7 +1,10 @@
 // The HTTP API: the original zeusd's routes (GPU control and reads, CPU
 // energy reads, /discover, /time), its legacy per-GPU routes
 // (POST /gpu/<id>/set_power_limit with a JSON body), and the lease routes of
-// this daemon (GET /leases, POST /lease/release). Parameters and error
+// this daemon (GET /leases, POST /lease/release), live power
+// (GET /{gpu,cpu}/get_power, the SSE streams GET /{gpu,cpu}/stream_power,
+// and GET /streams, ours: each poller's subscribers and polls), and the
+// original's bearer tokens (GET /auth/whoami; API groups). Parameters and error
 // statuses follow zeusd: 400 for bad input or an unknown device, 403 when
 // not authorised, 409 (ours) when another client holds the GPU; error bodies
 // are {"error": "..."}, plus {"errors": {"<gpu>": "..."}} for several GPUs.
@@ -12,6 +15,7 @@
 #define ZEUS_SRC_DAEMON_ROUTES_H_
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +27,7 @@
 
 #include "src/daemon/http_server.h"
 #include "src/daemon/lease_table.h"
+#include "src/daemon/power_stream.h"
 
 namespace zeus::daemon {
 
@@ -37,6 +42,9 @@ class Routes {
          const DaemonOptions* options);
 
   HttpResponse Handle(const HttpRequest& request);
+  // Ends every power stream (their connections close after the last chunk);
+  // later stream requests end at once. Idempotent.
+  void EndStreams();
 
  private:
   using Params = std::map<std::string, std::string>;
@@ -49,11 +57,17 @@ class Routes {
   HttpResponse GpuRead(const std::string& op, const Params& params);
   HttpResponse CpuRead(const std::string& op, const Params& params);
   HttpResponse Discover();
+  HttpResponse GetCpuPower(const Params& params);
+  HttpResponse Stream(PowerHub* hub, const std::vector<int>& ids);
+  HttpResponse StreamStats();
+  bool GroupEnabled(const std::string& group) const;
 
   const std::vector<Gpu*> gpus_;
   const std::vector<Cpu*> cpus_;
   LeaseTable* const leases_;
   const DaemonOptions* const options_;
+  std::unique_ptr<PowerHub> gpu_power_;
+  std::unique_ptr<PowerHub> cpu_power_;
 };
 
 }  // namespace zeus::daemon

@@ -104,9 +104,11 @@ void WriteEnvironmentText(const EnvironmentDescription& env, std::ostream& out) 
         out << (i == 0 ? "" : ", ") << backend.versions[i].first << " "
             << backend.versions[i].second;
       }
-      out << "\n";
     } else if (backend.loaded) {
-      out << "loaded, versions unknown (" << backend.status.message() << ")\n";
+      out << "loaded, versions unknown (" << backend.status.message() << ")";
+    }
+    if (backend.loaded) {
+      out << (backend.selection.empty() ? "" : " [" + backend.selection + "]") << "\n";
     } else {
       out << "unavailable (" << backend.status.message() << ")\n";
     }
@@ -117,7 +119,7 @@ void WriteEnvironmentText(const EnvironmentDescription& env, std::ostream& out) 
   } else if (!env.gpus_status.ok()) {
     out << "GPUs: none (" << env.gpus_status.ToString() << ")\n";
   } else if (env.gpus.empty()) {
-    out << "GPUs: none visible (check CUDA_VISIBLE_DEVICES)\n";
+    out << "GPUs: none visible (check CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES)\n";
   } else {
     out << "GPUs: " << env.gpus.size() << "\n";
   }
@@ -178,7 +180,9 @@ std::string EnvironmentToJson(const EnvironmentDescription& env) {
     backends.push_back({{"name", backend.name},
                         {"available", backend.loaded},
                         {"versions", versions},
-                        {"error", StatusJson(backend.status)}});
+                        {"error", StatusJson(backend.status)},
+                        {"in_use", backend.in_use},
+                        {"selection", backend.selection}});
   }
   j["gpu_backends"] = backends;
 

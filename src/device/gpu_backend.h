@@ -1,5 +1,5 @@
 // GpuBackend: one vendor's GPU management library behind OpenGpus and
-// DescribeGpuBackends. A new vendor (AMD next) adds a directory beside nvml/
+// DescribeGpuBackends. A new vendor adds a directory beside nvml/ and amdsmi/
 // with a function returning its GpuBackend, and one line in GpuBackends().
 //
 // Thread-safety: backends are stateless; everything they open is owned by
@@ -28,10 +28,15 @@ struct GpuBackend {
   StatusOr<std::vector<std::unique_ptr<Gpu>>> (*open)(const GpuOptions& options, int first_index);
   // Loads the library and reads its versions; never fails as a whole.
   GpuBackendDescription (*describe)(const GpuOptions& options);
+  // How many GPUs `open` would return, without opening them (for
+  // DescribeGpuBackends when opening is costly); kUnavailable like `open`.
+  // Null: DescribeGpuBackends calls `open` instead. Default: null.
+  StatusOr<int> (*count)(const GpuOptions& options) = nullptr;
 };
 
 // The backends compiled in, in the order OpenGpus tries them (registered
-// explicitly here, not by static constructors).
+// explicitly here, not by static constructors): NVML, then AMD SMI. OpenGpus
+// uses the first that finds GPUs and no other (one vendor per process).
 const std::vector<GpuBackend>& GpuBackends();
 
 }  // namespace zeus

@@ -8,6 +8,7 @@
 #include "zeus/device/devices.h"
 #include "zeus/util/env.h"
 
+#include "src/device/amdsmi/amdsmi_backend.h"
 #include "src/device/gpu_backend.h"
 #include "src/device/nvml/nvml_backend.h"
 
@@ -15,7 +16,7 @@ namespace zeus {
 
 const std::vector<GpuBackend>& GpuBackends() {
   static const std::vector<GpuBackend>* const backends =
-      new std::vector<GpuBackend>{nvml::NvmlBackend()};
+      new std::vector<GpuBackend>{nvml::NvmlBackend(), amdsmi::AmdsmiBackend()};
   return *backends;
 }
 
@@ -26,19 +27,20 @@ std::optional<std::string> GpuOptions::GetEnv(const std::string& name) const {
 }
 
 StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpus(const GpuOptions& options) {
-  std::vector<std::unique_ptr<Gpu>> gpus;
   std::vector<Status> absent;
+  bool any_present = false;
   for (const GpuBackend& backend : GpuBackends()) {
-    StatusOr<std::vector<std::unique_ptr<Gpu>>> opened =
-        backend.open(options, static_cast<int>(gpus.size()));
+    StatusOr<std::vector<std::unique_ptr<Gpu>>> opened = backend.open(options, 0);
     if (!opened.ok()) {
       if (opened.status().code() != StatusCode::kUnavailable) return opened.status();
       absent.push_back(opened.status());
       continue;
     }
-    for (std::unique_ptr<Gpu>& gpu : *opened) gpus.push_back(std::move(gpu));
+    any_present = true;
+    // One vendor per process: the first backend that finds GPUs is used.
+    if (!opened->empty()) return opened;
   }
-  if (absent.size() < GpuBackends().size()) return gpus;
+  if (any_present) return std::vector<std::unique_ptr<Gpu>>{};
   if (absent.size() == 1) return absent[0];
   std::string reasons;
   for (size_t i = 0; i < absent.size(); ++i) {
@@ -50,7 +52,33 @@ StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpus(const GpuOptions& options) 
 
 std::vector<GpuBackendDescription> DescribeGpuBackends(const GpuOptions& options) {
   std::vector<GpuBackendDescription> out;
-  for (const GpuBackend& backend : GpuBackends()) out.push_back(backend.describe(options));
+  std::string used;  // "NVML found 2 GPUs" once a backend is chosen.
+  for (const GpuBackend& backend : GpuBackends()) {
+    GpuBackendDescription d = backend.describe(options);
+    if (d.loaded && !used.empty()) {
+      d.selection = "not used: " + used + " first (one GPU vendor per process)";
+    } else if (d.loaded) {
+      StatusOr<int> count = 0;
+      if (backend.count != nullptr) {
+        count = backend.count(options);
+      } else {
+        StatusOr<std::vector<std::unique_ptr<Gpu>>> opened = backend.open(options, 0);
+        count = opened.ok() ? StatusOr<int>(static_cast<int>(opened->size()))
+                            : StatusOr<int>(opened.status());
+      }
+      if (!count.ok()) {
+        d.selection = "not used: " + std::string(count.status().message());
+      } else if (*count == 0) {
+        d.selection = "no GPUs";
+      } else {
+        d.in_use = true;
+        d.selection = "in use: " + std::to_string(*count) + " GPU" + (*count == 1 ? "" : "s");
+        used = std::string(backend.display_name) + " found " + std::to_string(*count) + " GPU" +
+               (*count == 1 ? "" : "s");
+      }
+    }
+    out.push_back(std::move(d));
+  }
   return out;
 }
 

@@ -61,7 +61,8 @@ class GpuDecorator : public Gpu {
   }
   StatusOr<int32_t> TemperatureC() override { return inner_->TemperatureC(); }
 
- protected:
+  // The wrapped Gpu (tests look through decorators to reach a backend's own
+  // methods). Valid as long as this decorator.
   Gpu& inner() const { return *inner_; }
 
  private:

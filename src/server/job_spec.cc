@@ -97,7 +97,7 @@ Status ReadPolicy(const JsonFields& f, BatchSizeJobSpec* spec) {
   const std::vector<std::string>& known = BatchSizePolicyNames();
   if (std::find(known.begin(), known.end(), *policy) == known.end()) {
     return f.Error("policy",
-                   "\"" + *policy + "\" is not a batch-size policy (known: zeus, frugal)");
+                   "\"" + *policy + "\" is not a batch-size policy (known: zeus, frugal, swarm)");
   }
   spec->policy = *policy;
   return Status::Ok();
@@ -106,7 +106,7 @@ Status ReadPolicy(const JsonFields& f, BatchSizeJobSpec* spec) {
 }  // namespace
 
 const std::vector<std::string>& BatchSizePolicyNames() {
-  static const auto* names = new std::vector<std::string>{"zeus", "frugal"};
+  static const auto* names = new std::vector<std::string>{"zeus", "frugal", "swarm"};
   return *names;
 }
 

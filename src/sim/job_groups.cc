@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 
 #include "zeus/core/rng.h"
@@ -9,7 +10,31 @@
 
 namespace zeus {
 
+namespace {
+
+// kInvalidArgument when `path` starts like an xz or gzip file: the original
+// Zeus ships its Alibaba group trace as trace/alibaba_groups.csv.xz.
+Status RefuseCompressed(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[6] = {};
+  in.read(head, sizeof(head));
+  const std::string start(head, static_cast<size_t>(in.gcount()));
+  const char* tool = nullptr;
+  if (start == std::string("\xFD"
+                           "7zXZ\0",
+                           6))
+    tool = "xz";
+  if (start.size() >= 2 && start[0] == '\x1F' && start[1] == '\x8B') tool = "gzip";
+  if (tool == nullptr) return Status::Ok();
+  return InvalidArgumentError(path + ": compressed with " + std::string(tool) +
+                              "; decompress it first (" + tool + " -dk " + path +
+                              ") and pass the CSV");
+}
+
+}  // namespace
+
 StatusOr<JobGroups> LoadJobGroups(const std::string& path) {
+  ZEUS_RETURN_IF_ERROR(RefuseCompressed(path));
   ZEUS_ASSIGN_OR_RETURN(CsvTable table, CsvTable::ReadFile(path));
   std::vector<size_t> c;
   for (const char* name : {"group", "start_time", "end_time", "dataset", "runtime_ratio"}) {
@@ -103,6 +128,9 @@ struct InFlight {
   int submission = 0;
   int tries = 1;
   double runtime_ratio = 1.0;
+  // The generator before the run's outcome was drawn: a replay under a
+  // tighter bound draws the same epochs.
+  Rng rng_before;
 };
 
 }  // namespace
@@ -118,6 +146,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
   auto launch = [&](int submission, int tries, double start_s, double end_s, double ratio) {
     InFlight run;
     run.plan = policy.Next();
+    run.rng_before = rng;
     run.outcome = ExecuteRun(workload, run.plan, options.eta, rng);
     run.start_time_s = start_s;
     run.end_time_s = end_s;
@@ -134,8 +163,16 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
           running.begin(), running.end(),
           [](const InFlight& a, const InFlight& b) { return a.end_time_s < b.end_time_s; });
       if (next == running.end() || next->end_time_s > now) return Status::Ok();
-      const InFlight done = *next;
+      InFlight done = *next;
       running.erase(next);
+      // Held to the bound in force when it reports (Policy::CostLimitAtReport).
+      const std::optional<double> limit = policy.CostLimitAtReport(done.plan);
+      if (limit.has_value() &&
+          (!done.plan.cost_limit.has_value() || *limit < *done.plan.cost_limit)) {
+        done.plan.cost_limit = limit;
+        Rng replay = done.rng_before;
+        done.outcome = ExecuteRun(workload, done.plan, options.eta, replay);
+      }
       ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, done.outcome));
       if (done.outcome.ran) {
         GroupRunRecord record;

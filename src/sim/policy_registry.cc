@@ -16,6 +16,7 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
   static const auto* registry = new std::vector<std::pair<std::string, Factory>>{
       {"zeus", sim_policies::MakeZeus},
       {"frugal", sim_policies::MakeFrugal},
+      {"swarm", sim_policies::MakeSwarm},
       {"default", sim_policies::MakeDefault},
       {"oracle", sim_policies::MakeOracle},
       {"walk-floor", sim_policies::MakeWalkFloor},

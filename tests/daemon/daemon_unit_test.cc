@@ -4,8 +4,11 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -14,8 +17,10 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "zeus/daemon/token.h"
 #include "zeus/util/file.h"
 
+#include "src/daemon/power_stream.h"
 #include "src/daemon/routes.h"
 #include "src/daemon/single_instance.h"
 #include "src/daemon/state_file.h"
@@ -210,6 +215,95 @@ TEST(ParseQueryTest, DecodesEscapesAndRefusesDuplicatesAndBadEscapes) {
   EXPECT_THAT(ParseQuery("a=1&a=2").status().message(), HasSubstr("a given twice"));
   EXPECT_THAT(ParseQuery("a=%4").status().message(), HasSubstr("bad %-escape"));
   EXPECT_THAT(ParseQuery("a=%g0").status().message(), HasSubstr("bad %-escape"));
+}
+
+// Polls `done` until it holds or `timeout` passes; returns it.
+template <class F>
+bool Eventually(F done, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+// A sampler that counts its polls.
+class CountingSampler : public PowerSampler {
+ public:
+  explicit CountingSampler(std::atomic<int>* samples) : samples_(samples) {}
+  StatusOr<nlohmann::json> Sample() override {
+    const int n = ++*samples_;
+    return nlohmann::json{{"timestamp_ms", n}, {"power_mw", {{"0", n}, {"1", 2 * n}}}};
+  }
+
+ private:
+  std::atomic<int>* samples_;
+};
+
+TEST(PowerHubTest, PollsOnlyWhileSubscribedAndBoundsASlowReadersQueue) {
+  std::atomic<int> samples{0};
+  PowerHub hub("test", std::make_unique<CountingSampler>(&samples), std::chrono::milliseconds(2),
+               /*queue_capacity=*/4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(samples.load(), 0);  // Nobody listens: no reads.
+  {
+    std::unique_ptr<Subscription> slow = hub.Subscribe({"1"});
+    std::atomic<int> wakes{0};
+    slow->SetWake([&] { ++wakes; });
+    // The reader never takes events while dozens of polls happen.
+    ASSERT_TRUE(Eventually([&] { return samples.load() >= 30; }, std::chrono::milliseconds(5000)));
+    EXPECT_EQ(hub.Stats().subscribers, 1);
+    EXPECT_TRUE(hub.Stats().polling);
+    const std::string events = slow->TakeEvents();
+    // At most 4 events queued (the newest), filtered to GPU "1".
+    size_t count = 0;
+    for (size_t at = events.find("data: "); at != std::string::npos;
+         at = events.find("data: ", at + 1)) {
+      ++count;
+    }
+    EXPECT_GE(count, 1u);
+    EXPECT_LE(count, 4u);
+    EXPECT_GE(slow->skipped(), 20u);
+    EXPECT_THAT(events, ::testing::Not(HasSubstr("\"0\":")));
+    EXPECT_THAT(events, HasSubstr("\"power_mw\":{\"1\":"));
+    EXPECT_GE(wakes.load(), 1);
+  }
+  // Unsubscribed: the poller stops.
+  ASSERT_TRUE(Eventually([&] { return !hub.Stats().polling; }, std::chrono::milliseconds(2000)));
+  EXPECT_EQ(hub.Stats().subscribers, 0);
+  const int stopped = samples.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(samples.load(), stopped);
+  // A one-shot read polls once more; Shutdown ends a live subscription.
+  StatusOr<PowerSnapshot> next = hub.NextSnapshot(std::chrono::milliseconds(2000));
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_GT((*next)->at("timestamp_ms").get<int>(), stopped);
+  std::unique_ptr<Subscription> live = hub.Subscribe({});
+  EXPECT_FALSE(live->Ended());
+  hub.Shutdown();
+  EXPECT_TRUE(live->Ended());
+  EXPECT_TRUE(hub.Subscribe({})->Ended());
+  EXPECT_FALSE(hub.NextSnapshot(std::chrono::milliseconds(10)).ok());
+}
+
+TEST(TokenUnitTest, RoundTripAndRefusals) {
+  const int64_t now = 1'800'000'000;
+  StatusOr<std::string> token = IssueToken("k", TokenClaims{"alice", {"gpu-read"}, now + 10});
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  StatusOr<TokenClaims> claims = VerifyToken("k", *token, now);
+  ASSERT_TRUE(claims.ok()) << claims.status().ToString();
+  EXPECT_EQ(claims->sub, "alice");
+  EXPECT_EQ(claims->scopes, std::vector<std::string>{"gpu-read"});
+  EXPECT_EQ(claims->exp, now + 10);
+  EXPECT_THAT(VerifyToken("k", *token, now + 10).status().message(), HasSubstr("expired"));
+  EXPECT_THAT(VerifyToken("other", *token, now).status().message(), HasSubstr("invalid token"));
+  EXPECT_FALSE(IssueToken("k", TokenClaims{"alice", {"gpu-write"}, std::nullopt}).ok());
+  EXPECT_FALSE(IssueToken("k", TokenClaims{"", {"gpu-read"}, std::nullopt}).ok());
+  StatusOr<TokenClaims> forever =
+      VerifyToken("k", *IssueToken("k", TokenClaims{"bob", {}, std::nullopt}), now);
+  ASSERT_TRUE(forever.ok());
+  EXPECT_FALSE(forever->exp.has_value());
 }
 
 }  // namespace

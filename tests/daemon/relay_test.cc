@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "zeus/daemon/token.h"
 #include "zeus/device/cpu.h"
 #include "zeus/device/devices.h"
 #include "zeus/device/gpu.h"
@@ -105,6 +106,41 @@ TEST_F(RelayTest, NvmlSettersGoThroughTheDaemonAndComeBackWhenTheProcessEnds) {
         return g.power_limit_mw == 700'000 && g.persistence == 0;
       },
       milliseconds(1000)));
+}
+
+TEST_F(RelayTest, RelaysSendZeusdTokenToADaemonThatRequiresTokens) {
+  const std::string key_path = dir_.path() + "/signing.key";
+  ZEUS_ASSERT_OK(WriteFileAtomically(key_path, "relay test key"));
+  ASSERT_TRUE(daemon_.Start({"--group", std::to_string(getgid()), "--signing-key-path", key_path}));
+  StatusOr<std::string> control =
+      IssueToken("relay test key", TokenClaims{"job", {"gpu-control", "gpu-read"}, std::nullopt});
+  ZEUS_ASSERT_OK(control.status());
+  auto set_limit = [&](const std::string& token) {
+    ClientProcess client([&](ClientProcess& self) -> int {
+      ClientEnvironment();
+      if (token.empty()) {
+        unsetenv("ZEUSD_TOKEN");
+      } else {
+        setenv("ZEUSD_TOKEN", token.c_str(), 1);
+      }
+      StatusOr<std::vector<std::unique_ptr<Gpu>>> gpus = OpenGpus();
+      if (!gpus.ok()) {
+        self.Report("open: " + gpus.status().ToString());
+        return 1;
+      }
+      self.Report((*gpus)[1]->SetPowerLimitMw(444'000).ToString());
+      return 0;
+    });
+    const std::string report = client.NextReport();
+    client.Wait();
+    return report;
+  };
+  const std::string without = set_limit("");
+  EXPECT_THAT(without, HasSubstr("permission_denied"));
+  EXPECT_THAT(without, HasSubstr("HTTP 401"));
+  EXPECT_THAT(without, HasSubstr("set ZEUSD_TOKEN"));
+  EXPECT_EQ(daemon_.Gpus()[1].power_limit_mw, 700'000u);
+  EXPECT_EQ(set_limit(*control), "ok");
 }
 
 TEST(PciBusIdTest, NvmlAddressesAreNormalisedAsLspciPrintsThem) {

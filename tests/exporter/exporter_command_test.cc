@@ -1,6 +1,7 @@
-// Runs the built `zeus exporter` with fake GPUs (the fake libnvml) and a fake
-// powercap tree: scraped by Debian's real Prometheus, its values come back
-// through PromQL; it survives failing GPUs; bad flags are usage errors.
+// Runs the built `zeus exporter` with fake GPUs (the fake libnvml, then the
+// fake libamd_smi: every test runs once per vendor) and a fake powercap
+// tree: scraped by Debian's real Prometheus, its values come back through
+// PromQL; it survives failing GPUs; bad flags are usage errors.
 
 #include <httplib.h>
 
@@ -15,7 +16,7 @@
 
 #include "zeus/util/file.h"
 
-#include "tests/device/fake_nvml/fake_nvml_config.h"
+#include "tests/device/fake_gpu_vendor.h"
 #include "tests/exporter/metrics_text.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/prometheus_server.h"
@@ -24,7 +25,6 @@
 namespace zeus {
 namespace {
 
-namespace fake = zeus::testing::fake_nvml;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using zeus::testing::ChildProcess;
@@ -34,7 +34,7 @@ using zeus::testing::PromSample;
 using zeus::testing::SampleValue;
 using zeus::testing::TempDir;
 
-class ExporterCommandTest : public ::testing::Test {
+class ExporterCommandTest : public ::testing::TestWithParam<testing::FakeGpuVendor> {
  protected:
   void SetUp() override {
     powercap_ = dir_.path() + "/powercap";
@@ -46,16 +46,19 @@ class ExporterCommandTest : public ::testing::Test {
     dir_.WriteFile("powercap/intel-rapl:0/intel-rapl:0:0/max_energy_range_uj", "262143328850\n");
   }
 
-  // Environment of an exporter with two fake GPUs: GPU 0 limited to 250 W,
-  // GPU 1 at the fake's default limit, both drawing 123.456 W, their energy
-  // counters following the wall clock at that power.
+  // Environment of an exporter with two fake GPUs of the vendor: GPU 0
+  // limited to 250 W, GPU 1 at the fake's default limit (700 W), both drawing
+  // 123.456 W (reported as 123 W by AMD SMI), their energy counters following
+  // the wall clock at that power.
   std::map<std::string, std::string> FakeGpuEnv() const {
-    return {{"ZEUS_NVML_LIBRARY", FAKE_NVML_FULL},
-            {fake::kGpus, "2"},
-            {fake::kPowerMw, "123456"},
-            {fake::kPowerLimitsMw, "250000"},
-            {fake::kEnergyFromPower, "1"}};
+    std::map<std::string, std::string> env = GetParam().Env();
+    env[Knob("GPUS")] = "2";
+    env[Knob("POWER_MW")] = "123456";
+    env[Knob("POWER_LIMITS_MW")] = "250000";
+    env[Knob("ENERGY_FROM_POWER")] = "1";
+    return env;
   }
+  static std::string Knob(const std::string& suffix) { return GetParam().Knob(suffix); }
 
   // Starts `zeus exporter --listen 127.0.0.1:0 ARGS` and returns its
   // host:port once it serves.
@@ -107,7 +110,12 @@ class ExporterCommandTest : public ::testing::Test {
   std::string err_;
 };
 
-TEST_F(ExporterCommandTest, RealPrometheusScrapesTheFakeGpusAndCpuAndPromqlReturnsTheirValues) {
+INSTANTIATE_TEST_SUITE_P(Vendors, ExporterCommandTest,
+                         ::testing::ValuesIn(testing::FakeGpuVendors(FAKE_NVML_FULL,
+                                                                     FAKE_AMDSMI_FULL)),
+                         testing::FakeGpuVendorName());
+
+TEST_P(ExporterCommandTest, RealPrometheusScrapesTheFakeGpusAndCpuAndPromqlReturnsTheirValues) {
   ZEUS_SKIP_WITHOUT_PROMETHEUS();
   const std::string address = StartExporter(FakeGpuEnv());
   ASSERT_FALSE(address.empty());
@@ -122,11 +130,11 @@ TEST_F(ExporterCommandTest, RealPrometheusScrapesTheFakeGpusAndCpuAndPromqlRetur
   EXPECT_EQ(limit_w, 250.0);
   ZEUS_ASSERT_OK_AND_ASSIGN(
       double limit1_w,
-      prometheus->QueryValue(std::string("zeus_gpu_power_limit_watts{uuid=\"") + fake::kUuidPrefix +
-                             "000000000001\", job=\"zeus_exporter\"}"));
-  EXPECT_EQ(limit1_w, fake::kDefaultLimitMw / 1000.0);
+      prometheus->QueryValue(std::string("zeus_gpu_power_limit_watts{uuid=\"") +
+                             GetParam().uuid_prefix + "000000000001\", job=\"zeus_exporter\"}"));
+  EXPECT_EQ(limit1_w, 700.0);
   ZEUS_ASSERT_OK_AND_ASSIGN(double power_w, prometheus->QueryValue("sum(zeus_gpu_power_watts)"));
-  EXPECT_DOUBLE_EQ(power_w, 2 * 123.456);
+  EXPECT_DOUBLE_EQ(power_w, 2 * GetParam().ReportedPowerW(123'456));
   ZEUS_ASSERT_OK_AND_ASSIGN(double gpus_up, prometheus->QueryValue("sum(zeus_gpu_up)"));
   EXPECT_EQ(gpus_up, 2.0);
 
@@ -161,7 +169,7 @@ TEST_F(ExporterCommandTest, RealPrometheusScrapesTheFakeGpusAndCpuAndPromqlRetur
 // Issue 11's operator view: one real Prometheus scrapes both the exporter
 // (fake GPUs) and `zeus serve` (SQLite, one registered job), and PromQL
 // answers from both.
-TEST_F(ExporterCommandTest, RealPrometheusScrapesTheExporterAndZeusServeTogether) {
+TEST_P(ExporterCommandTest, RealPrometheusScrapesTheExporterAndZeusServeTogether) {
   ZEUS_SKIP_WITHOUT_PROMETHEUS();
   const std::string exporter_address = StartExporter(FakeGpuEnv());
   ASSERT_FALSE(exporter_address.empty());
@@ -218,9 +226,9 @@ TEST_F(ExporterCommandTest, RealPrometheusScrapesTheExporterAndZeusServeTogether
   EXPECT_EQ(exporter_->Stop(), 0) << Stderr();
 }
 
-TEST_F(ExporterCommandTest, KeepsServingWhenGpuReadsFailAndReportsThem) {
+TEST_P(ExporterCommandTest, KeepsServingWhenGpuReadsFailAndReportsThem) {
   std::map<std::string, std::string> env = FakeGpuEnv();
-  env[fake::kEnergyRc] = "999";  // NVML_ERROR_UNKNOWN on every energy read.
+  env[Knob("ENERGY_RC")] = GetParam().rc_unknown;  // An unknown error on every energy read.
   const std::string address = StartExporter(env);
   ASSERT_FALSE(address.empty());
   Scrape(address);
@@ -229,15 +237,16 @@ TEST_F(ExporterCommandTest, KeepsServingWhenGpuReadsFailAndReportsThem) {
   EXPECT_EQ(SampleValue(text, "zeus_gpu_up", {{"gpu", "0"}}), 0.0) << text;
   EXPECT_EQ(SampleValue(text, "zeus_gpu_read_errors_total", {{"gpu", "1"}, {"metric", "energy"}}),
             2.0);
-  EXPECT_EQ(SampleValue(text, "zeus_gpu_power_watts", {{"gpu", "1"}}), 123.456);
+  EXPECT_EQ(SampleValue(text, "zeus_gpu_power_watts", {{"gpu", "1"}}),
+            GetParam().ReportedPowerW(123'456));
   EXPECT_FALSE(exporter_->Poll().has_value());
   EXPECT_NE(Stderr().find("gpu 0: reading energy failed"), std::string::npos) << Stderr();
   EXPECT_EQ(exporter_->Stop(), 0);
 }
 
-TEST_F(ExporterCommandTest, LivesOnWhenEveryGpuIsLost) {
+TEST_P(ExporterCommandTest, LivesOnWhenEveryGpuIsLost) {
   std::map<std::string, std::string> env = FakeGpuEnv();
-  env[fake::kLostAfterReads] = "4";
+  env[Knob("LOST_AFTER_READS")] = "4";
   const std::string address = StartExporter(env);
   ASSERT_FALSE(address.empty());
   std::string text;
@@ -251,7 +260,7 @@ TEST_F(ExporterCommandTest, LivesOnWhenEveryGpuIsLost) {
   EXPECT_EQ(exporter_->Stop(), 0);
 }
 
-TEST_F(ExporterCommandTest, BadFlagsAreUsageErrors) {
+TEST_P(ExporterCommandTest, BadFlagsAreUsageErrors) {
   const std::map<std::string, std::string> env = FakeGpuEnv();
   EXPECT_EQ(RunToExit({"--listen", "nonsense", "--powercap-root", powercap_}, env), 2);
   EXPECT_NE(err_.find("listen address 'nonsense': expected HOST:PORT"), std::string::npos) << err_;
@@ -261,14 +270,15 @@ TEST_F(ExporterCommandTest, BadFlagsAreUsageErrors) {
   EXPECT_NE(err_.find("--gpus: no GPU 7"), std::string::npos) << err_;
 }
 
-TEST_F(ExporterCommandTest, AnAddressInUseOrNothingToExportFails) {
+TEST_P(ExporterCommandTest, AnAddressInUseOrNothingToExportFails) {
   const std::string address = StartExporter(FakeGpuEnv());
   ASSERT_FALSE(address.empty());
   EXPECT_EQ(RunToExit({"--listen", address, "--powercap-root", powercap_}, FakeGpuEnv()), 1);
   EXPECT_NE(err_.find("cannot listen on " + address), std::string::npos) << err_;
   TempDir empty;
   EXPECT_EQ(RunToExit({"--listen", "127.0.0.1:0", "--powercap-root", empty.path()},
-                      {{"ZEUS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}}),
+                      {{"ZEUS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"},
+                       {"ZEUS_AMDSMI_LIBRARY", "/nonexistent/libamd_smi.so"}}),
             1);
   EXPECT_NE(err_.find("nothing to measure"), std::string::npos) << err_;
 }

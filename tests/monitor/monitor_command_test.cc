@@ -20,6 +20,7 @@
 #include "zeus/util/file.h"
 #include "zeus/util/strings.h"
 
+#include "tests/device/fake_gpu_vendor.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -31,6 +32,7 @@ class MonitorCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
     setenv("ZEUS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    setenv("ZEUS_AMDSMI_LIBRARY", "/nonexistent/libamd_smi.so", 1);
     rapl_ = dir_.path() + "/powercap";
     std::string zone = rapl_ + "/intel-rapl:0";
     ASSERT_EQ(std::system(("mkdir -p '" + zone + "/intel-rapl:0:0'").c_str()), 0);
@@ -265,27 +267,31 @@ TEST_F(MonitorCommandTest, WithoutACommandMeasuresUntilInterrupted) {
   EXPECT_EQ(j["cpus"].size(), 1u);
 }
 
-#ifdef FAKE_NVML_FULL
-// The real NVML loader against the fake libnvml the device tests build: two
-// GPUs whose counter grows 1 J per read, 150 W instant power.
-class MonitorCommandNvmlTest : public MonitorCommandTest {
+#if defined(FAKE_NVML_FULL) && defined(FAKE_AMDSMI_FULL)
+// The real NVML and AMD SMI backends against the fake libraries the device
+// tests build (one run per vendor): two GPUs whose counter grows 1 J per
+// read, 150 W power.
+class MonitorCommandGpuTest : public MonitorCommandTest,
+                              public ::testing::WithParamInterface<testing::FakeGpuVendor> {
  protected:
   void SetUp() override {
     MonitorCommandTest::SetUp();
-    setenv("ZEUS_NVML_LIBRARY", FAKE_NVML_FULL, 1);
+    for (const auto& [name, value] : GetParam().Env()) setenv(name.c_str(), value.c_str(), 1);
     empty_ = std::make_unique<TempDir>();
   }
   void TearDown() override {
-    unsetenv("FAKE_NVML_ENERGY_RC");
-    unsetenv("FAKE_NVML_LOST_AFTER_READS");
-    unsetenv("FAKE_NVML_BURST");
-    unsetenv("FAKE_NVML_POWER_MW");
-    unsetenv("FAKE_NVML_ARCHITECTURES");
+    unsetenv(GetParam().Knob("ENERGY_RC").c_str());
+    unsetenv(GetParam().Knob("LOST_AFTER_READS").c_str());
   }
   std::unique_ptr<TempDir> empty_;
 };
 
-TEST_F(MonitorCommandNvmlTest, ReportsEachGpusCounterDifference) {
+INSTANTIATE_TEST_SUITE_P(Vendors, MonitorCommandGpuTest,
+                         ::testing::ValuesIn(testing::FakeGpuVendors(FAKE_NVML_FULL,
+                                                                     FAKE_AMDSMI_FULL)),
+                         testing::FakeGpuVendorName());
+
+TEST_P(MonitorCommandGpuTest, ReportsEachGpusCounterDifference) {
   EXPECT_EQ(Run("--json --powercap-root " + empty_->path() + " -- true"), 0) << err_;
   nlohmann::json j = nlohmann::json::parse(out_);
   ASSERT_EQ(j["gpus"].size(), 2u);
@@ -296,8 +302,8 @@ TEST_F(MonitorCommandNvmlTest, ReportsEachGpusCounterDifference) {
   EXPECT_EQ(j["total_gpu_energy_j"], 2.0);
 }
 
-TEST_F(MonitorCommandNvmlTest, EnergyNotSupportedFallsBackToPowerIntegration) {
-  setenv("FAKE_NVML_ENERGY_RC", "3", 1);  // NVML_ERROR_NOT_SUPPORTED.
+TEST_P(MonitorCommandGpuTest, EnergyNotSupportedFallsBackToPowerIntegration) {
+  setenv(GetParam().Knob("ENERGY_RC").c_str(), GetParam().rc_not_supported.c_str(), 1);
   EXPECT_EQ(Run("--json --gpus 1 --powercap-root " + empty_->path() + " -- sleep 0.2"), 0) << err_;
   nlohmann::json j = nlohmann::json::parse(out_);
   ASSERT_EQ(j["gpus"].size(), 1u);
@@ -307,16 +313,34 @@ TEST_F(MonitorCommandNvmlTest, EnergyNotSupportedFallsBackToPowerIntegration) {
   EXPECT_NE(err_.find("GPU 0 has no energy counter"), std::string::npos) << err_;
 }
 
-TEST_F(MonitorCommandNvmlTest, GpuLostMidRunIsAnErrorNamingTheGpu) {
-  setenv("FAKE_NVML_LOST_AFTER_READS", "4", 1);  // Create and Begin read twice each.
+TEST_P(MonitorCommandGpuTest, GpuLostMidRunIsAnErrorNamingTheGpu) {
+  // Create and Begin read twice each.
+  setenv(GetParam().Knob("LOST_AFTER_READS").c_str(), "4", 1);
   EXPECT_EQ(Run("--powercap-root " + empty_->path() + " -- true"), 125);
   EXPECT_NE(err_.find("zeus monitor: energy monitor: window 'zeus monitor' end: GPU 0: "),
             std::string::npos)
       << err_;
-  EXPECT_NE(err_.find("GPU_IS_LOST"), std::string::npos) << err_;
+  EXPECT_NE(err_.find(GetParam().lost_code_name), std::string::npos) << err_;
   EXPECT_EQ(out_, "");
 }
-TEST_F(MonitorCommandNvmlTest, PowerDomainIsSampledReportedAndIntegrated) {
+
+// Power domains need the fake libnvml's burst model (NVIDIA only).
+class MonitorCommandNvmlDomainsTest : public MonitorCommandTest {
+ protected:
+  void SetUp() override {
+    MonitorCommandTest::SetUp();
+    setenv("ZEUS_NVML_LIBRARY", FAKE_NVML_FULL, 1);
+    empty_ = std::make_unique<TempDir>();
+  }
+  void TearDown() override {
+    for (const char* name : {"FAKE_NVML_BURST", "FAKE_NVML_POWER_MW", "FAKE_NVML_ARCHITECTURES"}) {
+      unsetenv(name);
+    }
+  }
+  std::unique_ptr<TempDir> empty_;
+};
+
+TEST_F(MonitorCommandNvmlDomainsTest, PowerDomainIsSampledReportedAndIntegrated) {
   // 50 ms bursts of 400 W over 100 W: the instant power swings, the
   // one-second average holds near 250 W once a second has passed.
   setenv("FAKE_NVML_POWER_MW", "100000", 1);
@@ -339,7 +363,7 @@ TEST_F(MonitorCommandNvmlTest, PowerDomainIsSampledReportedAndIntegrated) {
   EXPECT_LT(integral_j, 250.0 * time_s + 10.0);
 }
 
-TEST_F(MonitorCommandNvmlTest, PowerDomainTheGpuLacksOrDoesNotExistIsRefused) {
+TEST_F(MonitorCommandNvmlDomainsTest, PowerDomainTheGpuLacksOrDoesNotExistIsRefused) {
   setenv("FAKE_NVML_ARCHITECTURES", "8,8", 1);  // Ada: no memory power.
   EXPECT_EQ(Run("--power-domain memory_average --powercap-root " + empty_->path() + " -- true"),
             125);
@@ -348,7 +372,7 @@ TEST_F(MonitorCommandNvmlTest, PowerDomainTheGpuLacksOrDoesNotExistIsRefused) {
   EXPECT_NE(err_.find("gpu_power"), std::string::npos) << err_;
 }
 
-TEST_F(MonitorCommandNvmlTest, PowerDomainInTheTextReport) {
+TEST_F(MonitorCommandNvmlDomainsTest, PowerDomainInTheTextReport) {
   EXPECT_EQ(Run("--gpus 0 --interval 0.2 --power-domain device_instant --powercap-root " +
                 empty_->path() + " -- sleep 0.5"),
             0)
@@ -356,7 +380,7 @@ TEST_F(MonitorCommandNvmlTest, PowerDomainInTheTextReport) {
   EXPECT_NE(out_.find("|  device_instant:  GPU0    150.0 W"), std::string::npos) << out_;
   EXPECT_NE(out_.find("integral of device_instant"), std::string::npos) << out_;
 }
-#endif  // FAKE_NVML_FULL
+#endif  // FAKE_NVML_FULL && FAKE_AMDSMI_FULL
 
 }  // namespace
 }  // namespace zeus

@@ -51,6 +51,46 @@ TEST(JobGroupsTest, RejectsBadRowsWithLocation) {
   EXPECT_NE(status.message().find("column 'start_time'"), std::string::npos) << status;
 }
 
+// The original Zeus's Alibaba group trace (trace/alibaba_groups.csv.xz,
+// decompressed): pandas' unnamed index column first, then group, dataset,
+// start_time, end_time, runtime_ratio, with integer group ids.
+TEST(JobGroupsTest, LoadsTheOriginalAlibabaGroupLayout) {
+  testing::TempDir dir;
+  const std::string path = dir.WriteFile("alibaba_groups.csv",
+                                         ",group,dataset,start_time,end_time,runtime_ratio\n"
+                                         "0,17,toy,3600.0,9000.5,1.25\n"
+                                         "1,17,toy,1800.0,2400.0,0.5\n"
+                                         "2,4,toy,0.0,60.0,1.0\n");
+  ZEUS_ASSERT_OK_AND_ASSIGN(JobGroups groups, LoadJobGroups(path));
+  ASSERT_EQ(groups.size(), 2u);
+  ASSERT_EQ(groups["17"].size(), 2u);
+  EXPECT_EQ(groups["17"][0].start_time_s, 1800.0);
+  EXPECT_EQ(groups["17"][1].end_time_s, 9000.5);
+  EXPECT_EQ(groups["17"][1].runtime_ratio, 1.25);
+  EXPECT_EQ(groups["4"][0].dataset, "toy");
+  // A bad row of that layout is named by file, line and column.
+  const Status bad =
+      LoadJobGroups(dir.WriteFile("bad.csv",
+                                  ",group,dataset,start_time,end_time,runtime_ratio\n"
+                                  "0,17,toy,0,10,1\n"
+                                  "1,17,toy,5,oops,1\n"))
+          .status();
+  EXPECT_NE(bad.message().find("bad.csv:3:5: column 'end_time'"), std::string::npos) << bad;
+}
+
+TEST(JobGroupsTest, RefusesACompressedTraceWithAHint) {
+  testing::TempDir dir;
+  const std::string xz = dir.WriteFile("groups.csv.xz", std::string("\xFD"
+                                                                    "7zXZ\0\x04\xE6",
+                                                                    8));
+  Status status = LoadJobGroups(xz).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("xz -dk"), std::string::npos) << status;
+  const std::string gz = dir.WriteFile("groups.csv.gz", std::string("\x1F\x8B\x08\0", 4));
+  status = LoadJobGroups(gz).status();
+  EXPECT_NE(status.message().find("gzip -dk"), std::string::npos) << status;
+}
+
 TEST(JobGroupsTest, GeneratorIsSeededAndOverlaps) {
   JobGroupGeneratorOptions options;
   options.num_groups = 3;

@@ -84,8 +84,9 @@ TEST(SimulatorTest, PolicyRegistryKnowsEveryPolicyAndRejectsOthers) {
   for (const std::string& name : PolicyNames()) {
     ZEUS_EXPECT_OK(MakePolicy(name, context).status());
   }
-  EXPECT_EQ(PolicyNames().size(), 9u);
+  EXPECT_EQ(PolicyNames().size(), 10u);
   EXPECT_NE(std::find(PolicyNames().begin(), PolicyNames().end(), "frugal"), PolicyNames().end());
+  EXPECT_NE(std::find(PolicyNames().begin(), PolicyNames().end(), "swarm"), PolicyNames().end());
   const Status status = MakePolicy("magic", context).status();
   EXPECT_EQ(status.code(), StatusCode::kNotFound);
   EXPECT_NE(status.message().find("grid-search"), std::string::npos);

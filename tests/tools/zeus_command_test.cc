@@ -96,6 +96,28 @@ TEST_F(ZeusCommandTest, SimulateFlagErrorsNameTheOptionAndTheValue) {
   EXPECT_THAT(err_, HasSubstr("--policy: fastest not in"));
 }
 
+TEST_F(ZeusCommandTest, SimulateTakesTheGroupArrivalModelAndReportsIt) {
+  // Two groups of three submissions, 10 s apart on average, 40 s long: they
+  // overlap. The JSON names the model it drew them from.
+  ASSERT_EQ(Run(Simulate() + "--json --seeds 1 --policy default --generate-groups 2 "
+                             "--group-submissions 3 --group-interarrival-s 10 "
+                             "--group-duration-s 40 --group-runtime-sigma 0"),
+            0)
+      << err_;
+  EXPECT_THAT(out_, HasSubstr("\"submissions_per_group\": 3"));
+  EXPECT_THAT(out_, HasSubstr("\"mean_interarrival_s\": 10.0"));
+  EXPECT_THAT(out_, HasSubstr("\"mean_duration_s\": 40.0"));
+  EXPECT_THAT(out_, HasSubstr("\"runtime_ratio_sigma\": 0.0"));
+  EXPECT_THAT(out_, HasSubstr("\"recurrences\": 6"));
+  // The model's flags need --generate-groups and are range-checked.
+  EXPECT_EQ(Run(Simulate() + "--group-duration-s 40"), 2);
+  EXPECT_THAT(err_, HasSubstr("--group-duration-s requires --generate-groups"));
+  EXPECT_EQ(Run(Simulate() + "--generate-groups 2 --group-interarrival-s 0"), 2);
+  EXPECT_THAT(err_, HasSubstr("--group-interarrival-s: expected a number in"));
+  EXPECT_EQ(Run(Simulate() + "--generate-groups 2 --group-submissions 0"), 2);
+  EXPECT_THAT(err_, HasSubstr("--group-submissions: expected a whole number of submissions >= 1"));
+}
+
 TEST_F(ZeusCommandTest, SimulateRefusesAHistoryOfGigabytesWithoutConfirmation) {
   // Every bundled workload and policy over 20000 seeds: about 10 GB. The
   // refusal comes before any simulation (timeout: a regression must not run

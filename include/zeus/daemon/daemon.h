@@ -6,7 +6,11 @@
 // Authorisation: changes only over the Unix socket (the kernel tells the
 // daemon which process, user and groups is asking), from root or a member of
 // `control_group`; reads from anyone unless `restrict_reads`. Every change is
-// leased to the process that made it (see src/daemon/lease_table.h).
+// leased to the process that made it (see src/daemon/lease_table.h). With a
+// `signing_key`, every request but /discover and /time also needs a bearer
+// token whose scopes include the route's API group (both rules must pass).
+// Live power: GET /{gpu,cpu}/get_power and the Server-Sent Event streams
+// GET /{gpu,cpu}/stream_power (see src/daemon/power_stream.h).
 //
 // Thread-safety: Start, Stop and the destructor from one thread.
 
@@ -57,6 +61,17 @@ struct DaemonOptions {
   // REQUIRES: ZEUS_DRY_RUN is set in the environment when true (the GPU
   // backends read it). Default: false.
   bool dry_run = false;
+  // Bearer-token authentication (the original zeusd's): the HS256 signing
+  // key's bytes (see zeus/daemon/token.h). Empty: no tokens (every request
+  // is judged by the peer-credential rules above only). Default: empty.
+  std::string signing_key;
+  // The API groups served ("gpu-control", "gpu-read", "cpu-read"); a route
+  // of another group answers 404. Default: all three.
+  std::vector<std::string> enabled_api_groups = {"gpu-control", "gpu-read", "cpu-read"};
+  // Polling rates of the power streams (one poller per kind, shared by every
+  // subscriber), Hz. Defaults: 20 (GPU), 10 (CPU), as the original's.
+  double gpu_power_poll_hz = 20;
+  double cpu_power_poll_hz = 10;
   // Test hooks (see LeaseTableOptions): stop forever "after_record" or
   // "after_change" of the first change, creating `pause_marker`. Default: off.
   std::string pause_at;
@@ -75,7 +90,8 @@ class Daemon {
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
-  // Stops serving and puts back every change still leased. Idempotent.
+  // Ends the power streams, stops serving and puts back every change still
+  // leased. Idempotent.
   void Stop();
   // The bound TCP port; -1 without TCP.
   int tcp_port() const;

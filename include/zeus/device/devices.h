@@ -30,7 +30,11 @@ struct GpuOptions {
   // backend reads ZEUS_NVML_LIBRARY (the library to dlopen; unset or empty:
   // libnvidia-ml.so.1, else libnvidia-ml.so), CUDA_VISIBLE_DEVICES and
   // ZEUSD_SOCK_PATH (set: the setters ask the Zeus daemon on that socket).
-  // Default: none (the process environment).
+  // The AMD SMI backend reads ZEUS_AMDSMI_LIBRARY (unset or empty:
+  // libamd_smi.so, else $ROCM_PATH/lib/libamd_smi.so, ROCM_PATH defaulting to
+  // /opt/rocm), HIP_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES and
+  // ZEUS_AMDSMI_ENERGY_CHECK_MS (the energy counter check at open; "0" skips
+  // it). Default: none (the process environment).
   std::map<std::string, std::optional<std::string>> environment;
 
   // `name`'s value: the override when `environment` has one, else the
@@ -38,15 +42,19 @@ struct GpuOptions {
   std::optional<std::string> GetEnv(const std::string& name) const;
 };
 
-// The GPUs visible to this process, from every backend that is present, in
-// backend order and within a backend in its runtime's order (NVIDIA: CUDA
-// order; with CUDA_VISIBLE_DEVICES set, the i-th GPU is its i-th entry).
-// Gpu::index() is the position in the result. The returned GPUs keep their
-// backend's library loaded and initialised while any of them lives.
-// kUnavailable (naming what each backend tried) when no backend's library is
-// present; a present backend's failure fails the call (kInvalidArgument for a
-// malformed or MIG CUDA_VISIBLE_DEVICES, the vendor's error when its library
-// refuses to initialise). Changes no device state.
+// The GPUs visible to this process, from the first backend (NVML, then AMD
+// SMI) whose library is present and finds GPUs; later backends are not used,
+// so one process drives one GPU vendor (DescribeGpuBackends says which and
+// why). Within the backend, in its runtime's order (NVIDIA: CUDA order; with
+// CUDA_VISIBLE_DEVICES set, the i-th GPU is its i-th entry; AMD: HIP order
+// after HIP_VISIBLE_DEVICES, else CUDA_VISIBLE_DEVICES). Gpu::index() is the
+// position in the result. The returned GPUs keep their backend's library
+// loaded and initialised while any of them lives. Empty when libraries are
+// present but none finds a GPU; kUnavailable (naming what each backend tried)
+// when no backend's library is present; a present backend's failure fails
+// the call (kInvalidArgument for a malformed or MIG CUDA_VISIBLE_DEVICES or a
+// malformed HIP_VISIBLE_DEVICES, the vendor's error when its library refuses
+// to initialise). Changes no device state.
 StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpus(const GpuOptions& options = {});
 
 // One GPU backend (a vendor's management library) as found on this machine.
@@ -64,10 +72,17 @@ struct GpuBackendDescription {
   // OK when loaded with its versions; else why not (kUnavailable when the
   // library is missing, kNotSupported when it lacks the version queries).
   Status status;
+  // True for the backend OpenGpus uses (the first that finds GPUs).
+  bool in_use = false;
+  // Why it is or is not used, for people: "in use: 2 GPUs", "no GPUs",
+  // "not used: NVML found 2 GPUs first (one GPU vendor per process)"; empty
+  // when the library is not loaded.
+  std::string selection;
 };
 
-// Every backend compiled in, present or not, in OpenGpus's order. Changes no
-// device state.
+// Every backend compiled in, present or not, in OpenGpus's order, with which
+// one OpenGpus uses (`in_use`, `selection`). Counts GPUs, opening them only
+// for backends without a count function. Changes no device state.
 std::vector<GpuBackendDescription> DescribeGpuBackends(const GpuOptions& options = {});
 
 // With ZEUSD_SOCK_PATH set (and non-empty), the CPUs the Zeus daemon there

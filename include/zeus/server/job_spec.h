@@ -59,8 +59,9 @@ struct BatchSizeJobSpec {
   int64_t number_of_gpus = 0;
   // Non-empty.
   std::string gpu_model;
-  // How the job explores its batch sizes: "zeus" (the paper's) or "frugal"
-  // (docs/BATCH_SIZE_POLICY.md). Wire field: `policy`; a spec without it (as
+  // How the job explores its batch sizes: "zeus" (the paper's), "frugal" or
+  // "swarm" (frugal exploring on concurrent submissions too;
+  // docs/BATCH_SIZE_POLICY.md). Wire field: `policy`; a spec without it (as
   // the original client sends, and as older servers stored) is zeus.
   // Default: "zeus".
   std::string policy = "zeus";

@@ -5,7 +5,11 @@
 // File format, one row per submission:
 //   group,start_time,end_time,dataset,runtime_ratio
 // (seconds; runtime_ratio scales a run's energy and time to this
-// submission's size). Extra columns are ignored; loading is strict.
+// submission's size). Columns are found by their header, in any order, so the
+// original Zeus's trace/alibaba_groups.csv (an unnamed index column, then
+// group,dataset,start_time,end_time,runtime_ratio) loads once decompressed;
+// an xz or gzip file is refused with that hint. Extra columns are ignored;
+// loading is strict.
 //
 // Thread-safety: functions are reentrant.
 
@@ -72,7 +76,10 @@ struct GroupRunRecord {
 
 // Simulates one group on `workload` under `policy`. Every run's outcome is
 // drawn when it starts and observed by the policy when it ends, in end-time
-// order, so results arrive out of submission order when runs overlap. A run
+// order, so results arrive out of submission order when runs overlap. When
+// the policy holds a run to a tighter bound at that moment
+// (Policy::CostLimitAtReport: runs that ended meanwhile lowered the best
+// cost), the run is replayed under it with the same draw of epochs. A run
 // that misses the target is retried from its end time with the same
 // duration, up to options.max_tries per submission. REQUIRES: `submissions`
 // sorted by start time (as LoadJobGroups returns them).

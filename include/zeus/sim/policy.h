@@ -80,9 +80,19 @@ class Policy {
   // The outcome of plan `plan` (handed out by Next() and not yet observed).
   // kNotFound for an unknown plan.
   virtual Status Observe(const RunPlan& plan, const RunOutcome& outcome) = 0;
+  // The early-stop bound in-flight run `plan` is held to when it reports
+  // (the group simulation asks just before Observe). Default: the bound it
+  // was handed, plan.cost_limit, as the original simulator does. A policy
+  // whose server judges a run against the lowest cost known at report time
+  // returns that bound; when it is tighter, the group simulation replays the
+  // run under it (same draw of epochs), so a run that other runs have since
+  // outbid stops there.
+  virtual std::optional<double> CostLimitAtReport(const RunPlan& plan) const {
+    return plan.cost_limit;
+  }
 };
 
-// The registered policy names: zeus, frugal, default, oracle, walk-floor,
+// The registered policy names: zeus, frugal, swarm, default, oracle, walk-floor,
 // jump-floor, grid-search, power-limit-only, batch-size-only.
 std::vector<std::string> PolicyNames();
 

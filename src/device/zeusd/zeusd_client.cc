@@ -54,8 +54,19 @@ StatusOr<std::string> Request(const std::string& socket_path, const std::string&
                             " (is `zeus daemon` running? unset " + kSockPathEnv +
                             " to use the device directly)");
   }
+  std::string authorization;
+  if (const char* token = std::getenv(kTokenEnv); token != nullptr && *token != '\0') {
+    for (const char* c = token; *c != '\0'; ++c) {
+      if (static_cast<unsigned char>(*c) <= ' ' || *c == 0x7f) {
+        close(fd);
+        return InvalidArgumentError(context + ": " + kTokenEnv +
+                                    " holds a space or control character; expected a JWT");
+      }
+    }
+    authorization = std::string("Authorization: Bearer ") + token + "\r\n";
+  }
   const std::string request = method + " " + target +
-                              " HTTP/1.1\r\nHost: zeusd\r\nConnection: close\r\n"
+                              " HTTP/1.1\r\nHost: zeusd\r\nConnection: close\r\n" + authorization +
                               "Content-Length: 0\r\n\r\n";
   size_t sent = 0;
   while (sent < request.size()) {
@@ -94,6 +105,9 @@ StatusOr<std::string> Request(const std::string& socket_path, const std::string&
   switch (status) {
     case 400:
       return InvalidArgumentError(message);
+    case 401:
+      return PermissionDeniedError(message + " (the daemon requires a bearer token: set " +
+                                   kTokenEnv + ", e.g. from `zeus daemon token issue`)");
     case 403:
       return PermissionDeniedError(message);
     case 404:

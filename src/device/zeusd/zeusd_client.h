@@ -16,11 +16,14 @@ namespace zeus::zeusd {
 
 // The environment variable naming the daemon's socket (as the original Zeus).
 inline constexpr char kSockPathEnv[] = "ZEUSD_SOCK_PATH";
+// The bearer token sent as `Authorization: Bearer` when set (as the original
+// Zeus; needed when the daemon runs with --signing-key-path).
+inline constexpr char kTokenEnv[] = "ZEUSD_TOKEN";
 
 // Sends `method target` to the daemon at `socket_path` and returns the body of
 // a 200 answer. Otherwise an error whose message is "zeusd at <socket>:
 // <method target>: <daemon's error>" and whose code follows the HTTP status:
-// 400 kInvalidArgument, 403 kPermissionDenied, 404 kNotSupported,
+// 400 kInvalidArgument, 401 and 403 kPermissionDenied, 404 kNotSupported,
 // 409 kFailedPrecondition, anything else (or no answer within 10 s)
 // kUnavailable.
 StatusOr<std::string> Request(const std::string& socket_path, const std::string& method,

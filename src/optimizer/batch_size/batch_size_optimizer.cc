@@ -104,6 +104,28 @@ StatusOr<std::map<int, double>> ReadCensored(const JsonFields& state,
   return censored;
 }
 
+// swarm's speculative results of a stored state: distinct batch sizes, each
+// with a cost in [0, kMaxAbsReward] and whether its run reached the target.
+StatusOr<std::map<int, BatchSizeOptimizer::SpeculativeResult>> ReadSpeculative(
+    const JsonFields& state, const BatchSizeOptimizerConfig& config) {
+  ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* entries, state.Array("speculative_results"));
+  std::map<int, BatchSizeOptimizer::SpeculativeResult> results;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    ZEUS_ASSIGN_OR_RETURN(JsonFields entry, state.Element("speculative_results", i));
+    ZEUS_ASSIGN_OR_RETURN(int64_t batch_size, entry.Int("batch_size", 1, kMaxInt));
+    if (!IsBatchSize(config, batch_size)) {
+      return entry.Error("batch_size", std::to_string(batch_size) + " is not one of batch_sizes");
+    }
+    BatchSizeOptimizer::SpeculativeResult result;
+    ZEUS_ASSIGN_OR_RETURN(result.cost, entry.Double("cost", 0.0, GaussianTs::kMaxAbsReward));
+    ZEUS_ASSIGN_OR_RETURN(result.reached_target, entry.Bool("reached_target"));
+    if (!results.emplace(static_cast<int>(batch_size), result).second) {
+      return entry.Error("batch_size", std::to_string(batch_size) + " appears twice");
+    }
+  }
+  return results;
+}
+
 }  // namespace
 
 Status BatchSizeOptimizerConfig::Validate() const {
@@ -148,15 +170,18 @@ std::string_view BatchSizePolicyName(BatchSizePolicy policy) {
       return "zeus";
     case BatchSizePolicy::kFrugal:
       return "frugal";
+    case BatchSizePolicy::kSwarm:
+      return "swarm";
   }
   return "unknown";
 }
 
 StatusOr<BatchSizePolicy> ParseBatchSizePolicy(std::string_view name) {
-  for (BatchSizePolicy policy : {BatchSizePolicy::kZeus, BatchSizePolicy::kFrugal}) {
+  for (BatchSizePolicy policy :
+       {BatchSizePolicy::kZeus, BatchSizePolicy::kFrugal, BatchSizePolicy::kSwarm}) {
     if (name == BatchSizePolicyName(policy)) return policy;
   }
-  return InvalidArgumentError("batch size policy: expected zeus or frugal, got '" +
+  return InvalidArgumentError("batch size policy: expected zeus, frugal or swarm, got '" +
                               std::string(name) + "'");
 }
 
@@ -225,26 +250,29 @@ std::string_view TrialKindName(TrialKind kind) {
       return "concurrent";
     case TrialKind::kBandit:
       return "bandit";
+    case TrialKind::kSpeculative:
+      return "speculative";
   }
   return "unknown";
 }
 
 StatusOr<TrialKind> ParseTrialKind(std::string_view name) {
-  for (TrialKind kind : {TrialKind::kExploration, TrialKind::kConcurrent, TrialKind::kBandit}) {
+  for (TrialKind kind : {TrialKind::kExploration, TrialKind::kConcurrent, TrialKind::kBandit,
+                         TrialKind::kSpeculative}) {
     if (name == TrialKindName(kind)) return kind;
   }
-  return InvalidArgumentError("trial kind: expected exploration, concurrent or bandit, got '" +
-                              std::string(name) + "'");
+  return InvalidArgumentError(
+      "trial kind: expected exploration, concurrent, bandit or speculative, got '" +
+      std::string(name) + "'");
 }
 
 BatchSizeOptimizer::BatchSizeOptimizer(BatchSizeOptimizerConfig config)
     : config_(std::move(config)),
       rng_(config_.seed),
       explorer_(config_.batch_sizes, config_.default_batch_size,
-                config_.policy == BatchSizePolicy::kFrugal ? FrugalKnobs::kNumPruningRounds
-                                                           : config_.num_pruning_rounds,
-                config_.policy == BatchSizePolicy::kFrugal ? FrugalKnobs::kDirectionPatience : 1,
-                config_.policy == BatchSizePolicy::kFrugal ? FrugalKnobs::kExplorationBeta : 0.0),
+                frugal_like() ? FrugalKnobs::kNumPruningRounds : config_.num_pruning_rounds,
+                frugal_like() ? FrugalKnobs::kDirectionPatience : 1,
+                frugal_like() ? FrugalKnobs::kExplorationBeta : 0.0),
       best_batch_size_(config_.default_batch_size) {}
 
 StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::Create(BatchSizeOptimizerConfig config) {
@@ -258,25 +286,97 @@ GaussianTsConfig BatchSizeOptimizer::BanditConfig() const {
   GaussianTsConfig bandit;
   bandit.prior_mean = config_.prior_mean;
   bandit.prior_precision = config_.prior_precision;
-  bandit.num_explorations = config_.policy == BatchSizePolicy::kFrugal
-                                ? FrugalKnobs::kNumExplorations
-                                : config_.num_explorations;
+  bandit.num_explorations =
+      frugal_like() ? FrugalKnobs::kNumExplorations : config_.num_explorations;
   bandit.window_size = config_.window_size;
-  bandit.unimodal = config_.policy == BatchSizePolicy::kFrugal;
+  bandit.unimodal = frugal_like();
   bandit.second_look_sigmas = FrugalKnobs::kSecondLookSigmas;
   return bandit;
 }
 
 bool BatchSizeOptimizer::exploring() const { return !explorer_.done(); }
 
+std::optional<int> BatchSizeOptimizer::SpeculativeSize() const {
+  // Without a bound a speculative run of a bad size runs to its end.
+  if (!EarlyStopThreshold().has_value()) return std::nullopt;
+  for (int size : explorer_.Upcoming(SwarmKnobs::kSpeculationDepth)) {
+    if (speculative_results_.count(size) > 0) continue;
+    const bool out = std::any_of(in_flight_.begin(), in_flight_.end(), [size](const auto& entry) {
+      return entry.second.batch_size == size;
+    });
+    if (!out) return size;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> BatchSizeOptimizer::ExplorationBound() const {
+  if (!config_.beta.has_value()) return std::nullopt;
+  return EarlyStopCostBound(std::min(*config_.beta, FrugalKnobs::kExplorationBeta), min_cost_);
+}
+
+bool BatchSizeOptimizer::PassedFurtherAlong() const {
+  if (config_.policy != BatchSizePolicy::kSwarm) return false;
+  const std::optional<double> bound = ExplorationBound();
+  for (int size : explorer_.AheadInDirection()) {
+    auto it = speculative_results_.find(size);
+    if (it != speculative_results_.end() && it->second.reached_target &&
+        (!bound.has_value() || it->second.cost <= *bound)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Status BatchSizeOptimizer::AdvanceWalk() {
+  if (config_.policy != BatchSizePolicy::kSwarm) return Status::Ok();
+  while (!explorer_.done() && !exploration_trial_.has_value()) {
+    const int size = explorer_.Current();
+    auto result = speculative_results_.find(size);
+    if (result != speculative_results_.end()) {
+      // Judged against the lowest cost known now, as the walk's own step
+      // would be: above the exploration bound is a failure.
+      const SpeculativeResult r = result->second;
+      speculative_results_.erase(result);
+      const std::optional<double> bound = ExplorationBound();
+      const bool passed = r.reached_target && (!bound.has_value() || r.cost <= *bound);
+      // A run that stopped short is censored at what it spent (its cost is
+      // known to exceed that); a run that reached above the bound keeps its
+      // observation and is pruned.
+      if (!r.reached_target && config_.beta.has_value()) censored_[size] = r.cost;
+      ZEUS_RETURN_IF_ERROR(explorer_.Report(r.cost, passed, !passed && PassedFurtherAlong()));
+      continue;
+    }
+    for (auto& [number, trial] : in_flight_) {
+      if (trial.kind == TrialKind::kSpeculative && trial.batch_size == size) {
+        trial.kind = TrialKind::kExploration;
+        exploration_trial_ = number;
+        break;
+      }
+    }
+    break;
+  }
+  if (explorer_.done() && !bandit_.has_value()) StartBandit();
+  return Status::Ok();
+}
+
 Trial BatchSizeOptimizer::NextTrial() {
+  // Only swarm's bookkeeping can fail here, and only on an explorer already
+  // over, which AdvanceWalk never reports to.
+  AdvanceWalk().IgnoreError();
   Trial trial;
   trial.trial_number = next_trial_number_++;
   if (!explorer_.done()) {
+    std::optional<int> speculative;
+    if (exploration_trial_.has_value() && config_.policy == BatchSizePolicy::kSwarm) {
+      speculative = SpeculativeSize();
+    }
     if (!exploration_trial_.has_value()) {
       trial.batch_size = explorer_.Current();
       trial.kind = TrialKind::kExploration;
       exploration_trial_ = trial.trial_number;
+    } else if (speculative.has_value()) {
+      trial.batch_size = *speculative;
+      trial.kind = TrialKind::kSpeculative;
     } else {
       trial.batch_size = best_batch_size_;
       trial.kind = TrialKind::kConcurrent;
@@ -284,7 +384,7 @@ Trial BatchSizeOptimizer::NextTrial() {
   } else {
     // Only frugal's unimodal bandit looks at the runs already out.
     std::set<int> pending;
-    if (config_.policy == BatchSizePolicy::kFrugal) {
+    if (frugal_like()) {
       for (const auto& [number, in_flight] : in_flight_) pending.insert(in_flight.batch_size);
     }
     trial.batch_size = bandit_->Predict(rng_, &censored_, &pending);
@@ -306,6 +406,7 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
                                 nlohmann::json(cost).dump());
   }
   const int batch_size = it->second.batch_size;
+  const TrialKind kind = it->second.kind;
   in_flight_.erase(it);
   Observe(batch_size, cost);
   if (reached_target && (!min_cost_.has_value() || cost < *min_cost_)) {
@@ -316,14 +417,17 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
     // Frugal keeps a size whose run stopped at the tight exploration bound as
     // a censored arm: one unlucky run does not prune a size for good.
     const std::optional<double> bound = EarlyStopThreshold(trial_number);
-    if (config_.policy == BatchSizePolicy::kFrugal && !reached_target && bound.has_value()) {
+    if (frugal_like() && !reached_target && bound.has_value()) {
       censored_[batch_size] = *bound;
     }
     exploration_trial_.reset();
-    ZEUS_RETURN_IF_ERROR(explorer_.Report(cost, reached_target));
+    ZEUS_RETURN_IF_ERROR(
+        explorer_.Report(cost, reached_target, !reached_target && PassedFurtherAlong()));
     if (explorer_.done()) StartBandit();
+  } else if (kind == TrialKind::kSpeculative && !explorer_.done()) {
+    speculative_results_[batch_size] = {cost, reached_target};
   }
-  return Status::Ok();
+  return AdvanceWalk();
 }
 
 Status BatchSizeOptimizer::ReportFailure(int64_t trial_number) {
@@ -342,7 +446,9 @@ std::optional<double> BatchSizeOptimizer::EarlyStopThreshold() const {
 }
 
 std::optional<double> BatchSizeOptimizer::EarlyStopThreshold(int64_t trial_number) const {
-  if (config_.policy != BatchSizePolicy::kFrugal || exploration_trial_ != trial_number ||
+  auto it = in_flight_.find(trial_number);
+  const bool speculative = it != in_flight_.end() && it->second.kind == TrialKind::kSpeculative;
+  if (!frugal_like() || (exploration_trial_ != trial_number && !speculative) ||
       !config_.beta.has_value()) {
     return EarlyStopThreshold();
   }
@@ -379,6 +485,7 @@ void BatchSizeOptimizer::StartBandit() {
     }
   }
   std::sort(arms.begin(), arms.end());
+  speculative_results_.clear();
   bandit_.emplace(arms, BanditConfig());
   for (int arm : arms) {
     auto it = costs_.find(arm);
@@ -428,6 +535,15 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
       censored.push_back({{"batch_size", batch_size}, {"cost", cost}});
     }
     json["censored"] = censored;
+  }
+  if (!speculative_results_.empty()) {
+    nlohmann::json speculative = nlohmann::json::array();
+    for (const auto& [batch_size, result] : speculative_results_) {
+      speculative.push_back({{"batch_size", batch_size},
+                             {"cost", result.cost},
+                             {"reached_target", result.reached_target}});
+    }
+    json["speculative_results"] = speculative;
   }
   return json;
 }
@@ -523,10 +639,26 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
     return state.Error("bandit", "must be present exactly when exploration is over");
   }
   if (state.Has("censored")) {
-    if (c.policy != BatchSizePolicy::kFrugal) {
-      return state.Error("censored", "only the frugal policy censors batch sizes");
+    if (c.policy == BatchSizePolicy::kZeus) {
+      return state.Error("censored",
+                         "only the frugal policy (and swarm, built on it) censors batch sizes");
     }
     ZEUS_ASSIGN_OR_RETURN(optimizer.censored_, ReadCensored(state, optimizer.bandit_, c));
+  }
+  for (const auto& [number, trial] : optimizer.in_flight_) {
+    if (trial.kind == TrialKind::kSpeculative && c.policy != BatchSizePolicy::kSwarm) {
+      return state.Error("in_flight", "speculative trial " + std::to_string(number) +
+                                          ": only the swarm policy speculates");
+    }
+  }
+  if (state.Has("speculative_results")) {
+    if (c.policy != BatchSizePolicy::kSwarm) {
+      return state.Error("speculative_results", "only the swarm policy speculates");
+    }
+    if (optimizer.explorer_.done()) {
+      return state.Error("speculative_results", "must be absent once exploration is over");
+    }
+    ZEUS_ASSIGN_OR_RETURN(optimizer.speculative_results_, ReadSpeculative(state, c));
   }
   return optimizer;
 }

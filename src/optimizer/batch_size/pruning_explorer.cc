@@ -48,7 +48,24 @@ int PruningExplorer::Current() const {
   return going_up_ ? up_[position_] : down_[position_];
 }
 
-Status PruningExplorer::Report(double cost, bool reached_target) {
+std::vector<int> PruningExplorer::Upcoming(size_t depth) const {
+  std::vector<int> upcoming;
+  if (done_) return upcoming;
+  const std::vector<int>& walk = going_up_ ? up_ : down_;
+  for (size_t i = 0; i < depth; ++i) {
+    if (position_ + 1 + i < walk.size()) upcoming.push_back(walk[position_ + 1 + i]);
+    if (!going_up_ && i < up_.size() && UpIsLikely()) upcoming.push_back(up_[i]);
+  }
+  return upcoming;
+}
+
+std::vector<int> PruningExplorer::AheadInDirection() const {
+  if (done_) return {};
+  const std::vector<int>& walk = going_up_ ? up_ : down_;
+  return std::vector<int>(walk.begin() + static_cast<std::ptrdiff_t>(position_) + 1, walk.end());
+}
+
+Status PruningExplorer::Report(double cost, bool reached_target, bool keep_direction) {
   if (done_) return FailedPreconditionError("pruning explorer: exploration is already over");
   const int batch_size = Current();
   if (reached_target && !going_up_ && position_ == 0) start_cost_ = cost;
@@ -60,7 +77,7 @@ Status PruningExplorer::Report(double cost, bool reached_target) {
     }
     good_.push_back(batch_size);
     misses_in_a_row_ = 0;
-  } else {
+  } else if (!keep_direction) {
     ++misses_in_a_row_;
   }
   const int patience = DirectionEarnedPatience() ? direction_patience_ : 1;
@@ -91,6 +108,13 @@ bool PruningExplorer::DirectionEarnedPatience() const {
   if (decisive_ratio_ <= 0) return improved_in_direction_;
   const std::optional<double>& start = going_up_ ? up_start_cost_ : start_cost_;
   return start.has_value() && best_cost_.has_value() && *start > decisive_ratio_ * *best_cost_;
+}
+
+bool PruningExplorer::UpIsLikely() const {
+  if (decisive_ratio_ <= 0) return true;
+  // Costs unimodal in the batch size: once a size below the start is cheaper
+  // than the start, the optimum is not above it.
+  return start_cost_.has_value() && best_cost_.has_value() && !(*best_cost_ < *start_cost_);
 }
 
 bool PruningExplorer::DownWasDecisive() const {

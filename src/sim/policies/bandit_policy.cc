@@ -1,4 +1,4 @@
-// Policies `zeus`, `frugal` and `batch-size-only`: the shared batch-size
+// Policies `zeus`, `frugal`, `swarm` and `batch-size-only`: the shared batch-size
 // optimizer (pruning exploration + Gaussian Thompson sampling + early
 // stopping), with JIT power limits (zeus, frugal) or at each batch size's
 // maximum limit.
@@ -35,8 +35,8 @@ class BanditPolicy final : public Policy {
     }
     plan.cost_limit = optimizer_.EarlyStopThreshold(trial.trial_number);
     // Zeus keeps the original simulator's approximate limit (its golden
-    // histories); frugal's tighter exploration bound is applied as the server
-    // applies it.
+    // histories); frugal's and swarm's tighter exploration bound is applied
+    // as the server applies it.
     plan.exact_cost_limit = optimizer_.config().policy != BatchSizePolicy::kZeus;
     return plan;
   }
@@ -48,6 +48,14 @@ class BanditPolicy final : public Policy {
       return optimizer_.ReportResult(plan.run_id, cost, false);
     }
     return optimizer_.ReportResult(plan.run_id, outcome.cost, outcome.reached);
+  }
+
+  // frugal and swarm (the exact rule): the bound the server applies when the
+  // run reports, from the lowest cost known then. zeus keeps the bound it
+  // handed out, as the original simulator does.
+  std::optional<double> CostLimitAtReport(const RunPlan& plan) const override {
+    if (!plan.exact_cost_limit) return plan.cost_limit;
+    return optimizer_.EarlyStopThreshold(plan.run_id);
   }
 
  private:
@@ -78,6 +86,10 @@ StatusOr<std::unique_ptr<Policy>> MakeZeus(const PolicyContext& context) {
 
 StatusOr<std::unique_ptr<Policy>> MakeFrugal(const PolicyContext& context) {
   return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kFrugal);
+}
+
+StatusOr<std::unique_ptr<Policy>> MakeSwarm(const PolicyContext& context) {
+  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kSwarm);
 }
 
 StatusOr<std::unique_ptr<Policy>> MakeBatchSizeOnly(const PolicyContext& context) {

@@ -16,6 +16,9 @@ StatusOr<std::unique_ptr<Policy>> MakeZeus(const PolicyContext& context);
 // Zeus with cheaper exploration (BatchSizePolicy::kFrugal,
 // docs/BATCH_SIZE_POLICY.md), with JIT power limits and early stopping.
 StatusOr<std::unique_ptr<Policy>> MakeFrugal(const PolicyContext& context);
+// frugal that explores on concurrent submissions too (speculative steps,
+// BatchSizePolicy::kSwarm), with JIT power limits and early stopping.
+StatusOr<std::unique_ptr<Policy>> MakeSwarm(const PolicyContext& context);
 // The same bandit at each batch size's maximum power limit.
 StatusOr<std::unique_ptr<Policy>> MakeBatchSizeOnly(const PolicyContext& context);
 // JIT power limit at the default batch size.

@@ -63,6 +63,18 @@ enum class BatchSizePolicy {
   // once every other arm samples a higher cost. Ignores
   // `num_pruning_rounds` and `num_explorations`.
   kFrugal,
+  // `swarm` (docs/BATCH_SIZE_POLICY.md, "Job groups"): frugal, plus
+  // speculative steps. While a walk step is in flight, a further trial does
+  // not go to the best size known but to a size the walk may try next
+  // (PruningExplorer::Upcoming with SwarmKnobs::kSpeculationDepth), one run
+  // per size. Its result is kept and the walk consumes it when it reaches
+  // that size, judged against the lowest cost known then: a run that did not
+  // reach the target, or did above min(beta, kExplorationBeta) x the lowest
+  // cost, is the walk's failure there (a run that did not reach becomes a
+  // censored arm bounded by its cost, as frugal's). When the walk reaches a
+  // size whose speculative run is still out, that run becomes the walk's
+  // step. With one trial at a time it hands out exactly frugal's sequence.
+  kSwarm,
 };
 
 // The fixed knobs of BatchSizePolicy::kFrugal: chosen once on the V100
@@ -89,7 +101,17 @@ struct FrugalKnobs {
   static constexpr double kSecondLookSigmas = 1.0;
 };
 
-// "zeus" or "frugal".
+// The fixed knob of BatchSizePolicy::kSwarm beyond frugal's, chosen once on
+// the V100 traces in generated job groups (docs/BATCH_SIZE_POLICY.md).
+struct SwarmKnobs {
+  // How far ahead of the walk's step in flight speculative trials go, per
+  // direction: the next this many sizes of the current direction and, while
+  // walking down, the first this many of the up direction. Further
+  // concurrent trials go to the best size known.
+  static constexpr size_t kSpeculationDepth = 2;
+};
+
+// "zeus", "frugal" or "swarm".
 std::string_view BatchSizePolicyName(BatchSizePolicy policy);
 // kInvalidArgument naming the text and the known names otherwise.
 StatusOr<BatchSizePolicy> ParseBatchSizePolicy(std::string_view name);
@@ -141,9 +163,12 @@ enum class TrialKind {
   kConcurrent,
   // Chosen by Thompson sampling after exploration.
   kBandit,
+  // swarm only: launched while an exploration step was in flight, at a size
+  // the walk may try next (BatchSizePolicy::kSwarm).
+  kSpeculative,
 };
 
-// "exploration", "concurrent" or "bandit".
+// "exploration", "concurrent", "bandit" or "speculative".
 std::string_view TrialKindName(TrialKind kind);
 // kInvalidArgument for any other name.
 StatusOr<TrialKind> ParseTrialKind(std::string_view name);
@@ -189,8 +214,9 @@ class BatchSizeOptimizer {
   // reached the target.
   std::optional<double> EarlyStopThreshold() const;
   // The bound for in-flight trial `trial_number`: EarlyStopThreshold(), but
-  // for frugal's exploration step the tighter
-  // min(beta, FrugalKnobs::kExplorationBeta) x min_cost(). Equal to
+  // for frugal's and swarm's exploration step, and swarm's speculative
+  // trials, the tighter min(beta, FrugalKnobs::kExplorationBeta) x
+  // min_cost(). Equal to
   // EarlyStopThreshold() under kZeus and for trials not in flight.
   std::optional<double> EarlyStopThreshold(int64_t trial_number) const;
   // The cheapest batch size that reached the target so far, else the default.
@@ -206,6 +232,16 @@ class BatchSizeOptimizer {
   // once exploration is over; during exploration, every batch size with its
   // observations so far.
   std::vector<ArmState> ArmStates() const;
+
+  // swarm: the speculative results the walk has not reached yet, by batch
+  // size. Empty once exploration is over, and under zeus and frugal.
+  struct SpeculativeResult {
+    double cost = 0.0;
+    bool reached_target = false;
+  };
+  const std::map<int, SpeculativeResult>& speculative_results() const {
+    return speculative_results_;
+  }
 
   // Complete state: config, exploration progress, observations, in-flight
   // trials, min cost, next trial number and the generator state.
@@ -223,6 +259,22 @@ class BatchSizeOptimizer {
   // Adds one observation to the per-batch-size history (and the bandit).
   void Observe(int batch_size, double cost);
   GaussianTsConfig BanditConfig() const;
+  // Whether the policy is frugal or builds on it (swarm).
+  bool frugal_like() const { return config_.policy != BatchSizePolicy::kZeus; }
+  // swarm: while no exploration step is in flight, feeds the walk the
+  // speculative results of the sizes it reaches and adopts a speculative
+  // trial in flight at its current size as its step; starts the bandit when
+  // the walk ends. No-op for zeus and frugal (nothing is speculative).
+  Status AdvanceWalk();
+  // swarm: the size for a speculative trial, or nullopt when every size
+  // within reach is in flight or already has a result.
+  std::optional<int> SpeculativeSize() const;
+  // swarm: whether a speculative result further along the walk's current
+  // direction reached the target within the exploration bound known now; a
+  // failure of the walk's step then does not end the direction.
+  bool PassedFurtherAlong() const;
+  // min(beta, kExplorationBeta) x min_cost(); nullopt without either.
+  std::optional<double> ExplorationBound() const;
   // FromJson's check that the in-flight explorations match the explorer;
   // kInvalidArgument naming the field of `state` at fault.
   Status ValidateExplorationTrial(const JsonFields& state) const;
@@ -242,6 +294,8 @@ class BatchSizeOptimizer {
   int best_batch_size_ = 0;
   // See censored().
   std::map<int, double> censored_;
+  // See speculative_results().
+  std::map<int, SpeculativeResult> speculative_results_;
 };
 
 }  // namespace zeus

@@ -48,9 +48,21 @@ class PruningExplorer {
   bool done() const { return done_; }
   // The batch size to try next. REQUIRES: !done().
   int Current() const;
+  // The sizes the walk may try after Current(), nearest first: at most
+  // `depth` further sizes of the current direction and, while the walk is
+  // still going down and the up direction is likely to be walked
+  // (UpIsLikely), at most `depth` sizes of the up direction, interleaved
+  // (next down, first up, second down, second up, ...). Whether the walk
+  // reaches them depends on the outcomes still to come. Empty when done().
+  std::vector<int> Upcoming(size_t depth) const;
+  // The sizes after Current() in the current direction, in walk order.
+  // Empty when done().
+  std::vector<int> AheadInDirection() const;
   // The outcome of running Current(); advances the walk. kFailedPrecondition
-  // when done().
-  Status Report(double cost, bool reached_target);
+  // when done(). With `keep_direction`, a failure neither counts as a miss
+  // nor ends the direction (the caller already knows a size further along
+  // it reached the target).
+  Status Report(double cost, bool reached_target, bool keep_direction = false);
 
   // The surviving batch sizes, sorted. REQUIRES: done(). Empty when every
   // size was pruned.
@@ -72,6 +84,11 @@ class PruningExplorer {
   void StartRound();
   // Whether the up direction can be skipped (see decisive_ratio above).
   bool DownWasDecisive() const;
+  // Whether Upcoming() lists the up direction while walking down: always
+  // without a decisive ratio; with one, once the round's first run reached
+  // the target and no smaller size has been cheaper than it (with costs
+  // unimodal in the batch size, the optimum is then not above the start).
+  bool UpIsLikely() const;
   // Whether the current direction ends only after `direction_patience`
   // failures in a row (see above).
   bool DirectionEarnedPatience() const;

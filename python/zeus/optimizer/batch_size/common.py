@@ -22,7 +22,7 @@ REPORT_RESULT_URL = "/report"
 REPORT_END_URL = "/trials"
 
 # The batch-size policies `zeus serve` knows (an extra of this package).
-POLICIES = ("zeus", "frugal")
+POLICIES = ("zeus", "frugal", "swarm")
 
 __all__ = [
     "REGISTER_JOB_URL", "DELETE_JOB_URL", "GET_NEXT_BATCH_SIZE_URL", "REPORT_RESULT_URL",
@@ -53,7 +53,8 @@ class JobParams(Model):
             The Gaussian Thompson-sampling bandit's prior, static
             explorations and seed.
         policy: (extra of this package) How `zeus serve` explores batch
-            sizes: "zeus" (the paper's) or "frugal" (cheaper exploration).
+            sizes: "zeus" (the paper's), "frugal" (cheaper exploration) or
+            "swarm" (frugal that also explores on concurrent submissions).
             Other servers ignore it.
     """
 

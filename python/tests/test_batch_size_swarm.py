@@ -1,0 +1,37 @@
+"""The `swarm` batch-size policy through the Python client and `zeus serve`:
+while the walk's step is in flight, a concurrent submission is sent to a size
+the walk may try next instead of the best size known (what `frugal` does)."""
+
+import json
+import urllib.request
+
+from test_batch_size import job_spec, one_recurrence
+from zeus.monitor import ZeusMonitor
+from zeus.optimizer.batch_size import BatchSizeOptimizer
+
+
+def concurrent_pair(zeus_server, policy):
+    """The default's run, then two submissions at once: their batch sizes."""
+    monitor = ZeusMonitor()
+    job = job_spec(policy=policy)
+    first = BatchSizeOptimizer(monitor, zeus_server, job)
+    assert one_recurrence(monitor, first) == (32, False)
+    first.close()
+    step = BatchSizeOptimizer(monitor, zeus_server, job)
+    other = BatchSizeOptimizer(monitor, zeus_server, job)
+    sizes = (step.get_batch_size(), other.get_batch_size())
+    with urllib.request.urlopen(f"{zeus_server}/jobs?job_id={job.job_id}") as reply:
+        stored = json.load(reply)["job"]["policy"]
+    step.close()
+    other.close()
+    return sizes, stored
+
+
+def test_swarm_sends_a_concurrent_submission_to_the_walks_next_size(zeus_server):
+    # The walk's step is 16 (down from the default, 32); the concurrent one
+    # speculates on 64, the up direction's first size.
+    assert concurrent_pair(zeus_server, "swarm") == ((16, 64), "swarm")
+
+
+def test_frugal_sends_it_to_the_best_size_known(zeus_server):
+    assert concurrent_pair(zeus_server, "frugal") == ((16, 32), "frugal")

@@ -1,0 +1,178 @@
+"""The zeus package reads `zeus daemon`'s live power: ZeusdClient's one-shot
+/gpu/get_power and /cpu/get_power, and PowerStreamingClient's Server-Sent
+Event streams from two daemons at once (one on a Unix socket, one on TCP),
+with and without bearer tokens. The daemons run over the fake libnvml (150 W
+per GPU) and a fake powercap tree whose package counter a thread advances at
+10 W (DRAM 2 W)."""
+
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import free_port
+from zeus.monitor.power_streaming import PowerStreamingClient
+from zeus.utils.zeusd import ZeusdClient, ZeusdConfig, require_capabilities, \
+    ZeusdCapabilityError
+
+PACKAGE_W = 10.0
+DRAM_W = 2.0
+
+
+@pytest.fixture
+def powercap(tmp_path):
+    """A powercap tree with one package and its DRAM zone whose energy grows
+    at PACKAGE_W and DRAM_W while the test runs."""
+    root = tmp_path / "powercap"
+    package = root / "intel-rapl:0"
+    dram = package / "intel-rapl:0:1"
+    dram.mkdir(parents=True)
+    for zone, name in ((package, "package-0"), (dram, "dram")):
+        (zone / "name").write_text(name + "\n")
+        (zone / "max_energy_range_uj").write_text("1000000000000\n")
+        (zone / "energy_uj").write_text("0\n")
+    stop = threading.Event()
+
+    def meter():
+        start = time.monotonic()
+        while not stop.is_set():
+            elapsed_us = (time.monotonic() - start) * 1e6
+            for zone, watts in ((package, PACKAGE_W), (dram, DRAM_W)):
+                tmp = zone / "energy_uj.tmp"
+                tmp.write_text(f"{int(elapsed_us * watts)}\n")
+                os.replace(tmp, zone / "energy_uj")
+            time.sleep(0.002)
+
+    thread = threading.Thread(target=meter, daemon=True)
+    thread.start()
+    yield root
+    stop.set()
+    thread.join()
+
+
+@pytest.fixture
+def start_daemon(tmp_path, powercap):
+    """Starts `zeus daemon`s (each in its own directory); returns a function
+    (name, extra args) -> socket path. Stops them all at the end."""
+    zeus = os.environ.get("ZEUS_SERVE")
+    if not zeus:
+        pytest.fail("ZEUS_SERVE must name the zeus binary (run through ctest)")
+    procs = []
+
+    def start(name, *args):
+        d = tmp_path / name
+        d.mkdir()
+        sock = str(d / "zeusd.sock")
+        log_path = d / "daemon.log"
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(
+                [zeus, "daemon", "--socket", sock, "--state-file", str(d / "state.json"),
+                 "--powercap-root", str(powercap), *args],
+                env=dict(os.environ, FAKE_NVML_STATE=str(d / "gpus")), stdout=log,
+                stderr=subprocess.STDOUT)
+        procs.append(proc)
+        deadline = time.time() + 10
+        while "serving" not in log_path.read_text():
+            if proc.poll() is not None or time.time() > deadline:
+                pytest.fail(f"zeus daemon did not start: {log_path.read_text()}")
+            time.sleep(0.02)
+        return sock
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        assert proc.wait(timeout=10) == 0
+
+
+def issue_token(key_path, *args):
+    return subprocess.run(
+        [os.environ["ZEUS_SERVE"], "daemon", "token", "issue", "--signing-key-path",
+         str(key_path), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_zeusd_client_reads_gpu_and_cpu_power(start_daemon):
+    sock = start_daemon("a")
+    client = ZeusdClient(ZeusdConfig.uds(sock))
+    assert not client.auth_required
+    assert client.cpu_ids == [0] and client.dram_available == [True]
+    gpu = client.get_gpu_power()
+    assert set(gpu.power_mw) == set(client.gpu_ids) and len(gpu.power_mw) == 2
+    assert all(mw == 150_000 for mw in gpu.power_mw.values()), gpu
+    assert abs(gpu.timestamp_ms / 1000 - time.time()) < 5
+    only_one = client.get_gpu_power([1])
+    assert list(only_one.power_mw) == [1]
+    cpu = client.get_cpu_power([0])
+    assert list(cpu.power_mw) == [0]
+    # Power from two RAPL reads one poll (100 ms) apart: about 10 W and 2 W.
+    assert 0.5 * PACKAGE_W * 1000 < cpu.power_mw[0].cpu_mw < 1.5 * PACKAGE_W * 1000, cpu
+    assert 0.5 * DRAM_W * 1000 < cpu.power_mw[0].dram_mw < 1.5 * DRAM_W * 1000, cpu
+
+
+def test_power_streaming_client_reads_two_daemons_streams(start_daemon):
+    port = free_port()
+    sock = start_daemon("uds")
+    start_daemon("tcp", "--tcp", f"127.0.0.1:{port}")
+    client = PowerStreamingClient([ZeusdConfig.uds(sock, gpu_indices=[0, 1], cpu_indices=[0]),
+                                   ZeusdConfig.tcp("127.0.0.1", port, gpu_indices=[1], cpu_indices=[])],
+                                  reconnect_delay_s=0.1)
+    try:
+        deadline = time.time() + 15
+        snapshots = 0
+        readings = {}
+        for readings in client:
+            snapshots += 1
+            uds, tcp = readings.get(sock), readings.get(f"127.0.0.1:{port}")
+            if uds and tcp and uds.gpu_power_w and uds.cpu_power_w and tcp.gpu_power_w \
+                    and snapshots >= 20:
+                break
+            assert time.time() < deadline, f"streams incomplete after 15 s: {readings}"
+        uds, tcp = readings[sock], readings[f"127.0.0.1:{port}"]
+        assert uds.gpu_power_w == {0: 150.0, 1: 150.0}
+        assert tcp.gpu_power_w == {1: 150.0}
+        assert tcp.cpu_power_w == {}
+        cpu = uds.cpu_power_w[0]
+        assert 0.5 * PACKAGE_W < cpu.cpu_w < 1.5 * PACKAGE_W, cpu
+        assert 0.5 * DRAM_W < cpu.dram_w < 1.5 * DRAM_W, cpu
+        assert abs(uds.timestamp_s - time.time()) < 5
+    finally:
+        client.stop()
+
+
+def test_tokens_scope_what_the_clients_read(start_daemon, tmp_path):
+    key = tmp_path / "signing.key"
+    key.write_bytes(os.urandom(32))
+    sock = start_daemon("auth", "--signing-key-path", str(key), "--enable", "gpu-read,cpu-read")
+    gpu_reader = issue_token(key, "--sub", "alice", "--scopes", "gpu-read", "--expires-in", "600")
+
+    # No token: discovery works, reads are refused, and the client says why.
+    anonymous = ZeusdClient(ZeusdConfig.uds(sock))
+    assert anonymous.auth_required and anonymous.auth_error
+    with pytest.raises(Exception, match="401"):
+        anonymous.get_gpu_power()
+
+    client = ZeusdClient(ZeusdConfig.uds(sock, token=gpu_reader))
+    assert client.auth_error is None
+    assert client.granted_scopes == frozenset({"gpu-read"})
+    assert client.can_read_gpu and not client.can_read_cpu and not client.can_control_gpu
+    assert client.get_gpu_power().power_mw == {0: 150_000, 1: 150_000}
+    with pytest.raises(Exception, match="403"):
+        client.get_cpu_power()
+    with pytest.raises(ZeusdCapabilityError, match="gpu-control' is not enabled"):
+        require_capabilities(client, control_gpu=True)
+
+    # The stream client sends the token; the CPU probe's 403 leaves GPU only.
+    streams = PowerStreamingClient([ZeusdConfig.uds(sock, token=gpu_reader)],
+                                   reconnect_delay_s=0.1)
+    try:
+        deadline = time.time() + 15
+        for readings in streams:
+            if readings.get(sock) and readings[sock].gpu_power_w:
+                break
+            assert time.time() < deadline
+        assert readings[sock].gpu_power_w == {0: 150.0, 1: 150.0}
+        assert readings[sock].cpu_power_w == {}
+    finally:
+        streams.stop()

@@ -1,0 +1,115 @@
+// AmdsmiGpu: a Gpu backed by one AMD SMI processor handle (an AMD Instinct
+// GPU, or one die of an MI250).
+//
+// Thread-safety: every method may be called concurrently (AMD SMI locks
+// internally; the only mutable member is set before the GPU is shared).
+
+#ifndef ZEUS_SRC_DEVICE_AMDSMI_AMDSMI_GPU_H_
+#define ZEUS_SRC_DEVICE_AMDSMI_AMDSMI_GPU_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "zeus/device/gpu.h"
+#include "zeus/status.h"
+
+#include "src/device/amdsmi/amdsmi_api.h"
+#include "src/device/amdsmi/amdsmi_library.h"
+
+namespace zeus::amdsmi {
+
+// uW (AMD SMI's power cap unit) to mW, rounding down. kInternal naming
+// `what` when the result does not fit in uint32_t.
+StatusOr<uint32_t> UwToMw(uint64_t power_uw, std::string_view what);
+// W (AMD SMI's power reading unit) to mW. kInternal naming `what` when the
+// result does not fit in uint32_t.
+StatusOr<uint32_t> WToMw(uint64_t power_w, std::string_view what);
+// An energy counter reading in mJ: `counter` ticks of `resolution_uj` uJ,
+// rounded down. kInternal when the resolution is not a finite positive number
+// or the result does not fit in uint64_t.
+StatusOr<uint64_t> EnergyCounterToMj(uint64_t counter, float resolution_uj);
+
+class AmdsmiGpu final : public Gpu {
+ public:
+  // `index` is this process's index (after HIP_VISIBLE_DEVICES), `amdsmi_index`
+  // the GPU's position in AMD SMI's order. The GPU keeps `library` loaded and
+  // initialised.
+  AmdsmiGpu(std::shared_ptr<const AmdsmiLibrary> library, amdsmi_processor_handle handle, int index,
+            unsigned int amdsmi_index);
+
+  int index() const override { return index_; }
+  unsigned int amdsmi_index() const { return amdsmi_index_; }
+
+  // amdsmi_get_gpu_asic_info's market name, e.g. "AMD Instinct MI300X".
+  StatusOr<std::string> Name() override;
+  // kNotSupported: AMD SMI names no architecture.
+  StatusOr<std::string> Architecture() override;
+  // amdsmi_get_gpu_device_uuid, e.g. "e4ff74a1-0000-1000-80c8-a3b9d1b2c3d4".
+  StatusOr<std::string> Uuid() override;
+  // amdsmi_get_power_cap_info (sensor 0), uW rounded down to mW.
+  StatusOr<PowerLimitConstraints> PowerLimitConstraintsMw() override;
+  StatusOr<uint32_t> DefaultPowerLimitMw() override;
+  StatusOr<uint32_t> PowerLimitMw() override;
+  // AMD SMI has one power cap: the same value as PowerLimitMw.
+  StatusOr<uint32_t> EnforcedPowerLimitMw() override;
+  // amdsmi_set_power_cap (sensor 0) in uW. kInvalidArgument outside
+  // PowerLimitConstraintsMw(). ZEUS_DRY_RUN is the backend's DryRunGpu
+  // around this GPU.
+  Status SetPowerLimitMw(uint32_t power_limit_mw) override;
+  // kNotSupported: AMD GPUs have no persistence mode (the amdgpu driver stays
+  // loaded). SetPersistenceMode is kNotSupported even in dry run.
+  StatusOr<bool> PersistenceMode() override;
+  Status SetPersistenceMode(bool enabled) override;
+  // amdsmi_get_energy_count: accumulator x resolution (uJ) in mJ since the
+  // driver loaded. kNotSupported, saying why, when the check at open
+  // disabled the counter (see DisableEnergyCounter).
+  StatusOr<uint64_t> TotalEnergyMj() override;
+  // The counter without the check at open's verdict.
+  StatusOr<uint64_t> ReadEnergyCounterMj();
+  // AMD documents no refresh period for the energy accumulator; we assume
+  // NVML's 100 ms (conservative: windows shorter than this integrate power).
+  // Not measured on AMD hardware.
+  std::chrono::nanoseconds EnergyCounterUpdatePeriod() const override {
+    return std::chrono::milliseconds(100);
+  }
+  // amdsmi_get_power_info: current_socket_power (MI300 and newer), else
+  // average_socket_power (MI200 and older), in W (AMD SMI's resolution) as
+  // mW. kNotSupported when the GPU reports neither (the odd die of an MI250).
+  StatusOr<uint32_t> PowerMw() override;
+
+  // The PCI address as "dddd:bb:dd.f" in lower-case hex
+  // (amdsmi_get_gpu_device_bdf).
+  StatusOr<std::string> PciBusId() override;
+  // The hotspot (junction) temperature in degrees Celsius
+  // (amdsmi_get_temp_metric). Not yet in Gpu: wired once Gpu has a
+  // temperature read.
+  StatusOr<int64_t> TemperatureC();
+
+  // Makes TotalEnergyMj return `why` (a kNotSupported status) from now on.
+  // REQUIRES: called before the GPU is shared between threads (the backend
+  // does it while opening).
+  void DisableEnergyCounter(Status why) { energy_counter_disabled_ = std::move(why); }
+
+  // Names the GPU in logs and errors, e.g. "GPU 0 (AMD SMI index 2)".
+  std::string Context() const;
+
+ private:
+  Status Error(std::string_view call, amdsmi_status_t rc) const;
+  Status Missing(std::string_view name) const;
+  StatusOr<PowerCapInfo> ReadPowerCapInfo();
+
+  const std::shared_ptr<const AmdsmiLibrary> library_;
+  const amdsmi_processor_handle handle_;
+  const int index_;
+  const unsigned int amdsmi_index_;
+  // OK while the energy counter is trusted.
+  Status energy_counter_disabled_;
+};
+
+}  // namespace zeus::amdsmi
+
+#endif  // ZEUS_SRC_DEVICE_AMDSMI_AMDSMI_GPU_H_

@@ -1,0 +1,247 @@
+// BatchSizePolicy::kSwarm: frugal plus speculative steps on concurrent
+// submissions, with results accepted in any order.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+BatchSizeOptimizerConfig SwarmConfig(BatchSizePolicy policy = BatchSizePolicy::kSwarm) {
+  BatchSizeOptimizerConfig config;
+  config.batch_sizes = {8, 16, 32, 64, 128};
+  config.default_batch_size = 64;
+  config.seed = 5;
+  config.policy = policy;
+  return config;
+}
+
+// Sequential recurrences with fixed outcomes; returns the sizes handed out.
+std::vector<int> RunSequential(BatchSizeOptimizer& optimizer, int n) {
+  static const std::map<int, std::pair<double, bool>> outcomes = {
+      {8, {50, false}}, {16, {30, true}}, {32, {10, true}}, {64, {20, true}}, {128, {90, false}}};
+  std::vector<int> sizes;
+  for (int i = 0; i < n; ++i) {
+    const Trial trial = optimizer.NextTrial();
+    sizes.push_back(trial.batch_size);
+    const auto& [cost, reached] = outcomes.at(trial.batch_size);
+    EXPECT_TRUE(optimizer.ReportResult(trial.trial_number, cost + (i % 3), reached).ok());
+  }
+  return sizes;
+}
+
+TEST(BatchSizeOptimizerSwarmTest, OneTrialAtATimeIsFrugalsSequence) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer swarm, BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer frugal,
+                            BatchSizeOptimizer::Create(SwarmConfig(BatchSizePolicy::kFrugal)));
+  EXPECT_EQ(RunSequential(swarm, 80), RunSequential(frugal, 80));
+  nlohmann::json swarm_state = swarm.ToJson();
+  nlohmann::json frugal_state = frugal.ToJson();
+  EXPECT_EQ(swarm_state["config"]["policy"], "swarm");
+  swarm_state["config"].erase("policy");
+  frugal_state["config"].erase("policy");
+  EXPECT_EQ(swarm_state, frugal_state);
+}
+
+TEST(BatchSizeOptimizerSwarmTest, ConcurrentTrialsTakeTheWalksNextSizesUnderTheTightBound) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  const Trial first = optimizer.NextTrial();
+  EXPECT_EQ(first, (Trial{1, 64, TrialKind::kExploration}));
+  // Nothing has reached the target: no bound, so no speculation yet.
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{2, 64, TrialKind::kConcurrent}));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(2, 20.0, true));
+  // The walk's next sizes down (32, 16); the up direction only once the
+  // default's own step has reported and the down walk may not be decisive.
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{3, 32, TrialKind::kSpeculative}));
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{4, 16, TrialKind::kSpeculative}));
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{5, 64, TrialKind::kConcurrent}));
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(3), FrugalKnobs::kExplorationBeta * 20.0);
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(5), 40.0);
+  // The default's own step reports last: 32 is in flight as a speculative
+  // trial, so it becomes the walk's step; nothing is handed out twice.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(1, 20.5, true));
+  EXPECT_EQ(optimizer.in_flight().at(3).kind, TrialKind::kExploration);
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(3), FrugalKnobs::kExplorationBeta * 20.0);
+  // Next: 16 (out already), 128 (the up direction is open), 8.
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{6, 128, TrialKind::kSpeculative}));
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{7, 8, TrialKind::kSpeculative}));
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{8, 64, TrialKind::kConcurrent}));
+
+  BatchSizeOptimizerConfig off = SwarmConfig();
+  off.beta.reset();
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer unbounded, BatchSizeOptimizer::Create(off));
+  ZEUS_ASSERT_OK(unbounded.ReportResult(unbounded.NextTrial().trial_number, 20.0, true));
+  unbounded.NextTrial();
+  // Without early stopping nothing would bound a speculative run.
+  EXPECT_EQ(unbounded.NextTrial().kind, TrialKind::kConcurrent);
+}
+
+TEST(BatchSizeOptimizerSwarmTest, ResultsInAnyOrderAreJudgedWhenTheWalkReachesThem) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
+  const Trial step = optimizer.NextTrial();  // 32
+  const Trial s16 = optimizer.NextTrial();
+  const Trial s128 = optimizer.NextTrial();
+  const Trial s8 = optimizer.NextTrial();
+  ASSERT_EQ(step, (Trial{2, 32, TrialKind::kExploration}));
+  ASSERT_EQ(s16.batch_size, 16);
+  ASSERT_EQ(s128.batch_size, 128);  // Interleaved: next down, first up, second down.
+  ASSERT_EQ(s8.batch_size, 8);
+  // 8 reports first (reached, 11), then 16 (stopped short at 24). Neither
+  // moves the walk, which waits on 32; 8's run is the best so far.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(s8.trial_number, 11.0, true));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(s16.trial_number, 24.0, false));
+  EXPECT_EQ(optimizer.best_batch_size(), 8);
+  EXPECT_EQ(optimizer.speculative_results().size(), 2u);
+  EXPECT_TRUE(optimizer.exploring());
+  // 32 reports 10: the walk goes on to 16 (a failure: censored at what it
+  // spent), and 32 being 2x cheaper than the default earns the direction a
+  // second chance; 8 passes (11 <= 1.25 x 10). The down walk was decisive,
+  // so 128 is skipped and the bandit starts, with 128's run still out.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(step.trial_number, 10.0, true));
+  EXPECT_FALSE(optimizer.exploring());
+  EXPECT_TRUE(optimizer.speculative_results().empty());
+  EXPECT_EQ(optimizer.censored(), (std::map<int, double>{{16, 24.0}}));
+  std::vector<int> arms;
+  for (const ArmState& arm : optimizer.ArmStates()) arms.push_back(arm.batch_size);
+  EXPECT_EQ(arms, (std::vector<int>{8, 16, 32, 64}));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(s128.trial_number, 90.0, false));
+  EXPECT_TRUE(optimizer.in_flight().empty());
+  EXPECT_EQ(optimizer.NextTrial().kind, TrialKind::kBandit);
+}
+
+TEST(BatchSizeOptimizerSwarmTest, ASpeculativeRunAboveTheBoundKnownAtReportIsAFailure) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
+  const Trial step = optimizer.NextTrial();  // 32
+  const Trial s16 = optimizer.NextTrial();
+  // 16 reached at 18 under its bound at hand-out (25); but by the time the
+  // walk reaches it, 32 has cost 10 and the bound is 12.5.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(s16.trial_number, 18.0, true));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(step.trial_number, 10.0, true));
+  // 16 failed the walk (one miss of two), not censored: its cost is known.
+  EXPECT_TRUE(optimizer.exploring());
+  EXPECT_TRUE(optimizer.censored().empty());
+  EXPECT_EQ(optimizer.NextTrial().batch_size, 8);
+}
+
+TEST(BatchSizeOptimizerSwarmTest, AStepOutbidByASizeFurtherAlongDoesNotEndTheDirection) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
+  const Trial step = optimizer.NextTrial();  // 32
+  const Trial s16 = optimizer.NextTrial();
+  ASSERT_EQ(s16, (Trial{3, 16, TrialKind::kSpeculative}));
+  // 16 reaches at 8: the lowest cost drops, and 32's run (stopped at 11
+  // without reaching) fails under the bound in force when it reports
+  // (1.25 x 8 = 10).
+  ZEUS_ASSERT_OK(optimizer.ReportResult(s16.trial_number, 8.0, true));
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(step.trial_number), 10.0);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(step.trial_number, 11.0, false));
+  // Frugal's walk would end the direction at this first failure (no steep
+  // slope of its own yet) and never use 16's result; swarm's goes on: 16
+  // passes and the walk reaches 8.
+  EXPECT_EQ(optimizer.censored(), (std::map<int, double>{{32, 10.0}}));
+  EXPECT_TRUE(optimizer.exploring());
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{4, 8, TrialKind::kExploration}));
+}
+
+TEST(BatchSizeOptimizerSwarmTest, ReportFailureOfASpeculativeTrialLetsTheSizeBeTriedAgain) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
+  optimizer.NextTrial();
+  const Trial s16 = optimizer.NextTrial();
+  ASSERT_EQ(s16.kind, TrialKind::kSpeculative);
+  ZEUS_ASSERT_OK(optimizer.ReportFailure(s16.trial_number));
+  EXPECT_EQ(optimizer.NextTrial().batch_size, 16);
+}
+
+// Drives two optimizers with the same reports, several in flight, in a fixed
+// scrambled order; returns the trials handed out.
+std::vector<Trial> Scrambled(BatchSizeOptimizer& optimizer, int rounds) {
+  static const std::map<int, std::pair<double, bool>> outcomes = {
+      {8, {13, true}}, {16, {11, true}}, {32, {10, true}}, {64, {20, true}}, {128, {90, false}}};
+  std::vector<Trial> trials;
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<Trial> batch;
+    for (int i = 0; i < 3; ++i) batch.push_back(optimizer.NextTrial());
+    // Last handed out reports first.
+    for (auto it = batch.rbegin(); it != batch.rend(); ++it) {
+      const auto& [cost, reached] = outcomes.at(it->batch_size);
+      EXPECT_TRUE(optimizer.ReportResult(it->trial_number, cost + r % 3, reached).ok());
+    }
+    trials.insert(trials.end(), batch.begin(), batch.end());
+  }
+  return trials;
+}
+
+TEST(BatchSizeOptimizerSwarmTest, StateRoundTripsMidSpeculationAndContinuesTheSameSequence) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
+  optimizer.NextTrial();                    // 32, the walk's step
+  const Trial s16 = optimizer.NextTrial();  // speculative, reports early
+  optimizer.NextTrial();                    // 128, stays in flight
+  ZEUS_ASSERT_OK(optimizer.ReportResult(s16.trial_number, 11.0, true));
+  const nlohmann::json state = optimizer.ToJson();
+  ASSERT_TRUE(state.contains("speculative_results"));
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer loaded,
+                            BatchSizeOptimizer::FromJson(nlohmann::json::parse(state.dump())));
+  EXPECT_EQ(loaded.ToJson(), state);
+  EXPECT_EQ(loaded.in_flight(), optimizer.in_flight());
+  for (BatchSizeOptimizer* o : {&optimizer, &loaded}) {
+    ZEUS_ASSERT_OK(o->ReportResult(2, 10.0, true));
+    ZEUS_ASSERT_OK(o->ReportResult(4, 90.0, false));
+  }
+  EXPECT_EQ(loaded.ToJson(), optimizer.ToJson());
+  EXPECT_EQ(Scrambled(loaded, 30), Scrambled(optimizer, 30));
+
+  auto refused = [](nlohmann::json bad, const std::string& detail) {
+    StatusOr<BatchSizeOptimizer> result = BatchSizeOptimizer::FromJson(bad);
+    EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument) << bad.dump();
+    EXPECT_NE(result.status().message().find(detail), std::string::npos) << result.status();
+  };
+  nlohmann::json bad = state;
+  bad["speculative_results"][0]["batch_size"] = 7;
+  refused(bad, "not one of batch_sizes");
+  bad = state;
+  bad["speculative_results"].push_back(bad["speculative_results"][0]);
+  refused(bad, "appears twice");
+  bad = state;
+  bad["speculative_results"][0]["cost"] = -1.0;
+  refused(bad, "cost");
+  bad = state;
+  bad["speculative_results"][0].erase("reached_target");
+  refused(bad, "reached_target");
+  bad = state;
+  bad["config"]["policy"] = "frugal";
+  refused(bad, "only the swarm policy");
+  bad.erase("speculative_results");
+  refused(bad, "only the swarm policy speculates");  // The speculative trial in flight.
+}
+
+TEST(BatchSizeOptimizerSwarmTest, ManyInFlightAnyOrderEndsWithNothingLost) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  const std::vector<Trial> trials = Scrambled(optimizer, 20);
+  EXPECT_TRUE(optimizer.in_flight().empty());
+  EXPECT_FALSE(optimizer.exploring());
+  int speculative = 0;
+  for (const Trial& t : trials) speculative += t.kind == TrialKind::kSpeculative;
+  EXPECT_GT(speculative, 0);
+  EXPECT_EQ(optimizer.best_batch_size(), 32);
+}
+
+}  // namespace
+}  // namespace zeus
