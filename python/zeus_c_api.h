@@ -256,26 +256,67 @@ ZEUS_C_EXPORT void zeus_plo_destroy(zeus_plo* plo);
 
 /* ---- Power monitor ------------------------------------------------------ */
 
-/* Samples the instant power of GPUs on one background thread.
+/* Samples the power of GPUs in one or more power domains ("device_instant",
+ * "device_average", "memory_average") on one background thread, and the
+ * GPUs' energy counters beside them (one reader thread per GPU).
  * `options_json` keys: "gpu_indices" (null or absent: every GPU),
- * "period_s" (default 0.1), "max_points_per_gpu". */
+ * "period_s" (default 0.1), "max_points_per_gpu", "domains" (list of names;
+ * null or absent: every domain the first GPU supports), "counter_period_s"
+ * (default 0.01), "sample_energy_counters" (default true). */
 ZEUS_C_EXPORT int32_t zeus_power_monitor_create(const char* options_json, zeus_power_monitor** out,
                                                 char* message, size_t message_size);
 ZEUS_C_EXPORT int32_t zeus_power_monitor_num_gpus(const zeus_power_monitor* pm);
 ZEUS_C_EXPORT int32_t zeus_power_monitor_gpu_index(const zeus_power_monitor* pm, int32_t position);
-/* Energy of GPU `position` between two zeus_now_s times, in J. */
-ZEUS_C_EXPORT int32_t zeus_power_monitor_energy(const zeus_power_monitor* pm, int32_t position,
-                                                double start_s, double end_s, double* energy_j,
-                                                char* message, size_t message_size);
-/* The stored points of GPU `position` in [start_s, end_s]: at most
- * `capacity` pairs written to times_s and powers_w; *count gets the number
- * of points (when larger than capacity, nothing is written and 1 is
- * returned). */
-ZEUS_C_EXPORT int32_t zeus_power_monitor_timeline(const zeus_power_monitor* pm, int32_t position,
-                                                  double start_s, double end_s, double* times_s,
-                                                  double* powers_w, size_t capacity, size_t* count,
-                                                  char* message, size_t message_size);
+/* The sampled domains: their number, and the name of the i-th (a static
+ * string; NULL out of range). */
+ZEUS_C_EXPORT int32_t zeus_power_monitor_num_domains(const zeus_power_monitor* pm);
+ZEUS_C_EXPORT const char* zeus_power_monitor_domain_name(const zeus_power_monitor* pm, int32_t i);
+/* 1 when GPU `position`'s energy counter is sampled, else 0. */
+ZEUS_C_EXPORT int32_t zeus_power_monitor_has_counter(const zeus_power_monitor* pm,
+                                                     int32_t position);
+/* Energy of GPU `position` between two zeus_now_s times, in J: with `domain`
+ * NULL, from the energy counter samples (status 6, failed_precondition,
+ * when the GPU has none); else the integral of that domain's timeline. */
+ZEUS_C_EXPORT int32_t zeus_power_monitor_domain_energy(const zeus_power_monitor* pm,
+                                                       int32_t position, const char* domain,
+                                                       double start_s, double end_s,
+                                                       double* energy_j, char* message,
+                                                       size_t message_size);
+/* The stored points of `domain` (NULL: the first sampled) of GPU `position`
+ * in [start_s, end_s]: at most `capacity` pairs written to times_s and
+ * powers_w; *count gets the number of points (when larger than capacity,
+ * nothing is written and 1 is returned). */
+ZEUS_C_EXPORT int32_t zeus_power_monitor_domain_timeline(const zeus_power_monitor* pm,
+                                                         int32_t position, const char* domain,
+                                                         double start_s, double end_s,
+                                                         double* times_s, double* powers_w,
+                                                         size_t capacity, size_t* count,
+                                                         char* message, size_t message_size);
 ZEUS_C_EXPORT void zeus_power_monitor_destroy(zeus_power_monitor* pm);
+
+/* ---- GPU reader (temperature, domain power) ----------------------------- */
+
+typedef struct zeus_gpu_reader zeus_gpu_reader;
+
+/* Opens GPUs for direct reads. `options_json` key: "gpu_indices" (null or
+ * absent: every GPU). */
+ZEUS_C_EXPORT int32_t zeus_gpu_reader_create(const char* options_json, zeus_gpu_reader** out,
+                                             char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_gpu_reader_num_gpus(const zeus_gpu_reader* reader);
+ZEUS_C_EXPORT int32_t zeus_gpu_reader_gpu_index(const zeus_gpu_reader* reader, int32_t position);
+/* GPU temperature in C. */
+ZEUS_C_EXPORT int32_t zeus_gpu_reader_temperature_c(const zeus_gpu_reader* reader, int32_t position,
+                                                    int32_t* temperature_c, char* message,
+                                                    size_t message_size);
+/* Power of `domain` in mW (3, not_supported, for a domain the GPU lacks). */
+ZEUS_C_EXPORT int32_t zeus_gpu_reader_power_mw(const zeus_gpu_reader* reader, int32_t position,
+                                               const char* domain, uint32_t* power_mw,
+                                               char* message, size_t message_size);
+/* The product name of GPU `position` (buffer convention of this header). */
+ZEUS_C_EXPORT int32_t zeus_gpu_reader_name(const zeus_gpu_reader* reader, int32_t position,
+                                           char* buffer, size_t buffer_size, size_t* length,
+                                           char* message, size_t message_size);
+ZEUS_C_EXPORT void zeus_gpu_reader_destroy(zeus_gpu_reader* reader);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
-// The C ABI of the energy monitor (zeus_monitor_*) and the power monitor
-// (zeus_power_monitor_*).
+// The C ABI of the energy monitor (zeus_monitor_*), the power monitor
+// (zeus_power_monitor_*) and direct GPU reads (zeus_gpu_reader_*).
 
 #include <spdlog/spdlog.h>
 
@@ -155,22 +155,57 @@ struct zeus_power_monitor {
   std::unique_ptr<zeus::PowerMonitor> monitor;
 };
 
+struct zeus_gpu_reader {
+  zeus::c_api::GpuSelection gpus;
+};
+
 namespace {
+
+// A list of domain names from the "domains" option (absent or null: empty).
+StatusOr<std::vector<zeus::PowerDomain>> ParseDomains(const char* fn, const nlohmann::json& j) {
+  std::vector<zeus::PowerDomain> domains;
+  auto it = j.find("domains");
+  if (it == j.end() || it->is_null()) return domains;
+  if (!it->is_array() || it->empty()) {
+    return zeus::InvalidArgumentError(std::string(fn) +
+                                      ": field 'domains': expected a non-empty list of names");
+  }
+  for (const nlohmann::json& name : *it) {
+    if (!name.is_string()) {
+      return zeus::InvalidArgumentError(std::string(fn) +
+                                        ": field 'domains': expected names, got " + name.dump());
+    }
+    ZEUS_ASSIGN_OR_RETURN(zeus::PowerDomain domain,
+                          zeus::ParsePowerDomain(name.get<std::string>()));
+    domains.push_back(domain);
+  }
+  return domains;
+}
 
 Status CreatePowerMonitor(const char* options_json, zeus_power_monitor** out) {
   constexpr const char* kFn = "zeus_power_monitor_create";
   if (out == nullptr) return zeus::InvalidArgumentError("zeus_power_monitor_create: out is NULL");
   *out = nullptr;
-  ZEUS_ASSIGN_OR_RETURN(nlohmann::json j,
-                        zeus::c_api::ParseObject(
-                            kFn, options_json, {"gpu_indices", "period_s", "max_points_per_gpu"}));
+  ZEUS_ASSIGN_OR_RETURN(
+      nlohmann::json j,
+      zeus::c_api::ParseObject(kFn, options_json,
+                               {"gpu_indices", "period_s", "max_points_per_gpu", "domains",
+                                "counter_period_s", "sample_energy_counters"}));
   ZEUS_ASSIGN_OR_RETURN(zeus::JsonFields f, zeus::c_api::OptionFields(kFn, j));
   zeus::PowerMonitorOptions options;
   double period_s = zeus::ToSeconds(options.period);
   ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalDouble("period_s", 0.0, 3600.0), &period_s));
   options.period = zeus::FromSeconds(period_s);
+  double counter_period_s = zeus::ToSeconds(options.counter_period);
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalDouble("counter_period_s", 0.0, 3600.0), &counter_period_s));
+  options.counter_period = zeus::FromSeconds(counter_period_s);
+  options.sample_energy_counters = true;
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalBool("sample_energy_counters"), &options.sample_energy_counters));
   ZEUS_RETURN_IF_ERROR(
       SetIfPresent(f.OptionalInt("max_points_per_gpu", 0), &options.max_points_per_gpu));
+  ZEUS_ASSIGN_OR_RETURN(options.domains, ParseDomains(kFn, j));
   auto pm = std::make_unique<zeus_power_monitor>();
   ZEUS_ASSIGN_OR_RETURN(pm->gpus,
                         zeus::c_api::SelectGpus(kFn, j.value("gpu_indices", nlohmann::json())));
@@ -190,6 +225,28 @@ Status PowerPosition(const char* fn, const zeus_power_monitor* pm, int32_t posit
                                       std::to_string(position));
   }
   return Status::Ok();
+}
+
+Status CreateGpuReader(const char* options_json, zeus_gpu_reader** out) {
+  constexpr const char* kFn = "zeus_gpu_reader_create";
+  if (out == nullptr) return zeus::InvalidArgumentError("zeus_gpu_reader_create: out is NULL");
+  *out = nullptr;
+  ZEUS_ASSIGN_OR_RETURN(nlohmann::json j,
+                        zeus::c_api::ParseObject(kFn, options_json, {"gpu_indices"}));
+  auto reader = std::make_unique<zeus_gpu_reader>();
+  ZEUS_ASSIGN_OR_RETURN(reader->gpus,
+                        zeus::c_api::SelectGpus(kFn, j.value("gpu_indices", nlohmann::json())));
+  *out = reader.release();
+  return Status::Ok();
+}
+
+StatusOr<zeus::Gpu*> ReaderGpu(const char* fn, const zeus_gpu_reader* reader, int32_t position) {
+  if (reader == nullptr) return NullHandle(fn);
+  if (position < 0 || static_cast<size_t>(position) >= reader->gpus.picked.size()) {
+    return zeus::InvalidArgumentError(std::string(fn) + ": no GPU at position " +
+                                      std::to_string(position));
+  }
+  return reader->gpus.picked[position];
 }
 
 }  // namespace
@@ -275,32 +332,59 @@ int32_t zeus_power_monitor_gpu_index(const zeus_power_monitor* pm, int32_t posit
   return pm->gpus.picked[position]->index();
 }
 
-int32_t zeus_power_monitor_energy(const zeus_power_monitor* pm, int32_t position, double start_s,
-                                  double end_s, double* energy_j, char* message,
-                                  size_t message_size) {
+int32_t zeus_power_monitor_num_domains(const zeus_power_monitor* pm) {
+  return pm == nullptr ? 0 : static_cast<int32_t>(pm->monitor->domains().size());
+}
+
+const char* zeus_power_monitor_domain_name(const zeus_power_monitor* pm, int32_t i) {
+  if (i < 0 || i >= zeus_power_monitor_num_domains(pm)) return nullptr;
+  return zeus::PowerDomainName(pm->monitor->domains()[i]);
+}
+
+int32_t zeus_power_monitor_has_counter(const zeus_power_monitor* pm, int32_t position) {
+  if (position < 0 || position >= zeus_power_monitor_num_gpus(pm)) return 0;
+  return pm->monitor->HasCounter(position) ? 1 : 0;
+}
+
+int32_t zeus_power_monitor_domain_energy(const zeus_power_monitor* pm, int32_t position,
+                                         const char* domain, double start_s, double end_s,
+                                         double* energy_j, char* message, size_t message_size) {
   return Guard(
       [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(PowerPosition("zeus_power_monitor_energy", pm, position));
-        ZEUS_ASSIGN_OR_RETURN(*energy_j, pm->monitor->EnergyJ(position, zeus::FromSeconds(start_s),
-                                                              zeus::FromSeconds(end_s)));
+        ZEUS_RETURN_IF_ERROR(PowerPosition("zeus_power_monitor_domain_energy", pm, position));
+        if (energy_j == nullptr) {
+          return zeus::InvalidArgumentError("zeus_power_monitor_domain_energy: energy_j is NULL");
+        }
+        const auto start = zeus::FromSeconds(start_s);
+        const auto end = zeus::FromSeconds(end_s);
+        if (domain == nullptr) {
+          ZEUS_ASSIGN_OR_RETURN(*energy_j, pm->monitor->CounterEnergyJ(position, start, end));
+          return Status::Ok();
+        }
+        ZEUS_ASSIGN_OR_RETURN(zeus::PowerDomain d, zeus::ParsePowerDomain(domain));
+        ZEUS_ASSIGN_OR_RETURN(*energy_j, pm->monitor->EnergyJ(position, d, start, end));
         return Status::Ok();
       },
       message, message_size);
 }
 
-int32_t zeus_power_monitor_timeline(const zeus_power_monitor* pm, int32_t position, double start_s,
-                                    double end_s, double* times_s, double* powers_w,
-                                    size_t capacity, size_t* count, char* message,
-                                    size_t message_size) {
+int32_t zeus_power_monitor_domain_timeline(const zeus_power_monitor* pm, int32_t position,
+                                           const char* domain, double start_s, double end_s,
+                                           double* times_s, double* powers_w, size_t capacity,
+                                           size_t* count, char* message, size_t message_size) {
   return Guard(
       [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(PowerPosition("zeus_power_monitor_timeline", pm, position));
-        ZEUS_ASSIGN_OR_RETURN(
-            std::vector<zeus::PowerSample> samples,
-            pm->monitor->Timeline(position, zeus::FromSeconds(start_s), zeus::FromSeconds(end_s)));
+        ZEUS_RETURN_IF_ERROR(PowerPosition("zeus_power_monitor_domain_timeline", pm, position));
+        zeus::PowerDomain d = pm->monitor->domains().front();
+        if (domain != nullptr) {
+          ZEUS_ASSIGN_OR_RETURN(d, zeus::ParsePowerDomain(domain));
+        }
+        ZEUS_ASSIGN_OR_RETURN(std::vector<zeus::PowerSample> samples,
+                              pm->monitor->Timeline(position, d, zeus::FromSeconds(start_s),
+                                                    zeus::FromSeconds(end_s)));
         if (count != nullptr) *count = samples.size();
         if (times_s == nullptr || powers_w == nullptr || capacity < samples.size()) {
-          return zeus::InvalidArgumentError("zeus_power_monitor_timeline: room for " +
+          return zeus::InvalidArgumentError("zeus_power_monitor_domain_timeline: room for " +
                                             std::to_string(capacity) + " points, need " +
                                             std::to_string(samples.size()));
         }
@@ -318,6 +402,72 @@ void zeus_power_monitor_destroy(zeus_power_monitor* pm) {
     delete pm;
   } catch (...) {
     spdlog::error("zeus C API: exception while destroying a power monitor");
+  }
+}
+
+int32_t zeus_gpu_reader_create(const char* options_json, zeus_gpu_reader** out, char* message,
+                               size_t message_size) {
+  return Guard([&] { return CreateGpuReader(options_json, out); }, message, message_size);
+}
+
+int32_t zeus_gpu_reader_num_gpus(const zeus_gpu_reader* reader) {
+  return reader == nullptr ? 0 : static_cast<int32_t>(reader->gpus.picked.size());
+}
+
+int32_t zeus_gpu_reader_gpu_index(const zeus_gpu_reader* reader, int32_t position) {
+  if (position < 0 || position >= zeus_gpu_reader_num_gpus(reader)) return -1;
+  return reader->gpus.picked[position]->index();
+}
+
+int32_t zeus_gpu_reader_temperature_c(const zeus_gpu_reader* reader, int32_t position,
+                                      int32_t* temperature_c, char* message, size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_ASSIGN_OR_RETURN(zeus::Gpu * gpu,
+                              ReaderGpu("zeus_gpu_reader_temperature_c", reader, position));
+        if (temperature_c == nullptr) {
+          return zeus::InvalidArgumentError("zeus_gpu_reader_temperature_c: out is NULL");
+        }
+        ZEUS_ASSIGN_OR_RETURN(*temperature_c, gpu->TemperatureC());
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpu_reader_power_mw(const zeus_gpu_reader* reader, int32_t position,
+                                 const char* domain, uint32_t* power_mw, char* message,
+                                 size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_ASSIGN_OR_RETURN(zeus::Gpu * gpu,
+                              ReaderGpu("zeus_gpu_reader_power_mw", reader, position));
+        if (power_mw == nullptr || domain == nullptr) {
+          return zeus::InvalidArgumentError("zeus_gpu_reader_power_mw: NULL argument");
+        }
+        ZEUS_ASSIGN_OR_RETURN(zeus::PowerDomain d, zeus::ParsePowerDomain(domain));
+        ZEUS_ASSIGN_OR_RETURN(*power_mw, gpu->DomainPowerMw(d));
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpu_reader_name(const zeus_gpu_reader* reader, int32_t position, char* buffer,
+                             size_t buffer_size, size_t* length, char* message,
+                             size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        ZEUS_ASSIGN_OR_RETURN(zeus::Gpu * gpu, ReaderGpu("zeus_gpu_reader_name", reader, position));
+        ZEUS_ASSIGN_OR_RETURN(std::string name, gpu->Name());
+        return zeus::c_api::CopyOut("zeus_gpu_reader_name", name, buffer, buffer_size, length);
+      },
+      message, message_size);
+}
+
+void zeus_gpu_reader_destroy(zeus_gpu_reader* reader) {
+  try {
+    delete reader;
+  } catch (...) {
+    spdlog::error("zeus C API: exception while destroying a GPU reader");
   }
 }
 

@@ -1,8 +1,11 @@
 // `zeus monitor [--gpus LIST] [--cpus LIST] [--interval S] [--csv FILE] [--json]
-//  [--output FILE] -- CMD ARGS...`: runs CMD and reports its wall time and
-// the energy of every measured device; without CMD, measures until SIGINT or
-// SIGTERM. With nothing to measure (no GPU, no readable RAPL), CMD still runs
-// (a warning on stderr; the report has no devices). Exit codes: kExitHelp.
+//  [--output FILE] [--power-domain D] -- CMD ARGS...`: runs CMD and reports
+// its wall time and the energy of every measured device; without CMD,
+// measures until SIGINT or SIGTERM. With --power-domain, the GPUs' power in
+// domain D (device_instant, device_average, memory_average) is also sampled
+// every 20 ms: each interval line shows its latest value and the final
+// report its integral beside the counter's energy. With nothing to measure (no GPU, no readable
+// RAPL), CMD still runs (a warning on stderr; the report has no devices). Exit codes: kExitHelp.
 
 #include <signal.h>
 #include <unistd.h>
@@ -28,7 +31,9 @@
 #include "zeus/device/clock.h"
 #include "zeus/device/devices.h"
 #include "zeus/monitor/energy_monitor.h"
+#include "zeus/monitor/power_monitor.h"
 #include "zeus/monitor/reporter.h"
+#include "zeus/util/units.h"
 
 #include "tools/commands.h"
 #include "tools/device_flags.h"
@@ -87,6 +92,7 @@ struct MonitorFlags {
   bool json = false;
   std::string output_path;
   std::string powercap_root = "/sys/class/powercap";
+  std::string power_domain;
   std::vector<std::string> command;
 };
 
@@ -189,6 +195,37 @@ int RunMonitor(const MonitorFlags& flags) {
     report.gpu_indices = devices->GpuIndices();
     report.cpu_indices = devices->CpuIndices();
   }
+  std::unique_ptr<PowerMonitor> domain_monitor;  // With --power-domain.
+  if (!flags.power_domain.empty()) {
+    if (!devices.ok() || devices->GpuPointers().empty()) {
+      return Failed("--power-domain " + flags.power_domain + ": no GPU to sample");
+    }
+    StatusOr<PowerDomain> domain = ParsePowerDomain(flags.power_domain);
+    if (!domain.ok()) {
+      std::cerr << "zeus monitor: --power-domain: " << domain.status().message() << "\n";
+      return kUsageExitCode;
+    }
+    PowerMonitorOptions power_options;
+    power_options.period = std::chrono::milliseconds(20);
+    power_options.domains = {*domain};
+    StatusOr<std::unique_ptr<PowerMonitor>> created =
+        PowerMonitor::Create(devices->GpuPointers(), RealClock(), power_options);
+    if (!created.ok()) return Failed(created.status().message());
+    domain_monitor = *std::move(created);
+    report.power_domain = flags.power_domain;
+  }
+  // The latest power of the domain per GPU, in W (0 before any sample).
+  auto latest_domain_power_w = [&] {
+    std::vector<double> power_w;
+    const auto now = RealClock()->Now();
+    for (size_t i = 0; i < domain_monitor->num_gpus(); ++i) {
+      StatusOr<std::vector<PowerSample>> points =
+          domain_monitor->Timeline(i, now - std::chrono::seconds(5), now);
+      power_w.push_back(points.ok() && !points->empty() ? MwToW(points->back().power_mw) : 0.0);
+    }
+    return power_w;
+  };
+  const auto domain_start = RealClock()->Now();
 
   InstallStopHandlers();
   const std::string kWindow = "zeus monitor";
@@ -212,6 +249,7 @@ int RunMonitor(const MonitorFlags& flags) {
   auto on_tick = [&] {
     if (monitor == nullptr || !interval_error.ok()) return;
     StatusOr<Measurement> m = monitor->End(kInterval);
+    if (domain_monitor != nullptr) report.domain_power_w = latest_domain_power_w();
     if (m.ok()) {
       double elapsed_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -233,6 +271,15 @@ int RunMonitor(const MonitorFlags& flags) {
   } else {
     report.measurement.time_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  if (domain_monitor != nullptr) {
+    const auto domain_end = RealClock()->Now();
+    domain_monitor->SampleOnce().IgnoreError();  // The run's last moment; errors show below.
+    for (size_t i = 0; i < domain_monitor->num_gpus(); ++i) {
+      StatusOr<double> energy_j = domain_monitor->EnergyJ(i, domain_start, domain_end);
+      if (!energy_j.ok()) return Failed(energy_j.status().message(), report.exit_code);
+      report.domain_energy_j.push_back(*energy_j);
+    }
   }
   reporter->ReportFinal(report);  // Flushes: errno tells why a write failed.
   if (output_file.is_open()) {
@@ -271,6 +318,10 @@ void RegisterMonitorCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", flags->output_path, "Write the report to FILE (default: stdout)");
   cmd->add_option("--powercap-root", flags->powercap_root, "Root of the powercap sysfs tree")
       ->capture_default_str();
+  cmd->add_option("--power-domain", flags->power_domain,
+                  "Also sample the GPUs' power in this domain (device_instant, device_average or "
+                  "memory_average): its latest value per --interval and its integral at the end")
+      ->check(CLI::IsMember({"device_instant", "device_average", "memory_average"}));
   cmd->add_option("command", flags->command, "The command to run, after --");
   cmd->footer(kExitHelp);
   cmd->callback([exit_code, flags] { *exit_code = RunMonitor(*flags); });

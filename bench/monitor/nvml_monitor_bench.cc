@@ -2,6 +2,12 @@
 // is called). Skips when NVML is unavailable. Run by scripts/gpu/monitor_bench.sh.
 //
 //   BM_NvmlEnergyRead / BM_NvmlPowerRead: one raw read of GPU 0.
+//   BM_NvmlDomainPowerRead/<domain> (0 device_instant, 1 device_average,
+//     2 memory_average; NVML field values) and BM_NvmlTemperatureRead: one
+//     read of GPU 0 (skipped where the GPU lacks it).
+//   BM_NvmlPowerMonitorQuery: PowerMonitor (every domain, counters sampled,
+//     5 ms polling) get_energy-style queries over the last second: the
+//     counter-based energy and one domain's integral.
 //   BM_NvmlBeginEnd/<mode>: caller-thread cost of Begin + End over all GPUs
 //     (mode 0 = exact, 1 = low-overhead), with p50/p99 counters.
 //   BM_NvmlLowOverheadError/<window_ms>: low-overhead vs exact energy of the
@@ -10,6 +16,7 @@
 //     windows' per-window difference mostly measures the exact mode's own
 //     quantisation; the aggregate (sum over windows) is the fair comparison.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -20,6 +27,7 @@
 
 #include "zeus/device/devices.h"
 #include "zeus/monitor/energy_monitor.h"
+#include "zeus/monitor/power_monitor.h"
 
 #include "bench/monitor/latency_stats.h"
 
@@ -73,6 +81,76 @@ void BM_NvmlPowerRead(benchmark::State& state) {
   stats.Report(state);
 }
 BENCHMARK(BM_NvmlPowerRead)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(3000);
+
+void BM_NvmlDomainPowerRead(benchmark::State& state) {
+  if (SkipWithoutGpu(state)) return;
+  const PowerDomain domain = kAllPowerDomains[state.range(0)];
+  StatusOr<uint32_t> probe = (*Gpus())[0]->DomainPowerMw(domain);
+  if (!probe.ok()) {
+    state.SkipWithError(probe.status().ToString().c_str());
+    return;
+  }
+  bench::LatencyStats stats;
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    StatusOr<uint32_t> p = (*Gpus())[0]->DomainPowerMw(domain);
+    stats.Add(std::chrono::steady_clock::now() - start);
+    benchmark::DoNotOptimize(p);
+  }
+  stats.Report(state);
+  state.SetLabel(PowerDomainName(domain));
+}
+BENCHMARK(BM_NvmlDomainPowerRead)
+    ->DenseRange(0, 2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(3000);
+
+void BM_NvmlTemperatureRead(benchmark::State& state) {
+  if (SkipWithoutGpu(state)) return;
+  bench::LatencyStats stats;
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    StatusOr<int32_t> t = (*Gpus())[0]->TemperatureC();
+    stats.Add(std::chrono::steady_clock::now() - start);
+    benchmark::DoNotOptimize(t);
+  }
+  stats.Report(state);
+}
+BENCHMARK(BM_NvmlTemperatureRead)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(3000);
+
+void BM_NvmlPowerMonitorQuery(benchmark::State& state) {
+  if (SkipWithoutGpu(state)) return;
+  PowerMonitorOptions options;
+  options.period = std::chrono::milliseconds(5);
+  options.domains = {};  // Every domain GPU 0 has.
+  options.sample_energy_counters = true;
+  auto monitor = PowerMonitor::Create(GpuPtrs(), RealClock(), options);
+  if (!monitor.ok()) {
+    state.SkipWithError(monitor.status().ToString().c_str());
+    return;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  bench::LatencyStats counter_stats;
+  std::vector<double> domain_us;
+  for (auto _ : state) {
+    const auto now = RealClock()->Now();
+    auto start = std::chrono::steady_clock::now();
+    StatusOr<double> counter_j = (*monitor)->CounterEnergyJ(0, now - std::chrono::seconds(1), now);
+    auto middle = std::chrono::steady_clock::now();
+    StatusOr<double> domain_j = (*monitor)->EnergyJ(0, now - std::chrono::seconds(1), now);
+    counter_stats.Add(middle - start);
+    domain_us.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - middle)
+            .count());
+    benchmark::DoNotOptimize(counter_j);
+    benchmark::DoNotOptimize(domain_j);
+  }
+  counter_stats.Report(state);
+  std::sort(domain_us.begin(), domain_us.end());
+  state.counters["domain_query_p50_us"] = domain_us.empty() ? 0.0 : domain_us[domain_us.size() / 2];
+}
+BENCHMARK(BM_NvmlPowerMonitorQuery)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(2000);
 
 void BM_NvmlBeginEnd(benchmark::State& state) {
   if (SkipWithoutGpu(state)) return;

@@ -127,14 +127,14 @@ def test_monitor_without_gpus_measures_time():
 
 
 def test_power_monitor_timeline_and_energy():
-    monitor = PowerMonitor(update_period=0.02)
+    monitor = PowerMonitor(update_period=0.02, power_domains=["device_instant"])
     start = time.time()
     time.sleep(0.3)
     end = time.time()
-    timeline = monitor.get_power_timeline(gpu_index=0)
+    timeline = monitor.get_power_timeline("device_instant", gpu_index=0)
     assert timeline[0], "no samples"
     assert all(p == 150.0 for _, p in timeline[0])
-    energy = monitor.get_energy(start, end)
+    energy = monitor.get_energy(start, end, power_domain="device_instant")
     # 150 W held over the span: 150 W x (end - start) s.
     assert energy[0] == pytest.approx(150.0 * (end - start), rel=1e-3)
     assert monitor.get_power() == {0: 150.0, 1: 150.0}

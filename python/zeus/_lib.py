@@ -60,16 +60,32 @@ _SIGNATURES = {
     "zeus_plo_current_limit_mw": (_c.c_uint32, [_P]),
     "zeus_plo_profile_json": (_I32, [_P] + _TEXT),
     "zeus_plo_destroy": (None, [_P]),
+}
+
+# ---- Power monitor and GPU reader (zeus.monitor.power, .temperature) --------
+_SIGNATURES.update({
     "zeus_power_monitor_create": (_I32, [_c.c_char_p, _c.POINTER(_P)] + _MSG),
     "zeus_power_monitor_num_gpus": (_I32, [_P]),
     "zeus_power_monitor_gpu_index": (_I32, [_P, _I32]),
-    "zeus_power_monitor_energy": (_I32, [_P, _I32, _c.c_double, _c.c_double,
-                                         _c.POINTER(_c.c_double)] + _MSG),
-    "zeus_power_monitor_timeline": (_I32, [_P, _I32, _c.c_double, _c.c_double,
-                                           _c.POINTER(_c.c_double), _c.POINTER(_c.c_double),
-                                           _c.c_size_t, _c.POINTER(_c.c_size_t)] + _MSG),
+    "zeus_power_monitor_num_domains": (_I32, [_P]),
+    "zeus_power_monitor_domain_name": (_c.c_char_p, [_P, _I32]),
+    "zeus_power_monitor_has_counter": (_I32, [_P, _I32]),
+    "zeus_power_monitor_domain_energy": (_I32, [_P, _I32, _c.c_char_p, _c.c_double, _c.c_double,
+                                                _c.POINTER(_c.c_double)] + _MSG),
+    "zeus_power_monitor_domain_timeline": (_I32, [_P, _I32, _c.c_char_p, _c.c_double,
+                                                  _c.c_double, _c.POINTER(_c.c_double),
+                                                  _c.POINTER(_c.c_double), _c.c_size_t,
+                                                  _c.POINTER(_c.c_size_t)] + _MSG),
     "zeus_power_monitor_destroy": (None, [_P]),
-}
+    "zeus_gpu_reader_create": (_I32, [_c.c_char_p, _c.POINTER(_P)] + _MSG),
+    "zeus_gpu_reader_num_gpus": (_I32, [_P]),
+    "zeus_gpu_reader_gpu_index": (_I32, [_P, _I32]),
+    "zeus_gpu_reader_temperature_c": (_I32, [_P, _I32, _c.POINTER(_c.c_int32)] + _MSG),
+    "zeus_gpu_reader_power_mw": (_I32, [_P, _I32, _c.c_char_p, _c.POINTER(_c.c_uint32)] + _MSG),
+    "zeus_gpu_reader_name": (_I32, [_P, _I32] + _TEXT + _MSG),
+    "zeus_gpu_reader_destroy": (None, [_P]),
+})
+# ---- End of the power monitor and GPU reader block ----------------------------
 
 # ---- zeus.device (GPU setters and restore, RAPL CPUs): zeus_c_devices.cc ----
 _SIGNATURES.update({

@@ -56,6 +56,10 @@ class GpuDecorator : public Gpu {
     return inner_->EnergyCounterUpdatePeriod();
   }
   StatusOr<uint32_t> PowerMw() override { return inner_->PowerMw(); }
+  StatusOr<uint32_t> DomainPowerMw(PowerDomain domain) override {
+    return inner_->DomainPowerMw(domain);
+  }
+  StatusOr<int32_t> TemperatureC() override { return inner_->TemperatureC(); }
 
   // The wrapped Gpu (tests look through decorators to reach a backend's own
   // methods). Valid as long as this decorator.

@@ -4,15 +4,17 @@
 //
 // Thread-safety: ReadAll may be called from any thread; concurrent calls are
 // serialised.
+// Fork: a forked child has none of the parent's threads (and may have
+// inherited a locked mutex). The pool notices the changed process id at the
+// next ReadAll and starts fresh threads in the child, leaving the parent's
+// thread handles and synchronisation state behind untouched; it never waits
+// on a thread of another process.
 
 #ifndef ZEUS_SRC_MONITOR_COUNTER_READER_POOL_H_
 #define ZEUS_SRC_MONITOR_COUNTER_READER_POOL_H_
 
-#include <condition_variable>
+#include <atomic>
 #include <cstdint>
-#include <mutex>
-#include <optional>
-#include <thread>
 #include <vector>
 
 #include "zeus/device/gpu.h"
@@ -24,7 +26,8 @@ class CounterReaderPool {
  public:
   // Starts one thread per GPU. `gpus` must outlive the pool.
   explicit CounterReaderPool(std::vector<Gpu*> gpus);
-  // Joins the threads (after any read in flight).
+  // Joins the threads (after any read in flight); in a forked child that
+  // never read, leaves the parent's threads alone.
   ~CounterReaderPool();
   CounterReaderPool(const CounterReaderPool&) = delete;
   CounterReaderPool& operator=(const CounterReaderPool&) = delete;
@@ -33,19 +36,19 @@ class CounterReaderPool {
   // reads have finished. Results are in the order of `gpus`.
   std::vector<StatusOr<uint64_t>> ReadAll();
 
+  // How many times the threads were started (1, plus one per process forked
+  // from the creator that called ReadAll). For tests.
+  int generations() const { return generations_.load(); }
+
  private:
-  void Run(size_t gpu);
+  struct Workers;  // The threads of one process and what they share.
+
+  // The workers of the calling process, started if they belong to another.
+  Workers* CurrentWorkers();
 
   const std::vector<Gpu*> gpus_;
-  std::mutex call_mu_;  // Serialises ReadAll.
-  std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::condition_variable done_cv_;
-  uint64_t generation_ = 0;                                 // Guarded by mu_.
-  size_t pending_ = 0;                                      // Guarded by mu_.
-  std::vector<std::optional<StatusOr<uint64_t>>> results_;  // Guarded by mu_.
-  bool stop_ = false;                                       // Guarded by mu_.
-  std::vector<std::thread> threads_;
+  std::atomic<Workers*> workers_;
+  std::atomic<int> generations_{0};
 };
 
 }  // namespace zeus

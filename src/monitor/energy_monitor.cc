@@ -1,5 +1,7 @@
 #include "zeus/monitor/energy_monitor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <map>
@@ -16,6 +18,7 @@
 #include "zeus/util/units.h"
 
 #include "src/monitor/counter_reader_pool.h"
+#include "src/monitor/fork_guard.h"
 
 namespace zeus {
 
@@ -80,11 +83,20 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         anchors_(gpus_.size()) {}
 
   ~EnergyMonitorImpl() override {
+    if (getpid() != owner_pid_) {
+      // A forked child: the pollers stayed in the parent (neither joinable
+      // nor detachable here); their handles are left behind on purpose.
+      new std::vector<std::thread>(std::move(pollers_));  // Intentionally leaked.
+      // Destroying a condition variable the parent's pollers wait on would
+      // block forever (glibc waits for its waiters): leaked too.
+      static_cast<void>(poll_cv_.release());
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(poll_mu_);
       stop_polling_ = true;
     }
-    poll_cv_.notify_all();
+    poll_cv_->notify_all();
     for (std::thread& t : pollers_) t.join();
   }
 
@@ -100,6 +112,15 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     if (!sampled.empty()) {
       PowerMonitorOptions power_options;
       power_options.period = options_.power_sample_period;
+      // Instant power where every sampled GPU has it (it follows bursts; the
+      // ~1 s average lags them), else the average.
+      for (Gpu* gpu : sampled) {
+        StatusOr<uint32_t> instant_mw = gpu->DomainPowerMw(PowerDomain::kDeviceInstant);
+        if (!instant_mw.ok() && instant_mw.status().code() == StatusCode::kNotSupported) {
+          power_options.domains = {PowerDomain::kDeviceAverage};
+          break;
+        }
+      }
       ZEUS_ASSIGN_OR_RETURN(power_monitor_,
                             PowerMonitor::Create(sampled, clock_, std::move(power_options)));
       ZEUS_RETURN_IF_ERROR(power_monitor_->SampleOnce().WithContext("energy monitor"));
@@ -257,7 +278,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
       // A failed read is kept in the anchor and reported by the next boundary.
       PollCounter(gpu).IgnoreError();
       lock.lock();
-      poll_cv_.wait_for(lock, options_.counter_poll_period, [this] { return stop_polling_; });
+      poll_cv_->wait_for(lock, options_.counter_poll_period, [this] { return stop_polling_; });
     }
   }
 
@@ -410,9 +431,13 @@ class EnergyMonitorImpl final : public EnergyMonitor {
   std::mutex reporter_mu_;  // Serialises window_reporter calls.
 
   std::mutex poll_mu_;
-  std::condition_variable poll_cv_;
+  std::unique_ptr<std::condition_variable> poll_cv_ = std::make_unique<std::condition_variable>();
   bool stop_polling_ = false;  // Guarded by poll_mu_.
   std::vector<std::thread> pollers_;
+  const pid_t owner_pid_ = getpid();
+  // Leaf locks held across fork(); boundary_mu_ is not one (held around the
+  // sync callback, which may run arbitrary code).
+  ForkGuard fork_guard_{{&mu_, &anchor_mu_, &reporter_mu_}};
 };
 
 }  // namespace

@@ -142,6 +142,13 @@ class TextReporter final : public MonitorReporter {
       line += fmt::format("  CPU{} {:7.1f} W", IndexOr(devices.cpu_indices, s),
                           AveragePowerW(m.cpu_energy_j[s] + m.dram_energy_j[s], m.time_s));
     }
+    if (!devices.power_domain.empty()) {
+      line += "  |  " + devices.power_domain + ":";
+      for (size_t i = 0; i < devices.domain_power_w.size(); ++i) {
+        line += fmt::format("  GPU{} {:8.1f} W", IndexOr(devices.gpu_indices, i),
+                            devices.domain_power_w[i]);
+      }
+    }
     *out_ << line << "\n";
     out_->flush();
   }
@@ -170,6 +177,12 @@ class TextReporter final : public MonitorReporter {
     if (!m.gpu_energy_j.empty()) {
       text += fmt::format("{:<10} {:>14.3f} {:>12.1f}\n", "GPU total", m.TotalGpuEnergyJ(),
                           AveragePowerW(m.TotalGpuEnergyJ(), m.time_s));
+    }
+    for (size_t i = 0; i < report.domain_energy_j.size(); ++i) {
+      text += fmt::format("{:<10} {:>14.3f} {:>12.1f}  integral of {}\n",
+                          fmt::format("GPU {}", IndexOr(report.gpu_indices, i)),
+                          report.domain_energy_j[i],
+                          AveragePowerW(report.domain_energy_j[i], m.time_s), report.power_domain);
     }
     *out_ << text;
     out_->flush();
@@ -209,6 +222,12 @@ class JsonReporter final : public MonitorReporter {
                       const MonitorReport& devices) override {
     nlohmann::json j = MeasurementJson(m, devices);
     j["elapsed_s"] = elapsed_s;
+    if (!devices.power_domain.empty()) {
+      j["power_domain"] = devices.power_domain;
+      for (size_t i = 0; i < devices.domain_power_w.size() && i < j["gpus"].size(); ++i) {
+        j["gpus"][i]["domain_power_w"] = devices.domain_power_w[i];
+      }
+    }
     *out_ << j.dump() << "\n";
     out_->flush();
   }
@@ -217,6 +236,12 @@ class JsonReporter final : public MonitorReporter {
     nlohmann::json j = MeasurementJson(report.measurement, report);
     j["command"] = report.command;
     j["exit_code"] = report.exit_code.has_value() ? nlohmann::json(*report.exit_code) : nullptr;
+    if (!report.power_domain.empty()) {
+      j["power_domain"] = report.power_domain;
+      for (size_t i = 0; i < report.domain_energy_j.size() && i < j["gpus"].size(); ++i) {
+        j["gpus"][i]["domain_energy_j"] = report.domain_energy_j[i];
+      }
+    }
     *out_ << j.dump() << "\n";  // One line: the stream stays JSON Lines.
     out_->flush();
   }

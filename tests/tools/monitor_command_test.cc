@@ -323,6 +323,63 @@ TEST_P(MonitorCommandGpuTest, GpuLostMidRunIsAnErrorNamingTheGpu) {
   EXPECT_NE(err_.find(GetParam().lost_code_name), std::string::npos) << err_;
   EXPECT_EQ(out_, "");
 }
+
+// Power domains need the fake libnvml's burst model (NVIDIA only).
+class MonitorCommandNvmlDomainsTest : public MonitorCommandTest {
+ protected:
+  void SetUp() override {
+    MonitorCommandTest::SetUp();
+    setenv("ZEUS_NVML_LIBRARY", FAKE_NVML_FULL, 1);
+    empty_ = std::make_unique<TempDir>();
+  }
+  void TearDown() override {
+    for (const char* name : {"FAKE_NVML_BURST", "FAKE_NVML_POWER_MW", "FAKE_NVML_ARCHITECTURES"}) {
+      unsetenv(name);
+    }
+  }
+  std::unique_ptr<TempDir> empty_;
+};
+
+TEST_F(MonitorCommandNvmlDomainsTest, PowerDomainIsSampledReportedAndIntegrated) {
+  // 50 ms bursts of 400 W over 100 W: the instant power swings, the
+  // one-second average holds near 250 W once a second has passed.
+  setenv("FAKE_NVML_POWER_MW", "100000", 1);
+  setenv("FAKE_NVML_BURST", "50,400000", 1);
+  EXPECT_EQ(Run("--json --gpus 1 --interval 0.5 --power-domain device_average --powercap-root " +
+                empty_->path() + " -- sleep 2.2"),
+            0)
+      << err_;
+  std::vector<std::string> lines = Split(Trim(out_), '\n');
+  ASSERT_GE(lines.size(), 4u) << out_;
+  nlohmann::json last_interval = nlohmann::json::parse(lines[lines.size() - 2]);
+  EXPECT_EQ(last_interval["power_domain"], "device_average");
+  EXPECT_NEAR(last_interval["gpus"][0]["domain_power_w"].get<double>(), 250.0, 20.0);
+  nlohmann::json final_report = nlohmann::json::parse(lines.back());
+  EXPECT_EQ(final_report["power_domain"], "device_average");
+  const double time_s = final_report["time_s"].get<double>();
+  // The average starts at 100 W (before the bursts) and reaches 250 W after 1 s.
+  const double integral_j = final_report["gpus"][0]["domain_energy_j"].get<double>();
+  EXPECT_GT(integral_j, 175.0 * 1.0 + 250.0 * (time_s - 1.0) - 40.0);
+  EXPECT_LT(integral_j, 250.0 * time_s + 10.0);
+}
+
+TEST_F(MonitorCommandNvmlDomainsTest, PowerDomainTheGpuLacksOrDoesNotExistIsRefused) {
+  setenv("FAKE_NVML_ARCHITECTURES", "8,8", 1);  // Ada: no memory power.
+  EXPECT_EQ(Run("--power-domain memory_average --powercap-root " + empty_->path() + " -- true"),
+            125);
+  EXPECT_NE(err_.find("power domain memory_average"), std::string::npos) << err_;
+  EXPECT_NE(Run("--power-domain gpu_power --powercap-root " + empty_->path() + " -- true"), 0);
+  EXPECT_NE(err_.find("gpu_power"), std::string::npos) << err_;
+}
+
+TEST_F(MonitorCommandNvmlDomainsTest, PowerDomainInTheTextReport) {
+  EXPECT_EQ(Run("--gpus 0 --interval 0.2 --power-domain device_instant --powercap-root " +
+                empty_->path() + " -- sleep 0.5"),
+            0)
+      << err_;
+  EXPECT_NE(out_.find("|  device_instant:  GPU0    150.0 W"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("integral of device_instant"), std::string::npos) << out_;
+}
 #endif  // FAKE_NVML_FULL && FAKE_AMDSMI_FULL
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,22 @@ struct FakeGpuOptions {
   // Board power in W as a function of the clock's time (s, as Clock::Now())
   // and the current limit (mW). Default: a constant 100 W.
   std::function<double(double time_s, uint32_t power_limit_mw)> power_w;
+  // The exact integral of power_w from time 0 to time_s, in J, when known in
+  // closed form (e.g. for bursts, whose jumps numerical integration blurs);
+  // the energy counter then uses it (limit changes are not modelled).
+  // Default: none (numerical integration).
+  std::function<double(double time_s)> energy_j;
+  // DomainPowerMw: kDeviceInstant is power_w at the clock's time;
+  // kDeviceAverage its mean over the last `power_average_window` (NVML: ~1 s;
+  // under bursts it differs from the instant value); kMemoryAverage
+  // memory_power_fraction of that mean. False switches a domain off
+  // (kNotSupported). The mean is taken with the current power limit.
+  bool has_device_average = true;
+  bool has_memory_average = true;
+  std::chrono::nanoseconds power_average_window = std::chrono::seconds(1);
+  double memory_power_fraction = 0.1;
+  // TemperatureC(); nullopt: kNotSupported. Default: 45 C.
+  std::optional<int32_t> temperature_c = 45;
 };
 
 // The methods a test may make fail with InjectError.
@@ -80,6 +97,10 @@ enum class FakeGpuOp {
   kSetPersistenceMode,
   kTotalEnergy,
   kPower,
+  // DomainPowerMw (every domain; kPower also fails kDeviceInstant) and
+  // TemperatureC.
+  kDomainPower,
+  kTemperature,
 };
 
 class FakeGpu final : public Gpu {
@@ -104,6 +125,8 @@ class FakeGpu final : public Gpu {
     return options_.energy_update_period;
   }
   StatusOr<uint32_t> PowerMw() override;
+  StatusOr<uint32_t> DomainPowerMw(PowerDomain domain) override;
+  StatusOr<int32_t> TemperatureC() override;
 
   // Makes `op` return `status` from now on (until ClearErrors). `status`
   // must not be OK.
@@ -121,7 +144,9 @@ class FakeGpu final : public Gpu {
  private:
   Status InjectedError(FakeGpuOp op) const;  // REQUIRES: mu_ held.
   double PowerWAt(double time_s) const;      // REQUIRES: mu_ held.
-  void IntegrateToNow();                     // REQUIRES: mu_ held.
+  // Mean of PowerWAt over [from_s, to_s] (Simpson). REQUIRES: mu_ held.
+  double MeanPowerW(double from_s, double to_s) const;
+  void IntegrateToNow();  // REQUIRES: mu_ held.
 
   Clock* const clock_;
   const FakeGpuOptions options_;
@@ -129,6 +154,7 @@ class FakeGpu final : public Gpu {
   uint32_t power_limit_mw_;
   bool persistence_mode_ = false;
   double integrated_until_s_;
+  const std::chrono::nanoseconds start_time_;
   double energy_j_ = 0.0;
   std::vector<uint32_t> history_;
   std::map<FakeGpuOp, Status> errors_;

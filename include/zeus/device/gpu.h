@@ -11,11 +11,28 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "zeus/status.h"
 
 namespace zeus {
+
+// Which power a reading holds. NVML: kDeviceInstant is the field
+// NVML_FI_DEV_POWER_INSTANT, kDeviceAverage NVML_FI_DEV_POWER_AVERAGE (a ~1 s
+// moving average; what nvmlDeviceGetPowerUsage returns on GA100 and newer),
+// kMemoryAverage the average field with the memory scope (Hopper and newer).
+enum class PowerDomain { kDeviceInstant, kDeviceAverage, kMemoryAverage };
+
+// Every domain, in the order above.
+inline constexpr PowerDomain kAllPowerDomains[] = {
+    PowerDomain::kDeviceInstant, PowerDomain::kDeviceAverage, PowerDomain::kMemoryAverage};
+
+// "device_instant", "device_average", "memory_average" (the original Zeus's
+// names, also used on the wire and the command line).
+const char* PowerDomainName(PowerDomain domain);
+// The domain named `name`; kInvalidArgument naming the accepted names.
+StatusOr<PowerDomain> ParsePowerDomain(std::string_view name);
 
 struct PowerLimitConstraints {
   uint32_t min_mw = 0;
@@ -82,9 +99,29 @@ class Gpu {
   // measured by counter differences alone. Zero for a continuous counter.
   // NVML: about 100 ms. A constant of the backend; cheap, never fails.
   virtual std::chrono::nanoseconds EnergyCounterUpdatePeriod() const = 0;
-  // NVML: instant board power in mW. Cheap (sub-microsecond on H100).
+  // NVML: board power in mW from nvmlDeviceGetPowerUsage (instant before
+  // GA100, the ~1 s average on GA100 and newer). Cheap (sub-microsecond on
+  // H100).
   virtual StatusOr<uint32_t> PowerMw() = 0;
+
+  // Power of `domain` in mW. kNotSupported where the GPU (or its driver)
+  // lacks that domain. Default: kDeviceInstant is PowerMw(), the other
+  // domains kNotSupported.
+  virtual StatusOr<uint32_t> DomainPowerMw(PowerDomain domain);
+
+  // GPU die temperature in degrees Celsius (NVML: nvmlDeviceGetTemperature,
+  // sensor NVML_TEMPERATURE_GPU). Default: kNotSupported.
+  virtual StatusOr<int32_t> TemperatureC();
 };
+
+inline StatusOr<uint32_t> Gpu::DomainPowerMw(PowerDomain domain) {
+  if (domain == PowerDomain::kDeviceInstant) return PowerMw();
+  return NotSupportedError("GPU " + std::to_string(index()) + ": power domain " +
+                           PowerDomainName(domain) + " not supported");
+}
+inline StatusOr<int32_t> Gpu::TemperatureC() {
+  return NotSupportedError("GPU " + std::to_string(index()) + ": temperature not supported");
+}
 
 inline StatusOr<std::string> Gpu::PciBusId() {
   return NotSupportedError("GPU " + std::to_string(index()) + ": PCI address not known");

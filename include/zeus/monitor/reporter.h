@@ -32,6 +32,13 @@ struct MonitorReport {
   std::vector<int> gpu_indices;
   std::vector<int> cpu_indices;
   Measurement measurement;
+  // With `zeus monitor --power-domain D`: D's name ("device_instant", ...);
+  // per GPU (in the order of gpu_indices) its latest power in D, in W (set
+  // before each interval report), and in the final report the integral of D
+  // over the run, in J. Empty without --power-domain.
+  std::string power_domain;
+  std::vector<double> domain_power_w;
+  std::vector<double> domain_energy_j;
 };
 
 class MonitorReporter {
@@ -50,8 +57,9 @@ std::unique_ptr<MonitorReporter> NewTextReporter(std::ostream* out);
 // JSON Lines: each interval as one JSON object on one line, then the final
 // report as one more line (alone, it is one JSON document): {"command", "exit_code", "time_s",
 // "gpus": [{"index", "energy_j", "average_power_w", "source", "below_counter_resolution"}], "cpus":
-// [{"index", "package_energy_j", "dram_energy_j"}], "total_gpu_energy_j"}. `out` must outlive the
-// reporter.
+// [{"index", "package_energy_j", "dram_energy_j"}], "total_gpu_energy_j"}; with a power domain,
+// also "power_domain" and, per GPU, "domain_power_w" (intervals) or "domain_energy_j" (final).
+// `out` must outlive the reporter.
 std::unique_ptr<MonitorReporter> NewJsonReporter(std::ostream* out);
 
 // Receives the windows an EnergyMonitor closes (EnergyMonitorOptions::

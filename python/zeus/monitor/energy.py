@@ -11,8 +11,10 @@ its error bound).
 import ctypes
 import logging
 import threading
+import time as _time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from functools import cached_property
+from typing import Any, Dict, List, Optional
 
 from zeus import _lib
 from zeus.exception import ZeusBaseError
@@ -36,13 +38,38 @@ class Measurement:
     gpu_energy: Dict[int, float]
     cpu_energy: Optional[Dict[int, float]] = None
     dram_energy: Optional[Dict[int, float]] = None
+    # SoC (Apple silicon, Jetson) energy: never measured here.
+    soc_energy: Optional[Any] = None
     # When the window began, in seconds of the monitor's monotonic clock.
     start_time: float = field(default=0.0, repr=False, compare=False)
 
-    @property
+    @cached_property
     def total_energy(self) -> float:
         """Total GPU energy of the window, in J (as the original defines it)."""
         return sum(self.gpu_energy.values())
+
+
+@dataclass
+class MeasurementState:
+    """Where an open window began: Unix time of its beginning (energies are
+    kept by the core and not exposed; the dicts are empty)."""
+
+    time: float
+    gpu_energy: Dict[int, float]
+    cpu_energy: Optional[Dict[int, float]] = None
+    dram_energy: Optional[Dict[int, float]] = None
+
+    @cached_property
+    def total_energy(self) -> float:
+        return sum(self.gpu_energy.values())
+
+
+def _check_key(method: str, key) -> bytes:
+    """The window name as bytes; TypeError for a non-string key."""
+    if not isinstance(key, str):
+        raise TypeError(f"zeus: ZeusMonitor.{method}: the window key must be a str, got "
+                        f"{key!r} ({type(key).__name__})")
+    return key.encode()
 
 
 class ZeusMonitor:
@@ -58,7 +85,7 @@ class ZeusMonitor:
             ~100 ms update period, report mean instant power x time instead
             of a counter difference that may read 0.
         log_file: CSV file each finished window is appended to.
-        sync_execution_with: "torch" or "jax": what to synchronise at window
+        sync_execution_with: "torch", "jax" or "cupy": what to synchronise at window
             boundaries when sync_execution is True.
         mode: "exact" (default) or "low_overhead" (extra, see module doc).
 
@@ -72,10 +99,17 @@ class ZeusMonitor:
                  log_file: Optional[str] = None, sync_execution_with: str = "torch", *,
                  mode: str = "exact", power_sample_period_s: Optional[float] = None,
                  counter_poll_period_s: Optional[float] = None):
-        if sync_execution_with not in ("torch", "jax"):
-            raise ValueError(
-                f'zeus: sync_execution_with must be "torch" or "jax", got {sync_execution_with!r}')
+        if sync_execution_with not in ("torch", "jax", "cupy"):
+            raise ValueError('zeus: sync_execution_with must be "torch", "jax" or "cupy", got '
+                             f'{sync_execution_with!r}')
         self.sync_with = sync_execution_with
+        self.approx_instant_energy = bool(approx_instant_energy)
+        self.log_file = log_file
+        self.soc_is_present = False
+        self.soc = None
+        self.power_monitor = None
+        # Windows opened through this object: name -> where they began.
+        self.measurement_states: Dict[str, MeasurementState] = {}
         self._lib = _lib.lib()
         self._handle = None
         self._callback_error = None
@@ -94,7 +128,8 @@ class ZeusMonitor:
         handle = ctypes.c_void_p()
         options = dict(gpu_indices=None if gpu_indices is None else list(gpu_indices),
                        cpu_indices=None if cpu_indices is None else list(cpu_indices),
-                       approx_instant_energy=bool(approx_instant_energy), log_file=log_file,
+                       approx_instant_energy=bool(approx_instant_energy),
+                       log_file=None if log_file is None else str(log_file),
                        mode=mode, power_sample_period_s=power_sample_period_s,
                        counter_poll_period_s=counter_poll_period_s)
         self.gpu_indices = []  # Set below; the sync trampoline reads it.
@@ -133,27 +168,49 @@ class ZeusMonitor:
         if self._handle is None:
             raise ZeusBaseError("zeus: the monitor is closed")
 
-    def begin_window(self, key: str, sync_execution: bool = True) -> None:
+    @property
+    def gpus(self):
+        """The GPUs this process sees (zeus.device.get_gpus())."""
+        from zeus.device import get_gpus
+        return get_gpus()
+
+    @property
+    def cpus(self):
+        """The CPUs (zeus.device.get_cpus()), or None where unavailable."""
+        try:
+            from zeus.device import get_cpus
+        except ImportError:
+            return None
+        return get_cpus()
+
+    def begin_window(self, key: str, sync_execution: bool = True, restart: bool = False) -> None:
         """Opens window `key`. Raises AlreadyExistsError (a ValueError) when
-        a window of that name is open."""
+        a window of that name is open, unless `restart`, which drops the open
+        one first; TypeError for a key that is not a str."""
+        name = _check_key("begin_window", key)
         self._require_open()
+        if restart and self.is_window_open(key):
+            self.end_window(key, sync_execution=False, cancel=True)
         _, message = self._thread_buffers()
         # Synchronised here rather than through the core's callback: a call
         # from C back into Python costs more than the window itself.
         if sync_execution:
             _sync_execution(self.gpu_indices, self.sync_with)
-        code = self._lib.zeus_monitor_begin_nosync(self._handle, key.encode(), message,
+        code = self._lib.zeus_monitor_begin_nosync(self._handle, name, message,
                                                    _lib.MESSAGE_SIZE)
         self._check(code, message)
+        self.measurement_states[key] = MeasurementState(time=_time.time(), gpu_energy={})
 
     def end_window(self, key: str, sync_execution: bool = True,
                    cancel: bool = False) -> Measurement:
         """Closes window `key` and returns what it measured. With cancel,
         drops it and returns an all-zero Measurement. Raises NotFoundError
-        (a KeyError) for a window that is not open; other windows are kept.
+        (a KeyError) for a window that is not open, TypeError for a key that
+        is not a str; other windows are kept.
         """
+        name = _check_key("end_window", key)
         self._require_open()
-        name = key.encode()
+        self.measurement_states.pop(key, None)
         values, message = self._thread_buffers()
         if cancel:
             self._check(self._lib.zeus_monitor_cancel(self._handle, name, message,
@@ -180,7 +237,14 @@ class ZeusMonitor:
 
     def is_window_open(self, key: str) -> bool:
         return self._handle is not None and bool(
-            self._lib.zeus_monitor_is_open(self._handle, key.encode()))
+            self._lib.zeus_monitor_is_open(self._handle, _check_key("is_window_open", key)))
+
+    def reset_windows(self) -> None:
+        """Drops every window opened through this object."""
+        for key in list(self.measurement_states):
+            if self.is_window_open(key):
+                self.end_window(key, sync_execution=False, cancel=True)
+        self.measurement_states.clear()
 
     def _handle_for_optimizer(self):
         self._require_open()

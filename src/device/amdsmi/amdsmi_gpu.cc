@@ -199,13 +199,13 @@ StatusOr<uint32_t> AmdsmiGpu::PowerMw() {
                            "the even die of each package reports the power of both)");
 }
 
-StatusOr<int64_t> AmdsmiGpu::TemperatureC() {
+StatusOr<int32_t> AmdsmiGpu::TemperatureC() {
   const auto fn = library_->functions().get_temp_metric;
   if (fn == nullptr) return Missing("amdsmi_get_temp_metric");
   int64_t temperature_c = 0;
   amdsmi_status_t rc = fn(handle_, kTemperatureTypeHotspot, kTempCurrent, &temperature_c);
   if (rc != kSuccess) return Error("amdsmi_get_temp_metric(HOTSPOT, CURRENT)", rc);
-  return temperature_c;
+  return static_cast<int32_t>(temperature_c);
 }
 
 StatusOr<std::string> AmdsmiGpu::PciBusId() {

@@ -85,9 +85,8 @@ class AmdsmiGpu final : public Gpu {
   // (amdsmi_get_gpu_device_bdf).
   StatusOr<std::string> PciBusId() override;
   // The hotspot (junction) temperature in degrees Celsius
-  // (amdsmi_get_temp_metric). Not yet in Gpu: wired once Gpu has a
-  // temperature read.
-  StatusOr<int64_t> TemperatureC();
+  // (amdsmi_get_temp_metric).
+  StatusOr<int32_t> TemperatureC() override;
 
   // Makes TotalEnergyMj return `why` (a kNotSupported status) from now on.
   // REQUIRES: called before the GPU is shared between threads (the backend

@@ -14,7 +14,8 @@ FakeGpu::FakeGpu(Clock* clock, FakeGpuOptions options)
     : clock_(clock),
       options_(std::move(options)),
       power_limit_mw_(options_.power_limit_mw),
-      integrated_until_s_(ToSeconds(clock->Now())) {}
+      integrated_until_s_(ToSeconds(clock->Now())),
+      start_time_(clock->Now()) {}
 
 Status FakeGpu::InjectedError(FakeGpuOp op) const {
   auto it = errors_.find(op);
@@ -139,6 +140,14 @@ StatusOr<uint64_t> FakeGpu::TotalEnergyMj() {
     return NotSupportedError("fake GPU " + std::to_string(options_.index) +
                              ": total energy counter not supported");
   }
+  if (options_.energy_j) {
+    int64_t now_ns = clock_->Now().count();
+    int64_t period_ns = options_.energy_update_period.count();
+    if (period_ns > 0) now_ns -= now_ns % period_ns;
+    const double start_s = ToSeconds(start_time_);
+    return static_cast<uint64_t>(
+        std::max(0.0, options_.energy_j(NsToS(now_ns)) - options_.energy_j(start_s)) * 1e3);
+  }
   if (options_.energy_update_period.count() <= 0) {
     IntegrateToNow();
     return static_cast<uint64_t>(energy_j_ * 1e3);
@@ -162,6 +171,58 @@ StatusOr<uint32_t> FakeGpu::PowerMw() {
   std::lock_guard<std::mutex> lock(mu_);
   ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kPower));
   return static_cast<uint32_t>(std::lround(PowerWAt(ToSeconds(clock_->Now())) * 1e3));
+}
+
+double FakeGpu::MeanPowerW(double from_s, double to_s) const {
+  double span_s = to_s - from_s;
+  if (span_s <= 0) return PowerWAt(to_s);
+  int64_t steps = std::clamp<int64_t>(static_cast<int64_t>(span_s / 5e-4), 2, 200'000);
+  if (steps % 2 == 1) ++steps;
+  double h = span_s / static_cast<double>(steps);
+  double sum = PowerWAt(from_s) + PowerWAt(to_s);
+  for (int64_t i = 1; i < steps; ++i) {
+    sum += (i % 2 == 1 ? 4.0 : 2.0) * PowerWAt(from_s + static_cast<double>(i) * h);
+  }
+  return sum * h / 3.0 / span_s;
+}
+
+StatusOr<uint32_t> FakeGpu::DomainPowerMw(PowerDomain domain) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kDomainPower));
+  // The fake's PowerMw() is its instant power: it fails alike.
+  if (domain == PowerDomain::kDeviceInstant) ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kPower));
+  const double now_s = ToSeconds(clock_->Now());
+  const double from_s = now_s - ToSeconds(options_.power_average_window);
+  double power_w = 0.0;
+  switch (domain) {
+    case PowerDomain::kDeviceInstant:
+      power_w = PowerWAt(now_s);
+      break;
+    case PowerDomain::kDeviceAverage:
+      if (!options_.has_device_average) break;
+      power_w = MeanPowerW(from_s, now_s);
+      break;
+    case PowerDomain::kMemoryAverage:
+      if (!options_.has_memory_average) break;
+      power_w = options_.memory_power_fraction * MeanPowerW(from_s, now_s);
+      break;
+  }
+  if ((domain == PowerDomain::kDeviceAverage && !options_.has_device_average) ||
+      (domain == PowerDomain::kMemoryAverage && !options_.has_memory_average)) {
+    return NotSupportedError("fake GPU " + std::to_string(options_.index) + ": power domain " +
+                             PowerDomainName(domain) + " not supported");
+  }
+  return static_cast<uint32_t>(std::lround(power_w * 1e3));
+}
+
+StatusOr<int32_t> FakeGpu::TemperatureC() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ZEUS_RETURN_IF_ERROR(InjectedError(FakeGpuOp::kTemperature));
+  if (!options_.temperature_c.has_value()) {
+    return NotSupportedError("fake GPU " + std::to_string(options_.index) +
+                             ": temperature not supported");
+  }
+  return *options_.temperature_c;
 }
 
 void FakeGpu::InjectError(FakeGpuOp op, Status status) {

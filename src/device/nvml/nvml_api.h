@@ -40,6 +40,34 @@ typedef nvmlReturn_t (*nvmlDeviceSetUint2_fn)(nvmlDevice_t device, unsigned int 
 typedef nvmlReturn_t (*nvmlDeviceReset_fn)(nvmlDevice_t device);
 typedef nvmlReturn_t (*nvmlDeviceGetUint64_fn)(nvmlDevice_t device, unsigned long long* value);
 
+// NVML: the value of one field, a union of 8 bytes read as `value_type` says.
+typedef union {
+  double d_val;
+  unsigned int ui_val;
+  unsigned long ul_val;        // NOLINT(runtime/int): NVML's type.
+  unsigned long long ull_val;  // NOLINT(runtime/int): NVML's type.
+  signed long long sll_val;    // NOLINT(runtime/int): NVML's type.
+  signed int si_val;
+  unsigned short us_val;  // NOLINT(runtime/int): NVML's type.
+} nvmlValue_t;
+
+// NVML: nvmlFieldValue_t (40 bytes). The caller sets field_id and scope_id;
+// NVML fills the rest, with a per-field return code in nvml_return.
+typedef struct {
+  unsigned int field_id;
+  unsigned int scope_id;
+  long long timestamp;     // NOLINT(runtime/int): NVML's type (us since the epoch).
+  long long latency_usec;  // NOLINT(runtime/int): NVML's type.
+  int value_type;          // nvmlValueType_t.
+  nvmlReturn_t nvml_return;
+  nvmlValue_t value;
+} nvmlFieldValue_t;
+
+typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t device, int values_count,
+                                                    nvmlFieldValue_t* values);
+// NVML: nvmlDeviceGetTemperature(device, nvmlTemperatureSensors_t, unsigned int* temp_c).
+typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t device, int sensor,
+                                                    unsigned int* temperature_c);
 // NVML: nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 (and _v2) fill it. The
 // unversioned nvmlDeviceGetPciInfo fills an older layout that shares the
 // first 36 bytes (a 16-byte "dddd:bb:dd.f" string, then domain, bus,
@@ -99,10 +127,31 @@ enum : nvmlReturn_t {
 constexpr nvmlEnableState_t kFeatureDisabled = 0;
 constexpr nvmlEnableState_t kFeatureEnabled = 1;
 
+// Field ids (NVML_FI_*) and scopes (NVML_POWER_SCOPE_*) of the power fields.
+constexpr unsigned int kFieldPowerAverage = 185;  // NVML_FI_DEV_POWER_AVERAGE, mW.
+constexpr unsigned int kFieldPowerInstant = 186;  // NVML_FI_DEV_POWER_INSTANT, mW.
+constexpr unsigned int kPowerScopeGpu = 0;        // NVML_POWER_SCOPE_GPU.
+constexpr unsigned int kPowerScopeModule = 1;     // NVML_POWER_SCOPE_MODULE (GPU + CPU).
+constexpr unsigned int kPowerScopeMemory = 2;     // NVML_POWER_SCOPE_MEMORY (Hopper+).
+
+// nvmlValueType_t.
+constexpr int kValueTypeDouble = 0;
+constexpr int kValueTypeUnsignedInt = 1;
+constexpr int kValueTypeUnsignedLong = 2;
+constexpr int kValueTypeUnsignedLongLong = 3;
+constexpr int kValueTypeSignedLongLong = 4;
+constexpr int kValueTypeSignedInt = 5;
+constexpr int kValueTypeUnsignedShort = 6;
+
+// nvmlTemperatureSensors_t: the GPU die.
+constexpr int kTemperatureGpu = 0;
+
 // Buffer sizes NVML guarantees to be large enough.
 constexpr unsigned int kDeviceNameBufferSize = 96;     // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 constexpr unsigned int kDeviceUuidBufferSize = 96;     // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 constexpr unsigned int kSystemVersionBufferSize = 80;  // NVML_SYSTEM_*_VERSION_BUFFER_SIZE
+
+static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t must match NVML's layout");
 
 }  // namespace zeus::nvml
 

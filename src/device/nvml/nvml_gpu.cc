@@ -1,5 +1,6 @@
 #include "src/device/nvml/nvml_gpu.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -211,6 +212,80 @@ StatusOr<uint64_t> NvmlGpu::TotalEnergyMj() {
 
 StatusOr<uint32_t> NvmlGpu::PowerMw() {
   return GetUint(library_->functions().device_get_power_usage, "nvmlDeviceGetPowerUsage");
+}
+
+StatusOr<uint32_t> NvmlGpu::ReadPowerField(unsigned int field_id, unsigned int scope) {
+  const auto fn = library_->functions().device_get_field_values;
+  if (fn == nullptr) return Missing("nvmlDeviceGetFieldValues");
+  nvmlFieldValue_t value = {};
+  value.field_id = field_id;
+  value.scope_id = scope;
+  const std::string call = "nvmlDeviceGetFieldValues(field " + std::to_string(field_id) +
+                           ", scope " + std::to_string(scope) + ")";
+  nvmlReturn_t rc = fn(device_, 1, &value);
+  if (rc == kSuccess) rc = value.nvml_return;
+  if (rc != kSuccess) return Error(call, rc);
+  switch (value.value_type) {
+    case kValueTypeDouble:
+      return static_cast<uint32_t>(value.value.d_val);
+    case kValueTypeUnsignedInt:
+      return static_cast<uint32_t>(value.value.ui_val);
+    case kValueTypeUnsignedLong:
+      return static_cast<uint32_t>(value.value.ul_val);
+    case kValueTypeUnsignedLongLong:
+      return static_cast<uint32_t>(value.value.ull_val);
+    case kValueTypeSignedLongLong:
+      return static_cast<uint32_t>(std::max<long long>(0, value.value.sll_val));  // NOLINT
+    case kValueTypeSignedInt:
+      return static_cast<uint32_t>(std::max(0, value.value.si_val));
+    case kValueTypeUnsignedShort:
+      return static_cast<uint32_t>(value.value.us_val);
+    default:
+      return InternalError(Context() + ": " + call + ": unknown value type " +
+                           std::to_string(value.value_type));
+  }
+}
+
+StatusOr<uint32_t> NvmlGpu::DomainPowerMw(PowerDomain domain) {
+  if (domain == PowerDomain::kMemoryAverage) {
+    return ReadPowerField(kFieldPowerAverage, kPowerScopeMemory);
+  }
+  const unsigned int field =
+      domain == PowerDomain::kDeviceInstant ? kFieldPowerInstant : kFieldPowerAverage;
+  const bool instant = domain == PowerDomain::kDeviceInstant;
+  if (library_->functions().device_get_field_values == nullptr) {
+    if (instant) return PowerMw();
+    return Missing("nvmlDeviceGetFieldValues");
+  }
+  const unsigned int scope = device_power_scope_.load(std::memory_order_relaxed);
+  StatusOr<uint32_t> power_mw = ReadPowerField(field, scope);
+  if (power_mw.ok() || power_mw.status().code() != StatusCode::kNotSupported) return power_mw;
+  if (scope == kPowerScopeGpu) {
+    // Grace Hopper-class modules answer only with the module scope.
+    StatusOr<uint32_t> module_mw = ReadPowerField(field, kPowerScopeModule);
+    if (module_mw.ok()) {
+      device_power_scope_.store(kPowerScopeModule, std::memory_order_relaxed);
+      return module_mw;
+    }
+  }
+  if (instant) {
+    // Before Ampere, nvmlDeviceGetPowerUsage is the instant reading.
+    const auto arch_fn = library_->functions().device_get_architecture;
+    nvmlDeviceArchitecture_t code = 0;
+    if (arch_fn != nullptr && arch_fn(device_, &code) == kSuccess && code >= 2 && code < 7) {
+      return PowerMw();
+    }
+  }
+  return power_mw;
+}
+
+StatusOr<int32_t> NvmlGpu::TemperatureC() {
+  const auto fn = library_->functions().device_get_temperature;
+  if (fn == nullptr) return Missing("nvmlDeviceGetTemperature");
+  unsigned int temperature_c = 0;
+  nvmlReturn_t rc = fn(device_, kTemperatureGpu, &temperature_c);
+  if (rc != kSuccess) return Error("nvmlDeviceGetTemperature", rc);
+  return static_cast<int32_t>(temperature_c);
 }
 
 }  // namespace zeus::nvml

@@ -1,11 +1,12 @@
 // NvmlGpu: a Gpu backed by one NVML device handle.
 //
 // Thread-safety: every method may be called concurrently (NVML is
-// thread-safe and this class holds no mutable state).
+// thread-safe; the only mutable state is an atomic cache of the power scope).
 
 #ifndef ZEUS_SRC_DEVICE_NVML_NVML_GPU_H_
 #define ZEUS_SRC_DEVICE_NVML_NVML_GPU_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -70,8 +71,21 @@ class NvmlGpu final : public Gpu {
     return std::chrono::milliseconds(100);
   }
   StatusOr<uint32_t> PowerMw() override;
+  // NVML field values: kDeviceInstant NVML_FI_DEV_POWER_INSTANT and
+  // kDeviceAverage NVML_FI_DEV_POWER_AVERAGE with the GPU scope, or with the
+  // module scope where the GPU scope is not supported (Grace Hopper-class
+  // modules); kMemoryAverage the average field with the memory scope.
+  // Without nvmlDeviceGetFieldValues (drivers before field values), or for
+  // kDeviceInstant on a GPU older than Ampere whose field read is not
+  // supported, kDeviceInstant falls back to nvmlDeviceGetPowerUsage (instant
+  // power before GA100).
+  StatusOr<uint32_t> DomainPowerMw(PowerDomain domain) override;
+  StatusOr<int32_t> TemperatureC() override;
 
  private:
+  // One power field (mW) with `scope`: NVML's per-field return code as
+  // the error.
+  StatusOr<uint32_t> ReadPowerField(unsigned int field_id, unsigned int scope);
   // The library's error for `call`, prefixed with this GPU's identity.
   Status Error(std::string_view call, nvmlReturn_t rc) const;
   Status Missing(std::string_view base_name) const;
@@ -84,6 +98,8 @@ class NvmlGpu final : public Gpu {
   const nvmlDevice_t device_;
   const int index_;
   const unsigned int nvml_index_;
+  // The scope that answered the device power fields (GPU, else module).
+  std::atomic<unsigned int> device_power_scope_{kPowerScopeGpu};
 };
 
 }  // namespace zeus::nvml

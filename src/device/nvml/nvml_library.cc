@@ -51,6 +51,8 @@ std::vector<NvmlSymbolSpec> BuildSymbolTable() {
                        "nvmlDeviceResetMemoryLockedClocks"),
       ZEUS_NVML_SYMBOL(device_get_total_energy_consumption, false,
                        "nvmlDeviceGetTotalEnergyConsumption"),
+      ZEUS_NVML_SYMBOL(device_get_field_values, false, "nvmlDeviceGetFieldValues"),
+      ZEUS_NVML_SYMBOL(device_get_temperature, false, "nvmlDeviceGetTemperature"),
       // PCI address (zeusd /discover).
       ZEUS_NVML_SYMBOL(device_get_pci_info, false, "nvmlDeviceGetPciInfo_v3",
                        "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"),

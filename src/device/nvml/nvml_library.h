@@ -45,6 +45,8 @@ struct NvmlFunctions {
   nvmlDeviceSetUint2_fn device_set_memory_locked_clocks = nullptr;
   nvmlDeviceReset_fn device_reset_memory_locked_clocks = nullptr;
   nvmlDeviceGetUint64_fn device_get_total_energy_consumption = nullptr;
+  nvmlDeviceGetFieldValues_fn device_get_field_values = nullptr;
+  nvmlDeviceGetTemperature_fn device_get_temperature = nullptr;
   // PCI address (zeusd /discover).
   nvmlDeviceGetPciInfo_fn device_get_pci_info = nullptr;
 };

@@ -4,6 +4,8 @@
 
 #include "zeus/device/fake.h"
 
+#include "tests/testing/temp_dir.h"
+
 namespace zeus {
 namespace {
 
@@ -55,6 +57,53 @@ TEST(FakeGpuTest, InjectedErrorsAndMissingCounterAreReported) {
   EXPECT_EQ(gpu.PowerMw().status().code(), StatusCode::kUnavailable);
   gpu.ClearErrors();
   EXPECT_EQ(*gpu.PowerMw(), 100'000u);
+}
+
+// 200 ms bursts: 100 ms at 400 W, 100 ms at 100 W.
+double BurstW(double t, uint32_t) { return std::fmod(t, 0.2) < 0.1 ? 400.0 : 100.0; }
+
+TEST(FakeGpuTest, InstantPowerSwingsUnderBurstsWhileTheAverageHoldsTheMean) {
+  FakeClock clock(std::chrono::seconds(10));
+  FakeGpuOptions options;
+  options.power_w = BurstW;
+  FakeGpu gpu(&clock, options);
+  clock.AdvanceSeconds(0.05);  // Inside a 400 W burst.
+  EXPECT_EQ(*gpu.DomainPowerMw(PowerDomain::kDeviceInstant), 400'000u);
+  EXPECT_NEAR(*gpu.DomainPowerMw(PowerDomain::kDeviceAverage), 250'000.0, 1'000.0);
+  EXPECT_NEAR(*gpu.DomainPowerMw(PowerDomain::kMemoryAverage), 25'000.0, 100.0);
+  clock.AdvanceSeconds(0.1);  // Inside a 100 W gap.
+  EXPECT_EQ(*gpu.DomainPowerMw(PowerDomain::kDeviceInstant), 100'000u);
+  EXPECT_NEAR(*gpu.DomainPowerMw(PowerDomain::kDeviceAverage), 250'000.0, 1'000.0);
+  EXPECT_EQ(*gpu.TemperatureC(), 45);
+}
+
+TEST(FakeGpuTest, DomainsAndTemperatureSwitchedOffAreNotSupported) {
+  FakeClock clock;
+  FakeGpuOptions options;
+  options.has_device_average = false;
+  options.has_memory_average = false;
+  options.temperature_c = std::nullopt;
+  FakeGpu gpu(&clock, options);
+  ZEUS_EXPECT_OK(gpu.DomainPowerMw(PowerDomain::kDeviceInstant).status());
+  EXPECT_EQ(gpu.DomainPowerMw(PowerDomain::kDeviceAverage).status().code(),
+            StatusCode::kNotSupported);
+  EXPECT_EQ(gpu.DomainPowerMw(PowerDomain::kMemoryAverage).status().code(),
+            StatusCode::kNotSupported);
+  EXPECT_EQ(gpu.TemperatureC().status().code(), StatusCode::kNotSupported);
+  gpu.InjectError(FakeGpuOp::kDomainPower, UnavailableError("lost"));
+  EXPECT_EQ(gpu.DomainPowerMw(PowerDomain::kDeviceInstant).status().code(),
+            StatusCode::kUnavailable);
+}
+
+TEST(PowerDomainTest, NamesRoundTripAndUnknownNamesAreRefusedWithTheChoices) {
+  for (PowerDomain domain : kAllPowerDomains) {
+    EXPECT_EQ(*ParsePowerDomain(PowerDomainName(domain)), domain);
+  }
+  StatusOr<PowerDomain> bad = ParsePowerDomain("gpu_instant");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("'gpu_instant'"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("device_average"), std::string::npos);
 }
 
 TEST(FakeCpuTest, InjectedErrorsReachBothCountersUntilCleared) {

@@ -3,13 +3,15 @@
 // drive; compile definitions choose which symbols exist:
 //   FAKE_NVML_V2          export the _v2 entry points.
 //   FAKE_NVML_MODERN      export nvmlErrorString, nvmlDeviceGetArchitecture,
-//                         nvmlDeviceGetTotalEnergyConsumption and versions.
+//                         nvmlDeviceGetTotalEnergyConsumption, versions,
+//                         nvmlDeviceGetFieldValues and nvmlDeviceGetTemperature.
 //   FAKE_NVML_POWER_USAGE export nvmlDeviceGetPowerUsage.
 // Not NVIDIA code: written from the documented API.
 
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +30,7 @@ typedef int nvmlReturn_t;
 constexpr nvmlReturn_t kSuccess = 0;
 constexpr nvmlReturn_t kUninitialized = 1;
 constexpr nvmlReturn_t kInvalidArgument = 2;
+constexpr nvmlReturn_t kNotSupported = 3;
 constexpr nvmlReturn_t kInsufficientSize = 7;
 constexpr nvmlReturn_t kGpuIsLost = 15;
 
@@ -41,6 +44,7 @@ struct FakeDevice {
   unsigned int gpu_clocks[2] = {0, 0};
   unsigned int mem_clocks[2] = {0, 0};
   unsigned long long energy_mj = 1'000'000;  // NOLINT(runtime/int): NVML's type.
+  unsigned int temperature_c = 45;
 };
 
 // The fake's state: a test double, so process-global by nature.
@@ -60,6 +64,12 @@ struct State {
   // `configured_at`.
   bool energy_from_power = false;
   std::chrono::steady_clock::time_point configured_at;
+  // kBurst: period (s), high power (mW), duty fraction; period 0: no bursts.
+  double burst_period_s = 0.0;
+  double burst_high_mw = 0.0;
+  double burst_duty = 0.5;
+  double energy_update_s = 0.0;
+  bool module_scope_only = false;
 };
 
 // A static object rather than a leaked heap one: dlclose destroys it, so
@@ -143,6 +153,31 @@ void SaveSharedState() {
   std::rename(tmp.c_str(), path);
 }
 
+// Seconds since initialisation.
+double ElapsedS(const State& s) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - s.configured_at).count();
+}
+
+// Instant power (mW) at `t` s after initialisation (kPowerMw before it).
+[[maybe_unused]] double InstantMwAt(const State& s, double t) {
+  if (s.burst_period_s <= 0 || t < 0) return s.power_mw;
+  double phase = std::fmod(t, s.burst_period_s);
+  return phase < s.burst_duty * s.burst_period_s ? s.burst_high_mw : s.power_mw;
+}
+
+// The exact integral of InstantMwAt from 0 to `t`, in mJ (negative before 0).
+double EnergyMjAt(const State& s, double t) {
+  const double low = s.power_mw;
+  if (s.burst_period_s <= 0 || t <= 0) return low * t;
+  const double on_s = s.burst_duty * s.burst_period_s;
+  const double periods = std::floor(t / s.burst_period_s);
+  const double rest_s = t - periods * s.burst_period_s;
+  return low * t + (s.burst_high_mw - low) * (periods * on_s + std::min(rest_s, on_s));
+}
+
+// Mean instant power over the second before `t`, in mW (NVML's average).
+double AverageMwAt(const State& s, double t) { return EnergyMjAt(s, t) - EnergyMjAt(s, t - 1.0); }
+
 // REQUIRES: S().mu held.
 void Configure() {
   State& s = S();
@@ -174,6 +209,20 @@ void Configure() {
       EnvInt(cfg::kEnergyStepMj, 1000));
   s.energy_from_power = EnvInt(cfg::kEnergyFromPower, 0) == 1;
   s.configured_at = std::chrono::steady_clock::now();
+  s.burst_period_s = 0.0;
+  std::vector<std::string> burst = EnvList(cfg::kBurst);
+  if (burst.size() >= 2) {
+    s.burst_period_s = std::atof(burst[0].c_str()) / 1e3;
+    s.burst_high_mw = std::atof(burst[1].c_str());
+    s.burst_duty = burst.size() >= 3 ? std::atof(burst[2].c_str()) : 0.5;
+    s.energy_from_power = true;
+  }
+  s.energy_update_s = static_cast<double>(EnvInt(cfg::kEnergyUpdateMs, 0)) / 1e3;
+  s.module_scope_only = EnvInt(cfg::kModuleScopeOnly, 0) == 1;
+  std::vector<std::string> temperatures = EnvList(cfg::kTemperaturesC);
+  for (size_t k = 0; k < s.devices.size() && k < temperatures.size(); ++k) {
+    s.devices[k].temperature_c = static_cast<unsigned int>(std::atoi(temperatures[k].c_str()));
+  }
   s.energy_step_mj_by_limit.clear();
   for (const std::string& item : EnvList(cfg::kEnergyStepMjByLimit)) {
     size_t colon = item.find(':');
@@ -392,7 +441,8 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(void* handle, unsigned int
   FakeDevice* d = nullptr;
   if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
   ++s.reads;
-  *power_mw = s.power_mw;
+  // The one-second average, as on GA100 and newer.
+  *power_mw = static_cast<unsigned int>(std::lround(AverageMwAt(s, ElapsedS(s))));
   return kSuccess;
 }
 #endif
@@ -440,15 +490,79 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(
   if (s.energy_rc != kSuccess) return s.energy_rc;
   ++s.reads;
   if (s.energy_from_power) {
-    const double elapsed_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - s.configured_at).count();
+    double elapsed_s = ElapsedS(s);
+    if (s.energy_update_s > 0) {
+      elapsed_s = std::floor(elapsed_s / s.energy_update_s) * s.energy_update_s;
+    }
     *energy_mj = 1'000'000 + static_cast<unsigned long long>(  // NOLINT(runtime/int)
-                                 elapsed_s * static_cast<double>(s.power_mw));
+                                 EnergyMjAt(s, elapsed_s));
     return kSuccess;
   }
   auto by_limit = s.energy_step_mj_by_limit.find(d->limit_mw / 1000);
   d->energy_mj += by_limit == s.energy_step_mj_by_limit.end() ? s.energy_step_mj : by_limit->second;
   *energy_mj = d->energy_mj;
+  return kSuccess;
+}
+
+// Our own layout of nvmlFieldValue_t (40 bytes).
+struct FakeFieldValue {
+  unsigned int field_id;
+  unsigned int scope_id;
+  long long timestamp;     // NOLINT(runtime/int)
+  long long latency_usec;  // NOLINT(runtime/int)
+  int value_type;
+  nvmlReturn_t nvml_return;
+  union {
+    double d_val;
+    unsigned int ui_val;
+    unsigned long long ull_val;  // NOLINT(runtime/int)
+  } value;
+};
+static_assert(sizeof(FakeFieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
+
+// Fields 185 (NVML_FI_DEV_POWER_AVERAGE) and 186 (NVML_FI_DEV_POWER_INSTANT),
+// scopes 0 (GPU), 1 (module), 2 (memory, average only, Hopper and newer).
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(void* handle, int count,
+                                                       FakeFieldValue* values) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  if (count < 0 || (count > 0 && values == nullptr)) return kInvalidArgument;
+  ++s.reads;
+  const double t = ElapsedS(s);
+  for (int i = 0; i < count; ++i) {
+    FakeFieldValue& v = values[i];
+    v.timestamp = 0;
+    v.latency_usec = 0;
+    v.value_type = 1;  // NVML_VALUE_TYPE_UNSIGNED_INT.
+    v.nvml_return = kSuccess;
+    double mw = 0.0;
+    const bool memory = v.scope_id == 2;
+    if (v.field_id != 185 && v.field_id != 186) {
+      v.nvml_return = kNotSupported;
+    } else if (v.scope_id > 2 || (v.scope_id == 0 && s.module_scope_only)) {
+      v.nvml_return = kNotSupported;
+    } else if (memory && (v.field_id != 185 || d->architecture < 9)) {
+      v.nvml_return = kNotSupported;
+    } else if (v.field_id == 186) {
+      mw = InstantMwAt(s, t);
+    } else {
+      mw = AverageMwAt(s, t) / (memory ? cfg::kMemoryPowerDivisor : 1);
+    }
+    v.value.ull_val = 0;
+    v.value.ui_val = static_cast<unsigned int>(std::lround(mw));
+  }
+  return kSuccess;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(void* handle, int sensor,
+                                                       unsigned int* temperature_c) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  if (sensor != 0 || temperature_c == nullptr) return kInvalidArgument;
+  *temperature_c = d->temperature_c;
   return kSuccess;
 }
 #endif

@@ -6,7 +6,8 @@
 //   fake_nvml_full     every symbol Zeus uses, versioned ones included.
 //   fake_nvml_v1       nvmlInit/nvmlDeviceGetCount/nvmlDeviceGetHandleByIndex
 //                      only (no _v2), and no nvmlErrorString,
-//                      nvmlDeviceGetArchitecture, energy counter or versions.
+//                      nvmlDeviceGetArchitecture, energy counter, versions,
+//                      field values or temperature.
 //   fake_nvml_no_power like full but without nvmlDeviceGetPowerUsage
 //                      (a required symbol).
 
@@ -45,6 +46,28 @@ inline constexpr char kPowerLimitsMw[] = "FAKE_NVML_POWER_LIMITS_MW";
 // real time elapsed since then, so its rate equals the reported power.
 // Default: unset (steps per read).
 inline constexpr char kEnergyFromPower[] = "FAKE_NVML_ENERGY_FROM_POWER";
+// A burst pattern of the instant power: "<period_ms>,<high_mW>[,<duty>]": the
+// first <duty> (default 0.5) of every period the instant power is <high_mW>,
+// the rest kPowerMw, from initialisation on. Setting it also makes the energy
+// counter follow the signal (as kEnergyFromPower does). The average power
+// (field NVML_FI_DEV_POWER_AVERAGE and nvmlDeviceGetPowerUsage, as on GA100
+// and newer) is the mean of the instant signal over the last second, so the
+// two differ under bursts. Default: unset (constant kPowerMw).
+inline constexpr char kBurst[] = "FAKE_NVML_BURST";
+// With a counter following the power: it moves only every this many ms, as
+// NVML's does (~100 ms), holding the energy at the last multiple. Default: 0
+// (continuous).
+inline constexpr char kEnergyUpdateMs[] = "FAKE_NVML_ENERGY_UPDATE_MS";
+// When "1", the device power fields answer NVML_ERROR_NOT_SUPPORTED with the
+// GPU scope and answer with the module scope (Grace Hopper-class modules).
+inline constexpr char kModuleScopeOnly[] = "FAKE_NVML_MODULE_SCOPE_ONLY";
+// Comma-separated GPU temperatures in C (nvmlDeviceGetTemperature). Default: 45.
+inline constexpr char kTemperaturesC[] = "FAKE_NVML_TEMPERATURES_C";
+// Memory power (field NVML_FI_DEV_POWER_AVERAGE, scope NVML_POWER_SCOPE_MEMORY)
+// is the average device power divided by this; only GPUs whose architecture
+// code is >= 9 (Hopper) have it.
+inline constexpr unsigned int kMemoryPowerDivisor = 10;
+
 // When set, "init" and "shutdown" lines are appended to this file, and every
 // successful set call appends "set_power_limit <gpu> <mW>",
 // "set_persistence_mode <gpu> <0|1>", "set_gpu_locked_clocks <gpu> <min> <max>",
