@@ -428,6 +428,7 @@ TEST_F(ReplayTest, ACustomSelectorPicksFromASavedProfileAtCreation) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("custom optimum selector selects 1 mW"));
+}
 
 // Issue 23, item 8: an unwritable profile_path was reported only when the
 // whole profiling had run, from a training hook. Create refuses it, naming
