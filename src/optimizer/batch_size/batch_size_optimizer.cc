@@ -452,7 +452,15 @@ std::optional<double> BatchSizeOptimizer::EarlyStopThreshold(int64_t trial_numbe
       !config_.beta.has_value()) {
     return EarlyStopThreshold();
   }
+  if (speculative && Orphaned(it->second.batch_size)) {
+    return EarlyStopCostBound(std::min(*config_.beta, SwarmKnobs::kOrphanBeta), min_cost_);
+  }
   return EarlyStopCostBound(std::min(*config_.beta, FrugalKnobs::kExplorationBeta), min_cost_);
+}
+
+bool BatchSizeOptimizer::Orphaned(int batch_size) const {
+  if (explorer_.done()) return bandit_.has_value() && !bandit_->HasArm(batch_size);
+  return !explorer_.MayTry(batch_size);
 }
 
 void BatchSizeOptimizer::Observe(int batch_size, double cost) {

@@ -65,6 +65,16 @@ std::vector<int> PruningExplorer::AheadInDirection() const {
   return std::vector<int>(walk.begin() + static_cast<std::ptrdiff_t>(position_) + 1, walk.end());
 }
 
+bool PruningExplorer::MayTry(int batch_size) const {
+  if (done_) return false;
+  const std::vector<int>& walk = going_up_ ? up_ : down_;
+  if (std::find(walk.begin() + static_cast<std::ptrdiff_t>(position_), walk.end(), batch_size) !=
+      walk.end()) {
+    return true;
+  }
+  return !going_up_ && std::find(up_.begin(), up_.end(), batch_size) != up_.end();
+}
+
 Status PruningExplorer::Report(double cost, bool reached_target, bool keep_direction) {
   if (done_) return FailedPreconditionError("pruning explorer: exploration is already over");
   const int batch_size = Current();

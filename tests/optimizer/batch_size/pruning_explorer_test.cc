@@ -46,6 +46,25 @@ TEST(PruningExplorerTest, AFailureEndsOnlyItsDirection) {
   EXPECT_EQ(explorer.survivors(), (std::vector<int>{32, 64, 128}));
 }
 
+TEST(PruningExplorerTest, MayTryListsWhatTheRoundInProgressCanStillReach) {
+  PruningExplorer explorer({8, 16, 32, 64, 128}, 32, 1);
+  // Going down from 32: 32, 16, 8 ahead; the up direction (64, 128) later.
+  for (int size : {8, 16, 32, 64, 128}) EXPECT_TRUE(explorer.MayTry(size)) << size;
+  ZEUS_ASSERT_OK(explorer.Report(10, true));  // 32
+  EXPECT_FALSE(explorer.MayTry(32));
+  EXPECT_TRUE(explorer.MayTry(16));
+  ZEUS_ASSERT_OK(explorer.Report(17, false));  // 16 fails: down is over.
+  ASSERT_EQ(explorer.Current(), 64);
+  for (int size : {8, 16, 32}) EXPECT_FALSE(explorer.MayTry(size)) << size;
+  EXPECT_TRUE(explorer.MayTry(64));
+  EXPECT_TRUE(explorer.MayTry(128));
+  EXPECT_FALSE(explorer.MayTry(256));          // Not a candidate.
+  ZEUS_ASSERT_OK(explorer.Report(20, true));   // 64
+  ZEUS_ASSERT_OK(explorer.Report(90, false));  // 128
+  ASSERT_TRUE(explorer.done());
+  for (int size : {8, 16, 32, 64, 128}) EXPECT_FALSE(explorer.MayTry(size)) << size;
+}
+
 TEST(PruningExplorerTest, SecondRoundPrunesFurther) {
   PruningExplorer explorer({8, 16, 32}, 16, 2);
   std::map<int, std::pair<double, bool>> outcomes = {

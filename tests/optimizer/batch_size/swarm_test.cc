@@ -135,6 +135,40 @@ TEST(BatchSizeOptimizerSwarmTest, ASpeculativeRunAboveTheBoundKnownAtReportIsAFa
   EXPECT_EQ(optimizer.NextTrial().batch_size, 8);
 }
 
+TEST(BatchSizeOptimizerSwarmTest, ASpeculativeRunTheWalkCanNoLongerReachStopsAtItsNextReport) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{1, 64, TrialKind::kExploration}));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{2, 64, TrialKind::kConcurrent}));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(2, 20.0, true));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{3, 32, TrialKind::kSpeculative}));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{4, 16, TrialKind::kSpeculative}));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(1, 20.5, true));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{5, 128, TrialKind::kSpeculative}));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{6, 8, TrialKind::kSpeculative}));
+  const double exploration_bound = FrugalKnobs::kExplorationBeta * 20.0;
+  // While the walk may still reach them, speculative runs keep the
+  // exploration bound, the up direction's included.
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(4), exploration_bound);
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(5), exploration_bound);
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(6), exploration_bound);
+  // 32's step fails: the down direction is over and the walk goes up to
+  // 128, whose run becomes its step. 16 and 8 can no longer serve the walk
+  // (one round) nor, being past a failure, likely be the best: stopped at
+  // their next report.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(3, 30.0, false));
+  ASSERT_TRUE(optimizer.exploring());
+  EXPECT_EQ(optimizer.in_flight().at(5).kind, TrialKind::kExploration);
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(5), exploration_bound);
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(4), SwarmKnobs::kOrphanBeta * 20.0);
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(6), SwarmKnobs::kOrphanBeta * 20.0);
+  EXPECT_LT(SwarmKnobs::kOrphanBeta, FrugalKnobs::kExplorationBeta);
+  // Its stopped run is an observation, never a step of the walk.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(4, 0.5, false));
+  EXPECT_EQ(optimizer.in_flight().at(5).kind, TrialKind::kExploration);
+  EXPECT_TRUE(optimizer.exploring());
+}
+
 TEST(BatchSizeOptimizerSwarmTest, AStepOutbidByASizeFurtherAlongDoesNotEndTheDirection) {
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
                             BatchSizeOptimizer::Create(SwarmConfig()));

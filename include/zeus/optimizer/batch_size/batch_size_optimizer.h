@@ -109,6 +109,11 @@ struct SwarmKnobs {
   // walking down, the first this many of the up direction. Further
   // concurrent trials go to the best size known.
   static constexpr size_t kSpeculationDepth = 2;
+  // A speculative trial whose size the walk can no longer try (nor, once
+  // the walk is over, the bandit as an arm) is held to min(beta, this) x
+  // the lowest cost: 0 stops it at its next report (docs/BATCH_SIZE_POLICY.md,
+  // "Stopping speculative runs the walk cannot use").
+  static constexpr double kOrphanBeta = 0.0;
 };
 
 // "zeus", "frugal" or "swarm".
@@ -216,7 +221,8 @@ class BatchSizeOptimizer {
   // The bound for in-flight trial `trial_number`: EarlyStopThreshold(), but
   // for frugal's and swarm's exploration step, and swarm's speculative
   // trials, the tighter min(beta, FrugalKnobs::kExplorationBeta) x
-  // min_cost(). Equal to
+  // min_cost(), and for swarm's speculative trials the walk can no longer
+  // use, min(beta, SwarmKnobs::kOrphanBeta) x min_cost(). Equal to
   // EarlyStopThreshold() under kZeus and for trials not in flight.
   std::optional<double> EarlyStopThreshold(int64_t trial_number) const;
   // The cheapest batch size that reached the target so far, else the default.
@@ -275,6 +281,10 @@ class BatchSizeOptimizer {
   bool PassedFurtherAlong() const;
   // min(beta, kExplorationBeta) x min_cost(); nullopt without either.
   std::optional<double> ExplorationBound() const;
+  // swarm: whether a speculative trial of `batch_size` can no longer serve
+  // the walk (PruningExplorer::MayTry is false for it) or, once
+  // the walk is over, the bandit (not an arm).
+  bool Orphaned(int batch_size) const;
   // FromJson's check that the in-flight explorations match the explorer;
   // kInvalidArgument naming the field of `state` at fault.
   Status ValidateExplorationTrial(const JsonFields& state) const;

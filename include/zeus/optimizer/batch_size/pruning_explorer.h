@@ -58,6 +58,10 @@ class PruningExplorer {
   // The sizes after Current() in the current direction, in walk order.
   // Empty when done().
   std::vector<int> AheadInDirection() const;
+  // Whether the round in progress may still try `batch_size`: Current(),
+  // further along the current direction or, while going down, in the up
+  // direction. False when done().
+  bool MayTry(int batch_size) const;
   // The outcome of running Current(); advances the walk. kFailedPrecondition
   // when done(). With `keep_direction`, a failure neither counts as a miss
   // nor ends the direction (the caller already knows a size further along

@@ -1,0 +1,457 @@
+// Two server replicas on one PostgreSQL database decide as one does.
+//
+// Each replica is its own store (connection pool), service (optimizer cache)
+// and HTTP server, as two `zeus serve` processes on one database would be.
+//
+// 1. Replayed sequence: the simulator's group simulation of a swarm (or
+//    frugal) job with overlapping submissions (several trials in flight,
+//    out-of-order reports) is replayed against one replica and, on a second
+//    database, spread over two replicas (events alternate between them; a
+//    trial is often handed out by one and reported to the other). Every
+//    answer (batch size, trial number, stop_train, converged, message) and
+//    the final arm states are identical, and match the simulator.
+// 2. Racing: pairs of requests (two reports, or a hand-out and a report) go
+//    to the two replicas at the same moment from two threads. After each
+//    pair, the stored optimizer state and both answers equal those of
+//    applying the two requests one after the other in one of the two orders,
+//    on an in-memory optimizer that never went through the database: no
+//    report is lost or applied twice, and no replica decides from a stale
+//    state.
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+#include "zeus/sim/job_groups.h"
+#include "zeus/sim/policy.h"
+#include "zeus/sim/simulator.h"
+#include "zeus/sim/trace.h"
+
+#include "tests/server/server_test_util.h"
+
+namespace zeus::testing {
+namespace {
+
+using nlohmann::json;
+
+// Forwards to a policy and records hand-outs and observations in the order
+// the group simulation made them.
+class RecordingPolicy final : public Policy {
+ public:
+  struct Event {
+    bool hand_out = true;
+    RunPlan plan;
+    RunOutcome outcome;  // Observations only.
+  };
+
+  explicit RecordingPolicy(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
+
+  RunPlan Next() override {
+    RunPlan plan = inner_->Next();
+    events_.push_back(Event{true, plan, RunOutcome()});
+    return plan;
+  }
+  Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
+    events_.push_back(Event{false, plan, outcome});
+    return inner_->Observe(plan, outcome);
+  }
+  std::optional<double> CostLimitAtReport(const RunPlan& plan) const override {
+    return inner_->CostLimitAtReport(plan);
+  }
+  const std::vector<Event>& events() const { return events_; }
+
+ private:
+  std::unique_ptr<Policy> inner_;
+  std::vector<Event> events_;
+};
+
+// The simulated events of one workload's overlapping job group.
+struct SimulatedJob {
+  const Workload* workload = nullptr;
+  std::vector<RecordingPolicy::Event> events;
+};
+
+std::vector<SimulatedJob> SimulateGroups(const std::vector<Workload>& workloads,
+                                         const std::string& policy_name, uint64_t seed) {
+  std::vector<SimulatedJob> jobs;
+  // Heavily overlapping submissions: about four in flight.
+  JobGroupGeneratorOptions generator;
+  generator.num_groups = 1;
+  generator.submissions_per_group = 30;
+  generator.mean_interarrival_s = 1000.0;
+  generator.mean_duration_s = 4000.0;
+  generator.seed = seed;
+  for (const Workload& workload : workloads) {
+    StatusOr<JobGroups> groups = GenerateJobGroups(generator, {workload.job.dataset});
+    EXPECT_TRUE(groups.ok()) << groups.status();
+    if (!groups.ok()) return {};
+    SimulationOptions options;
+    options.seed = seed;
+    PolicyContext context;
+    context.workload = &workload;
+    context.eta = options.eta;
+    context.beta = options.beta;
+    context.seed = seed;
+    StatusOr<std::unique_ptr<Policy>> inner = MakePolicy(policy_name, context);
+    EXPECT_TRUE(inner.ok()) << inner.status();
+    if (!inner.ok()) return {};
+    RecordingPolicy policy(std::move(*inner));
+    Status simulated =
+        SimulateJobGroup(workload, policy, groups->begin()->second, options).status();
+    EXPECT_TRUE(simulated.ok()) << simulated;
+    if (!simulated.ok()) return {};
+    jobs.push_back(SimulatedJob{&workload, policy.events()});
+  }
+  return jobs;
+}
+
+json RegistrationBody(const std::string& job_id, const std::string& policy_name,
+                      const Workload& workload, uint64_t seed) {
+  json job = JobBody(job_id, static_cast<int64_t>(seed));
+  job["policy"] = policy_name;
+  job["job_id_prefix"] = "rep";
+  job["batch_sizes"] = workload.BatchSizeList();
+  job["default_batch_size"] = workload.default_batch_size;
+  job["max_power"] = workload.max_power_w;
+  job["max_epochs"] = 1000;
+  return job;
+}
+
+// What the replicas answered, in event order, and each job's final arms.
+struct Transcript {
+  std::vector<json> answers;
+  std::vector<json> arms;
+  int out_of_order = 0;
+  int cross_replica_reports = 0;
+  size_t max_in_flight = 0;
+};
+
+// Replays `jobs` through `clients`: event i of a job goes to client
+// i % clients.size(); a trial's early-stop probe goes to the next client.
+// Checks every answer against the simulator as it goes.
+Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& policy_name,
+                  uint64_t seed, const std::vector<httplib::Client*>& clients) {
+  Transcript transcript;
+  for (const SimulatedJob& simulated : jobs) {
+    const Workload& workload = *simulated.workload;
+    const std::string job_id = "rep-" + policy_name + "-" + workload.job.dataset;
+    const HttpReply registered = Send(*clients[0], "POST", "/jobs",
+                                      RegistrationBody(job_id, policy_name, workload, seed).dump());
+    EXPECT_EQ(registered.status, 201) << registered.raw;
+    if (registered.status != 201) return transcript;
+
+    std::map<int64_t, json> trials;       // Trial bodies by trial number.
+    std::map<int64_t, size_t> handed_by;  // Client that handed each trial out.
+    size_t index = 0;
+    for (const RecordingPolicy::Event& event : simulated.events) {
+      SCOPED_TRACE(job_id + " event " + std::to_string(index));
+      const size_t replica = index++ % clients.size();
+      httplib::Client& client = *clients[replica];
+      if (event.hand_out) {
+        HttpReply trial = Send(client, "GET", "/jobs/batch_size?job_id=" + job_id);
+        EXPECT_EQ(trial.status, 200) << trial.raw;
+        EXPECT_EQ(trial.body["batch_size"], event.plan.batch_size) << trial.raw;
+        EXPECT_EQ(trial.body["trial_number"], event.plan.run_id) << trial.raw;
+        if (trial.status != 200 || trial.body["batch_size"] != event.plan.batch_size) {
+          return transcript;
+        }
+        transcript.answers.push_back(trial.body);
+        trials[event.plan.run_id] = trial.body;
+        handed_by[event.plan.run_id] = replica;
+        transcript.max_in_flight = std::max(transcript.max_in_flight, trials.size());
+        // The bound the other replica holds this trial to is the simulator's
+        // cost limit: a report at it does not stop the run.
+        if (event.plan.cost_limit.has_value() && *event.plan.cost_limit > 0) {
+          json probe = trial.body;
+          probe["time"] = 0.0;
+          probe["energy"] = 2.0 * *event.plan.cost_limit;
+          probe["metric"] = 0.0;
+          probe["current_epoch"] = 1;
+          HttpReply at_bound =
+              Send(*clients[(replica + 1) % clients.size()], "POST", "/report", probe.dump());
+          EXPECT_EQ(at_bound.status, 200) << at_bound.raw;
+          EXPECT_EQ(at_bound.body["stop_train"], false) << at_bound.raw;
+          transcript.answers.push_back(at_bound.body);
+        }
+        continue;
+      }
+      auto it = trials.find(event.plan.run_id);
+      EXPECT_NE(it, trials.end()) << "report of a trial never handed out";
+      if (it == trials.end()) return transcript;
+      if (it != trials.begin()) ++transcript.out_of_order;
+      if (handed_by[event.plan.run_id] != replica) ++transcript.cross_replica_reports;
+      // The observed outcome as a final report: cost = energy / 2 at eta 0.5
+      // and time 0; a run that could not start costs 100 x its limit.
+      double cost = event.outcome.cost;
+      if (!event.outcome.ran) cost = 100.0 * event.plan.cost_limit.value_or(0.0);
+      json report = it->second;
+      report["time"] = 0.0;
+      report["energy"] = 2.0 * cost;
+      report["metric"] = event.outcome.reached ? 1.0 : 0.0;
+      report["current_epoch"] = event.outcome.reached ? 2 : 1000;
+      HttpReply answer = Send(client, "POST", "/report", report.dump());
+      EXPECT_EQ(answer.status, 200) << answer.raw;
+      EXPECT_EQ(answer.body["stop_train"], true) << answer.raw;
+      EXPECT_EQ(answer.body["converged"], event.outcome.reached) << answer.raw;
+      if (answer.status != 200 || answer.body["converged"] != event.outcome.reached) {
+        return transcript;
+      }
+      transcript.answers.push_back(answer.body);
+      trials.erase(it);
+    }
+    EXPECT_TRUE(trials.empty());
+    HttpReply arms = Send(*clients.back(), "GET", "/jobs/arms?job_id=" + job_id);
+    EXPECT_EQ(arms.status, 200) << arms.raw;
+    transcript.arms.push_back(arms.body);
+  }
+  return transcript;
+}
+
+class ReplicaEquivalenceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReplicaEquivalenceTest, TwoReplicasOnOnePostgresDecideAsOne) {
+  const std::string policy_name = GetParam();
+  constexpr uint64_t kSeed = 3;
+  TempDir dir;
+  std::string skip_reason;
+  const std::string one_url = NewDatabaseUrl(Backend::kPostgres, dir, &skip_reason);
+  if (one_url.empty() && !skip_reason.empty()) GTEST_SKIP() << skip_reason;
+  ASSERT_FALSE(one_url.empty());
+  const std::string two_url = NewDatabaseUrl(Backend::kPostgres, dir, &skip_reason);
+  ASSERT_FALSE(two_url.empty());
+
+  StatusOr<std::vector<Workload>> workloads =
+      LoadWorkloads(DataDir() + "/traces/zeus-nsdi23", "a40");
+  ASSERT_TRUE(workloads.ok()) << workloads.status();
+  ASSERT_FALSE(workloads->empty());
+  const std::vector<SimulatedJob> jobs = SimulateGroups(*workloads, policy_name, kSeed);
+  ASSERT_EQ(jobs.size(), workloads->size());
+
+  TestServer single(one_url);
+  ASSERT_TRUE(single.ok()) << single.error();
+  httplib::Client single_client("127.0.0.1", single.port());
+  const Transcript alone = Replay(jobs, policy_name, kSeed, {&single_client});
+  ASSERT_FALSE(::testing::Test::HasFailure()) << "one replica departs from the simulator";
+
+  TestServer first(two_url);
+  ASSERT_TRUE(first.ok()) << first.error();
+  TestServer second(two_url);
+  ASSERT_TRUE(second.ok()) << second.error();
+  httplib::Client first_client("127.0.0.1", first.port());
+  httplib::Client second_client("127.0.0.1", second.port());
+  const Transcript pair = Replay(jobs, policy_name, kSeed, {&first_client, &second_client});
+
+  ASSERT_EQ(alone.answers.size(), pair.answers.size());
+  for (size_t i = 0; i < alone.answers.size(); ++i) {
+    EXPECT_EQ(alone.answers[i], pair.answers[i]) << "answer " << i;
+  }
+  ASSERT_EQ(alone.arms.size(), pair.arms.size());
+  for (size_t i = 0; i < alone.arms.size(); ++i) {
+    // The arms carry the job id, which is the same in both databases.
+    EXPECT_EQ(alone.arms[i], pair.arms[i]) << "job " << i;
+  }
+  // The sequence exercised what it claims to.
+  EXPECT_GT(alone.answers.size(), 300u);
+  EXPECT_GT(pair.out_of_order, 20);
+  EXPECT_GT(pair.cross_replica_reports, 50);
+  EXPECT_GE(pair.max_in_flight, 4u);
+}
+
+// One request of a racing pair.
+struct Request {
+  bool hand_out = true;
+  json trial;           // Reports: the trial's body from its hand-out.
+  double cost = 0.0;    // Reports: the run's cost.
+  bool reached = true;  // Reports: whether it reached the target.
+};
+
+// Applies `request` to `optimizer` as the service does for a final report
+// (cost = energy / 2 at eta 0.5 and time 0) and returns the answer's
+// deciding fields: {batch_size, trial_number} or {stop_train, converged}.
+json ApplyInMemory(BatchSizeOptimizer& optimizer, const Request& request) {
+  if (request.hand_out) {
+    Trial trial = optimizer.NextTrial();
+    return json{{"batch_size", trial.batch_size}, {"trial_number", trial.trial_number}};
+  }
+  const int64_t number = request.trial["trial_number"].get<int64_t>();
+  const std::optional<double> bound = optimizer.EarlyStopThreshold(number);
+  const bool converged = request.reached && (!bound || request.cost <= *bound);
+  Status status = optimizer.ReportResult(number, request.cost, converged);
+  EXPECT_TRUE(status.ok()) << status;
+  return json{{"stop_train", true}, {"converged", converged}};
+}
+
+json Deciding(const HttpReply& reply, bool hand_out) {
+  if (reply.status != 200) return json{{"error", reply.raw}};
+  if (hand_out) {
+    return json{{"batch_size", reply.body["batch_size"]},
+                {"trial_number", reply.body["trial_number"]}};
+  }
+  return json{{"stop_train", reply.body["stop_train"]}, {"converged", reply.body["converged"]}};
+}
+
+HttpReply SendRequest(httplib::Client& client, const std::string& job_id, const Request& request) {
+  if (request.hand_out) return Send(client, "GET", "/jobs/batch_size?job_id=" + job_id);
+  json report = request.trial;
+  report["time"] = 0.0;
+  report["energy"] = 2.0 * request.cost;
+  report["metric"] = request.reached ? 1.0 : 0.0;
+  report["current_epoch"] = request.reached ? 2 : 1000;
+  return Send(client, "POST", "/report", report.dump());
+}
+
+StatusOr<json> StoredState(Store& store, const std::string& job_id) {
+  json state;
+  Status status = store.RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) {
+    ZEUS_ASSIGN_OR_RETURN(std::optional<JobRecord> job, txn.GetJob(job_id));
+    if (!job) return NotFoundError("job " + job_id + " is gone");
+    state = json::parse(job->state_json);
+    return Status::Ok();
+  });
+  if (!status.ok()) return status;
+  return state;
+}
+
+TEST_P(ReplicaEquivalenceTest, RacingRequestsOnTwoReplicasAreEachAppliedOnce) {
+  const std::string policy_name = GetParam();
+  TempDir dir;
+  std::string skip_reason;
+  const std::string url = NewDatabaseUrl(Backend::kPostgres, dir, &skip_reason);
+  if (url.empty() && !skip_reason.empty()) GTEST_SKIP() << skip_reason;
+  ASSERT_FALSE(url.empty());
+  StatusOr<std::vector<Workload>> workloads =
+      LoadWorkloads(DataDir() + "/traces/zeus-nsdi23", "a40");
+  ASSERT_TRUE(workloads.ok()) << workloads.status();
+  ASSERT_FALSE(workloads->empty());
+  const Workload& workload = workloads->front();
+
+  TestServer first(url);
+  ASSERT_TRUE(first.ok()) << first.error();
+  TestServer second(url);
+  ASSERT_TRUE(second.ok()) << second.error();
+  const std::string job_id = "rep-race-" + policy_name;
+  {
+    httplib::Client client("127.0.0.1", first.port());
+    const HttpReply registered =
+        Send(client, "POST", "/jobs", RegistrationBody(job_id, policy_name, workload, 5).dump());
+    ASSERT_EQ(registered.status, 201) << registered.raw;
+  }
+  // The reference: the registered state, then every request applied in
+  // memory, never decoded from the database again.
+  StatusOr<json> initial = StoredState(first.store(), job_id);
+  ASSERT_TRUE(initial.ok()) << initial.status();
+  StatusOr<BatchSizeOptimizer> reference = BatchSizeOptimizer::FromJson(*initial);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+
+  // A run's cost: lowest at batch size 128, rising by 4000 per doubling or
+  // halving away from it, with +-20 % noise; one run in seven misses the
+  // target.
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> noise(0.8, 1.2);
+  auto run_cost = [&](int batch_size) {
+    const double base = 1000.0 + 40.0 * std::abs(std::log2(batch_size) - 7.0) * 100.0;
+    return base * noise(rng);
+  };
+
+  std::vector<json> in_flight;  // Trial bodies handed out and not reported.
+  int reports = 0;
+  int hand_outs = 0;
+  for (int round = 0; round < 80 && !::testing::Test::HasFailure(); ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    // Keep about four trials in flight: two hand-outs when few are, else two
+    // reports of random in-flight trials, else a hand-out racing a report.
+    Request requests[2];
+    if (in_flight.size() < 3) {
+      requests[0].hand_out = requests[1].hand_out = true;
+    } else {
+      const bool mixed = round % 3 == 0;
+      for (int k = 0; k < 2; ++k) {
+        if (mixed && k == 0) continue;
+        std::uniform_int_distribution<size_t> pick(0, in_flight.size() - 1);
+        const size_t at = pick(rng);
+        requests[k].hand_out = false;
+        requests[k].trial = in_flight[at];
+        requests[k].cost = run_cost(in_flight[at]["batch_size"].get<int>());
+        requests[k].reached = rng() % 7 != 0;
+        in_flight.erase(in_flight.begin() + static_cast<std::ptrdiff_t>(at));
+      }
+    }
+    // Race: each thread waits for the other before sending.
+    HttpReply replies[2];
+    std::atomic<int> ready{2};
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 2; ++k) {
+      threads.emplace_back([&, k] {
+        httplib::Client client("127.0.0.1", (k == 0 ? first : second).port());
+        ready.fetch_sub(1);
+        while (ready.load() > 0) std::this_thread::yield();
+        replies[k] = SendRequest(client, job_id, requests[k]);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    const json answers[2] = {Deciding(replies[0], requests[0].hand_out),
+                             Deciding(replies[1], requests[1].hand_out)};
+
+    StatusOr<json> stored = StoredState(second.store(), job_id);
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    // Which serial order, if any, explains the stored state and both answers.
+    std::optional<int> order;
+    for (int o = 0; o < 2 && !order; ++o) {
+      BatchSizeOptimizer candidate = *reference;
+      json expected[2];
+      expected[o] = ApplyInMemory(candidate, requests[o]);
+      expected[1 - o] = ApplyInMemory(candidate, requests[1 - o]);
+      if (candidate.ToJson() == *stored && expected[0] == answers[0] && expected[1] == answers[1]) {
+        order = o;
+        *reference = candidate;
+      }
+    }
+    ASSERT_TRUE(order.has_value())
+        << "no serial order of the two racing requests explains the result: answers "
+        << answers[0].dump() << " and " << answers[1].dump() << "; stored state " << stored->dump();
+    for (int k = 0; k < 2; ++k) {
+      if (requests[k].hand_out) {
+        in_flight.push_back(replies[k].body);
+        ++hand_outs;
+      } else {
+        ++reports;
+      }
+    }
+  }
+  EXPECT_GT(reports, 60);
+  EXPECT_GT(hand_outs, 60);
+
+  // Every report is recorded exactly once, whichever replica took it.
+  httplib::Client client("127.0.0.1", first.port());
+  HttpReply trials = Send(client, "GET", "/trials?job_id=" + job_id);
+  ASSERT_EQ(trials.status, 200) << trials.raw;
+  int succeeded = 0;
+  int dispatched = 0;
+  for (const json& t : trials.body["trials"]) {
+    if (t["status"] == "succeeded") ++succeeded;
+    if (t["status"] == "dispatched") ++dispatched;
+  }
+  EXPECT_EQ(succeeded, reports);
+  EXPECT_EQ(dispatched, static_cast<int>(in_flight.size()));
+  EXPECT_EQ(static_cast<int>(trials.body["trials"].size()), hand_outs);
+  EXPECT_EQ(static_cast<int>(reference->in_flight().size()), dispatched);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, ReplicaEquivalenceTest, ::testing::Values("swarm", "frugal"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
+
+}  // namespace
+}  // namespace zeus::testing
