@@ -329,12 +329,13 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
       response = ReportResponse{false, false, kKeepTraining};
       return txn.UpdateTrial(trial);
     }
-    // A run that ended cost something: a zero cost (no time and no energy
-    // for what the cost weighs) would make its batch size look free to the
-    // bandit forever.
-    if (!(cost > 0.0)) {
+    // A run that converged cost something: a zero cost (no time and no
+    // energy for what the cost weighs) would make its batch size look free
+    // to the bandit forever. A run that ended without the target is a
+    // failure whatever it cost (a speculative run stopped at once may cost 0).
+    if (reached && !(cost > 0.0)) {
       return InvalidArgumentError(fmt::format(
-          "fields 'time' and 'energy': a report that ends trial {} of job \"{}\" (epoch {}) "
+          "fields 'time' and 'energy': a report that converges trial {} of job \"{}\" (epoch {}) "
           "must report the run's time and energy, got time {} s and energy {} J (cost 0 with "
           "eta_knob {}); nothing recorded",
           trial.trial_number, job.job_id, result.current_epoch, result.time_s, result.energy_j,
