@@ -70,7 +70,8 @@ ZEUS_C_EXPORT double zeus_now_s(void);
  * the library). kUnavailable when NVML cannot be loaded. */
 ZEUS_C_EXPORT int32_t zeus_gpus_open(zeus_gpus** out, char* message, size_t message_size);
 ZEUS_C_EXPORT int32_t zeus_gpus_count(const zeus_gpus* gpus);
-/* A JSON list, one object per GPU: "index", "name", "uuid", "architecture",
+/* A JSON list, one object per GPU: "index", "backend" (the core backend the
+ * GPUs came from: "nvml" or "amdsmi"), "name", "uuid", "architecture",
  * "min_power_limit_mw", "max_power_limit_mw", "default_power_limit_mw",
  * "power_limit_mw", "has_energy_counter"; a value that cannot be read is
  * null. */
@@ -138,6 +139,15 @@ ZEUS_C_EXPORT int32_t zeus_gpus_domain_power_mw(zeus_gpus* gpus, int32_t positio
 ZEUS_C_EXPORT int32_t zeus_gpus_restore(zeus_gpus* gpus, char* message, size_t message_size);
 /* Restores (see zeus_gpus_restore, errors logged) and frees. NULL: no-op. */
 ZEUS_C_EXPORT void zeus_gpus_destroy(zeus_gpus* gpus);
+/* The GPU backends compiled in (DescribeGpuBackends, process environment), as
+ * a JSON list in the order zeus_gpus_open tries them, one object each:
+ * "name" ("nvml", "amdsmi"), "display_name", "loaded" (the library loaded and
+ * initialised), "in_use" (true for the one backend zeus_gpus_open uses: the
+ * first that finds GPUs), "selection" (why it is or is not used; "" when not
+ * loaded) and "status" ("" when loaded with its versions, else why not).
+ * Changes no device state. */
+ZEUS_C_EXPORT int32_t zeus_gpu_backends_json(char* buffer, size_t buffer_size, size_t* length,
+                                             char* message, size_t message_size);
 
 /* ---- CPUs (RAPL) -------------------------------------------------------- */
 

@@ -19,6 +19,7 @@
 #include "zeus/util/units.h"
 
 #include "python/zeus_c_internal.h"
+#include "src/device/gpu_backend.h"
 
 namespace zeus::c_api {
 
@@ -119,6 +120,8 @@ struct zeus_cpus {
 
 struct zeus_gpus {
   std::vector<std::unique_ptr<zeus::Gpu>> gpus;
+  // The core backend the GPUs came from ("nvml", "amdsmi"); "" when none.
+  std::string backend;
   // Whether settings changed through this handle are put back when it is
   // restored or destroyed (zeus_gpus_open: true).
   bool restore_on_exit = true;
@@ -305,7 +308,7 @@ int32_t zeus_gpus_open_with(const char* options_json, zeus_gpus** out, char* mes
           }
           handle->restore_on_exit = v.get<bool>();
         }
-        ZEUS_ASSIGN_OR_RETURN(handle->gpus, zeus::OpenGpus());
+        ZEUS_ASSIGN_OR_RETURN(handle->gpus, zeus::OpenGpusFrom({}, &handle->backend));
         handle->original_persistence.resize(handle->gpus.size());
         handle->gpu_clocks_locked.resize(handle->gpus.size(), false);
         handle->mem_clocks_locked.resize(handle->gpus.size(), false);
@@ -328,6 +331,7 @@ int32_t zeus_gpus_json(zeus_gpus* gpus, char* buffer, size_t buffer_size, size_t
         for (auto& g : gpus->gpus) {
           nlohmann::json o;
           o["index"] = g->index();
+          o["backend"] = gpus->backend;
           o["name"] = OrNull(g->Name());
           o["uuid"] = OrNull(g->Uuid());
           o["architecture"] = OrNull(g->Architecture());
@@ -536,6 +540,27 @@ int32_t zeus_gpus_restore(zeus_gpus* gpus, char* message, size_t message_size) {
 }
 
 void zeus_gpus_destroy(zeus_gpus* gpus) { delete gpus; }
+
+int32_t zeus_gpu_backends_json(char* buffer, size_t buffer_size, size_t* length, char* message,
+                               size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        nlohmann::json list = nlohmann::json::array();
+        for (const zeus::GpuBackendDescription& b : zeus::DescribeGpuBackends()) {
+          nlohmann::json o;
+          o["name"] = b.name;
+          o["display_name"] = b.display_name;
+          o["loaded"] = b.loaded;
+          o["in_use"] = b.in_use;
+          o["selection"] = b.selection;
+          o["status"] = b.status.ok() ? std::string() : b.status.ToString();
+          list.push_back(std::move(o));
+        }
+        return zeus::c_api::CopyOut("zeus_gpu_backends_json", list.dump(), buffer, buffer_size,
+                                    length);
+      },
+      message, message_size);
+}
 
 int32_t zeus_cpus_open(const char* options_json, zeus_cpus** out, char* message,
                        size_t message_size) {

@@ -189,9 +189,12 @@ Status RunDaemon(const DaemonFlags& flags) {
   // Block the stop signals before any thread starts so only the wait sees them.
   const StopSignals stop_signals;
 
-  // The daemon sees every GPU (NVML order): clients name GPUs by NVML index.
+  // The daemon sees every GPU in its backend's order (NVML / AMD SMI):
+  // clients name GPUs by that index (ZeusdGpu sends it), so visible-devices
+  // variables the daemon inherits must not renumber them.
   GpuOptions gpu_options;
   gpu_options.environment["CUDA_VISIBLE_DEVICES"] = std::nullopt;
+  gpu_options.environment["HIP_VISIBLE_DEVICES"] = std::nullopt;
   gpu_options.environment["ZEUSD_SOCK_PATH"] = std::nullopt;
   std::vector<std::unique_ptr<Gpu>> gpus;
   StatusOr<std::vector<std::unique_ptr<Gpu>>> opened = OpenGpus(gpu_options);

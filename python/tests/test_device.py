@@ -542,11 +542,12 @@ def test_soc_measurement_helpers(tmp_path):
     assert (a.cpu_total_mj, a.efficiency_cores_mj, a.gpu_mj) == (0, [0, 0], None)
 
 
-def test_amd_is_unavailable_with_a_clear_error():
+def test_amd_is_unavailable_where_the_core_uses_nvml():
     assert amd.amdsmi_is_available() is False
-    with pytest.raises(ZeusGPUInitError, match="no amdsmi backend"):
+    with pytest.raises(ZeusGPUInitError,
+                       match="cannot open the AMD GPUs: the core uses the NVIDIA GPUs"):
         amd.AMDGPUs()
-    with pytest.raises(ZeusGPUInitError, match="AMDGPU\\(0\\)"):
+    with pytest.raises(ZeusGPUInitError, match="cannot open the AMD GPUs"):
         amd.AMDGPU(0)
 
 

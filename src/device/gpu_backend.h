@@ -9,6 +9,7 @@
 #define ZEUS_SRC_DEVICE_GPU_BACKEND_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "zeus/device/devices.h"
@@ -38,6 +39,12 @@ struct GpuBackend {
 // explicitly here, not by static constructors): NVML, then AMD SMI. OpenGpus
 // uses the first that finds GPUs and no other (one vendor per process).
 const std::vector<GpuBackend>& GpuBackends();
+
+// OpenGpus, also naming in `*backend` (when not null) the backend whose GPUs
+// it returns ("nvml", "amdsmi"); "" when it returns no GPU or fails. For
+// callers that must tell vendors apart (the C ABI's zeus_gpus_json).
+StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpusFrom(const GpuOptions& options,
+                                                         std::string* backend);
 
 }  // namespace zeus
 

@@ -27,6 +27,12 @@ std::optional<std::string> GpuOptions::GetEnv(const std::string& name) const {
 }
 
 StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpus(const GpuOptions& options) {
+  return OpenGpusFrom(options, nullptr);
+}
+
+StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpusFrom(const GpuOptions& options,
+                                                         std::string* backend_name) {
+  if (backend_name != nullptr) backend_name->clear();
   std::vector<Status> absent;
   bool any_present = false;
   for (const GpuBackend& backend : GpuBackends()) {
@@ -38,7 +44,10 @@ StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpus(const GpuOptions& options) 
     }
     any_present = true;
     // One vendor per process: the first backend that finds GPUs is used.
-    if (!opened->empty()) return opened;
+    if (!opened->empty()) {
+      if (backend_name != nullptr) *backend_name = backend.name;
+      return opened;
+    }
   }
   if (any_present) return std::vector<std::unique_ptr<Gpu>>{};
   if (absent.size() == 1) return absent[0];

@@ -88,13 +88,17 @@ std::vector<FakeGpuSettings> ReadFakeGpus(const std::string& state_file, int gpu
       if (std::fgets(line, sizeof(line), f) == nullptr) break;
       if (std::sscanf(line, "%u %d %u %u %u %u", &g.power_limit_mw, &g.persistence,
                       &g.gpu_clocks_min_mhz, &g.gpu_clocks_max_mhz, &g.mem_clocks_min_mhz,
-                      &g.mem_clocks_max_mhz) < 2) {
+                      &g.mem_clocks_max_mhz) < 1) {
         break;
       }
     }
     std::fclose(f);
   }
   return out;
+}
+
+std::vector<FakeGpuVendor> DaemonFakeGpuVendors() {
+  return FakeGpuVendors(FAKE_NVML_FULL, FAKE_AMDSMI_FULL);
 }
 
 bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
@@ -116,10 +120,10 @@ bool DaemonProcess::Start(const std::vector<std::string>& args,
                           const std::map<std::string, std::string>& env, bool wait) {
   pid_ = fork();
   if (pid_ == 0) {
-    setenv("ZEUS_NVML_LIBRARY", FAKE_NVML_FULL, 1);
-    setenv("FAKE_NVML_GPUS", std::to_string(gpus_).c_str(), 1);
-    setenv("FAKE_NVML_STATE", gpu_file().c_str(), 1);
-    setenv("FAKE_NVML_LOG", gpu_log().c_str(), 1);
+    for (const auto& [name, value] : vendor_.Env()) setenv(name.c_str(), value.c_str(), 1);
+    setenv(vendor_.Knob("GPUS").c_str(), std::to_string(gpus_).c_str(), 1);
+    setenv(vendor_.Knob("STATE").c_str(), gpu_file().c_str(), 1);
+    setenv(vendor_.Knob("LOG").c_str(), gpu_log().c_str(), 1);
     unsetenv("ZEUS_DRY_RUN");
     for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
     std::vector<std::string> argv_strings = {

@@ -1,7 +1,8 @@
 // Test harness for `zeus daemon`: runs the built binary as a separate process
-// over the fake libnvml (whose GPU state lives in a file every process
-// shares, FAKE_NVML_STATE), and talks HTTP to it from forked client
-// processes, whose peer credentials the daemon sees.
+// over a fake GPU library (the fake libnvml by default, or the fake
+// libamd_smi: set_vendor), whose GPU state lives in a file every process
+// shares (FAKE_NVML_STATE, FAKE_AMDSMI_STATE), and talks HTTP to it from
+// forked client processes, whose peer credentials the daemon sees.
 
 #ifndef ZEUS_TESTS_DAEMON_DAEMON_HARNESS_H_
 #define ZEUS_TESTS_DAEMON_DAEMON_HARNESS_H_
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include <sys/types.h>
+
+#include "tests/device/fake_gpu_vendor.h"
 
 namespace zeus::testing {
 
@@ -30,7 +33,8 @@ HttpResult Http(const std::string& socket_path, const std::string& method,
 // Sends `raw` bytes as they are and returns the answer.
 HttpResult RawHttp(const std::string& socket_path, const std::string& raw);
 
-// The fake GPUs' settings as the shared state file holds them.
+// The fake GPUs' settings as the shared state file holds them (the fake
+// libamd_smi's holds power limits only: the rest stay 0).
 struct FakeGpuSettings {
   unsigned int power_limit_mw = 0;
   int persistence = 0;
@@ -39,6 +43,9 @@ struct FakeGpuSettings {
   unsigned int mem_clocks_min_mhz = 0, mem_clocks_max_mhz = 0;
 };
 std::vector<FakeGpuSettings> ReadFakeGpus(const std::string& state_file, int gpus);
+
+// Both fake vendors (FAKE_NVML_FULL, FAKE_AMDSMI_FULL), NVML first.
+std::vector<FakeGpuVendor> DaemonFakeGpuVendors();
 
 // Polls `done` every 5 ms until it holds or `timeout` passes; returns it.
 bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout);
@@ -49,8 +56,13 @@ class DaemonProcess {
   explicit DaemonProcess(std::string dir, int gpus = 4);
   ~DaemonProcess();
 
+  // The fake GPU library the daemon loads (default: the fake libnvml). Call
+  // before Start.
+  void set_vendor(FakeGpuVendor vendor) { vendor_ = std::move(vendor); }
+  const FakeGpuVendor& vendor() const { return vendor_; }
+
   // Starts `zeus daemon` with `args` (beyond socket and state file) and
-  // `env` (beyond the fake libnvml's); waits until it answers /time when
+  // `env` (beyond the fake library's); waits until it answers /time when
   // `wait` (returns false if it does not within 5 s).
   bool Start(const std::vector<std::string>& args = {},
              const std::map<std::string, std::string>& env = {}, bool wait = true);
@@ -80,6 +92,7 @@ class DaemonProcess {
  private:
   std::string dir_;
   int gpus_;
+  FakeGpuVendor vendor_ = DaemonFakeGpuVendors()[0];
   std::string powercap_root_;
   std::string socket_;
   std::string state_file_;

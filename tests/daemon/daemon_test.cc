@@ -1,5 +1,6 @@
 // `zeus daemon` end to end: the built binary over the fake libnvml (GPU state
-// shared through a file), clients in forked processes. Every limit a client
+// shared through a file), clients in forked processes. The lease and restore
+// tests (DaemonVendorTest) run over the fake libamd_smi too. Every limit a client
 // changes comes back when it ends (SIGKILL, SIGTERM, exit) or its lease times
 // out; a second client is refused while one holds a GPU; a daemon killed
 // mid-change puts the originals back when restarted; only root and the
@@ -57,19 +58,28 @@ class DaemonTest : public ::testing::Test {
     return true;
   }
 
-  // A client that sets `mw` on `gpu` (and persistence mode on), reports the
-  // two statuses, then holds until killed.
+  // Whether the fake GPUs have a persistence mode (NVIDIA; AMD GPUs have
+  // none).
+  bool HasPersistence() const { return daemon_.vendor().name == "nvml"; }
+
+  // A client that sets `mw` on `gpu` (and persistence mode on, where the
+  // GPUs have one), reports the two statuses, then holds until killed.
   std::unique_ptr<ClientProcess> HoldingClient(int gpu, unsigned int mw) {
     const std::string sock = daemon_.socket();
-    auto client = std::make_unique<ClientProcess>([sock, gpu, mw](ClientProcess& self) -> int {
-      HttpResult a = Http(sock, "POST", SetLimit(gpu, mw));
-      HttpResult b = Http(
-          sock, "POST",
-          "/gpu/set_persistence_mode?gpu_ids=" + std::to_string(gpu) + "&enabled=true&block=true");
-      self.Report(std::to_string(a.status) + " " + std::to_string(b.status) + " " + a.body +
-                  b.body);
-      ClientProcess::HoldForever();
-    });
+    const bool persistence = HasPersistence();
+    auto client =
+        std::make_unique<ClientProcess>([sock, gpu, mw, persistence](ClientProcess& self) -> int {
+          HttpResult a = Http(sock, "POST", SetLimit(gpu, mw));
+          HttpResult b{200, ""};
+          if (persistence) {
+            b = Http(sock, "POST",
+                     "/gpu/set_persistence_mode?gpu_ids=" + std::to_string(gpu) +
+                         "&enabled=true&block=true");
+          }
+          self.Report(std::to_string(a.status) + " " + std::to_string(b.status) + " " + a.body +
+                      b.body);
+          ClientProcess::HoldForever();
+        });
     EXPECT_EQ(client->NextReport(), "200 200 ");
     return client;
   }
@@ -78,11 +88,23 @@ class DaemonTest : public ::testing::Test {
   DaemonProcess daemon_{dir_.path()};
 };
 
-TEST_F(DaemonTest, ClientKilledBySigkillGetsItsLimitsPutBackWithinOneSecond) {
+// The same daemon over each fake GPU vendor (NVML, AMD SMI).
+class DaemonVendorTest : public DaemonTest, public ::testing::WithParamInterface<FakeGpuVendor> {
+ protected:
+  void SetUp() override {
+    DaemonTest::SetUp();
+    daemon_.set_vendor(GetParam());
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Vendors, DaemonVendorTest, ::testing::ValuesIn(DaemonFakeGpuVendors()),
+                         FakeGpuVendorName());
+
+TEST_P(DaemonVendorTest, ClientKilledBySigkillGetsItsLimitsPutBackWithinOneSecond) {
   ASSERT_TRUE(daemon_.Start());
   auto client = HoldingClient(1, 250'000);
   EXPECT_EQ(daemon_.Gpus()[1].power_limit_mw, 250'000u);
-  EXPECT_EQ(daemon_.Gpus()[1].persistence, 1);
+  EXPECT_EQ(daemon_.Gpus()[1].persistence, HasPersistence() ? 1 : 0);
   HttpResult leases = Http(daemon_.socket(), "GET", "/leases");
   EXPECT_THAT(leases.body, HasSubstr("\"pid\":" + std::to_string(client->pid())));
   EXPECT_THAT(leases.body, HasSubstr("\"original_power_limit_mw\":700000"));
@@ -95,7 +117,7 @@ TEST_F(DaemonTest, ClientKilledBySigkillGetsItsLimitsPutBackWithinOneSecond) {
             std::string::npos);
 }
 
-TEST_F(DaemonTest, ClientEndingBySigtermOrExitGetsItsLimitsPutBack) {
+TEST_P(DaemonVendorTest, ClientEndingBySigtermOrExitGetsItsLimitsPutBack) {
   ASSERT_TRUE(daemon_.Start());
   auto client = HoldingClient(0, 300'000);
   EXPECT_EQ(daemon_.Gpus()[0].power_limit_mw, 300'000u);
@@ -138,7 +160,7 @@ TEST_F(DaemonTest, LockedClocksAreResetWhenTheClientEnds) {
               HasSubstr("reset_gpu_locked_clocks 1\nreset_mem_locked_clocks 1\n"));
 }
 
-TEST_F(DaemonTest, LeaseTimesOutWhileTheClientLives) {
+TEST_P(DaemonVendorTest, LeaseTimesOutWhileTheClientLives) {
   ASSERT_TRUE(daemon_.Start({"--lease-timeout-s", "0.3"}));
   auto client = HoldingClient(3, 200'000);
   EXPECT_EQ(daemon_.Gpus()[3].power_limit_mw, 200'000u);
@@ -153,7 +175,7 @@ TEST_F(DaemonTest, LeaseTimesOutWhileTheClientLives) {
       milliseconds(1000)));
 }
 
-TEST_F(DaemonTest, SecondClientIsRefusedWhileTheFirstHoldsTheGpu) {
+TEST_P(DaemonVendorTest, SecondClientIsRefusedWhileTheFirstHoldsTheGpu) {
   ASSERT_TRUE(daemon_.Start());
   auto first = HoldingClient(0, 200'000);
   HttpResult refused = Http(daemon_.socket(), "POST", SetLimit(0, 500'000));
@@ -194,13 +216,34 @@ void KillDaemonAt(DaemonTest* test, DaemonProcess& daemon, const std::string& di
   (void)test;
 }
 
-TEST_F(DaemonTest, DaemonKilledBetweenRecordingAndChangingRestartsClean) {
+TEST_P(DaemonVendorTest, DaemonKilledBetweenRecordingAndChangingRestartsClean) {
   KillDaemonAt(this, daemon_, dir_.path(), "after_record", kDefaultMw);
 }
 
-TEST_F(DaemonTest, DaemonKilledAfterChangingPutsTheOriginalBackWhenRestarted) {
+TEST_P(DaemonVendorTest, DaemonKilledAfterChangingPutsTheOriginalBackWhenRestarted) {
   KillDaemonAt(this, daemon_, dir_.path(), "after_change", 150'000);
   EXPECT_THAT(ReadFileToString(daemon_.log()).value_or(""), HasSubstr("was left changed by pid"));
+}
+
+// The daemon sees every GPU in its backend's order whatever visible-devices
+// variables it inherits: clients name GPUs by NVML / AMD SMI index (ZeusdGpu
+// sends the index after CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES).
+TEST_P(DaemonVendorTest, InheritedVisibleDevicesDoNotRenumberTheGpus) {
+  ASSERT_TRUE(daemon_.Start({}, {{"CUDA_VISIBLE_DEVICES", "2,3"}, {"HIP_VISIBLE_DEVICES", "3"}}))
+      << ReadFileToString(daemon_.log()).value_or("");
+  const std::string sock = daemon_.socket();
+  EXPECT_THAT(Http(sock, "GET", "/discover").body, HasSubstr("\"gpu_ids\":[0,1,2,3]"));
+  ClientProcess client([sock](ClientProcess& self) -> int {
+    self.Report(std::to_string(Http(sock, "POST", SetLimit(1, 300'000)).status));
+    ClientProcess::HoldForever();
+  });
+  EXPECT_EQ(client.NextReport(), "200");
+  std::vector<FakeGpuSettings> gpus = daemon_.Gpus();
+  EXPECT_EQ(gpus[1].power_limit_mw, 300'000u);
+  EXPECT_EQ(gpus[0].power_limit_mw, kDefaultMw);
+  EXPECT_EQ(gpus[3].power_limit_mw, kDefaultMw);
+  client.Kill(SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return AllDefault(); }, milliseconds(1000)));
 }
 
 TEST_F(DaemonTest, MalformedStateFileKeepsTheDaemonFromStarting) {
@@ -365,7 +408,7 @@ TEST_F(DaemonTest, DiscoverDescribesEveryGpuAsTheOriginalClientRequires) {
   EXPECT_THAT(Http(daemon_.socket(), "GET", "/time").body, HasSubstr("{\"timestamp_ms\":"));
 }
 
-TEST_F(DaemonTest, DryRunLogsAndChangesNothing) {
+TEST_P(DaemonVendorTest, DryRunLogsAndChangesNothing) {
   ASSERT_TRUE(daemon_.Start({"--dry-run"}));
   const std::string sock = daemon_.socket();
   ClientProcess client([sock](ClientProcess& self) {
@@ -383,7 +426,7 @@ TEST_F(DaemonTest, DryRunLogsAndChangesNothing) {
               HasSubstr("ZEUS_DRY_RUN: would set the power limit of GPU 1 to 200.0 W"));
 }
 
-TEST_F(DaemonTest, HundredConcurrentClientsOnFourGpusNeverCrossRestorations) {
+TEST_P(DaemonVendorTest, HundredConcurrentClientsOnFourGpusNeverCrossRestorations) {
   ASSERT_TRUE(daemon_.Start());
   const std::string sock = daemon_.socket();
   constexpr int kClients = 100;

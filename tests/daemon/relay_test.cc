@@ -56,6 +56,53 @@ class RelayTest : public ::testing::Test {
   DaemonProcess daemon_{dir_.path()};
 };
 
+// The power-limit relay over each fake vendor: the process's visible-devices
+// variable (CUDA_VISIBLE_DEVICES for NVML, HIP_VISIBLE_DEVICES for AMD SMI)
+// renumbers its GPUs, and ZeusdGpu names the daemon's GPU by the backend's
+// index.
+class RelayVendorTest : public ::testing::TestWithParam<FakeGpuVendor> {
+ protected:
+  void SetUp() override { daemon_.set_vendor(GetParam()); }
+
+  TempDir dir_;
+  DaemonProcess daemon_{dir_.path()};
+};
+
+INSTANTIATE_TEST_SUITE_P(Vendors, RelayVendorTest, ::testing::ValuesIn(DaemonFakeGpuVendors()),
+                         FakeGpuVendorName());
+
+TEST_P(RelayVendorTest, VisibleGpuZeroIsTheDaemonsBackendIndex) {
+  ASSERT_TRUE(daemon_.Start({"--group", std::to_string(getgid())}));
+  const FakeGpuVendor vendor = GetParam();
+  const std::string visible_env =
+      vendor.name == "amdsmi" ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
+  ClientProcess client([&](ClientProcess& self) -> int {
+    for (const auto& [name, value] : vendor.Env()) setenv(name.c_str(), value.c_str(), 1);
+    setenv(vendor.Knob("GPUS").c_str(), "4", 1);
+    setenv(vendor.Knob("STATE").c_str(), daemon_.gpu_file().c_str(), 1);
+    setenv("ZEUSD_SOCK_PATH", daemon_.socket().c_str(), 1);
+    unsetenv(vendor.Knob("LOG").c_str());
+    unsetenv("ZEUS_DRY_RUN");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    unsetenv("HIP_VISIBLE_DEVICES");
+    setenv(visible_env.c_str(), "2", 1);
+    StatusOr<std::vector<std::unique_ptr<Gpu>>> gpus = OpenGpus();
+    if (!gpus.ok() || gpus->size() != 1) {
+      self.Report("open: " + gpus.status().ToString());
+      return 1;
+    }
+    self.Report((*gpus)[0]->SetPowerLimitMw(321'000).ToString());
+    ClientProcess::HoldForever();
+  });
+  EXPECT_EQ(client.NextReport(), "ok");
+  std::vector<FakeGpuSettings> gpus = daemon_.Gpus();
+  EXPECT_EQ(gpus[2].power_limit_mw, 321'000u);
+  EXPECT_EQ(gpus[0].power_limit_mw, 700'000u);
+  client.Kill(SIGKILL);
+  EXPECT_TRUE(
+      WaitFor([&] { return daemon_.Gpus()[2].power_limit_mw == 700'000; }, milliseconds(1000)));
+}
+
 TEST_F(RelayTest, NvmlSettersGoThroughTheDaemonAndComeBackWhenTheProcessEnds) {
   ASSERT_TRUE(daemon_.Start({"--group", std::to_string(getgid())}));
   // CUDA_VISIBLE_DEVICES=2: the process's GPU 0 is the daemon's GPU 2.

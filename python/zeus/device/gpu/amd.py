@@ -1,119 +1,107 @@
-"""AMD GPUs (amdsmi). The core has no AMD backend yet: amdsmi_is_available()
-is False and AMDGPU/AMDGPUs raise ZeusGPUInitError, as the original does on
-a machine where amdsmi cannot be loaded."""
+"""AMD GPUs through the Zeus core (AMD SMI, loaded by libzeus_c.so).
+
+The calls go to the core's Gpu of the GPU exactly as for NVIDIA
+(zeus.device.gpu.nvidia describes ZEUS_DRY_RUN, ZEUSD_SOCK_PATH and the
+restore on exit, which apply alike): ZEUS_AMDSMI_LIBRARY picks the library
+(default libamd_smi.so, then $ROCM_PATH/lib/libamd_smi.so),
+HIP_VISIBLE_DEVICES (else CUDA_VISIBLE_DEVICES) the GPUs and their order.
+The core drives one GPU vendor per process, NVML first: AMD GPUs are used
+when NVML is absent or finds no GPU.
+
+Where AMD differs from NVIDIA (as in the original): no persistence mode
+(ZeusGPUNotSupportedError), no memory power, and the energy counter is used
+only when the core's check at open found it consistent with power x time
+(supports_get_total_energy_consumption()). Locked clocks and the lists of
+supported clocks are not offered by the core's AMD SMI backend
+(ZeusGPUNotSupportedError).
+"""
 
 from __future__ import annotations
 
 import logging
 from typing import Sequence
 
+from zeus.device.exception import ZeusdError
 import zeus.device.gpu.common as gpu_common
+from zeus.device.gpu import nvidia
 
 logger = logging.getLogger(__name__)
 
-_UNAVAILABLE = ("AMD GPUs are not supported by this build of Zeus (the core has no amdsmi "
-                "backend yet), so amdsmi is unavailable")
-
 
 def amdsmi_is_available() -> bool:
-    """Whether AMD GPUs can be managed: always False in this build."""
-    logger.info("zeus.device: %s", _UNAVAILABLE)
-    return False
+    """Whether AMD SMI loads and initialises (through the core) and the core
+    does not use another vendor's GPUs (it drives one vendor per process,
+    NVML first)."""
+    return nvidia._backend_available("amdsmi")
 
 
-class AMDGPU(gpu_common.GPU):
-    """One AMD GPU: cannot be created in this build (ZeusGPUInitError)."""
+class AMDGPU(nvidia._CoreGPU):
+    """One AMD GPU, `gpu_index` in HIP order (after HIP_VISIBLE_DEVICES, else
+    CUDA_VISIBLE_DEVICES). ZeusGPUInitError where AMD SMI is unavailable or
+    the core uses NVIDIA GPUs."""
+
+    _BACKEND = "amdsmi"
 
     def __init__(self, gpu_index: int) -> None:
-        raise gpu_common.ZeusGPUInitError(f"AMDGPU({gpu_index}): {_UNAVAILABLE}")
+        super().__init__(gpu_index)
 
-    @property
-    def supports_nonblocking_setters(self) -> bool:
-        return False
-
-    def get_name(self) -> str:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def get_power_management_limit_constraints(self) -> tuple[int, int]:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def get_power_management_limit(self) -> int:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def set_power_management_limit(self, power_limit_mw: int, block: bool = True) -> None:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def reset_power_management_limit(self, block: bool = True) -> None:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+    def _no_persistence_mode(self):
+        raise gpu_common.ZeusGPUNotSupportedError(
+            f"zeus.device: AMD GPU {self.gpu_index}: persistence mode is not supported for "
+            "AMD GPUs")
 
     def set_persistence_mode(self, enabled: bool, block: bool = True) -> None:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+        """Not supported on AMD GPUs (ZeusGPUNotSupportedError), as in the
+        original."""
+        self._no_persistence_mode()
 
     def get_persistence_mode(self) -> bool:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def get_supported_memory_clocks(self) -> list[int]:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def set_memory_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
-                                 block: bool = True) -> None:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def reset_memory_locked_clocks(self, block: bool = True) -> None:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def get_supported_graphics_clocks(self, memory_clock_mhz: int | None = None) -> list[int]:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def set_gpu_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
-                              block: bool = True) -> None:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def reset_gpu_locked_clocks(self, block: bool = True) -> None:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def reset_locked_clocks(self, block: bool = True) -> None:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def get_average_power_usage(self) -> int:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def get_instant_power_usage(self) -> int:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+        """Not supported on AMD GPUs (ZeusGPUNotSupportedError)."""
+        self._no_persistence_mode()
 
     def get_average_memory_power_usage(self) -> int:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+        """Not supported on AMD GPUs (ZeusGPUNotSupportedError), as in the
+        original."""
+        raise gpu_common.ZeusGPUNotSupportedError(
+            f"zeus.device: AMD GPU {self.gpu_index}: average memory power is not supported "
+            "for AMD GPUs")
 
-    def supports_get_total_energy_consumption(self) -> bool:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def get_total_energy_consumption(self) -> int:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
-
-    def get_gpu_temperature(self) -> int:
-        raise gpu_common.ZeusGPUInitError(_UNAVAILABLE)
+    def get_gpu_uuid(self) -> str:
+        """(extra) AMD SMI's UUID of the GPU."""
+        return self._static("uuid")
 
 
 class ZeusdAMDGPU(AMDGPU):
-    """An AMDGPU whose setters go through the Zeus daemon (unavailable)."""
+    """An AMDGPU whose setters go through the Zeus daemon. The core relays
+    them whenever ZEUSD_SOCK_PATH is set; `client` (a ZeusdClient) is kept
+    for reference, and ZEUSD_SOCK_PATH must be set."""
 
     def __init__(self, gpu_index: int, client) -> None:
+        if nvidia._zeusd_socket() is None:
+            raise ZeusdError("ZeusdAMDGPU: set ZEUSD_SOCK_PATH to the Zeus daemon's socket "
+                             "(the core relays the setters there)")
         super().__init__(gpu_index)
+        self._client = client
 
-    # The original overrides these setters (they go to the daemon).
-    set_power_management_limit = AMDGPU.set_power_management_limit
-    reset_power_management_limit = AMDGPU.reset_power_management_limit
-    set_memory_locked_clocks = AMDGPU.set_memory_locked_clocks
-    set_gpu_locked_clocks = AMDGPU.set_gpu_locked_clocks
-    reset_locked_clocks = AMDGPU.reset_locked_clocks
+    @property
+    def supports_nonblocking_setters(self) -> bool:
+        return False  # The core's relay always waits for the daemon's answer.
 
 
-class AMDGPUs(gpu_common.GPUs):
-    """The AMD GPUs of this process: ZeusGPUInitError in this build."""
+class AMDGPUs(nvidia._CoreGPUs):
+    """The AMD GPUs of this process, in HIP order (HIP_VISIBLE_DEVICES, else
+    CUDA_VISIBLE_DEVICES: index i is its i-th entry). With ZEUSD_SOCK_PATH
+    set, the GPUs are ZeusdAMDGPU objects (setters relayed to the daemon).
+    ZeusGPUInitError where AMD SMI is unavailable or the core uses NVIDIA
+    GPUs. Same extras as NVIDIAGPUs (restore(), close(), info())."""
+
+    _BACKEND = "amdsmi"
+    _GPU = AMDGPU
+    _ZEUSD_GPU = ZeusdAMDGPU
 
     def __init__(self, ensure_homogeneous: bool = False) -> None:
-        raise gpu_common.ZeusGPUInitError(f"AMDGPUs: {_UNAVAILABLE}")
+        super().__init__(ensure_homogeneous)
 
     @property
     def gpus(self) -> Sequence[AMDGPU]:
-        return []
+        return self._gpus

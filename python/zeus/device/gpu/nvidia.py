@@ -1,5 +1,11 @@
 """NVIDIA GPUs through the Zeus core (NVML, loaded by libzeus_c.so).
 
+The classes here that reach the core (_Handle, _CoreGPU, _CoreGPUs) are
+vendor-neutral: zeus.device.gpu.amd builds AMDGPU/AMDGPUs on them. The core
+drives one GPU vendor per process (NVML first, then AMD SMI: the first
+backend that finds GPUs), so NVIDIAGPUs cannot be opened where the core uses
+AMD SMI, and AMDGPUs not where it uses NVML.
+
 Every call goes to the core's Gpu of the GPU, so the core's rules apply:
 ZEUS_NVML_LIBRARY picks the library, CUDA_VISIBLE_DEVICES the GPUs and their
 order, ZEUS_DRY_RUN makes every setter log the change instead of making it,
@@ -40,7 +46,8 @@ RESTORE_ENV = "ZEUS_DEVICE_RESTORE_ON_EXIT"
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
-# NVML's error names (they appear in the core's messages) to exception classes.
+# NVML's and AMD SMI's error names (they appear in the core's messages) to
+# exception classes.
 _NVML_ERRORS = {
     "NVML_ERROR_UNINITIALIZED": gpu_common.ZeusGPUInitError,
     "NVML_ERROR_INVALID_ARGUMENT": gpu_common.ZeusGPUInvalidArgError,
@@ -62,6 +69,19 @@ _NVML_ERRORS = {
     "NVML_ERROR_LIB_RM_VERSION_MISMATCH": gpu_common.ZeusGPULibRMVersionMismatchError,
     "NVML_ERROR_MEMORY": gpu_common.ZeusGPUMemoryError,
     "NVML_ERROR_UNKNOWN": gpu_common.ZeusGPUUnknownError,
+    "AMDSMI_STATUS_INVAL": gpu_common.ZeusGPUInvalidArgError,
+    "AMDSMI_STATUS_INPUT_OUT_OF_BOUNDS": gpu_common.ZeusGPUInvalidArgError,
+    "AMDSMI_STATUS_NOT_SUPPORTED": gpu_common.ZeusGPUNotSupportedError,
+    "AMDSMI_STATUS_NOT_YET_IMPLEMENTED": gpu_common.ZeusGPUNotSupportedError,
+    "AMDSMI_STATUS_NO_PERM": gpu_common.ZeusGPUNoPermissionError,
+    "AMDSMI_STATUS_NOT_FOUND": gpu_common.ZeusGPUNotFoundError,
+    "AMDSMI_STATUS_DRIVER_NOT_LOADED": gpu_common.ZeusGPUDriverNotLoadedError,
+    "AMDSMI_STATUS_TIMEOUT": gpu_common.ZeusGPUTimeoutError,
+    "AMDSMI_STATUS_INIT_ERROR": gpu_common.ZeusGPUInitError,
+    "AMDSMI_STATUS_NOT_INIT": gpu_common.ZeusGPUInitError,
+    "AMDSMI_STATUS_FAIL_LOAD_MODULE": gpu_common.ZeusGPULibraryNotFoundError,
+    "AMDSMI_STATUS_FAIL_LOAD_SYMBOL": gpu_common.ZeusGPUFunctionNotFoundError,
+    "AMDSMI_STATUS_UNKNOWN_ERROR": gpu_common.ZeusGPUUnknownError,
 }
 # The core's status codes (zeus_c_api.h) when the message names no NVML error.
 _STATUS_ERRORS = {
@@ -72,7 +92,9 @@ _STATUS_ERRORS = {
 }
 # The core's power domains (zeus_gpus_domain_power_mw).
 _DEVICE_INSTANT, _DEVICE_AVERAGE, _MEMORY_AVERAGE = 0, 1, 2
-_NVML_NAME = re.compile(r"NVML_ERROR_[A-Z_]+")
+_NVML_NAME = re.compile(r"(?:NVML_ERROR|AMDSMI_STATUS)_[A-Z_]+")
+# The core's backend names (zeus_gpu_backends_json) and their vendors.
+_VENDORS = {"nvml": "NVIDIA", "amdsmi": "AMD"}
 _PERMISSION_HINT = ("changing GPU settings needs root (CAP_SYS_ADMIN) or the Zeus daemon "
                     "(ZEUSD_SOCK_PATH); ZEUS_DRY_RUN=1 only logs the change")
 
@@ -125,11 +147,42 @@ def _check_zeusd_socket() -> None:
         raise ZeusdError(f"ZEUSD_SOCK_PATH is not writable: {path}")
 
 
+def _backends(lib) -> list:
+    """The core's GPU backends (zeus_gpu_backends_json), in the order it
+    tries them."""
+    return json.loads(_lib.call_text(lib.zeus_gpu_backends_json))
+
+
+def _backend_available(backend: str) -> bool:
+    """Whether `backend`'s library loads and initialises and no other
+    vendor's backend is in use (the core drives one vendor per process)."""
+    try:
+        lib = _lib.lib()
+        backends = _backends(lib)
+    except ZeusError as e:
+        logger.info("zeus.device: %s is not available: %s", backend, e)
+        return False
+    mine = next((b for b in backends if b["name"] == backend), None)
+    if mine is None or not mine["loaded"]:
+        why = mine["status"] if mine is not None else "not in this build"
+        logger.info("zeus.device: %s is not available: %s", backend, why)
+        return False
+    other = next((b for b in backends if b["name"] != backend and b["in_use"]), None)
+    if other is not None:
+        logger.info("zeus.device: %s is not used: %s", backend, mine["selection"])
+        return False
+    return True
+
+
 class _Handle:
     """One zeus_gpus handle of the core, shared by the GPU objects made with
-    it. Restores what was changed through it at interpreter exit."""
+    it. Restores what was changed through it at interpreter exit. `backend`
+    is the vendor's backend the caller expects ("nvml", "amdsmi"):
+    ZeusGPUInitError when the core's GPUs come from another; None takes
+    whichever the core uses (`backend` then names it, "" without GPUs)."""
 
-    def __init__(self) -> None:
+    def __init__(self, backend: str | None = "nvml") -> None:
+        vendor = _VENDORS.get(backend, "") if backend is not None else ""
         restore = _restore_on_exit()
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         if visible is not None and visible.strip() == "":
@@ -138,14 +191,14 @@ class _Handle:
                 "CUDA_VISIBLE_DEVICES is set to an empty string: unset it or list GPU indices "
                 "(e.g. 0,1)")
         _check_zeusd_socket()
-        self.lib = _lib.lib()
         handle = ctypes.c_void_p()
         try:
+            self.lib = _lib.lib()
             _lib.call(self.lib.zeus_gpus_open_with,
                       _lib.options_json({"restore_on_exit": restore}), ctypes.byref(handle))
         except ZeusError as e:
             raise gpu_common.ZeusGPUInitError(
-                f"zeus.device: cannot open the NVIDIA GPUs: {e}") from e
+                f"zeus.device: cannot open the {vendor or 'NVIDIA'} GPUs: {e}") from e
         self.handle = handle
         self.restore_on_exit = restore
         self.exit_hook = False
@@ -155,6 +208,15 @@ class _Handle:
         except ZeusError as e:
             self.close()
             raise gpu_common.ZeusGPUInitError(f"zeus.device: reading the GPUs: {e}") from e
+        # The core drives one vendor per process: the first backend (NVML,
+        # then AMD SMI) that finds GPUs.
+        self.backend = self.infos[0].get("backend", "") if self.infos else ""
+        if backend is not None and self.infos and self.backend != backend:
+            used = _VENDORS.get(self.backend, self.backend)
+            self.close()
+            raise gpu_common.ZeusGPUInitError(
+                f"zeus.device: cannot open the {vendor} GPUs: the core uses the {used} GPUs "
+                f"of this machine ({self.backend}; one GPU vendor per process)")
 
     def call(self, name, *args, setter=False):
         """Calls zeus_gpus_`name`(handle, *args), mapping errors."""
@@ -198,29 +260,24 @@ def _restore_at_exit(handle: _Handle) -> None:
 
 
 def nvml_is_available() -> bool:
-    """Whether NVML loads and initialises (through the core)."""
-    try:
-        lib = _lib.lib()
-        handle = ctypes.c_void_p()
-        _lib.call(lib.zeus_gpus_open_with, _lib.options_json({"restore_on_exit": False}),
-                  ctypes.byref(handle))
-    except ZeusError as e:
-        logger.info("zeus.device: NVML is not available: %s", e)
-        return False
-    lib.zeus_gpus_destroy(handle)
-    return True
+    """Whether NVML loads and initialises (through the core) and the core
+    does not use another vendor's GPUs."""
+    return _backend_available("nvml")
 
 
-class NVIDIAGPU(gpu_common.GPU):
-    """One NVIDIA GPU, `gpu_index` in CUDA order (after CUDA_VISIBLE_DEVICES)."""
+class _CoreGPU(gpu_common.GPU):
+    """One GPU of the core's backend `_BACKEND`, `gpu_index` in its runtime's
+    order (NVIDIA: CUDA order; AMD: HIP order)."""
+
+    _BACKEND = "nvml"
 
     def __init__(self, gpu_index: int) -> None:
         super().__init__(gpu_index)
-        self._attach(_Handle())
+        self._attach(_Handle(self._BACKEND))
 
     @classmethod
-    def _on(cls, gpu_index: int, handle: _Handle) -> "NVIDIAGPU":
-        """The GPU `gpu_index` of an open handle (NVIDIAGPUs shares one)."""
+    def _on(cls, gpu_index: int, handle: _Handle) -> "_CoreGPU":
+        """The GPU `gpu_index` of an open handle (the GPUs object shares one)."""
         gpu = cls.__new__(cls)
         gpu_common.GPU.__init__(gpu, gpu_index)
         gpu._attach(handle)
@@ -261,7 +318,7 @@ class NVIDIAGPU(gpu_common.GPU):
         return self._static("name")
 
     def get_gpu_uuid(self) -> str:
-        """(extra) NVML's UUID of the GPU, "GPU-..."."""
+        """(extra) The backend's UUID of the GPU (NVML: "GPU-...")."""
         return self._static("uuid")
 
     def get_power_management_limit_constraints(self) -> tuple[int, int]:
@@ -355,6 +412,12 @@ def _uint(value, name: str) -> int:
     return value
 
 
+class NVIDIAGPU(_CoreGPU):
+    """One NVIDIA GPU, `gpu_index` in CUDA order (after CUDA_VISIBLE_DEVICES)."""
+
+    _BACKEND = "nvml"
+
+
 class ZeusdNVIDIAGPU(NVIDIAGPU):
     """An NVIDIAGPU whose setters go through the Zeus daemon. The core relays
     them whenever ZEUSD_SOCK_PATH is set; `client` (a ZeusdClient) is kept
@@ -372,25 +435,38 @@ class ZeusdNVIDIAGPU(NVIDIAGPU):
         return False  # The core's relay always waits for the daemon's answer.
 
 
-class NVIDIAGPUs(gpu_common.GPUs):
-    """The NVIDIA GPUs of this process. CUDA_VISIBLE_DEVICES is respected:
-    index i is its i-th entry. With ZEUSD_SOCK_PATH set, the GPUs are
-    ZeusdNVIDIAGPU objects (setters relayed to the daemon)."""
+class _CoreGPUs(gpu_common.GPUs):
+    """The GPUs of this process on the core's backend `_BACKEND`, made of
+    `_GPU` objects (`_ZEUSD_GPU` with ZEUSD_SOCK_PATH set)."""
+
+    _BACKEND = "nvml"
+    _GPU = NVIDIAGPU
+    _ZEUSD_GPU = ZeusdNVIDIAGPU
 
     def __init__(self, ensure_homogeneous: bool = False) -> None:
-        self._handle = _Handle()
-        cls = ZeusdNVIDIAGPU if _zeusd_socket() is not None else NVIDIAGPU
+        self._on_handle(_Handle(self._BACKEND), ensure_homogeneous)
+
+    @classmethod
+    def _from_handle(cls, handle: _Handle) -> "_CoreGPUs":
+        """The GPUs of an open handle (get_gpus opens one for either vendor)."""
+        gpus = cls.__new__(cls)
+        gpus._on_handle(handle, False)
+        return gpus
+
+    def _on_handle(self, handle: _Handle, ensure_homogeneous: bool) -> None:
+        self._handle = handle
+        cls = self._ZEUSD_GPU if _zeusd_socket() is not None else self._GPU
         self._gpus = [cls._on(i, self._handle) for i in range(len(self._handle.infos))]
         if ensure_homogeneous:
             self._ensure_homogeneous()
 
     @property
-    def gpus(self) -> Sequence[NVIDIAGPU]:
+    def gpus(self) -> Sequence[_CoreGPU]:
         return self._gpus
 
     # Extras of this package (used by its own modules).
     def position(self, gpu_index: int) -> int:
-        """The position of `gpu_index` (its index: GPUs are in CUDA order)."""
+        """The position of `gpu_index` (its index: GPUs are in runtime order)."""
         self._gpu(gpu_index)
         return gpu_index
 
@@ -400,7 +476,7 @@ class NVIDIAGPUs(gpu_common.GPUs):
         return dict(self._gpu(position)._info)
 
     def get_gpu_uuid(self, gpu_index: int) -> str:
-        """NVML's UUID of the GPU."""
+        """The backend's UUID of the GPU."""
         return self._gpu(gpu_index).get_gpu_uuid()
 
     getGpuUUID = get_gpu_uuid
@@ -429,3 +505,20 @@ class NVIDIAGPUs(gpu_common.GPUs):
     def closed(self) -> bool:
         """(extra) Whether close() was called."""
         return self._handle.handle is None
+
+
+class NVIDIAGPUs(_CoreGPUs):
+    """The NVIDIA GPUs of this process. CUDA_VISIBLE_DEVICES is respected:
+    index i is its i-th entry. With ZEUSD_SOCK_PATH set, the GPUs are
+    ZeusdNVIDIAGPU objects (setters relayed to the daemon)."""
+
+    _BACKEND = "nvml"
+    _GPU = NVIDIAGPU
+    _ZEUSD_GPU = ZeusdNVIDIAGPU
+
+    def __init__(self, ensure_homogeneous: bool = False) -> None:
+        super().__init__(ensure_homogeneous)
+
+    @property
+    def gpus(self) -> Sequence[NVIDIAGPU]:
+        return self._gpus

@@ -1,0 +1,138 @@
+"""zeus.device.gpu.amd over the core's AMD SMI backend.
+
+In the zeus_python_pytest_amd run (no NVML, the fake libamd_smi in
+ZEUS_AMDSMI_LIBRARY) the AMD classes read and set the fake AMD GPUs; in the
+NVIDIA run (the fake libnvml) amdsmi is unavailable and AMDGPUs refuse.
+"""
+
+import os
+import textwrap
+
+import pytest
+
+from conftest import run_python
+
+import zeus.device
+from zeus.device.exception import ZeusdError
+from zeus.device.gpu import amd, nvidia
+from zeus.device.gpu.common import (GPUs, ZeusGPUInitError, ZeusGPUInvalidArgError,
+                                    ZeusGPUNotSupportedError)
+
+AMD_RUN = bool(os.environ.get("ZEUS_AMDSMI_LIBRARY")) and \
+    not os.path.exists(os.environ.get("ZEUS_NVML_LIBRARY", ""))
+amd_only = pytest.mark.skipif(not AMD_RUN, reason="needs the fake libamd_smi without NVML "
+                              "(the zeus_python_pytest_amd run)")
+nvidia_only = pytest.mark.skipif(AMD_RUN, reason="needs the fake libnvml")
+
+
+def child(script, **env):
+    """Runs `script` in a child interpreter with `env` added; returns
+    (stdout lines without core log lines, all output, returncode)."""
+    full_env = dict(os.environ)
+    full_env.update({k: str(v) for k, v in env.items()})
+    result = run_python(["-c", textwrap.dedent(script)], env=full_env, timeout=120)
+    lines = [line for line in result.stdout.splitlines() if not line.startswith("[")]
+    return lines, result.stdout + result.stderr, result.returncode
+
+
+@nvidia_only
+def test_amdsmi_is_unavailable_on_the_fake_nvidia_gpus():
+    assert amd.amdsmi_is_available() is False
+    assert nvidia.nvml_is_available() is True
+    assert isinstance(zeus.device.get_gpus(), nvidia.NVIDIAGPUs)
+    with pytest.raises(ZeusGPUInitError,
+                       match="cannot open the AMD GPUs: the core uses the NVIDIA GPUs"):
+        amd.AMDGPUs()
+
+
+@amd_only
+def test_get_gpus_returns_amd_gpus():
+    assert amd.amdsmi_is_available() is True
+    assert nvidia.nvml_is_available() is False
+    gpus = zeus.device.get_gpus()
+    assert isinstance(gpus, amd.AMDGPUs) and isinstance(gpus, GPUs)
+    assert not isinstance(gpus, nvidia.NVIDIAGPUs)
+    assert zeus.device.get_gpus() is gpus
+    assert len(gpus) == 2
+    assert all(type(g) is amd.AMDGPU for g in gpus.gpus)
+    assert [g.gpu_index for g in gpus.gpus] == [0, 1]
+    with pytest.raises(ZeusGPUInitError,
+                       match="cannot open the NVIDIA GPUs: the core uses the AMD GPUs"):
+        nvidia.NVIDIAGPUs()
+
+
+@amd_only
+def test_getters_read_the_fake_amd_gpus():
+    gpus = amd.AMDGPUs()
+    try:
+        assert gpus.get_name(0) == "Fake MI300X 0" and gpus.get_name(1) == "Fake MI300X 1"
+        assert gpus.get_power_management_limit_constraints(0) == (100_000, 700_000)
+        assert gpus.get_power_management_limit(1) == 700_000
+        assert gpus.get_instant_power_usage(0) > 0
+        assert gpus.supports_get_total_energy_consumption(0) is True
+        first = gpus.get_total_energy_consumption(0)
+        assert gpus.get_total_energy_consumption(0) > first
+        assert 0 < gpus.get_gpu_temperature(0) < 150
+        assert gpus.gpus[0].supports_nonblocking_setters is False
+    finally:
+        gpus.close()
+
+
+@amd_only
+def test_amd_differences_from_nvidia_are_not_supported_errors():
+    gpu = amd.AMDGPU(1)
+    assert gpu.get_name() == "Fake MI300X 1"
+    with pytest.raises(ZeusGPUNotSupportedError, match="persistence mode is not supported"):
+        gpu.get_persistence_mode()
+    with pytest.raises(ZeusGPUNotSupportedError, match="persistence mode is not supported"):
+        gpu.set_persistence_mode(True)
+    with pytest.raises(ZeusGPUNotSupportedError, match="memory power"):
+        gpu.get_average_memory_power_usage()
+    with pytest.raises(ZeusGPUNotSupportedError):
+        gpu.set_gpu_locked_clocks(1000, 1400)
+    with pytest.raises(ZeusGPUInvalidArgError, match="power_limit_mw"):
+        gpu.set_power_management_limit(-1)
+    with pytest.raises(ZeusGPUInvalidArgError, match="no GPU with index 2"):
+        amd.AMDGPU(2)
+
+
+@amd_only
+def test_setter_changes_the_limit_and_restore_puts_it_back():
+    gpus = amd.AMDGPUs()
+    try:
+        gpus.set_power_management_limit(0, 300_000)
+        assert gpus.get_power_management_limit(0) == 300_000
+        gpus.restore()
+        assert gpus.get_power_management_limit(0) == 700_000
+    finally:
+        gpus.close()
+
+
+@amd_only
+def test_dry_run_setter_only_logs(tmp_path):
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        gpus = get_gpus()
+        gpus.set_power_management_limit(0, 300_000)
+        print("after", type(gpus).__name__, gpus.get_power_management_limit(0))
+    """, ZEUS_DRY_RUN="1")
+    assert rc == 0, output
+    assert lines == ["after AMDGPUs 700000"], output
+    assert "ZEUS_DRY_RUN: would set the power limit of GPU 0" in output
+
+
+@amd_only
+def test_hip_visible_devices_picks_the_gpus():
+    lines, output, rc = child("""
+        from zeus.device.gpu.amd import AMDGPUs
+        gpus = AMDGPUs()
+        print(len(gpus), gpus.get_name(0))
+    """, HIP_VISIBLE_DEVICES="1")
+    assert rc == 0, output
+    assert lines == ["1 Fake MI300X 1"], output
+
+
+@amd_only
+def test_zeusd_amd_gpu_needs_the_socket():
+    with pytest.raises(ZeusdError, match="ZeusdAMDGPU: set ZEUSD_SOCK_PATH"):
+        amd.ZeusdAMDGPU(0, client=None)
