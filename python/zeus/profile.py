@@ -277,6 +277,20 @@ def _check_common(zeus_monitor, num_trials, num_warmup_trials, trial_stddev_thre
                          f"{trial_stddev_threshold!r}")
 
 
+def _checked_iteration_duration(target_function, zeus_monitor, num_trials, num_warmup_trials,
+                                trial_stddev_threshold, num_warmup_iterations,
+                                num_calibration_iterations, iteration_duration):
+    """Checks the arguments every sweep takes (raising as _check_common);
+    returns `iteration_duration` (s, checked > 0) or, when None, one
+    calibrated on `target_function`."""
+    _check_common(zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
+                  num_warmup_iterations, num_calibration_iterations)
+    if iteration_duration is None:
+        return _calibrate_iteration_duration(
+            target_function, zeus_monitor, num_warmup_iterations, num_calibration_iterations)
+    return _check_duration(iteration_duration, "iteration_duration", True)
+
+
 def profile_measurement_duration(
         target_function: Callable[[], Any], zeus_monitor: ZeusMonitor,
         measurement_duration_search_range: Optional[List[float]] = None,
@@ -290,13 +304,9 @@ def profile_measurement_duration(
     values = _check_range(measurement_duration_search_range,
                           "measurement_duration_search_range", positive=True)
     cooldown_duration = _check_duration(cooldown_duration, "cooldown_duration", positive=False)
-    _check_common(zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
-                  num_warmup_iterations, num_calibration_iterations)
-    if iteration_duration is None:
-        iteration_duration = _calibrate_iteration_duration(
-            target_function, zeus_monitor, num_warmup_iterations, num_calibration_iterations)
-    else:
-        iteration_duration = _check_duration(iteration_duration, "iteration_duration", True)
+    iteration_duration = _checked_iteration_duration(
+        target_function, zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
+        num_warmup_iterations, num_calibration_iterations, iteration_duration)
     return _sweep(target_function, zeus_monitor, "measurement_duration", values,
                   "cooldown_duration", cooldown_duration, num_trials, num_warmup_trials,
                   trial_stddev_threshold, num_warmup_iterations, iteration_duration)
@@ -316,13 +326,9 @@ def profile_cooldown_duration(
                           positive=False)
     measurement_duration = _check_duration(measurement_duration, "measurement_duration",
                                            positive=True)
-    _check_common(zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
-                  num_warmup_iterations, num_calibration_iterations)
-    if iteration_duration is None:
-        iteration_duration = _calibrate_iteration_duration(
-            target_function, zeus_monitor, num_warmup_iterations, num_calibration_iterations)
-    else:
-        iteration_duration = _check_duration(iteration_duration, "iteration_duration", True)
+    iteration_duration = _checked_iteration_duration(
+        target_function, zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
+        num_warmup_iterations, num_calibration_iterations, iteration_duration)
     return _sweep(target_function, zeus_monitor, "cooldown_duration", values,
                   "measurement_duration", measurement_duration, num_trials, num_warmup_trials,
                   trial_stddev_threshold, num_warmup_iterations, iteration_duration)
@@ -343,10 +349,9 @@ def profile_parameters(
                                       "measurement_duration_search_range", positive=True)
     cooldown_values = _check_range(cooldown_duration_search_range,
                                    "cooldown_duration_search_range", positive=False)
-    _check_common(zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
-                  num_warmup_iterations, num_calibration_iterations)
-    iteration_duration = _calibrate_iteration_duration(
-        target_function, zeus_monitor, num_warmup_iterations, num_calibration_iterations)
+    iteration_duration = _checked_iteration_duration(
+        target_function, zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
+        num_warmup_iterations, num_calibration_iterations, None)
     common = dict(num_trials=num_trials, num_warmup_trials=num_warmup_trials,
                   trial_stddev_threshold=trial_stddev_threshold,
                   num_warmup_iterations=num_warmup_iterations,
