@@ -36,8 +36,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Dict, List, Literal, Optional, Tuple
 
 from zeus.exception import ZeusBaseError
-from zeus.monitor._bucketed import (JOULES_PER_KWH, BucketedMonitor, Op, bucket_totals,  # noqa: F401
-                                    http_get_json)
+from zeus.monitor._bucketed import BucketedMonitor, bucket_totals, http_get_json
+from zeus.monitor._bucketed import JOULES_PER_KWH, Op  # noqa: F401 (this module's names)
 
 try:
     from zeus.utils.multiprocessing import warn_if_global_in_subprocess

@@ -37,7 +37,8 @@ from datetime import datetime
 from typing import Dict, List, Literal, Optional, Tuple
 
 from zeus.exception import ZeusBaseError
-from zeus.monitor._bucketed import BucketedMonitor, Op, bucket_totals, http_get_json  # noqa: F401
+from zeus.monitor._bucketed import BucketedMonitor, bucket_totals, http_get_json
+from zeus.monitor._bucketed import Op  # noqa: F401 (this module's name)
 from zeus.monitor.carbon import _validate_location, warn_if_global_in_subprocess
 
 logger = logging.getLogger(__name__)
