@@ -180,6 +180,19 @@ def gpu0_charge(buckets, rate_of):
     return sum(b.measurement.gpu_energy[0] / J_PER_KWH * rate_of(b.start_s) for b in buckets)
 
 
+def failed_window_measurement(monitor, error_cls, match):
+    """Opens and ends window "w" on `monitor` (closed afterwards), expecting
+    end_window to raise `error_cls` matching `match`; returns the error's
+    measurement."""
+    try:
+        monitor.begin_window("w")
+        with pytest.raises(error_cls, match=match) as info:
+            monitor.end_window("w")
+    finally:
+        monitor.close()
+    return info.value.measurement
+
+
 class SteppedProvider(CarbonIntensityProvider):
     """Intensity changing every `period_s` (a short "hour"), known exactly."""
 
@@ -372,14 +385,8 @@ def test_energy_cost_monitor_charges_the_hour_price(service):
 
 def test_energy_cost_monitor_offline_keeps_the_energy():
     client = OpenEIClient((42.28, -83.74), "x", api_key="k", base_url=closed_port_url())
-    monitor = EnergyCostMonitor(client, gpu_indices=[0])
-    try:
-        monitor.begin_window("w")
-        with pytest.raises(ZeusElectricityPriceHTTPError, match="no network") as info:
-            monitor.end_window("w")
-    finally:
-        monitor.close()
-    measurement = info.value.measurement
+    measurement = failed_window_measurement(EnergyCostMonitor(client, gpu_indices=[0]),
+                                            ZeusElectricityPriceHTTPError, "no network")
     assert isinstance(measurement, EnergyCostMeasurement)
     assert measurement.gpu_energy[0] > 0 and math.isnan(measurement.gpu_energy_cost[0])
 
@@ -404,12 +411,7 @@ def test_any_provider_failure_keeps_the_energy():
         def get_current_carbon_intensity(self):
             raise RuntimeError("sensor unplugged")
 
-    monitor = CarbonEmissionMonitor(Broken(3600.0), gpu_indices=[0])
-    try:
-        monitor.begin_window("w")
-        with pytest.raises(RuntimeError, match="sensor unplugged") as info:
-            monitor.end_window("w")
-    finally:
-        monitor.close()
-    assert info.value.measurement.gpu_energy[0] > 0
-    assert math.isnan(info.value.measurement.gpu_carbon_emission[0])
+    measurement = failed_window_measurement(
+        CarbonEmissionMonitor(Broken(3600.0), gpu_indices=[0]), RuntimeError, "sensor unplugged")
+    assert measurement.gpu_energy[0] > 0
+    assert math.isnan(measurement.gpu_carbon_emission[0])

@@ -259,6 +259,22 @@ class BucketedMonitor:
         except KeyError as e:
             raise ValueError(str(e.args[0])) from None
 
+    @staticmethod
+    def _raise_keeping_energy(error: Optional[BaseException], measurement, known: tuple,
+                              message_of: Callable[[BaseException], str]) -> None:
+        """Nothing when `error` is None. Else raises with `measurement` as the
+        exception's `measurement` attribute: an error of a `known` type as a
+        new one of its type with message_of(error) (chained), any other as
+        itself."""
+        if error is None:
+            return
+        if not isinstance(error, known):
+            error.measurement = measurement
+            raise error
+        raised = type(error)(message_of(error))
+        raised.measurement = measurement
+        raise raised from error
+
     def close(self) -> None:
         """Stops the bucket thread and the ZeusMonitor; open windows are
         dropped."""

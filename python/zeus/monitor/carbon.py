@@ -315,18 +315,12 @@ class CarbonEmissionMonitor(BucketedMonitor):
         with self._rates_lock:
             rates = dict(self._rates)
         measurement = CarbonEmissionMeasurement(*bucket_totals(buckets, rates.get))
-        if error is not None:
-            if not isinstance(error, (ZeusCarbonIntensityHTTPError,
-                                      ZeusCarbonIntensityNotFoundError)):
-                error.measurement = measurement
-                raise error
-            missing = [_utc(b.start_s).isoformat() for b in buckets if b.start_s not in rates]
-            raised = type(error)(
-                f"CarbonEmissionMonitor: window '{key}' ended, but the carbon intensity of "
-                f"{', '.join(missing)} is unknown ({error.message}); its energy is in this "
-                "error's `measurement` (emissions NaN)")
-            raised.measurement = measurement
-            raise raised from error
+        missing = [_utc(b.start_s).isoformat() for b in buckets if b.start_s not in rates]
+        self._raise_keeping_energy(
+            error, measurement, (ZeusCarbonIntensityHTTPError, ZeusCarbonIntensityNotFoundError),
+            lambda e: f"CarbonEmissionMonitor: window '{key}' ended, but the carbon intensity of "
+                      f"{', '.join(missing)} is unknown ({e.message}); its energy is in this "
+                      "error's `measurement` (emissions NaN)")
         return measurement
 
     def _store(self, recent: Dict[datetime, float]) -> None:

@@ -263,14 +263,9 @@ class EnergyCostMonitor(BucketedMonitor):
         except Exception as e:  # A user's provider may raise anything: keep the energy.
             error = e
         measurement = EnergyCostMeasurement(*bucket_totals(buckets, rates.get))
-        if error is not None:
-            if not isinstance(error, (ZeusElectricityPriceHTTPError,
-                                      ZeusElectricityPriceNotFoundError)):
-                error.measurement = measurement
-                raise error
-            raised = type(error)(
-                f"EnergyCostMonitor: window '{key}' ended, but its electricity price is unknown "
-                f"({error.message}); its energy is in this error's `measurement` (costs NaN)")
-            raised.measurement = measurement
-            raise raised from error
+        self._raise_keeping_energy(
+            error, measurement, (ZeusElectricityPriceHTTPError, ZeusElectricityPriceNotFoundError),
+            lambda e: f"EnergyCostMonitor: window '{key}' ended, but its electricity price is "
+                      f"unknown ({e.message}); its energy is in this error's `measurement` "
+                      "(costs NaN)")
         return measurement
