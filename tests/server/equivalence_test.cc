@@ -57,12 +57,9 @@ Compared CompareWithSimulator(const std::string& policy_name, const std::vector<
   Compared compared;
   EXPECT_TRUE(workloads.ok()) << workloads.status();
   if (!workloads.ok() || workloads->empty()) return compared;
-  TempDir dir;
-  std::string skip_reason;
-  TestServer server(NewDatabaseUrl(Backend::kSqlite, dir, &skip_reason));
-  EXPECT_TRUE(server.ok()) << server.error();
+  SqliteServer server;
   if (!server.ok()) return compared;
-  httplib::Client client("127.0.0.1", server.port());
+  httplib::Client& client = server.client();
 
   for (const Workload& workload : *workloads) {
     for (uint64_t seed : seeds) {

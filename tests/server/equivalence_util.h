@@ -113,6 +113,27 @@ inline std::vector<SimulatedJob> SimulateGroups(const std::vector<Workload>& wor
   return jobs;
 }
 
+// A server on a fresh SQLite database in its own temporary directory, and a
+// client of it. A server that does not start is a failed expectation and
+// ok() false.
+class SqliteServer {
+ public:
+  SqliteServer() : server_(NewDatabaseUrl(Backend::kSqlite, dir_, &skip_reason_)) {
+    EXPECT_TRUE(server_.ok()) << server_.error();
+    if (server_.ok()) client_ = std::make_unique<httplib::Client>("127.0.0.1", server_.port());
+  }
+
+  bool ok() const { return client_ != nullptr; }
+  // REQUIRES: ok().
+  httplib::Client& client() { return *client_; }
+
+ private:
+  TempDir dir_;
+  std::string skip_reason_;
+  TestServer server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
 // The A40 workloads of the paper's traces in data/.
 inline StatusOr<std::vector<Workload>> LoadA40Workloads() {
   return LoadWorkloads(DataDir() + "/traces/zeus-nsdi23", "a40");

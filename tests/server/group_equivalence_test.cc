@@ -37,12 +37,9 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
   Compared compared;
   EXPECT_TRUE(workloads.ok()) << workloads.status();
   if (!workloads.ok() || workloads->empty()) return compared;
-  TempDir dir;
-  std::string skip_reason;
-  TestServer server(NewDatabaseUrl(Backend::kSqlite, dir, &skip_reason));
-  EXPECT_TRUE(server.ok()) << server.error();
+  SqliteServer server;
   if (!server.ok()) return compared;
-  httplib::Client client("127.0.0.1", server.port());
+  httplib::Client& client = server.client();
 
   const std::vector<SimulatedJob> jobs = SimulateGroups(*workloads, policy_name, seed);
   for (const SimulatedJob& simulated : jobs) {
