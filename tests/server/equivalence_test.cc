@@ -53,15 +53,12 @@ struct Compared {
 // Registers one job per A40 workload and seed in `seeds` with `policy` and
 // checks that the server follows the simulator's plans step by step.
 Compared CompareWithSimulator(const std::string& policy_name, const std::vector<uint64_t>& seeds) {
-  StatusOr<std::vector<Workload>> workloads = LoadA40Workloads();
   Compared compared;
-  EXPECT_TRUE(workloads.ok()) << workloads.status();
-  if (!workloads.ok() || workloads->empty()) return compared;
-  SqliteServer server;
-  if (!server.ok()) return compared;
-  httplib::Client& client = server.client();
+  SqliteServerWithWorkloads setup;
+  if (!setup.ok()) return compared;
+  httplib::Client& client = setup.client();
 
-  for (const Workload& workload : *workloads) {
+  for (const Workload& workload : setup.workloads()) {
     for (uint64_t seed : seeds) {
       SimulationOptions options;
       options.seed = seed;

@@ -113,31 +113,39 @@ inline std::vector<SimulatedJob> SimulateGroups(const std::vector<Workload>& wor
   return jobs;
 }
 
-// A server on a fresh SQLite database in its own temporary directory, and a
-// client of it. A server that does not start is a failed expectation and
-// ok() false.
-class SqliteServer {
+// The A40 workloads of the paper's traces in data/.
+inline StatusOr<std::vector<Workload>> LoadA40Workloads() {
+  return LoadWorkloads(DataDir() + "/traces/zeus-nsdi23", "a40");
+}
+
+// The A40 workloads and, once they are loaded, a server on a fresh SQLite
+// database in its own temporary directory with a client of it. Workloads
+// that cannot be loaded (or none) and a server that does not start are
+// failed expectations and ok() false.
+class SqliteServerWithWorkloads {
  public:
-  SqliteServer() : server_(NewDatabaseUrl(Backend::kSqlite, dir_, &skip_reason_)) {
-    EXPECT_TRUE(server_.ok()) << server_.error();
-    if (server_.ok()) client_ = std::make_unique<httplib::Client>("127.0.0.1", server_.port());
+  SqliteServerWithWorkloads() {
+    StatusOr<std::vector<Workload>> workloads = LoadA40Workloads();
+    EXPECT_TRUE(workloads.ok()) << workloads.status();
+    if (!workloads.ok() || workloads->empty()) return;
+    workloads_ = std::move(*workloads);
+    server_ = std::make_unique<TestServer>(NewDatabaseUrl(Backend::kSqlite, dir_, &skip_reason_));
+    EXPECT_TRUE(server_->ok()) << server_->error();
+    if (server_->ok()) client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
   }
 
   bool ok() const { return client_ != nullptr; }
-  // REQUIRES: ok().
+  // REQUIRES: ok() (for both).
+  const std::vector<Workload>& workloads() const { return workloads_; }
   httplib::Client& client() { return *client_; }
 
  private:
   TempDir dir_;
   std::string skip_reason_;
-  TestServer server_;
+  std::vector<Workload> workloads_;
+  std::unique_ptr<TestServer> server_;
   std::unique_ptr<httplib::Client> client_;
 };
-
-// The A40 workloads of the paper's traces in data/.
-inline StatusOr<std::vector<Workload>> LoadA40Workloads() {
-  return LoadWorkloads(DataDir() + "/traces/zeus-nsdi23", "a40");
-}
 
 // The registration body of job `job_id` (id prefix `prefix`) for `workload`
 // with `policy_name` and `seed`.

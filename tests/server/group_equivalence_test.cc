@@ -33,15 +33,12 @@ struct Compared {
 };
 
 Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t seed) {
-  StatusOr<std::vector<Workload>> workloads = LoadA40Workloads();
   Compared compared;
-  EXPECT_TRUE(workloads.ok()) << workloads.status();
-  if (!workloads.ok() || workloads->empty()) return compared;
-  SqliteServer server;
-  if (!server.ok()) return compared;
-  httplib::Client& client = server.client();
+  SqliteServerWithWorkloads setup;
+  if (!setup.ok()) return compared;
+  httplib::Client& client = setup.client();
 
-  const std::vector<SimulatedJob> jobs = SimulateGroups(*workloads, policy_name, seed);
+  const std::vector<SimulatedJob> jobs = SimulateGroups(setup.workloads(), policy_name, seed);
   for (const SimulatedJob& simulated : jobs) {
     const Workload& workload = *simulated.workload;
     const std::string job_id = "grp-" + policy_name + "-" + workload.job.dataset;
