@@ -10,6 +10,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -66,6 +67,34 @@ def zeus_server(tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def start_zeus_daemon(directory, powercap_root, *args):
+    """Starts `zeus daemon` with its socket (zeusd.sock), state file
+    (state.json), log (daemon.log) and fake GPUs' state (FAKE_NVML_STATE=gpus)
+    in `directory`, the powercap tree at `powercap_root` and the extra command
+    line `args`; waits (up to 10 s) until it serves. Returns (the process, the
+    socket path, its environment, the log's path); the caller stops the
+    process. Fails the test, the daemon stopped, when it does not start."""
+    zeus = os.environ.get("ZEUS_SERVE")
+    if not zeus:
+        pytest.fail("ZEUS_SERVE must name the zeus binary (run through ctest)")
+    sock = str(directory / "zeusd.sock")
+    env = dict(os.environ, FAKE_NVML_STATE=str(directory / "gpus"))
+    log_path = directory / "daemon.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [zeus, "daemon", "--socket", sock, "--state-file", str(directory / "state.json"),
+             "--powercap-root", str(powercap_root), *args],
+            env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 10
+    while "serving" not in log_path.read_text():
+        if proc.poll() is not None or time.time() > deadline:
+            proc.terminate()
+            proc.wait(timeout=10)
+            pytest.fail(f"zeus daemon did not start: {log_path.read_text()}")
+        time.sleep(0.02)
+    return proc, sock, env, log_path
 
 
 def run_python(args, env=None, timeout=300):

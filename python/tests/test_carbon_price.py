@@ -166,6 +166,33 @@ def test_carbon_monitor_charges_the_current_hour(service):
         monitor.end_window("step")
 
 
+def record_buckets(monitor):
+    """Makes `monitor` keep the buckets of every window it ends; returns the
+    list (one entry per end_window, in order) they go to."""
+    seen = []
+    real_end = monitor._windows.end
+    monitor._windows.end = lambda key, sync: seen.append(real_end(key, sync)) or seen[-1]
+    return seen
+
+
+def gpu0_charge(buckets, rate_of):
+    """GPU 0's energy in `buckets` charged at rate_of(bucket start) per kWh."""
+    return sum(b.measurement.gpu_energy[0] / J_PER_KWH * rate_of(b.start_s) for b in buckets)
+
+
+def failed_window_measurement(monitor, error_cls, match):
+    """Opens and ends window "w" on `monitor` (closed afterwards), expecting
+    end_window to raise `error_cls` matching `match`; returns the error's
+    measurement."""
+    try:
+        monitor.begin_window("w")
+        with pytest.raises(error_cls, match=match) as info:
+            monitor.end_window("w")
+    finally:
+        monitor.close()
+    return info.value.measurement
+
+
 class SteppedProvider(CarbonIntensityProvider):
     """Intensity changing every `period_s` (a short "hour"), known exactly."""
 
@@ -200,9 +227,7 @@ class SteppedProvider(CarbonIntensityProvider):
 def test_carbon_monitor_splits_windows_at_period_boundaries():
     provider = SteppedProvider(0.25)
     monitor = CarbonEmissionMonitor(provider, gpu_indices=[0])
-    seen = []
-    real_end = monitor._windows.end
-    monitor._windows.end = lambda key, sync: seen.append(real_end(key, sync)) or seen[-1]
+    seen = record_buckets(monitor)
     try:
         monitor.begin_window("long")
         monitor.begin_window("short")
@@ -221,16 +246,12 @@ def test_carbon_monitor_splits_windows_at_period_boundaries():
     assert all(step >= 0.999 and abs(step - round(step)) < 1e-3 for step in steps), steps
     assert sum(b.measurement.gpu_energy[0] for b in long_buckets) == pytest.approx(
         long.gpu_energy[0])
-    expected = sum(b.measurement.gpu_energy[0] / J_PER_KWH * provider.rate(b.start_s)
-                   for b in long_buckets)
-    assert long.gpu_carbon_emission[0] == pytest.approx(expected)
+    assert long.gpu_carbon_emission[0] == pytest.approx(gpu0_charge(long_buckets, provider.rate))
     # Distinct rates per bucket: no single rate explains the total.
     rates = {provider.rate(s) for s in starts}
     assert len(rates) >= 3
     assert "recent" in provider.calls  # Past buckets come from the history.
-    assert short.gpu_carbon_emission[0] == pytest.approx(sum(
-        b.measurement.gpu_energy[0] / J_PER_KWH * provider.rate(b.start_s)
-        for b in short_buckets))
+    assert short.gpu_carbon_emission[0] == pytest.approx(gpu0_charge(short_buckets, provider.rate))
 
 
 def test_carbon_monitor_keeps_rates_of_hours_older_than_the_history():
@@ -238,9 +259,7 @@ def test_carbon_monitor_keeps_rates_of_hours_older_than_the_history():
     # every boundary, so a window of many periods is still charged exactly.
     provider = SteppedProvider(0.2, history_periods=3)
     monitor = CarbonEmissionMonitor(provider, gpu_indices=[0])
-    seen = []
-    real_end = monitor._windows.end
-    monitor._windows.end = lambda key, sync: seen.append(real_end(key, sync)) or seen[-1]
+    seen = record_buckets(monitor)
     try:
         monitor.begin_window("long")
         time.sleep(1.7)
@@ -249,8 +268,7 @@ def test_carbon_monitor_keeps_rates_of_hours_older_than_the_history():
         monitor.close()
     buckets = seen[0]
     assert buckets[-1].start_s - buckets[0].start_s > 3 * 0.2  # Beyond the history.
-    assert result.gpu_carbon_emission[0] == pytest.approx(sum(
-        b.measurement.gpu_energy[0] / J_PER_KWH * provider.rate(b.start_s) for b in buckets))
+    assert result.gpu_carbon_emission[0] == pytest.approx(gpu0_charge(buckets, provider.rate))
     assert provider.calls.count("recent") >= 2
 
 
@@ -367,14 +385,8 @@ def test_energy_cost_monitor_charges_the_hour_price(service):
 
 def test_energy_cost_monitor_offline_keeps_the_energy():
     client = OpenEIClient((42.28, -83.74), "x", api_key="k", base_url=closed_port_url())
-    monitor = EnergyCostMonitor(client, gpu_indices=[0])
-    try:
-        monitor.begin_window("w")
-        with pytest.raises(ZeusElectricityPriceHTTPError, match="no network") as info:
-            monitor.end_window("w")
-    finally:
-        monitor.close()
-    measurement = info.value.measurement
+    measurement = failed_window_measurement(EnergyCostMonitor(client, gpu_indices=[0]),
+                                            ZeusElectricityPriceHTTPError, "no network")
     assert isinstance(measurement, EnergyCostMeasurement)
     assert measurement.gpu_energy[0] > 0 and math.isnan(measurement.gpu_energy_cost[0])
 
@@ -399,12 +411,7 @@ def test_any_provider_failure_keeps_the_energy():
         def get_current_carbon_intensity(self):
             raise RuntimeError("sensor unplugged")
 
-    monitor = CarbonEmissionMonitor(Broken(3600.0), gpu_indices=[0])
-    try:
-        monitor.begin_window("w")
-        with pytest.raises(RuntimeError, match="sensor unplugged") as info:
-            monitor.end_window("w")
-    finally:
-        monitor.close()
-    assert info.value.measurement.gpu_energy[0] > 0
-    assert math.isnan(info.value.measurement.gpu_carbon_emission[0])
+    measurement = failed_window_measurement(
+        CarbonEmissionMonitor(Broken(3600.0), gpu_indices=[0]), RuntimeError, "sensor unplugged")
+    assert measurement.gpu_energy[0] > 0
+    assert math.isnan(measurement.gpu_carbon_emission[0])

@@ -6,36 +6,21 @@ GPUs' state is shared between the processes through FAKE_NVML_STATE."""
 import os
 import re
 import signal
-import subprocess
 import textwrap
 import time
 
 import pytest
 
-from conftest import run_python
+from conftest import run_python, start_zeus_daemon
 
 
 @pytest.fixture
 def zeus_daemon(tmp_path):
     """A `zeus daemon` on a socket in tmp_path; yields (env for clients, the
     fake GPUs' state file, a function returning the daemon's log so far)."""
-    zeus = os.environ.get("ZEUS_SERVE")
-    if not zeus:
-        pytest.fail("ZEUS_SERVE must name the zeus binary (run through ctest)")
-    sock = str(tmp_path / "zeusd.sock")
-    env = dict(os.environ, FAKE_NVML_STATE=str(tmp_path / "gpus"))
-    log_path = tmp_path / "daemon.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [zeus, "daemon", "--socket", sock, "--state-file", str(tmp_path / "state.json"),
-             "--powercap-root", str(tmp_path / "no-powercap"), "--group", str(os.getgid())],
-            env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc, sock, env, log_path = start_zeus_daemon(tmp_path, tmp_path / "no-powercap", "--group",
+                                                  str(os.getgid()))
     try:
-        deadline = time.time() + 10
-        while "serving" not in log_path.read_text():
-            if proc.poll() is not None or time.time() > deadline:
-                pytest.fail(f"zeus daemon did not start: {log_path.read_text()}")
-            time.sleep(0.02)
         yield dict(env, ZEUSD_SOCK_PATH=sock), tmp_path / "gpus", log_path.read_text
     finally:
         proc.terminate()

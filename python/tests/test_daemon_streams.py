@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import free_port
+from conftest import free_port, start_zeus_daemon
 from zeus.monitor.power_streaming import PowerStreamingClient
 from zeus.utils.zeusd import ZeusdClient, ZeusdConfig, require_capabilities, \
     ZeusdCapabilityError
@@ -56,28 +56,13 @@ def powercap(tmp_path):
 def start_daemon(tmp_path, powercap):
     """Starts `zeus daemon`s (each in its own directory); returns a function
     (name, extra args) -> socket path. Stops them all at the end."""
-    zeus = os.environ.get("ZEUS_SERVE")
-    if not zeus:
-        pytest.fail("ZEUS_SERVE must name the zeus binary (run through ctest)")
     procs = []
 
     def start(name, *args):
         d = tmp_path / name
         d.mkdir()
-        sock = str(d / "zeusd.sock")
-        log_path = d / "daemon.log"
-        with open(log_path, "w") as log:
-            proc = subprocess.Popen(
-                [zeus, "daemon", "--socket", sock, "--state-file", str(d / "state.json"),
-                 "--powercap-root", str(powercap), *args],
-                env=dict(os.environ, FAKE_NVML_STATE=str(d / "gpus")), stdout=log,
-                stderr=subprocess.STDOUT)
+        proc, sock, _, _ = start_zeus_daemon(d, powercap, *args)
         procs.append(proc)
-        deadline = time.time() + 10
-        while "serving" not in log_path.read_text():
-            if proc.poll() is not None or time.time() > deadline:
-                pytest.fail(f"zeus daemon did not start: {log_path.read_text()}")
-            time.sleep(0.02)
         return sock
 
     yield start

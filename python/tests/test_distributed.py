@@ -17,12 +17,16 @@ MODELS = [
 ]
 
 
-def test_both_ranks_pin_the_limit_cheapest_for_all_gpus():
+def run_ddp_workers(**extra_env):
+    """Runs ddp_worker.py as ranks 0 and 1 of a gloo group (rank r with the
+    fake energy model MODELS[r] and `extra_env`); returns each rank's last
+    stdout line as JSON, asserting that both exit 0."""
     port = free_port()
     procs = []
     for rank in range(2):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), FAKE_NVML_ENERGY_STEP_MJ_BY_LIMIT=MODELS[rank])
+                   MASTER_PORT=str(port), FAKE_NVML_ENERGY_STEP_MJ_BY_LIMIT=MODELS[rank],
+                   **extra_env)
         procs.append(subprocess.Popen([sys.executable, os.path.join(HERE, "ddp_worker.py")],
                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       text=True))
@@ -31,6 +35,11 @@ def test_both_ranks_pin_the_limit_cheapest_for_all_gpus():
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
         results.append(json.loads(out.strip().splitlines()[-1]))
+    return results
+
+
+def test_both_ranks_pin_the_limit_cheapest_for_all_gpus():
+    results = run_ddp_workers()
     for r in results:
         assert r["phase"] == "done"
         assert r["limits_w"] == [700, 600, 500, 400, 300, 200, 100]

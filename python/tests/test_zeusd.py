@@ -6,14 +6,13 @@ import http.server
 import json
 import os
 import socketserver
-import subprocess
 import threading
 import time
 import urllib.parse
 
 import pytest
 
-from conftest import run_python
+from conftest import run_python, start_zeus_daemon
 from zeus.exception import ZeusBaseError
 from zeus.utils.zeusd import (CpuEnergyResult, CpuInfo, GpuInfo, ZeusdAuthError,
                               ZeusdCapabilityError, ZeusdClient, ZeusdConfig,
@@ -298,23 +297,9 @@ def test_tcp_and_streams():
 @pytest.fixture
 def zeus_daemon(tmp_path):
     """A `zeus daemon` on a Unix socket in tmp_path; yields its socket path."""
-    zeus = os.environ.get("ZEUS_SERVE")
-    if not zeus:
-        pytest.fail("ZEUS_SERVE must name the zeus binary (run through ctest)")
-    sock = str(tmp_path / "zeusd.sock")
-    env = dict(os.environ, FAKE_NVML_STATE=str(tmp_path / "gpus"))
-    log_path = tmp_path / "daemon.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [zeus, "daemon", "--socket", sock, "--state-file", str(tmp_path / "state.json"),
-             "--powercap-root", str(tmp_path / "no-powercap"), "--group", str(os.getgid())],
-            env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc, sock, _, _ = start_zeus_daemon(tmp_path, tmp_path / "no-powercap", "--group",
+                                         str(os.getgid()))
     try:
-        deadline = time.time() + 10
-        while "serving" not in log_path.read_text():
-            if proc.poll() is not None or time.time() > deadline:
-                pytest.fail(f"zeus daemon did not start: {log_path.read_text()}")
-            time.sleep(0.02)
         yield sock
     finally:
         proc.terminate()

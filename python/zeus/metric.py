@@ -28,7 +28,7 @@ import multiprocessing as mp
 import queue as queue_module
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from zeus.exception import ZeusBaseError
 from zeus.monitor.energy import ZeusMonitor
@@ -225,7 +225,57 @@ def _wait_or_stop(pipe, timeout_s):
         return False
 
 
-class EnergyCumulativeCounter(Metric):
+class _LoopMetric(Metric):
+    """A metric whose open windows each run a spawned helper process that
+    pushes every `update_period` seconds (> 0). Subclasses set `_who` (their
+    name in messages) and give `_loop()`: the helper's body and its arguments
+    after (name, pipe)."""
+
+    _who = "zeus.metric"
+
+    def __init__(self, gpu_indices: list, update_period: int, pushgateway_url: str,
+                 job: str) -> None:
+        _prometheus()
+        if not update_period > 0:
+            raise ValueError(f"{self._who}: update_period must be > 0 s, got {update_period!r}")
+        self.gpu_indices = gpu_indices
+        self.update_period = update_period
+        self.pushgateway_url = pushgateway_url
+        self.job = job
+        self.window_state: Dict[str, MonitoringProcessState] = {}
+
+    def _loop(self) -> Tuple[Callable, tuple]:
+        raise NotImplementedError
+
+    def begin_window(self, name: str, sync_execution: bool = False) -> None:
+        if name in self.window_state:
+            raise ValueError(f"{self._who}: window '{name}' is already open")
+        if sync_execution:
+            _sync_execution(list(self.gpu_indices or []))
+        target, args = self._loop()
+        self.window_state[name] = _start_loop(target, name, args, self._who)
+
+    def end_window(self, name: str, sync_execution: bool = False) -> None:
+        state = self.window_state.pop(name, None)
+        if state is None:
+            raise ValueError(f"{self._who}: window '{name}' is not open")
+        if sync_execution:
+            _sync_execution(list(self.gpu_indices or []))
+        _stop_loop(state, name, self.update_period, self._who)
+
+
+def _push_period(pushgateway_url, job, registry, name, who, final, retried):
+    """Pushes window `name`'s `registry`; a failure raises at the `final`
+    push and is otherwise logged with `retried` (when the counts go out)."""
+    try:
+        _push(pushgateway_url, job, registry, {"window": name}, who)
+    except ZeusBaseError as e:
+        if final:
+            raise
+        logger.warning("%s (%s)", e.message, retried)
+
+
+class EnergyCumulativeCounter(_LoopMetric):
     """Counters of the energy spent while a window is open, pushed every
     `update_period` seconds by a spawned helper process.
 
@@ -239,36 +289,16 @@ class EnergyCumulativeCounter(Metric):
     push (ZeusBaseError if it failed).
     """
 
+    _who = "EnergyCumulativeCounter"
+
     def __init__(self, cpu_indices: list, gpu_indices: list, update_period: int,
                  pushgateway_url: str, job: str) -> None:
-        _prometheus()
-        if not update_period > 0:
-            raise ValueError(f"EnergyCumulativeCounter: update_period must be > 0 s, got "
-                             f"{update_period!r}")
+        super().__init__(gpu_indices, update_period, pushgateway_url, job)
         self.cpu_indices = cpu_indices
-        self.gpu_indices = gpu_indices
-        self.update_period = update_period
-        self.pushgateway_url = pushgateway_url
-        self.job = job
-        self.window_state: Dict[str, MonitoringProcessState] = {}
 
-    def begin_window(self, name: str, sync_execution: bool = False) -> None:
-        if name in self.window_state:
-            raise ValueError(f"EnergyCumulativeCounter: window '{name}' is already open")
-        if sync_execution:
-            _sync_execution(list(self.gpu_indices or []))
-        self.window_state[name] = _start_loop(
-            energy_monitoring_loop, name,
-            (self.cpu_indices, self.gpu_indices, self.update_period, self.pushgateway_url,
-             self.job), "EnergyCumulativeCounter")
-
-    def end_window(self, name: str, sync_execution: bool = False) -> None:
-        state = self.window_state.pop(name, None)
-        if state is None:
-            raise ValueError(f"EnergyCumulativeCounter: window '{name}' is not open")
-        if sync_execution:
-            _sync_execution(list(self.gpu_indices or []))
-        _stop_loop(state, name, self.update_period, "EnergyCumulativeCounter")
+    def _loop(self):
+        return energy_monitoring_loop, (self.cpu_indices, self.gpu_indices, self.update_period,
+                                        self.pushgateway_url, self.job)
 
 
 def energy_monitoring_loop(name: str, pipe: mp.Queue, cpu_indices: list, gpu_indices: list,
@@ -311,15 +341,11 @@ def energy_monitoring_loop(name: str, pipe: mp.Queue, cpu_indices: list, gpu_ind
         for attr, counter in counters.items():
             for index, joules in (getattr(measurement, attr) or {}).items():
                 counter.labels(window=name, index=str(index)).inc(max(joules, 0.0))
-        try:
-            _push(pushgateway_url, job, registry, {"window": name}, "EnergyCumulativeCounter")
-        except ZeusBaseError as e:
-            if stop:
-                raise
-            logger.warning("%s (the counts go out with the next push)", e.message)
+        _push_period(pushgateway_url, job, registry, name, "EnergyCumulativeCounter", stop,
+                     "the counts go out with the next push")
 
 
-class PowerGauge(Metric):
+class PowerGauge(_LoopMetric):
     """Gauges of each GPU's power while a window is open, pushed every
     `update_period` seconds by a spawned helper process.
 
@@ -329,33 +355,11 @@ class PowerGauge(Metric):
         pushgateway_url, job: Where and as what to push.
     """
 
-    def __init__(self, gpu_indices: list, update_period: int, pushgateway_url: str,
-                 job: str) -> None:
-        _prometheus()
-        if not update_period > 0:
-            raise ValueError(f"PowerGauge: update_period must be > 0 s, got {update_period!r}")
-        self.gpu_indices = gpu_indices
-        self.update_period = update_period
-        self.pushgateway_url = pushgateway_url
-        self.job = job
-        self.window_state: Dict[str, MonitoringProcessState] = {}
+    _who = "PowerGauge"
 
-    def begin_window(self, name: str, sync_execution: bool = False) -> None:
-        if name in self.window_state:
-            raise ValueError(f"PowerGauge: window '{name}' is already open")
-        if sync_execution:
-            _sync_execution(list(self.gpu_indices or []))
-        self.window_state[name] = _start_loop(
-            power_monitoring_loop, name,
-            (self.gpu_indices, self.update_period, self.pushgateway_url, self.job), "PowerGauge")
-
-    def end_window(self, name: str, sync_execution: bool = False) -> None:
-        state = self.window_state.pop(name, None)
-        if state is None:
-            raise ValueError(f"PowerGauge: window '{name}' is not open")
-        if sync_execution:
-            _sync_execution(list(self.gpu_indices or []))
-        _stop_loop(state, name, self.update_period, "PowerGauge")
+    def _loop(self):
+        return power_monitoring_loop, (self.gpu_indices, self.update_period, self.pushgateway_url,
+                                       self.job)
 
 
 def power_monitoring_loop(name: str, pipe: mp.Queue, gpu_indices: List[int],
@@ -381,12 +385,8 @@ def power_monitoring_loop(name: str, pipe: mp.Queue, gpu_indices: List[int],
             stop = _wait_or_stop(pipe, update_period)
             for index, watts in (monitor.get_power() or {}).items():
                 gauge.labels(window=name, index=str(index)).set(watts)
-            try:
-                _push(pushgateway_url, job, registry, {"window": name}, "PowerGauge")
-            except ZeusBaseError as e:
-                if stop:
-                    raise
-                logger.warning("%s (retried at the next period)", e.message)
+            _push_period(pushgateway_url, job, registry, name, "PowerGauge", stop,
+                         "retried at the next period")
     finally:
         monitor.stop()
 

@@ -277,6 +277,38 @@ def _check_common(zeus_monitor, num_trials, num_warmup_trials, trial_stddev_thre
                          f"{trial_stddev_threshold!r}")
 
 
+def _checked_iteration_duration(target_function, zeus_monitor, num_trials, num_warmup_trials,
+                                trial_stddev_threshold, num_warmup_iterations,
+                                num_calibration_iterations, iteration_duration):
+    """Checks the arguments every sweep takes (raising as _check_common);
+    returns `iteration_duration` (s, checked > 0) or, when None, one
+    calibrated on `target_function`."""
+    _check_common(zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
+                  num_warmup_iterations, num_calibration_iterations)
+    if iteration_duration is None:
+        return _calibrate_iteration_duration(
+            target_function, zeus_monitor, num_warmup_iterations, num_calibration_iterations)
+    return _check_duration(iteration_duration, "iteration_duration", True)
+
+
+def _checked_sweep(target_function, zeus_monitor, swept, search_range, fixed, fixed_value,
+                   num_trials, num_warmup_trials, trial_stddev_threshold, num_warmup_iterations,
+                   num_calibration_iterations, iteration_duration) -> SweepReport:
+    """Checks a sweep's arguments (the range of `swept` first, then the
+    `fixed` duration, then the rest) and runs it: `swept` and `fixed` are
+    "measurement_duration" (> 0) and "cooldown_duration" (>= 0) either way
+    round."""
+    values = _check_range(search_range, f"{swept}_search_range",
+                          positive=swept == "measurement_duration")
+    fixed_value = _check_duration(fixed_value, fixed, positive=fixed == "measurement_duration")
+    iteration_duration = _checked_iteration_duration(
+        target_function, zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
+        num_warmup_iterations, num_calibration_iterations, iteration_duration)
+    return _sweep(target_function, zeus_monitor, swept, values, fixed, fixed_value, num_trials,
+                  num_warmup_trials, trial_stddev_threshold, num_warmup_iterations,
+                  iteration_duration)
+
+
 def profile_measurement_duration(
         target_function: Callable[[], Any], zeus_monitor: ZeusMonitor,
         measurement_duration_search_range: Optional[List[float]] = None,
@@ -287,19 +319,11 @@ def profile_measurement_duration(
     """Sweeps measurement durations (default 1..10 s) with the cooldown
     fixed; the shortest valid entry is a measurement long enough to be
     repeatable. `iteration_duration` skips the calibration when given."""
-    values = _check_range(measurement_duration_search_range,
-                          "measurement_duration_search_range", positive=True)
-    cooldown_duration = _check_duration(cooldown_duration, "cooldown_duration", positive=False)
-    _check_common(zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
-                  num_warmup_iterations, num_calibration_iterations)
-    if iteration_duration is None:
-        iteration_duration = _calibrate_iteration_duration(
-            target_function, zeus_monitor, num_warmup_iterations, num_calibration_iterations)
-    else:
-        iteration_duration = _check_duration(iteration_duration, "iteration_duration", True)
-    return _sweep(target_function, zeus_monitor, "measurement_duration", values,
-                  "cooldown_duration", cooldown_duration, num_trials, num_warmup_trials,
-                  trial_stddev_threshold, num_warmup_iterations, iteration_duration)
+    return _checked_sweep(target_function, zeus_monitor, "measurement_duration",
+                          measurement_duration_search_range, "cooldown_duration",
+                          cooldown_duration, num_trials, num_warmup_trials,
+                          trial_stddev_threshold, num_warmup_iterations,
+                          num_calibration_iterations, iteration_duration)
 
 
 def profile_cooldown_duration(
@@ -312,20 +336,11 @@ def profile_cooldown_duration(
     """Sweeps cooldown durations (default 1..10 s) with the measurement
     duration fixed; the shortest valid entry is a cooldown long enough for
     repeatable trials."""
-    values = _check_range(cooldown_duration_search_range, "cooldown_duration_search_range",
-                          positive=False)
-    measurement_duration = _check_duration(measurement_duration, "measurement_duration",
-                                           positive=True)
-    _check_common(zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
-                  num_warmup_iterations, num_calibration_iterations)
-    if iteration_duration is None:
-        iteration_duration = _calibrate_iteration_duration(
-            target_function, zeus_monitor, num_warmup_iterations, num_calibration_iterations)
-    else:
-        iteration_duration = _check_duration(iteration_duration, "iteration_duration", True)
-    return _sweep(target_function, zeus_monitor, "cooldown_duration", values,
-                  "measurement_duration", measurement_duration, num_trials, num_warmup_trials,
-                  trial_stddev_threshold, num_warmup_iterations, iteration_duration)
+    return _checked_sweep(target_function, zeus_monitor, "cooldown_duration",
+                          cooldown_duration_search_range, "measurement_duration",
+                          measurement_duration, num_trials, num_warmup_trials,
+                          trial_stddev_threshold, num_warmup_iterations,
+                          num_calibration_iterations, iteration_duration)
 
 
 def profile_parameters(
@@ -343,10 +358,9 @@ def profile_parameters(
                                       "measurement_duration_search_range", positive=True)
     cooldown_values = _check_range(cooldown_duration_search_range,
                                    "cooldown_duration_search_range", positive=False)
-    _check_common(zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
-                  num_warmup_iterations, num_calibration_iterations)
-    iteration_duration = _calibrate_iteration_duration(
-        target_function, zeus_monitor, num_warmup_iterations, num_calibration_iterations)
+    iteration_duration = _checked_iteration_duration(
+        target_function, zeus_monitor, num_trials, num_warmup_trials, trial_stddev_threshold,
+        num_warmup_iterations, num_calibration_iterations, None)
     common = dict(num_trials=num_trials, num_warmup_trials=num_warmup_trials,
                   trial_stddev_threshold=trial_stddev_threshold,
                   num_warmup_iterations=num_warmup_iterations,

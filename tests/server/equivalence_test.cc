@@ -11,10 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "zeus/sim/policy.h"
-#include "zeus/sim/simulator.h"
-#include "zeus/sim/trace.h"
-
+#include "tests/server/equivalence_util.h"
 #include "tests/server/server_test_util.h"
 
 namespace zeus::testing {
@@ -56,46 +53,28 @@ struct Compared {
 // Registers one job per A40 workload and seed in `seeds` with `policy` and
 // checks that the server follows the simulator's plans step by step.
 Compared CompareWithSimulator(const std::string& policy_name, const std::vector<uint64_t>& seeds) {
-  const std::string traces = DataDir() + "/traces/zeus-nsdi23";
-  StatusOr<std::vector<Workload>> workloads = LoadWorkloads(traces, "a40");
   Compared compared;
-  EXPECT_TRUE(workloads.ok()) << workloads.status();
-  if (!workloads.ok() || workloads->empty()) return compared;
-  TempDir dir;
-  std::string skip_reason;
-  TestServer server(NewDatabaseUrl(Backend::kSqlite, dir, &skip_reason));
-  EXPECT_TRUE(server.ok()) << server.error();
-  if (!server.ok()) return compared;
-  httplib::Client client("127.0.0.1", server.port());
+  SqliteServerWithWorkloads setup;
+  if (!setup.ok()) return compared;
+  httplib::Client& client = setup.client();
 
-  for (const Workload& workload : *workloads) {
+  for (const Workload& workload : setup.workloads()) {
     for (uint64_t seed : seeds) {
       SimulationOptions options;
       options.seed = seed;
       options.num_recurrences = 60;
-      PolicyContext context;
-      context.workload = &workload;
-      context.eta = options.eta;
-      context.beta = options.beta;
-      context.seed = seed;
-      StatusOr<std::unique_ptr<Policy>> inner = MakePolicy(policy_name, context);
-      EXPECT_TRUE(inner.ok()) << inner.status();
-      if (!inner.ok()) return compared;
-      RecordingPolicy policy(std::move(*inner));
+      std::unique_ptr<Policy> inner = MakeSimulatedPolicy(policy_name, workload, options, seed);
+      if (inner == nullptr) return compared;
+      RecordingPolicy policy(std::move(inner));
       Status simulated = SimulateRecurringJob(workload, policy, options).status();
       EXPECT_TRUE(simulated.ok()) << simulated;
       if (!simulated.ok()) return compared;
 
       const std::string job_id =
           "eq-" + policy_name + "-" + workload.job.dataset + "-" + std::to_string(seed);
-      json job = JobBody(job_id, static_cast<int64_t>(seed));
-      job["policy"] = policy_name;
-      job["job_id_prefix"] = "eq";
-      job["batch_sizes"] = workload.BatchSizeList();
-      job["default_batch_size"] = workload.default_batch_size;
-      job["max_power"] = workload.max_power_w;
-      job["max_epochs"] = 1000;
-      const HttpReply registered = Send(client, "POST", "/jobs", job.dump());
+      const HttpReply registered =
+          Send(client, "POST", "/jobs",
+               RegistrationBody(job_id, "eq", policy_name, workload, seed).dump());
       EXPECT_EQ(registered.status, 201) << registered.raw;
       if (registered.status != 201) return compared;
 
@@ -113,25 +92,10 @@ Compared CompareWithSimulator(const std::string& policy_name, const std::vector<
         }
         // The server's bound for this trial is the simulator's cost limit:
         // a report just above it stops the run, one at it does not.
-        if (step.plan.cost_limit.has_value() && *step.plan.cost_limit > 0) {
-          json probe = trial.body;
-          probe["time"] = 0.0;
-          probe["energy"] = 2.0 * *step.plan.cost_limit;
-          probe["metric"] = 0.0;
-          probe["current_epoch"] = 1;
-          HttpReply at_bound = Send(client, "POST", "/report", probe.dump());
-          EXPECT_EQ(at_bound.status, 200) << at_bound.raw;
-          EXPECT_EQ(at_bound.body["stop_train"], false) << at_bound.raw;
-        }
+        ProbeAtBound(client, trial.body, step.plan);
         // The outcome the policy observed, as a final report: cost = energy
         // (eta 0.5, time 0). A run that could not start costs 100 x limit.
-        double cost = step.outcome.cost;
-        if (!step.outcome.ran) cost = 100.0 * step.plan.cost_limit.value_or(0.0);
-        json report = trial.body;
-        report["time"] = 0.0;
-        report["energy"] = 2.0 * cost;
-        report["metric"] = step.outcome.reached ? 1.0 : 0.0;
-        report["current_epoch"] = step.outcome.reached ? 2 : 1000;
+        const json report = FinalReport(trial.body, step.plan, step.outcome);
         HttpReply answer = Send(client, "POST", "/report", report.dump());
         EXPECT_EQ(answer.status, 200) << answer.raw;
         EXPECT_EQ(answer.body["stop_train"], true);

@@ -33,100 +33,14 @@
 #include <gtest/gtest.h>
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
-#include "zeus/sim/job_groups.h"
-#include "zeus/sim/policy.h"
-#include "zeus/sim/simulator.h"
-#include "zeus/sim/trace.h"
 
+#include "tests/server/equivalence_util.h"
 #include "tests/server/server_test_util.h"
 
 namespace zeus::testing {
 namespace {
 
 using nlohmann::json;
-
-// Forwards to a policy and records hand-outs and observations in the order
-// the group simulation made them.
-class RecordingPolicy final : public Policy {
- public:
-  struct Event {
-    bool hand_out = true;
-    RunPlan plan;
-    RunOutcome outcome;  // Observations only.
-  };
-
-  explicit RecordingPolicy(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
-
-  RunPlan Next() override {
-    RunPlan plan = inner_->Next();
-    events_.push_back(Event{true, plan, RunOutcome()});
-    return plan;
-  }
-  Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
-    events_.push_back(Event{false, plan, outcome});
-    return inner_->Observe(plan, outcome);
-  }
-  std::optional<double> CostLimitAtReport(const RunPlan& plan) const override {
-    return inner_->CostLimitAtReport(plan);
-  }
-  const std::vector<Event>& events() const { return events_; }
-
- private:
-  std::unique_ptr<Policy> inner_;
-  std::vector<Event> events_;
-};
-
-// The simulated events of one workload's overlapping job group.
-struct SimulatedJob {
-  const Workload* workload = nullptr;
-  std::vector<RecordingPolicy::Event> events;
-};
-
-std::vector<SimulatedJob> SimulateGroups(const std::vector<Workload>& workloads,
-                                         const std::string& policy_name, uint64_t seed) {
-  std::vector<SimulatedJob> jobs;
-  // Heavily overlapping submissions: about four in flight.
-  JobGroupGeneratorOptions generator;
-  generator.num_groups = 1;
-  generator.submissions_per_group = 30;
-  generator.mean_interarrival_s = 1000.0;
-  generator.mean_duration_s = 4000.0;
-  generator.seed = seed;
-  for (const Workload& workload : workloads) {
-    StatusOr<JobGroups> groups = GenerateJobGroups(generator, {workload.job.dataset});
-    EXPECT_TRUE(groups.ok()) << groups.status();
-    if (!groups.ok()) return {};
-    SimulationOptions options;
-    options.seed = seed;
-    PolicyContext context;
-    context.workload = &workload;
-    context.eta = options.eta;
-    context.beta = options.beta;
-    context.seed = seed;
-    StatusOr<std::unique_ptr<Policy>> inner = MakePolicy(policy_name, context);
-    EXPECT_TRUE(inner.ok()) << inner.status();
-    if (!inner.ok()) return {};
-    RecordingPolicy policy(std::move(*inner));
-    Status simulated =
-        SimulateJobGroup(workload, policy, groups->begin()->second, options).status();
-    EXPECT_TRUE(simulated.ok()) << simulated;
-    if (!simulated.ok()) return {};
-    jobs.push_back(SimulatedJob{&workload, policy.events()});
-  }
-  return jobs;
-}
-
-json RegistrationBody(const std::string& job_id, const std::string& policy_name,
-                      const Workload& workload, uint64_t seed) {
-  json job = JobBody(job_id, static_cast<int64_t>(seed));
-  job["policy"] = policy_name;
-  job["job_id_prefix"] = "rep";
-  job["batch_sizes"] = workload.BatchSizeList();
-  job["default_batch_size"] = workload.default_batch_size;
-  job["max_power"] = workload.max_power_w;
-  job["max_epochs"] = 1000;
-  return job;
-}
 
 // What the replicas answered, in event order, and each job's final arms.
 struct Transcript {
@@ -146,15 +60,16 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
   for (const SimulatedJob& simulated : jobs) {
     const Workload& workload = *simulated.workload;
     const std::string job_id = "rep-" + policy_name + "-" + workload.job.dataset;
-    const HttpReply registered = Send(*clients[0], "POST", "/jobs",
-                                      RegistrationBody(job_id, policy_name, workload, seed).dump());
+    const HttpReply registered =
+        Send(*clients[0], "POST", "/jobs",
+             RegistrationBody(job_id, "rep", policy_name, workload, seed).dump());
     EXPECT_EQ(registered.status, 201) << registered.raw;
     if (registered.status != 201) return transcript;
 
     std::map<int64_t, json> trials;       // Trial bodies by trial number.
     std::map<int64_t, size_t> handed_by;  // Client that handed each trial out.
     size_t index = 0;
-    for (const RecordingPolicy::Event& event : simulated.events) {
+    for (const GroupRecordingPolicy::Event& event : simulated.events) {
       SCOPED_TRACE(job_id + " event " + std::to_string(index));
       const size_t replica = index++ % clients.size();
       httplib::Client& client = *clients[replica];
@@ -172,18 +87,9 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
         transcript.max_in_flight = std::max(transcript.max_in_flight, trials.size());
         // The bound the other replica holds this trial to is the simulator's
         // cost limit: a report at it does not stop the run.
-        if (event.plan.cost_limit.has_value() && *event.plan.cost_limit > 0) {
-          json probe = trial.body;
-          probe["time"] = 0.0;
-          probe["energy"] = 2.0 * *event.plan.cost_limit;
-          probe["metric"] = 0.0;
-          probe["current_epoch"] = 1;
-          HttpReply at_bound =
-              Send(*clients[(replica + 1) % clients.size()], "POST", "/report", probe.dump());
-          EXPECT_EQ(at_bound.status, 200) << at_bound.raw;
-          EXPECT_EQ(at_bound.body["stop_train"], false) << at_bound.raw;
-          transcript.answers.push_back(at_bound.body);
-        }
+        std::optional<HttpReply> at_bound =
+            ProbeAtBound(*clients[(replica + 1) % clients.size()], trial.body, event.plan);
+        if (at_bound) transcript.answers.push_back(at_bound->body);
         continue;
       }
       auto it = trials.find(event.plan.run_id);
@@ -193,13 +99,7 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
       if (handed_by[event.plan.run_id] != replica) ++transcript.cross_replica_reports;
       // The observed outcome as a final report: cost = energy / 2 at eta 0.5
       // and time 0; a run that could not start costs 100 x its limit.
-      double cost = event.outcome.cost;
-      if (!event.outcome.ran) cost = 100.0 * event.plan.cost_limit.value_or(0.0);
-      json report = it->second;
-      report["time"] = 0.0;
-      report["energy"] = 2.0 * cost;
-      report["metric"] = event.outcome.reached ? 1.0 : 0.0;
-      report["current_epoch"] = event.outcome.reached ? 2 : 1000;
+      const json report = FinalReport(it->second, event.plan, event.outcome);
       HttpReply answer = Send(client, "POST", "/report", report.dump());
       EXPECT_EQ(answer.status, 200) << answer.raw;
       EXPECT_EQ(answer.body["stop_train"], true) << answer.raw;
@@ -231,8 +131,7 @@ TEST_P(ReplicaEquivalenceTest, TwoReplicasOnOnePostgresDecideAsOne) {
   const std::string two_url = NewDatabaseUrl(Backend::kPostgres, dir, &skip_reason);
   ASSERT_FALSE(two_url.empty());
 
-  StatusOr<std::vector<Workload>> workloads =
-      LoadWorkloads(DataDir() + "/traces/zeus-nsdi23", "a40");
+  StatusOr<std::vector<Workload>> workloads = LoadA40Workloads();
   ASSERT_TRUE(workloads.ok()) << workloads.status();
   ASSERT_FALSE(workloads->empty());
   const std::vector<SimulatedJob> jobs = SimulateGroups(*workloads, policy_name, kSeed);
@@ -303,11 +202,7 @@ json Deciding(const HttpReply& reply, bool hand_out) {
 
 HttpReply SendRequest(httplib::Client& client, const std::string& job_id, const Request& request) {
   if (request.hand_out) return Send(client, "GET", "/jobs/batch_size?job_id=" + job_id);
-  json report = request.trial;
-  report["time"] = 0.0;
-  report["energy"] = 2.0 * request.cost;
-  report["metric"] = request.reached ? 1.0 : 0.0;
-  report["current_epoch"] = request.reached ? 2 : 1000;
+  const json report = FinalReport(request.trial, request.cost, request.reached);
   return Send(client, "POST", "/report", report.dump());
 }
 
@@ -330,8 +225,7 @@ TEST_P(ReplicaEquivalenceTest, RacingRequestsOnTwoReplicasAreEachAppliedOnce) {
   const std::string url = NewDatabaseUrl(Backend::kPostgres, dir, &skip_reason);
   if (url.empty() && !skip_reason.empty()) GTEST_SKIP() << skip_reason;
   ASSERT_FALSE(url.empty());
-  StatusOr<std::vector<Workload>> workloads =
-      LoadWorkloads(DataDir() + "/traces/zeus-nsdi23", "a40");
+  StatusOr<std::vector<Workload>> workloads = LoadA40Workloads();
   ASSERT_TRUE(workloads.ok()) << workloads.status();
   ASSERT_FALSE(workloads->empty());
   const Workload& workload = workloads->front();
@@ -343,8 +237,8 @@ TEST_P(ReplicaEquivalenceTest, RacingRequestsOnTwoReplicasAreEachAppliedOnce) {
   const std::string job_id = "rep-race-" + policy_name;
   {
     httplib::Client client("127.0.0.1", first.port());
-    const HttpReply registered =
-        Send(client, "POST", "/jobs", RegistrationBody(job_id, policy_name, workload, 5).dump());
+    const HttpReply registered = Send(
+        client, "POST", "/jobs", RegistrationBody(job_id, "rep", policy_name, workload, 5).dump());
     ASSERT_EQ(registered.status, 201) << registered.raw;
   }
   // The reference: the registered state, then every request applied in

@@ -1,6 +1,7 @@
 """Named energy windows split at fixed time boundaries (the hours of a carbon
 intensity or an electricity price), shared by CarbonEmissionMonitor and
-EnergyCostMonitor.
+EnergyCostMonitor: BucketedWindows, the monitors' common base
+BucketedMonitor, and per-device energy and charge totals over buckets.
 
 Each open window is measured as a chain of ZeusMonitor windows, one per
 bucket: a background thread ends the running piece and begins the next one
@@ -13,10 +14,14 @@ Thread-safety: begin/end may be called from any thread.
 """
 
 import logging
+import math
 import threading
 import time
 from dataclasses import dataclass
+from enum import Enum
 from typing import Callable, Dict, List, Optional, Tuple
+
+from zeus.monitor.energy import ZeusMonitor
 
 logger = logging.getLogger(__name__)
 
@@ -166,6 +171,123 @@ class BucketedWindows:
                 except Exception:
                     logger.warning("%s: prefetching the rate of a finished bucket failed",
                                    self._name, exc_info=True)
+
+
+JOULES_PER_KWH = 3.6e6
+
+
+class Op(Enum):
+    """Window operations (the original's command names)."""
+
+    BEGIN = 0
+    END = 1
+    NEXTITER = 2
+
+
+def _per_device(buckets: List[Bucket], attr: str, convert_at):
+    """Sum over buckets of convert_at(bucket start)(joules) per device of the
+    measurement's `attr` (e.g. "gpu_energy"); None when no bucket has it."""
+    total = None
+    for bucket in buckets:
+        energies = getattr(bucket.measurement, attr, None)
+        if energies is None:
+            continue
+        total = {} if total is None else total
+        convert = convert_at(bucket.start_s)
+        for index, joules in energies.items():
+            total[index] = total.get(index, 0.0) + convert(joules)
+    return total
+
+
+def sum_energy(buckets: List[Bucket], attr: str) -> Optional[Dict[int, float]]:
+    """Energy (J) per device of `attr` over all buckets; None when no bucket
+    has it."""
+    return _per_device(buckets, attr, lambda start_s: lambda joules: joules)
+
+
+def charge(buckets: List[Bucket], attr: str,
+           rate_of: Callable[[float], Optional[float]]) -> Optional[Dict[int, float]]:
+    """Sum over buckets of energy (J) / 3.6e6 x rate (per kWh) per device of
+    `attr`; NaN for a device when some bucket's rate is missing (None)."""
+
+    def convert_at(start_s):
+        rate = rate_of(start_s)
+        return lambda joules: math.nan if rate is None else joules / JOULES_PER_KWH * rate
+
+    return _per_device(buckets, attr, convert_at)
+
+
+def bucket_totals(buckets: List[Bucket], rate_of: Callable[[float], Optional[float]]):
+    """(time s, gpu J, gpu charge, cpu J, cpu charge, dram J, dram charge) of
+    a window's buckets; gpu ones are {} rather than None when absent."""
+    return (sum(b.measurement.time for b in buckets),
+            sum_energy(buckets, "gpu_energy") or {},
+            charge(buckets, "gpu_energy", rate_of) or {},
+            sum_energy(buckets, "cpu_energy"),
+            charge(buckets, "cpu_energy", rate_of),
+            sum_energy(buckets, "dram_energy"),
+            charge(buckets, "dram_energy", rate_of))
+
+
+class BucketedMonitor:
+    """The window handling shared by CarbonEmissionMonitor and
+    EnergyCostMonitor: a ZeusMonitor (`zeus_monitor`) measured bucket by
+    bucket under `name`. Thread-safety: as BucketedWindows.
+    """
+
+    def __init__(self, name: str, bucket_of: Callable[[float], Tuple[float, float]],
+                 gpu_indices: Optional[List[int]], cpu_indices: Optional[List[int]],
+                 sync_execution_with: str) -> None:
+        self.zeus_monitor = ZeusMonitor(gpu_indices=gpu_indices, cpu_indices=cpu_indices,
+                                        sync_execution_with=sync_execution_with)
+        self._windows = BucketedWindows(self.zeus_monitor, bucket_of, name)
+
+    @property
+    def current_keys(self):
+        """Keys of the open windows."""
+        return self._windows.keys()
+
+    def begin_window(self, key: str, sync_execution: bool = True) -> None:
+        """Opens window `key`. Raises ValueError when it is open already."""
+        self._windows.begin(key, sync_execution)
+
+    def _end_buckets(self, key: str, sync_execution: bool) -> List[Bucket]:
+        """Closes window `key`; its buckets. Raises ValueError when `key` is
+        not open."""
+        try:
+            return self._windows.end(key, sync_execution)
+        except KeyError as e:
+            raise ValueError(str(e.args[0])) from None
+
+    @staticmethod
+    def _raise_keeping_energy(error: Optional[BaseException], measurement, known: tuple,
+                              message_of: Callable[[BaseException], str]) -> None:
+        """Nothing when `error` is None. Else raises with `measurement` as the
+        exception's `measurement` attribute: an error of a `known` type as a
+        new one of its type with message_of(error) (chained), any other as
+        itself."""
+        if error is None:
+            return
+        if not isinstance(error, known):
+            error.measurement = measurement
+            raise error
+        raised = type(error)(message_of(error))
+        raised.measurement = measurement
+        raise raised from error
+
+    def close(self) -> None:
+        """Stops the bucket thread and the ZeusMonitor; open windows are
+        dropped."""
+        self._windows.close()
+        close = getattr(self.zeus_monitor, "close", None)
+        if close is not None:
+            close()
+
+    def __del__(self):
+        try:
+            self._windows.close()
+        except Exception:
+            pass
 
 
 def http_get_json(url: str, headers: Dict[str, str], timeout_s: float, error_cls, service: str,

@@ -33,12 +33,11 @@ import urllib.parse
 import weakref
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from enum import Enum
 from typing import Dict, List, Literal, Optional, Tuple
 
 from zeus.exception import ZeusBaseError
-from zeus.monitor._bucketed import BucketedWindows, http_get_json
-from zeus.monitor.energy import ZeusMonitor
+from zeus.monitor._bucketed import BucketedMonitor, bucket_totals, http_get_json
+from zeus.monitor._bucketed import JOULES_PER_KWH, Op  # noqa: F401 (this module's names)
 
 try:
     from zeus.utils.multiprocessing import warn_if_global_in_subprocess
@@ -63,7 +62,6 @@ except ImportError:  # A zeus.utils without the helper.
 logger = logging.getLogger(__name__)
 
 # Joules in one kWh: intensities and prices are per kWh.
-JOULES_PER_KWH = 3.6e6
 
 DEFAULT_ELECTRICITYMAPS_URL = "https://api.electricitymap.org/v3"
 
@@ -249,34 +247,6 @@ def _normalize(recent: Dict[datetime, float]) -> Dict[float, float]:
     return out
 
 
-def _sum_energy(buckets, attr):
-    total = None
-    for bucket in buckets:
-        energies = getattr(bucket.measurement, attr, None)
-        if energies is None:
-            continue
-        total = {} if total is None else total
-        for index, joules in energies.items():
-            total[index] = total.get(index, 0.0) + joules
-    return total
-
-
-def _charge(buckets, attr, rate_of):
-    """Sum over buckets of energy (J) / 3.6e6 x rate; NaN for a device when
-    some bucket's rate is missing (None)."""
-    total = None
-    for bucket in buckets:
-        energies = getattr(bucket.measurement, attr, None)
-        if energies is None:
-            continue
-        total = {} if total is None else total
-        rate = rate_of(bucket.start_s)
-        for index, joules in energies.items():
-            part = math.nan if rate is None else joules / JOULES_PER_KWH * rate
-            total[index] = total.get(index, 0.0) + part
-    return total
-
-
 @dataclass
 class CarbonEmissionMeasurement:
     """Time, energy and carbon emission of one window.
@@ -298,15 +268,7 @@ class CarbonEmissionMeasurement:
     dram_carbon_emission: Optional[Dict[int, float]] = None
 
 
-class Op(Enum):
-    """Window operations (the original's command names)."""
-
-    BEGIN = 0
-    END = 1
-    NEXTITER = 2
-
-
-class CarbonEmissionMonitor:
+class CarbonEmissionMonitor(BucketedMonitor):
     """Measures the carbon emission of named windows.
 
     Args:
@@ -330,11 +292,9 @@ class CarbonEmissionMonitor:
                  sync_execution_with: Literal["torch", "jax", "cupy"] = "torch") -> None:
         warn_if_global_in_subprocess("CarbonEmissionMonitor")
         self.carbon_intensity_provider = carbon_intensity_provider
-        self.zeus_monitor = ZeusMonitor(gpu_indices=gpu_indices, cpu_indices=cpu_indices,
-                                        sync_execution_with=sync_execution_with)
-        self._windows = BucketedWindows(self.zeus_monitor,
-                                        _period_buckets(carbon_intensity_provider.update_period),
-                                        "CarbonEmissionMonitor")
+        super().__init__("CarbonEmissionMonitor",
+                         _period_buckets(carbon_intensity_provider.update_period), gpu_indices,
+                         cpu_indices, sync_execution_with)
         # Through a weak reference: the bucket thread must not keep the
         # monitor alive (its __del__ stops the thread).
         this = weakref.ref(self)
@@ -342,23 +302,11 @@ class CarbonEmissionMonitor:
         self._rates: Dict[float, float] = {}  # Bucket start (Unix s) -> gCO2eq/kWh.
         self._rates_lock = threading.Lock()
 
-    @property
-    def current_keys(self):
-        """Keys of the open windows."""
-        return self._windows.keys()
-
-    def begin_window(self, key: str, sync_execution: bool = True) -> None:
-        """Opens window `key`. Raises ValueError when it is open already."""
-        self._windows.begin(key, sync_execution)
-
     def end_window(self, key: str, sync_execution: bool = True) -> CarbonEmissionMeasurement:
         """Closes window `key` and returns its time, energy and emission.
         Raises ValueError when `key` is not open; see the module doc for the
         errors of a missing intensity (the energy travels with them)."""
-        try:
-            buckets = self._windows.end(key, sync_execution)
-        except KeyError as e:
-            raise ValueError(str(e.args[0])) from None
+        buckets = self._end_buckets(key, sync_execution)
         error = None
         try:
             self._fill_rates(buckets)
@@ -366,26 +314,13 @@ class CarbonEmissionMonitor:
             error = e
         with self._rates_lock:
             rates = dict(self._rates)
-        measurement = CarbonEmissionMeasurement(
-            time=sum(b.measurement.time for b in buckets),
-            gpu_energy=_sum_energy(buckets, "gpu_energy") or {},
-            gpu_carbon_emission=_charge(buckets, "gpu_energy", rates.get) or {},
-            cpu_energy=_sum_energy(buckets, "cpu_energy"),
-            cpu_carbon_emission=_charge(buckets, "cpu_energy", rates.get),
-            dram_energy=_sum_energy(buckets, "dram_energy"),
-            dram_carbon_emission=_charge(buckets, "dram_energy", rates.get))
-        if error is not None:
-            if not isinstance(error, (ZeusCarbonIntensityHTTPError,
-                                      ZeusCarbonIntensityNotFoundError)):
-                error.measurement = measurement
-                raise error
-            missing = [_utc(b.start_s).isoformat() for b in buckets if b.start_s not in rates]
-            raised = type(error)(
-                f"CarbonEmissionMonitor: window '{key}' ended, but the carbon intensity of "
-                f"{', '.join(missing)} is unknown ({error.message}); its energy is in this "
-                "error's `measurement` (emissions NaN)")
-            raised.measurement = measurement
-            raise raised from error
+        measurement = CarbonEmissionMeasurement(*bucket_totals(buckets, rates.get))
+        missing = [_utc(b.start_s).isoformat() for b in buckets if b.start_s not in rates]
+        self._raise_keeping_energy(
+            error, measurement, (ZeusCarbonIntensityHTTPError, ZeusCarbonIntensityNotFoundError),
+            lambda e: f"CarbonEmissionMonitor: window '{key}' ended, but the carbon intensity of "
+                      f"{', '.join(missing)} is unknown ({e.message}); its energy is in this "
+                      "error's `measurement` (emissions NaN)")
         return measurement
 
     def _store(self, recent: Dict[datetime, float]) -> None:
@@ -424,17 +359,3 @@ class CarbonEmissionMonitor:
         except (ZeusCarbonIntensityHTTPError, ZeusCarbonIntensityNotFoundError) as e:
             logger.warning("CarbonEmissionMonitor: prefetching carbon intensity failed (retried "
                            "when the window ends): %s", e.message)
-
-    def close(self) -> None:
-        """Stops the bucket thread and the ZeusMonitor; open windows are
-        dropped."""
-        self._windows.close()
-        close = getattr(self.zeus_monitor, "close", None)
-        if close is not None:
-            close()
-
-    def __del__(self):
-        try:
-            self._windows.close()
-        except Exception:
-            pass

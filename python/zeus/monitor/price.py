@@ -34,14 +34,12 @@ import threading
 import urllib.parse
 from dataclasses import dataclass
 from datetime import datetime
-from enum import Enum
 from typing import Dict, List, Literal, Optional, Tuple
 
 from zeus.exception import ZeusBaseError
-from zeus.monitor._bucketed import BucketedWindows, http_get_json
-from zeus.monitor.carbon import (_charge, _sum_energy, _validate_location,
-                                 warn_if_global_in_subprocess)
-from zeus.monitor.energy import ZeusMonitor
+from zeus.monitor._bucketed import BucketedMonitor, bucket_totals, http_get_json
+from zeus.monitor._bucketed import Op  # noqa: F401 (this module's name)
+from zeus.monitor.carbon import _validate_location, warn_if_global_in_subprocess
 
 logger = logging.getLogger(__name__)
 
@@ -224,15 +222,7 @@ class EnergyCostMeasurement:
     dram_energy_cost: Optional[Dict[int, float]] = None
 
 
-class Op(Enum):
-    """Window operations (the original's command names)."""
-
-    BEGIN = 0
-    END = 1
-    NEXTITER = 2
-
-
-class EnergyCostMonitor:
+class EnergyCostMonitor(BucketedMonitor):
     """Measures the electricity cost of named windows.
 
     Args:
@@ -251,29 +241,16 @@ class EnergyCostMonitor:
                  sync_execution_with: Literal["torch", "jax", "cupy"] = "torch") -> None:
         warn_if_global_in_subprocess("EnergyCostMonitor")
         self.electricity_price_provider = electricity_price_provider
-        self.zeus_monitor = ZeusMonitor(gpu_indices=gpu_indices, cpu_indices=cpu_indices,
-                                        sync_execution_with=sync_execution_with)
-        self._windows = BucketedWindows(self.zeus_monitor, _local_hours, "EnergyCostMonitor")
+        super().__init__("EnergyCostMonitor", _local_hours, gpu_indices, cpu_indices,
+                         sync_execution_with)
         self._prices: Optional[Dict[str, list]] = None
         self._prices_lock = threading.Lock()
-
-    @property
-    def current_keys(self):
-        """Keys of the open windows."""
-        return self._windows.keys()
-
-    def begin_window(self, key: str, sync_execution: bool = True) -> None:
-        """Opens window `key`. Raises ValueError when it is open already."""
-        self._windows.begin(key, sync_execution)
 
     def end_window(self, key: str, sync_execution: bool = True) -> EnergyCostMeasurement:
         """Closes window `key` and returns its time, energy and cost. Raises
         ValueError when `key` is not open; see the module doc for the errors
         of a missing price (the energy travels with them)."""
-        try:
-            buckets = self._windows.end(key, sync_execution)
-        except KeyError as e:
-            raise ValueError(str(e.args[0])) from None
+        buckets = self._end_buckets(key, sync_execution)
         error = None
         rates: Dict[float, float] = {}
         try:
@@ -285,37 +262,10 @@ class EnergyCostMonitor:
                 rates[bucket.start_s] = price_at(prices, datetime.fromtimestamp(bucket.start_s))
         except Exception as e:  # A user's provider may raise anything: keep the energy.
             error = e
-        measurement = EnergyCostMeasurement(
-            time=sum(b.measurement.time for b in buckets),
-            gpu_energy=_sum_energy(buckets, "gpu_energy") or {},
-            gpu_energy_cost=_charge(buckets, "gpu_energy", rates.get) or {},
-            cpu_energy=_sum_energy(buckets, "cpu_energy"),
-            cpu_energy_cost=_charge(buckets, "cpu_energy", rates.get),
-            dram_energy=_sum_energy(buckets, "dram_energy"),
-            dram_energy_cost=_charge(buckets, "dram_energy", rates.get))
-        if error is not None:
-            if not isinstance(error, (ZeusElectricityPriceHTTPError,
-                                      ZeusElectricityPriceNotFoundError)):
-                error.measurement = measurement
-                raise error
-            raised = type(error)(
-                f"EnergyCostMonitor: window '{key}' ended, but its electricity price is unknown "
-                f"({error.message}); its energy is in this error's `measurement` (costs NaN)")
-            raised.measurement = measurement
-            raise raised from error
+        measurement = EnergyCostMeasurement(*bucket_totals(buckets, rates.get))
+        self._raise_keeping_energy(
+            error, measurement, (ZeusElectricityPriceHTTPError, ZeusElectricityPriceNotFoundError),
+            lambda e: f"EnergyCostMonitor: window '{key}' ended, but its electricity price is "
+                      f"unknown ({e.message}); its energy is in this error's `measurement` "
+                      "(costs NaN)")
         return measurement
-
-    def close(self) -> None:
-        """Stops the bucket thread and the ZeusMonitor; open windows are
-        dropped."""
-        self._windows.close()
-        close = getattr(self.zeus_monitor, "close", None)
-        if close is not None:
-            close()
-
-    def __del__(self):
-        try:
-            self._windows.close()
-        except Exception:
-            pass
-
