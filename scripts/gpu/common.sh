@@ -34,14 +34,16 @@ gpu_power_limits_unchanged() {
   diff "$1/limits_before.txt" "$1/limits_after.txt" > "$1/limits_diff.txt"
 }
 
-# zeus_venv: a venv in $scratch that sees the machine's own packages (torch)
-# with the portable wheel of python_wheel_build.sh ($build/python/dist)
-# installed offline, without dependencies (it has none); sets py to its
-# interpreter. The base interpreter is $ZEUS_GPU_PYTHON, default python3.
+# zeus_venv: the portable wheel of python_wheel_build.sh ($build/python/dist)
+# installed offline, without dependencies (it has none), into $scratch/site,
+# which is put first on PYTHONPATH; sets py to the interpreter, which sees
+# its own packages (torch). The interpreter is $ZEUS_GPU_PYTHON, default
+# python3. (A venv with --system-site-packages would not do: where python3 is
+# itself a venv, as on the GPU machine, the new venv sees only the base
+# interpreter's packages, without torch.)
 zeus_venv() {
-  local python="${ZEUS_GPU_PYTHON:-python3}"
-  "$python" -m venv --system-site-packages "$scratch/venv"
-  "$scratch/venv/bin/python" -m pip install --no-index --no-deps --disable-pip-version-check -q \
-    "$build"/python/dist/zeus-*.whl 2>&1 | tee "$scratch/pip_install.log"
-  py="$scratch/venv/bin/python"
+  py="${ZEUS_GPU_PYTHON:-python3}"
+  "$py" -m pip install --no-index --no-deps --disable-pip-version-check -q \
+    --target "$scratch/site" "$build"/python/dist/zeus-*.whl 2>&1 | tee "$scratch/pip_install.log"
+  export PYTHONPATH="$scratch/site${PYTHONPATH:+:$PYTHONPATH}"
 }
