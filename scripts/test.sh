@@ -7,6 +7,6 @@ build_dir="${1:-build-test}"
 jobs="$(nproc)"
 
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZEUS_WERROR=ON \
-  -DZEUS_BUILD_TESTS=ON -DZEUS_BUILD_BENCHMARKS=ON -DZEUS_BUILD_PYTHON=ON
+  -DZEUS_BUILD_TESTS=ON -DZEUS_BUILD_BENCHMARKS=ON -DZEUS_BUILD_PYTHON=ON -DCMAKE_UNITY_BUILD=ON
 cmake --build "$build_dir" -j "$jobs"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 600

@@ -1,6 +1,7 @@
 #include "src/daemon/power_stream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -9,13 +10,13 @@ namespace zeus::daemon {
 
 using json = nlohmann::json;
 
-namespace {
-
-int64_t NowMs() {
+int64_t UnixTimeMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+namespace {
 
 class GpuPowerSampler : public PowerSampler {
  public:
@@ -27,7 +28,7 @@ class GpuPowerSampler : public PowerSampler {
       ZEUS_ASSIGN_OR_RETURN(uint32_t mw, gpus_[i]->PowerMw());
       power[std::to_string(i)] = mw;
     }
-    return json{{"timestamp_ms", NowMs()}, {"power_mw", power}};
+    return json{{"timestamp_ms", UnixTimeMs()}, {"power_mw", power}};
   }
 
  private:
@@ -64,7 +65,7 @@ class CpuPowerSampler : public PowerSampler {
       power[std::to_string(i)] = entry;
     }
     last_ = std::move(now);
-    return json{{"timestamp_ms", NowMs()}, {"power_mw", power}};
+    return json{{"timestamp_ms", UnixTimeMs()}, {"power_mw", power}};
   }
 
  private:

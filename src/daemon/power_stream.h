@@ -38,6 +38,10 @@
 
 namespace zeus::daemon {
 
+// The wall clock as Unix time in ms: the `timestamp_ms` of every zeusd
+// snapshot (get_power, stream_power, /time).
+int64_t UnixTimeMs();
+
 // One poll of every device of a kind: {"timestamp_ms", "power_mw": {"<id>":
 // ...}} (the value of /gpu/get_power or /cpu/get_power for all devices).
 using PowerSnapshot = std::shared_ptr<const nlohmann::json>;

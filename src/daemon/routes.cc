@@ -151,12 +151,6 @@ std::string GroupName(gid_t gid) {
                       : "gid " + std::to_string(gid);
 }
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // The API group a route belongs to (the original's mapping): GPU changes
 // (POST /gpu/set_*, /gpu/reset_*, and the legacy /gpu/<id>/...) gpu-control,
 // other /gpu/ routes gpu-read, /cpu/ routes cpu-read. Ours: POST
@@ -434,7 +428,7 @@ HttpResponse Routes::GpuRead(const std::string& op, const Params& params) {
     }
   }
   if (op == zeusd::kGetPower)
-    return Json(200, json{{"timestamp_ms", NowMs()}, {"power_mw", power}});
+    return Json(200, json{{"timestamp_ms", UnixTimeMs()}, {"power_mw", power}});
   return Json(200, out);
 }
 
@@ -517,7 +511,7 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
 
   if (path == zeusd::kDiscoverPath) return get ? Discover() : method_not_allowed("GET");
   if (path == zeusd::kTimePath) {
-    return get ? Json(200, json{{"timestamp_ms", NowMs()}}) : method_not_allowed("GET");
+    return get ? Json(200, json{{"timestamp_ms", UnixTimeMs()}}) : method_not_allowed("GET");
   }
   // API groups, then tokens (the original's order): a disabled group is 404
   // whoever asks; with a signing key, a missing or invalid token is 401 and
@@ -538,7 +532,7 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
                 "come from `zeus daemon token issue`)"
               : "the Authorization header is not \"Bearer <token>\"");
     }
-    const int64_t now_s = NowMs() / 1000;
+    const int64_t now_s = UnixTimeMs() / 1000;
     StatusOr<TokenClaims> verified = VerifyToken(
         options_->signing_key, request.authorization.substr(sizeof(kBearer) - 1), now_s);
     if (!verified.ok()) return Unauthorized(verified.status().message());

@@ -20,14 +20,16 @@ namespace {
 
 constexpr int kVersion = 1;
 
-Status Errno(const std::string& what) { return IoError(what + ": " + std::strerror(errno)); }
+Status StateFileErrno(const std::string& what) {
+  return IoError(what + ": " + std::strerror(errno));
+}
 
 Status WriteAll(int fd, const std::string& data, const std::string& path) {
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n = write(fd, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Errno(path + ": write");
+    if (n <= 0) return StateFileErrno(path + ": write");
     done += static_cast<size_t>(n);
   }
   return Status::Ok();
@@ -94,13 +96,13 @@ Status SaveLeaseRecords(const std::string& path, const std::vector<LeaseRecord>&
   // Every step below is relative to this descriptor: the directory checked
   // is the one written, whatever happens to the path meanwhile.
   const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return Errno("cannot write " + tmp + ": open " + dir);
+  if (dir_fd < 0) return StateFileErrno("cannot write " + tmp + ": open " + dir);
   struct CloseDir {
     int fd;
     ~CloseDir() { close(fd); }
   } close_dir{dir_fd};
   struct stat st {};
-  if (fstat(dir_fd, &st) != 0) return Errno(dir + ": fstat");
+  if (fstat(dir_fd, &st) != 0) return StateFileErrno(dir + ": fstat");
   ZEUS_RETURN_IF_ERROR(CheckStateDirectoryStat(dir, st));
   // O_EXCL|O_NOFOLLOW: never writes through a file or symlink someone else
   // put there. A leftover of an earlier crash (the directory is the daemon's
@@ -114,22 +116,22 @@ Status SaveLeaseRecords(const std::string& path, const std::vector<LeaseRecord>&
     spdlog::warn("zeus daemon: {}: removing a leftover {} (not following it)", tmp,
                  is_link ? "symlink" : "file");
     if (unlinkat(dir_fd, tmp_base.c_str(), 0) != 0 && errno != ENOENT) {
-      return Errno(tmp + ": cannot remove the leftover temporary file");
+      return StateFileErrno(tmp + ": cannot remove the leftover temporary file");
     }
     fd = openat(dir_fd, tmp_base.c_str(), flags, 0600);
   }
-  if (fd < 0) return Errno(tmp + ": open");
+  if (fd < 0) return StateFileErrno(tmp + ": open");
   Status written = WriteAll(fd, text, tmp);
-  if (written.ok() && fsync(fd) != 0) written = Errno(tmp + ": fsync");
+  if (written.ok() && fsync(fd) != 0) written = StateFileErrno(tmp + ": fsync");
   close(fd);
   if (!written.ok()) {
     unlinkat(dir_fd, tmp_base.c_str(), 0);
     return written;
   }
   if (renameat(dir_fd, tmp_base.c_str(), dir_fd, base.c_str()) != 0) {
-    return Errno(path + ": rename from " + tmp);
+    return StateFileErrno(path + ": rename from " + tmp);
   }
-  if (fsync(dir_fd) != 0) return Errno(dir + ": fsync");
+  if (fsync(dir_fd) != 0) return StateFileErrno(dir + ": fsync");
   return Status::Ok();
 }
 

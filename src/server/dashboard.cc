@@ -41,7 +41,7 @@ DashboardResponse Respond(int status, std::string content_type, std::string body
   return response;
 }
 
-DashboardResponse JsonResponse(int status, const json& body) {
+DashboardResponse DashboardJson(int status, const json& body) {
   DashboardResponse response =
       Respond(status, kJson, body.dump(-1, ' ', false, json::error_handler_t::replace));
   response.headers.emplace_back("Cache-Control", "no-store");
@@ -49,7 +49,7 @@ DashboardResponse JsonResponse(int status, const json& body) {
 }
 
 DashboardResponse JsonError(int status, const std::string& message) {
-  return JsonResponse(status, json{{"message", message}});
+  return DashboardJson(status, json{{"message", message}});
 }
 
 DashboardResponse HtmlResponse(int status, std::string body) {
@@ -243,7 +243,7 @@ DashboardResponse Api(const DashboardRequest& request, BatchSizeService* service
                       : StatusOr<json>(valid);
   }
   if (!view.ok()) return JsonError(HttpStatusOf(view.status().code()), view.status().message());
-  return JsonResponse(200, *view);
+  return DashboardJson(200, *view);
 }
 
 }  // namespace

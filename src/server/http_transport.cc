@@ -29,7 +29,10 @@ using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 using SteadyClock = std::chrono::steady_clock;
 
-namespace {
+// Named, not anonymous: HttpTransport::Impl holds these types, and a class
+// with external linkage may not hold types of an anonymous namespace
+// (-Wsubobject-linkage once files are compiled together).
+namespace transport_detail {
 
 // Bytes read while waiting for the next request on an idle connection.
 constexpr size_t kIdleReadBytes = 1024;
@@ -192,7 +195,9 @@ bool IsParseError(const error_code& ec) {
          ec != http::error::end_of_stream && ec != http::error::partial_message;
 }
 
-}  // namespace
+}  // namespace transport_detail
+
+using namespace transport_detail;  // NOLINT(build/namespaces): this file's own helpers.
 
 class Connection;
 

@@ -27,7 +27,7 @@ using std::chrono::seconds;
 constexpr double kPi = 3.14159265358979323846;
 
 // Exact-mode options with no background threads.
-EnergyMonitorOptions ManualOptions() {
+EnergyMonitorOptions ManualEnergyOptions() {
   EnergyMonitorOptions options;
   options.power_sample_period = std::chrono::nanoseconds(0);
   options.counter_poll_period = std::chrono::nanoseconds(0);
@@ -45,8 +45,8 @@ TEST(EnergyMonitorTest, NestedAndOverlappingWindowsEachGetTheirOwnEnergy) {
   FakeClock clock(seconds(0));
   FakeGpu gpu0(&clock, GpuOptions(0, 100.0));
   FakeGpu gpu1(&clock, GpuOptions(1, 250.0));
-  ZEUS_ASSERT_OK_AND_ASSIGN(auto monitor,
-                            EnergyMonitor::Create({&gpu0, &gpu1}, {}, &clock, ManualOptions()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      auto monitor, EnergyMonitor::Create({&gpu0, &gpu1}, {}, &clock, ManualEnergyOptions()));
   ZEUS_ASSERT_OK(monitor->Begin("outer"));
   clock.AdvanceSeconds(1.0);
   ZEUS_ASSERT_OK(monitor->Begin("inner"));
@@ -80,7 +80,7 @@ TEST(EnergyMonitorTest, WindowNameErrorsAreClear) {
   FakeClock clock;
   FakeGpu gpu(&clock, FakeGpuOptions{});
   ZEUS_ASSERT_OK_AND_ASSIGN(auto monitor,
-                            EnergyMonitor::Create({&gpu}, {}, &clock, ManualOptions()));
+                            EnergyMonitor::Create({&gpu}, {}, &clock, ManualEnergyOptions()));
   EXPECT_EQ(monitor->Begin("").code(), StatusCode::kInvalidArgument);
   ZEUS_ASSERT_OK(monitor->Begin("a"));
   Status twice = monitor->Begin("a");
@@ -98,12 +98,12 @@ TEST(EnergyMonitorTest, WindowNameErrorsAreClear) {
 
 TEST(EnergyMonitorTest, RejectsNothingToMeasureAndBrokenCounters) {
   FakeClock clock;
-  EXPECT_EQ(EnergyMonitor::Create({}, {}, &clock, ManualOptions()).status().code(),
+  EXPECT_EQ(EnergyMonitor::Create({}, {}, &clock, ManualEnergyOptions()).status().code(),
             StatusCode::kInvalidArgument);
   FakeGpu gpu(&clock, FakeGpuOptions{});
   gpu.InjectError(FakeGpuOp::kTotalEnergy, UnavailableError("GPU is lost"));
   StatusOr<std::unique_ptr<EnergyMonitor>> monitor =
-      EnergyMonitor::Create({&gpu}, {}, &clock, ManualOptions());
+      EnergyMonitor::Create({&gpu}, {}, &clock, ManualEnergyOptions());
   EXPECT_EQ(monitor.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(monitor.status().message(), "energy monitor: GPU 0: GPU is lost");
 }
@@ -112,7 +112,7 @@ TEST(EnergyMonitorTest, SyncRunsBeforeEachTimestamp) {
   FakeClock clock(seconds(0));
   FakeGpu gpu(&clock, FakeGpuOptions{});
   std::vector<double> sync_times_s;
-  EnergyMonitorOptions options = ManualOptions();
+  EnergyMonitorOptions options = ManualEnergyOptions();
   options.sync = [&] {
     sync_times_s.push_back(ToSeconds(clock.Now()));
     clock.AdvanceSeconds(1.0);  // Pretend queued GPU work takes 1 s.
@@ -132,8 +132,8 @@ TEST(EnergyMonitorTest, MeasuresCpuPackageAndDramPerSocket) {
   FakeClock clock;
   FakeCpu cpu0(0);
   FakeCpu cpu1(1, /*has_dram=*/false);
-  ZEUS_ASSERT_OK_AND_ASSIGN(auto monitor,
-                            EnergyMonitor::Create({}, {&cpu0, &cpu1}, &clock, ManualOptions()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      auto monitor, EnergyMonitor::Create({}, {&cpu0, &cpu1}, &clock, ManualEnergyOptions()));
   ZEUS_ASSERT_OK(monitor->Begin("w"));
   cpu0.AddEnergyUj(5'000'000, 1'500'000);
   cpu1.AddEnergyUj(2'000'000, 0);
@@ -150,8 +150,8 @@ TEST(EnergyMonitorTest, GpuLostMidWindowFailsThatEndAndLeavesOtherWindowsUsable)
   FakeClock clock(seconds(0));
   FakeGpu gpu0(&clock, GpuOptions(0, 100.0));
   FakeGpu gpu1(&clock, GpuOptions(1, 100.0));
-  ZEUS_ASSERT_OK_AND_ASSIGN(auto monitor,
-                            EnergyMonitor::Create({&gpu0, &gpu1}, {}, &clock, ManualOptions()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      auto monitor, EnergyMonitor::Create({&gpu0, &gpu1}, {}, &clock, ManualEnergyOptions()));
   ZEUS_ASSERT_OK(monitor->Begin("a"));
   ZEUS_ASSERT_OK(monitor->Begin("b"));
   clock.AdvanceSeconds(1.0);
@@ -230,7 +230,7 @@ TEST(EnergyMonitorTest, ReadsAllGpusOfABoundaryConcurrently) {
     gpu_ptrs.push_back(gpus.back().get());
   }
   ZEUS_ASSERT_OK_AND_ASSIGN(auto monitor,
-                            EnergyMonitor::Create(gpu_ptrs, {}, &clock, ManualOptions()));
+                            EnergyMonitor::Create(gpu_ptrs, {}, &clock, ManualEnergyOptions()));
   for (auto& g : gpus) g->Arm();
   ZEUS_ASSERT_OK(monitor->Begin("w"));
   for (auto& g : gpus) EXPECT_FALSE(g->timed_out());
@@ -241,8 +241,8 @@ TEST(EnergyMonitorTest, WindowsFromManyThreadsAreAllMeasured) {
   FakeClock clock(seconds(0));
   FakeGpu gpu0(&clock, GpuOptions(0, 100.0));
   FakeGpu gpu1(&clock, GpuOptions(1, 100.0));
-  ZEUS_ASSERT_OK_AND_ASSIGN(auto monitor,
-                            EnergyMonitor::Create({&gpu0, &gpu1}, {}, &clock, ManualOptions()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      auto monitor, EnergyMonitor::Create({&gpu0, &gpu1}, {}, &clock, ManualEnergyOptions()));
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
@@ -269,7 +269,7 @@ TEST(EnergyMonitorTest, GpuWithoutCounterIsIntegratedFromPowerSamples) {
   FakeGpu gpu(&clock, options);
   FakeGpu counter_gpu(&clock, GpuOptions(1, 50.0));
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      auto monitor, EnergyMonitor::Create({&gpu, &counter_gpu}, {}, &clock, ManualOptions()));
+      auto monitor, EnergyMonitor::Create({&gpu, &counter_gpu}, {}, &clock, ManualEnergyOptions()));
   EXPECT_EQ(monitor->GpusIntegratingPower(), (std::vector<bool>{true, false}));
   clock.AdvanceSeconds(0.25);
   ZEUS_ASSERT_OK(monitor->Begin("w"));
@@ -293,8 +293,8 @@ TEST(EnergyMonitorTest, ShortWindowsAreFlaggedOrApproximatedOnRequest) {
   gpu_options.energy_update_period = milliseconds(100);
   FakeGpu gpu(&clock, gpu_options);
   ZEUS_ASSERT_OK_AND_ASSIGN(auto flagging,
-                            EnergyMonitor::Create({&gpu}, {}, &clock, ManualOptions()));
-  EnergyMonitorOptions approximate_options = ManualOptions();
+                            EnergyMonitor::Create({&gpu}, {}, &clock, ManualEnergyOptions()));
+  EnergyMonitorOptions approximate_options = ManualEnergyOptions();
   approximate_options.approximate_short_windows = true;
   ZEUS_ASSERT_OK_AND_ASSIGN(auto approximating,
                             EnergyMonitor::Create({&gpu}, {}, &clock, approximate_options));
@@ -326,8 +326,8 @@ TEST(EnergyMonitorTest, EachGpuSaysItsOwnCounterUpdatePeriod) {
   FakeGpu continuous(&clock, GpuOptions(1, 100.0));
   EXPECT_EQ(periodic.EnergyCounterUpdatePeriod(), milliseconds(100));
   EXPECT_EQ(continuous.EnergyCounterUpdatePeriod(), std::chrono::nanoseconds(0));
-  ZEUS_ASSERT_OK_AND_ASSIGN(
-      auto monitor, EnergyMonitor::Create({&periodic, &continuous}, {}, &clock, ManualOptions()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto monitor, EnergyMonitor::Create({&periodic, &continuous}, {},
+                                                                &clock, ManualEnergyOptions()));
   ZEUS_ASSERT_OK(monitor->Begin("short"));
   clock.AdvanceSeconds(0.05);
   ZEUS_ASSERT_OK_AND_ASSIGN(Measurement m, monitor->End("short"));
@@ -357,7 +357,7 @@ TEST(EnergyMonitorTest, HandsEveryClosedWindowToItsReporter) {
   FakeClock clock(seconds(5));
   FakeGpu gpu(&clock, GpuOptions(0, 100.0));
   auto reporter = std::make_shared<RecordingWindowReporter>();
-  EnergyMonitorOptions options = ManualOptions();
+  EnergyMonitorOptions options = ManualEnergyOptions();
   options.window_reporter = reporter;
   ZEUS_ASSERT_OK_AND_ASSIGN(auto monitor, EnergyMonitor::Create({&gpu}, {}, &clock, options));
   EXPECT_EQ(reporter->opened_with, std::vector<size_t>{1});
@@ -395,7 +395,7 @@ TEST(EnergyMonitorTest, AppendsTheProfileCsvFormat) {
   FakeClock clock(seconds(5));
   FakeGpu gpu0(&clock, GpuOptions(0, 100.0));
   FakeGpu gpu1(&clock, GpuOptions(1, 200.0));
-  EnergyMonitorOptions options = ManualOptions();
+  EnergyMonitorOptions options = ManualEnergyOptions();
   const std::string csv_path = dir.File("log.csv");
   options.window_reporter = NewCsvWindowReporter(csv_path);
   {
@@ -433,7 +433,7 @@ TEST(EnergyMonitorTest, CsvLogChecksOnlyTheFirstLineAndNeverBlocks) {
   zeus::testing::TempDir dir;
   FakeClock clock(seconds(5));
   FakeGpu gpu0(&clock, GpuOptions(0, 100.0));
-  EnergyMonitorOptions options = ManualOptions();
+  EnergyMonitorOptions options = ManualEnergyOptions();
   // A header for more GPUs starts with this one's header: still refused.
   options.window_reporter =
       NewCsvWindowReporter(dir.WriteFile("wide.csv", EnergyCsvHeader(2) + "\n"));

@@ -18,7 +18,7 @@ namespace {
 
 // The shared toy workload with one target epoch per batch size: 32 is cheap
 // and always reaches the target in 4 epochs, 64 (default) in 3, 128 never.
-Workload ToyWorkload() {
+Workload SimulatorToyWorkload() {
   Workload w = testing::ToyWorkload();
   w.batch_sizes[0].target_epochs = {4.0, 4.0};
   w.batch_sizes[1].target_epochs = {3.0, 3.0};
@@ -26,7 +26,7 @@ Workload ToyWorkload() {
 }
 
 TEST(SimulatorTest, ExecuteRunComputesEnergyFromEpochs) {
-  const Workload w = ToyWorkload();
+  const Workload w = SimulatorToyWorkload();
   Rng rng(1);
   RunPlan plan{1, 64, 200, false, std::nullopt};
   RunOutcome outcome = ExecuteRun(w, plan, 0.5, rng);
@@ -37,7 +37,7 @@ TEST(SimulatorTest, ExecuteRunComputesEnergyFromEpochs) {
 }
 
 TEST(SimulatorTest, ProfilingSpreadsTheFirstEpochOverAllLimits) {
-  const Workload w = ToyWorkload();
+  const Workload w = SimulatorToyWorkload();
   Rng rng(1);
   RunPlan plan{1, 64, 100, true, std::nullopt};
   const RunOutcome outcome = ExecuteRun(w, plan, 0.5, rng);
@@ -46,7 +46,7 @@ TEST(SimulatorTest, ProfilingSpreadsTheFirstEpochOverAllLimits) {
 }
 
 TEST(SimulatorTest, CostLimitStopsBeforeTheEpochThatWouldPassIt) {
-  const Workload w = ToyWorkload();
+  const Workload w = SimulatorToyWorkload();
   Rng rng(1);
   // Per-epoch cost of 128 at 200 W: 0.5 * 4 * 190 + 0.5 * 200 * 4 = 780.
   RunPlan plan{1, 128, 200, false, 780.0 * 2.5};
@@ -65,7 +65,7 @@ TEST(SimulatorTest, CostLimitStopsBeforeTheEpochThatWouldPassIt) {
 }
 
 TEST(SimulatorTest, DefaultAndOracleAreExact) {
-  const Workload w = ToyWorkload();
+  const Workload w = SimulatorToyWorkload();
   ZEUS_ASSERT_OK_AND_ASSIGN(ExpectedRun d, DefaultRun(w, 0.5));
   EXPECT_EQ(d.batch_size, 64);
   EXPECT_EQ(d.power_limit_w, 200);
@@ -79,7 +79,7 @@ TEST(SimulatorTest, DefaultAndOracleAreExact) {
 }
 
 TEST(SimulatorTest, PolicyRegistryKnowsEveryPolicyAndRejectsOthers) {
-  const Workload w = ToyWorkload();
+  const Workload w = SimulatorToyWorkload();
   PolicyContext context;
   context.workload = &w;
   for (const std::string& name : PolicyNames()) {
@@ -106,7 +106,7 @@ StatusOr<std::vector<RunRecord>> Simulate(const Workload& w, const std::string& 
 }
 
 TEST(SimulatorTest, FixedPoliciesRunTheirConfiguration) {
-  const Workload w = ToyWorkload();
+  const Workload w = SimulatorToyWorkload();
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> runs, Simulate(w, "default", 1));
   ASSERT_EQ(runs.size(), static_cast<size_t>(DefaultRecurrences(w)));
   EXPECT_EQ(DefaultRecurrences(w), 12);
@@ -124,7 +124,7 @@ TEST(SimulatorTest, FixedPoliciesRunTheirConfiguration) {
 }
 
 TEST(SimulatorTest, PowerLimitOnlyProfilesOnceThenPinsTheCheapestLimit) {
-  const Workload w = ToyWorkload();
+  const Workload w = SimulatorToyWorkload();
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> runs, Simulate(w, "power-limit-only", 1));
   // 64: epoch cost at 100 W: (0.5*95+100)*6.5 = 958.75; at 200 W: (0.5*180+100)*6 = 1140.
   for (const RunRecord& run : runs) EXPECT_EQ(run.power_limit_w, 100);
@@ -133,7 +133,7 @@ TEST(SimulatorTest, PowerLimitOnlyProfilesOnceThenPinsTheCheapestLimit) {
 }
 
 TEST(SimulatorTest, PowerLimitOnlyBreaksACostTieTowardTheHigherLimit) {
-  Workload w = ToyWorkload();
+  Workload w = SimulatorToyWorkload();
   // 64: epoch cost at 100 W: 0.5*5*40 + 0.5*200*5 = 600; at 200 W: 0.5*4*100 + 0.5*200*4 = 600.
   w.batch_sizes[1].power = {{100, 5, 40}, {200, 4, 100}};
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> runs, Simulate(w, "power-limit-only", 1));
@@ -142,7 +142,7 @@ TEST(SimulatorTest, PowerLimitOnlyBreaksACostTieTowardTheHigherLimit) {
 }
 
 TEST(SimulatorTest, GridSearchTriesEveryConfigurationThenKeepsTheBest) {
-  const Workload w = ToyWorkload();
+  const Workload w = SimulatorToyWorkload();
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> runs, Simulate(w, "grid-search", 1, 10));
   std::set<std::pair<int, int>> tried;
   for (size_t i = 0; i < 6; ++i) tried.insert({runs[i].batch_size, runs[i].power_limit_w});
@@ -154,7 +154,7 @@ TEST(SimulatorTest, GridSearchTriesEveryConfigurationThenKeepsTheBest) {
 }
 
 TEST(SimulatorTest, ZeusPrunesTheFailingSizeAndIsDeterministic) {
-  const Workload w = ToyWorkload();
+  const Workload w = SimulatorToyWorkload();
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> a, Simulate(w, "zeus", 3, 40));
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> b, Simulate(w, "zeus", 3, 40));
   ASSERT_EQ(a.size(), b.size());
@@ -182,9 +182,9 @@ TEST(SimulatorTest, ZeusPrunesTheFailingSizeAndIsDeterministic) {
 // W -> mW conversion and aborted in ExecuteRun ("check failed: point !=
 // nullptr"). Every policy now gets ValidateWorkload's error instead.
 TEST(SimulatorTest, OutOfRangeWorkloadsAreRefusedBeforeAnyPolicyRuns) {
-  Workload slow = ToyWorkload();
+  Workload slow = SimulatorToyWorkload();
   slow.batch_sizes[0].power[0].time_per_epoch_s = 1e307;
-  Workload huge = ToyWorkload();
+  Workload huge = SimulatorToyWorkload();
   huge.batch_sizes[0].power[1].power_limit_w = 5'000'000;
   huge.batch_sizes[1].power[1].power_limit_w = 5'000'000;
   huge.batch_sizes[2].power[1].power_limit_w = 5'000'000;
@@ -194,7 +194,7 @@ TEST(SimulatorTest, OutOfRangeWorkloadsAreRefusedBeforeAnyPolicyRuns) {
   for (BatchSizeTrace& b : wraps.batch_sizes) b.power[1].power_limit_w = 4'294'968;
   wraps.power_limits_w = {100, 4'294'968};
   wraps.max_power_w = 4'294'968;
-  const Workload valid = ToyWorkload();
+  const Workload valid = SimulatorToyWorkload();
   for (const Workload* w : {&slow, &huge, &wraps}) {
     for (const std::string& name : PolicyNames()) {
       // Some policies plan from the workload as they are made.
@@ -219,7 +219,7 @@ TEST(SimulatorTest, OutOfRangeWorkloadsAreRefusedBeforeAnyPolicyRuns) {
 }
 
 TEST(SimulatorTest, DefaultRecurrencesSaturateInsteadOfOverflowing) {
-  Workload w = ToyWorkload();
+  Workload w = SimulatorToyWorkload();
   EXPECT_EQ(DefaultRecurrences(w), 2 * 3 * 2);
   // 50000 x 50000 x 2 = 5e9 recurrences: past INT_MAX (signed overflow before).
   w.batch_sizes.resize(50'000);
@@ -228,7 +228,7 @@ TEST(SimulatorTest, DefaultRecurrencesSaturateInsteadOfOverflowing) {
 }
 
 TEST(SimulatorTest, PolicyContextIsValidated) {
-  const Workload w = ToyWorkload();
+  const Workload w = SimulatorToyWorkload();
   PolicyContext context;
   context.workload = &w;
   context.eta = std::nan("");

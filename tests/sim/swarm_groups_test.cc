@@ -41,14 +41,14 @@ TEST(SwarmGroupsTest, OneSubmissionAtATimeIsFrugalRunForRun) {
   EXPECT_EQ(runs["swarm"], runs["frugal"]);
 }
 
-struct Summary {
+struct GroupSummary {
   double mean_regret = 0.0;
   double max_regret = 0.0;
   double max_cost_ratio = 0.0;
 };
 
-std::map<std::string, Summary> MeasureGroups(const std::vector<Workload>& workloads,
-                                             int num_groups) {
+std::map<std::string, GroupSummary> MeasureGroups(const std::vector<Workload>& workloads,
+                                                  int num_groups) {
   JobGroupGeneratorOptions generator;
   generator.num_groups = num_groups;
   generator.seed = 1;
@@ -56,14 +56,14 @@ std::map<std::string, Summary> MeasureGroups(const std::vector<Workload>& worklo
   for (const Workload& w : workloads) names.insert(w.job.dataset);
   StatusOr<JobGroups> groups = GenerateJobGroups(generator, {names.begin(), names.end()});
   EXPECT_TRUE(groups.ok()) << groups.status();
-  std::map<std::string, Summary> summaries;
+  std::map<std::string, GroupSummary> summaries;
   if (!groups.ok()) return summaries;
   StatusOr<std::vector<PolicyResult>> results = RunGroupExperiment(workloads, *groups, Options());
   EXPECT_TRUE(results.ok()) << results.status();
   if (!results.ok()) return summaries;
   std::map<std::string, int> cases;
   for (const PolicyResult& r : *results) {
-    Summary& s = summaries[r.policy];
+    GroupSummary& s = summaries[r.policy];
     s.mean_regret += r.expected_regret;
     s.max_regret = std::max(s.max_regret, r.expected_regret);
     s.max_cost_ratio = std::max(s.max_cost_ratio, r.cost_ratio);
@@ -77,9 +77,9 @@ TEST(SwarmGroupsTest, PaysLessThanFrugalInJobGroups) {
   ZEUS_ASSERT_OK_AND_ASSIGN(const std::vector<Workload> workloads, testing::BundledWorkloads());
   for (int num_groups : {4, 16, 64}) {
     SCOPED_TRACE(std::to_string(num_groups) + " groups");
-    std::map<std::string, Summary> s = MeasureGroups(workloads, num_groups);
-    const Summary& frugal = s["frugal"];
-    const Summary& swarm = s["swarm"];
+    std::map<std::string, GroupSummary> s = MeasureGroups(workloads, num_groups);
+    const GroupSummary& frugal = s["frugal"];
+    const GroupSummary& swarm = s["swarm"];
     EXPECT_LT(swarm.mean_regret, frugal.mean_regret);
     EXPECT_LT(swarm.max_regret, frugal.max_regret);
     // The cost target (no group workload above 1.05x the default),

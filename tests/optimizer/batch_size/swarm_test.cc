@@ -24,7 +24,7 @@ BatchSizeOptimizerConfig SwarmConfig(BatchSizePolicy policy = BatchSizePolicy::k
 }
 
 // Sequential recurrences with fixed outcomes; returns the sizes handed out.
-std::vector<int> RunSequential(BatchSizeOptimizer& optimizer, int n) {
+std::vector<int> SwarmRunSequential(BatchSizeOptimizer& optimizer, int n) {
   static const std::map<int, std::pair<double, bool>> outcomes = {
       {8, {50, false}}, {16, {30, true}}, {32, {10, true}}, {64, {20, true}}, {128, {90, false}}};
   std::vector<int> sizes;
@@ -41,7 +41,7 @@ TEST(BatchSizeOptimizerSwarmTest, OneTrialAtATimeIsFrugalsSequence) {
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer swarm, BatchSizeOptimizer::Create(SwarmConfig()));
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer frugal,
                             BatchSizeOptimizer::Create(SwarmConfig(BatchSizePolicy::kFrugal)));
-  EXPECT_EQ(RunSequential(swarm, 80), RunSequential(frugal, 80));
+  EXPECT_EQ(SwarmRunSequential(swarm, 80), SwarmRunSequential(frugal, 80));
   nlohmann::json swarm_state = swarm.ToJson();
   nlohmann::json frugal_state = frugal.ToJson();
   EXPECT_EQ(swarm_state["config"]["policy"], "swarm");
