@@ -71,8 +71,8 @@ def zeus_server(tmp_path):
 
 def start_zeus_daemon(directory, powercap_root, *args):
     """Starts `zeus daemon` with its socket (zeusd.sock), state file
-    (state.json), log (daemon.log) and fake GPUs' state (FAKE_NVML_STATE=gpus)
-    in `directory`, the powercap tree at `powercap_root` and the extra command
+    (state.json), log (daemon.log) and fake GPUs' state (FAKE_NVML_STATE or,
+    on the fake AMD GPUs, FAKE_AMDSMI_STATE=gpus) in `directory`, the powercap tree at `powercap_root` and the extra command
     line `args`; waits (up to 10 s) until it serves. Returns (the process, the
     socket path, its environment, the log's path); the caller stops the
     process. Fails the test, the daemon stopped, when it does not start."""
@@ -80,7 +80,10 @@ def start_zeus_daemon(directory, powercap_root, *args):
     if not zeus:
         pytest.fail("ZEUS_SERVE must name the zeus binary (run through ctest)")
     sock = str(directory / "zeusd.sock")
-    env = dict(os.environ, FAKE_NVML_STATE=str(directory / "gpus"))
+    # Whichever fake the daemon loads (zeus_python_pytest or _amd) keeps its
+    # GPUs' state there.
+    env = dict(os.environ, FAKE_NVML_STATE=str(directory / "gpus"),
+               FAKE_AMDSMI_STATE=str(directory / "gpus"))
     log_path = directory / "daemon.log"
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
