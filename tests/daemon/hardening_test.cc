@@ -1,7 +1,8 @@
 // One daemon per socket and per state file (issue 23, item 1), the state
 // file's directory and temporary file (item 6), and changes refused from a
-// peer whose process has exited (item 7). The built `zeus daemon` over the
-// fake libnvml; clients in forked processes.
+// peer whose process has exited (item 7). The built `zeus daemon` over each
+// fake GPU library (libnvml, libamd_smi; power limits only, which both have);
+// clients in forked processes.
 
 #include <signal.h>
 #include <unistd.h>
@@ -33,16 +34,26 @@ using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr unsigned int kDefaultMw = 700'000;  // The fake's default limit.
+constexpr unsigned int kDefaultMw = 700'000;  // Both fakes' default limit.
 
 std::string SetLimit(int gpu, unsigned int mw) {
   return "/gpu/set_power_limit?gpu_ids=" + std::to_string(gpu) +
          "&power_limit_mw=" + std::to_string(mw) + "&block=true";
 }
 
-class DaemonHardeningTest : public ::testing::Test {
+class DaemonHardeningTest : public ::testing::TestWithParam<FakeGpuVendor> {
  protected:
-  void SetUp() override { chmod(dir_.path().c_str(), 0755); }
+  void SetUp() override {
+    chmod(dir_.path().c_str(), 0755);
+    a_.set_vendor(GetParam());
+  }
+
+  // Another daemon on `dir_` over the same fake GPU library as `a_`.
+  std::unique_ptr<DaemonProcess> OtherDaemon() {
+    auto daemon = std::make_unique<DaemonProcess>(dir_.path());
+    daemon->set_vendor(GetParam());
+    return daemon;
+  }
 
   // A client that sets `mw` on `gpu`, reports the status, then holds.
   std::unique_ptr<ClientProcess> HoldingClient(int gpu, unsigned int mw) {
@@ -72,7 +83,10 @@ class DaemonHardeningTest : public ::testing::Test {
   DaemonProcess a_{dir_.path()};
 };
 
-TEST_F(DaemonHardeningTest, SecondDaemonOnTheSameSocketOrStateFileIsRefusedAndNothingIsLost) {
+INSTANTIATE_TEST_SUITE_P(Vendors, DaemonHardeningTest, ::testing::ValuesIn(DaemonFakeGpuVendors()),
+                         FakeGpuVendorName());
+
+TEST_P(DaemonHardeningTest, SecondDaemonOnTheSameSocketOrStateFileIsRefusedAndNothingIsLost) {
   const std::string group = std::to_string(getgid());
   ASSERT_TRUE(a_.Start({"--group", group}));
   const std::string a_pid = std::to_string(a_.pid());
@@ -80,17 +94,17 @@ TEST_F(DaemonHardeningTest, SecondDaemonOnTheSameSocketOrStateFileIsRefusedAndNo
   ASSERT_THAT(Leases(), HasSubstr("\"original_power_limit_mw\":700000"));
 
   // Same socket and state file: the lock refuses it, naming A.
-  DaemonProcess same(dir_.path());
-  ExpectRefused(same,
+  auto same = OtherDaemon();
+  ExpectRefused(*same,
                 "another zeus daemon (pid " + a_pid + ") holds the state file " + a_.state_file());
   // Same socket, its own state file: A answers on the socket.
-  DaemonProcess same_socket(dir_.path());
-  same_socket.set_state_file(dir_.File("other-state.json"));
-  ExpectRefused(same_socket, "another daemon (pid " + a_pid + ") answers on " + a_.socket());
+  auto same_socket = OtherDaemon();
+  same_socket->set_state_file(dir_.File("other-state.json"));
+  ExpectRefused(*same_socket, "another daemon (pid " + a_pid + ") answers on " + a_.socket());
   // Its own socket, the same state file: the lock again.
-  DaemonProcess same_state(dir_.path());
-  same_state.set_socket(dir_.File("other.sock"));
-  ExpectRefused(same_state, "another zeus daemon (pid " + a_pid + ")");
+  auto same_state = OtherDaemon();
+  same_state->set_socket(dir_.File("other.sock"));
+  ExpectRefused(*same_state, "another zeus daemon (pid " + a_pid + ")");
 
   // A is untouched: its socket answers, GPU 2 is still the client's, and the
   // original is still recorded, in memory and on disk.
@@ -122,7 +136,7 @@ TEST_F(DaemonHardeningTest, SecondDaemonOnTheSameSocketOrStateFileIsRefusedAndNo
   EXPECT_EQ(ReadFileToString(a_.state_file()).value_or("").find("\"pid\""), std::string::npos);
 }
 
-TEST_F(DaemonHardeningTest, StateDirectoryWritableByOthersKeepsTheDaemonFromStarting) {
+TEST_P(DaemonHardeningTest, StateDirectoryWritableByOthersKeepsTheDaemonFromStarting) {
   const std::string state_dir = dir_.File("open-state");
   ASSERT_EQ(mkdir(state_dir.c_str(), 0700), 0);
   ASSERT_EQ(chmod(state_dir.c_str(), 0777), 0);
@@ -137,25 +151,25 @@ TEST_F(DaemonHardeningTest, StateDirectoryWritableByOthersKeepsTheDaemonFromStar
   EXPECT_FALSE(ReadFileToString(state_dir + "/state.json").ok());
 }
 
-TEST_F(DaemonHardeningTest, DryRunNeedsNoStateDirectoryButStillTakesTheLockWhereOneCanBe) {
+TEST_P(DaemonHardeningTest, DryRunNeedsNoStateDirectoryButStillTakesTheLockWhereOneCanBe) {
   a_.set_state_file(dir_.File("missing/state.json"));
   ASSERT_TRUE(a_.Start({"--dry-run"}));
   EXPECT_THAT(ReadFileToString(a_.log()).value_or(""), HasSubstr("has no directory; not locking"));
   a_.Kill(SIGTERM);
   // With the directory there, a dry run holds the lock as any daemon does:
   // a real daemon on the same state file is refused.
-  DaemonProcess dry(dir_.path());
-  dry.set_socket(dir_.File("dry.sock"));
-  ASSERT_TRUE(dry.Start({"--dry-run"}));
-  DaemonProcess real(dir_.path());
-  ASSERT_TRUE(real.Start({}, {}, /*wait=*/false));
-  const int status = real.WaitForExit(milliseconds(5000));
+  auto dry = OtherDaemon();
+  dry->set_socket(dir_.File("dry.sock"));
+  ASSERT_TRUE(dry->Start({"--dry-run"}));
+  auto real = OtherDaemon();
+  ASSERT_TRUE(real->Start({}, {}, /*wait=*/false));
+  const int status = real->WaitForExit(milliseconds(5000));
   EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0) << status;
   EXPECT_THAT(ReadFileToString(a_.log()).value_or(""),
-              HasSubstr("another zeus daemon (pid " + std::to_string(dry.pid()) + ")"));
+              HasSubstr("another zeus daemon (pid " + std::to_string(dry->pid()) + ")"));
 }
 
-TEST_F(DaemonHardeningTest, NumbersAreDigitsOnlyAndParametersAreGivenOnce) {
+TEST_P(DaemonHardeningTest, NumbersAreDigitsOnlyAndParametersAreGivenOnce) {
   ASSERT_TRUE(a_.Start({"--group", std::to_string(getgid())}));
   const std::string sock = a_.socket();
   const std::string set = "/gpu/set_power_limit?gpu_ids=1&power_limit_mw=";
@@ -181,7 +195,7 @@ TEST_F(DaemonHardeningTest, NumbersAreDigitsOnlyAndParametersAreGivenOnce) {
   EXPECT_THAT(ReadFileToString(a_.gpu_log()).value_or(""), Not(HasSubstr("set_power_limit")));
 }
 
-TEST_F(DaemonHardeningTest, SymlinkPlantedAtTheStateFilesTemporaryIsNeverWrittenThrough) {
+TEST_P(DaemonHardeningTest, SymlinkPlantedAtTheStateFilesTemporaryIsNeverWrittenThrough) {
   const std::string victim = dir_.WriteFile("victim", "precious\n");
   ASSERT_EQ(symlink(victim.c_str(), (a_.state_file() + ".tmp").c_str()), 0);
   ASSERT_TRUE(a_.Start({"--group", std::to_string(getgid())}));
@@ -240,7 +254,7 @@ std::string ReadResponse(int fd) {
   }
 }
 
-TEST_F(DaemonHardeningTest, ChangeSentByAChildOnItsExitedParentsConnectionIsRefused) {
+TEST_P(DaemonHardeningTest, ChangeSentByAChildOnItsExitedParentsConnectionIsRefused) {
   ASSERT_TRUE(a_.Start({"--group", std::to_string(getgid())}));
   const std::string sock = a_.socket();
   // The parent connects (one request, so the daemon has accepted it while

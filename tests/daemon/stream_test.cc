@@ -3,7 +3,8 @@
 // mid-stream, the connection limit, the daemon stopping under open streams),
 // /cpu/get_power from a fake powercap tree, and the bearer tokens (missing,
 // wrong key, expired, tampered, wrong scope, disabled group, whoami) beside
-// the peer-credential rule.
+// the peer-credential rule. Each test runs over both fake GPU libraries
+// (libnvml, libamd_smi): nothing here needs more than power and limits.
 
 #include <signal.h>
 #include <unistd.h>
@@ -119,15 +120,20 @@ class StreamReader {
   std::atomic<bool> closing_{false}, done_{false}, closed_by_daemon_{false};
 };
 
-class StreamTest : public ::testing::Test {
+class StreamTest : public ::testing::TestWithParam<FakeGpuVendor> {
  protected:
+  void SetUp() override { daemon_.set_vendor(GetParam()); }
+
   json Stats() { return json::parse(Http(daemon_.socket(), "GET", "/streams").body); }
 
   TempDir dir_;
   DaemonProcess daemon_{dir_.path(), 2};
 };
 
-TEST_F(StreamTest, FiftySubscribersShareOnePollerAndALeavingClientIsForgotten) {
+INSTANTIATE_TEST_SUITE_P(Vendors, StreamTest, ::testing::ValuesIn(DaemonFakeGpuVendors()),
+                         FakeGpuVendorName());
+
+TEST_P(StreamTest, FiftySubscribersShareOnePollerAndALeavingClientIsForgotten) {
   ASSERT_TRUE(daemon_.Start({"--gpu-power-poll-hz", "20"}));
   // Nobody subscribes: the poller does not read.
   json idle = Stats();
@@ -207,7 +213,7 @@ TEST_F(StreamTest, FiftySubscribersShareOnePollerAndALeavingClientIsForgotten) {
   EXPECT_EQ(Http(daemon_.socket(), "GET", "/time").status, 200);
 }
 
-TEST_F(StreamTest, StreamsCountAgainstMaxConnectionsAndEndWhenTheDaemonStops) {
+TEST_P(StreamTest, StreamsCountAgainstMaxConnectionsAndEndWhenTheDaemonStops) {
   ASSERT_TRUE(daemon_.Start({"--max-connections", "4"}));
   std::vector<std::unique_ptr<StreamReader>> readers;
   for (int i = 0; i < 3; ++i) {
@@ -238,7 +244,7 @@ TEST_F(StreamTest, StreamsCountAgainstMaxConnectionsAndEndWhenTheDaemonStops) {
   }
 }
 
-TEST_F(StreamTest, CpuPowerFromRaplEnergyOverTime) {
+TEST_P(StreamTest, CpuPowerFromRaplEnergyOverTime) {
   const std::string root = dir_.path() + "/powercap";
   const std::string package = root + "/intel-rapl:0";
   for (const std::string& d : {root, package}) ASSERT_EQ(mkdir(d.c_str(), 0755), 0);
@@ -284,9 +290,10 @@ TEST_F(StreamTest, CpuPowerFromRaplEnergyOverTime) {
 // Tokens. The daemon's key is a file's bytes; tokens come from the CLI
 // (`zeus daemon token issue`) or, for the expired and odd ones, from the
 // library.
-class TokenTest : public ::testing::Test {
+class TokenTest : public ::testing::TestWithParam<FakeGpuVendor> {
  protected:
   void SetUp() override {
+    daemon_.set_vendor(GetParam());
     key_path_ = dir_.path() + "/signing.key";
     ZEUS_ASSERT_OK(WriteFileAtomically(key_path_, key_));
     // The test runner's primary group may change settings (peer rule).
@@ -324,7 +331,10 @@ class TokenTest : public ::testing::Test {
   std::string key_path_;
 };
 
-TEST_F(TokenTest, DiscoverAndTimeAreOpenAndSayWhatIsRequired) {
+INSTANTIATE_TEST_SUITE_P(Vendors, TokenTest, ::testing::ValuesIn(DaemonFakeGpuVendors()),
+                         FakeGpuVendorName());
+
+TEST_P(TokenTest, DiscoverAndTimeAreOpenAndSayWhatIsRequired) {
   HttpResult discover = Get("/discover", "");
   ASSERT_EQ(discover.status, 200);
   json d = json::parse(discover.body);
@@ -334,7 +344,7 @@ TEST_F(TokenTest, DiscoverAndTimeAreOpenAndSayWhatIsRequired) {
   EXPECT_EQ(Get("/time", "garbage").status, 200);
 }
 
-TEST_F(TokenTest, MissingWrongKeyExpiredOrTamperedTokensAre401) {
+TEST_P(TokenTest, MissingWrongKeyExpiredOrTamperedTokensAre401) {
   HttpResult none = Get("/gpu/get_power", "");
   EXPECT_EQ(none.status, 401);
   EXPECT_THAT(none.body, HasSubstr("Authorization: Bearer"));
@@ -368,7 +378,7 @@ TEST_F(TokenTest, MissingWrongKeyExpiredOrTamperedTokensAre401) {
   EXPECT_EQ(Get("/gpu/stream_power", "").status, 401);
 }
 
-TEST_F(TokenTest, ScopesAndDisabledGroups) {
+TEST_P(TokenTest, ScopesAndDisabledGroups) {
   int status = 0;
   const std::string reader =
       Cli("--signing-key-path " + key_path_ + " --sub alice --scopes gpu-read --expires-in 3600",
@@ -423,9 +433,15 @@ TEST_F(TokenTest, ScopesAndDisabledGroups) {
   EXPECT_NE(bad, 0);
 }
 
-TEST(TokenWithoutAuthTest, WhoamiIs404AndDiscoverSaysNoAuth) {
+class TokenWithoutAuthTest : public ::testing::TestWithParam<FakeGpuVendor> {};
+
+INSTANTIATE_TEST_SUITE_P(Vendors, TokenWithoutAuthTest, ::testing::ValuesIn(DaemonFakeGpuVendors()),
+                         FakeGpuVendorName());
+
+TEST_P(TokenWithoutAuthTest, WhoamiIs404AndDiscoverSaysNoAuth) {
   TempDir dir;
   DaemonProcess daemon(dir.path(), 1);
+  daemon.set_vendor(GetParam());
   ASSERT_TRUE(daemon.Start());
   EXPECT_EQ(Http(daemon.socket(), "GET", "/auth/whoami").status, 404);
   json d = json::parse(Http(daemon.socket(), "GET", "/discover").body);
