@@ -1,7 +1,9 @@
 """The zeus package needs no privilege with `zeus daemon`: with ZEUSD_SOCK_PATH
 set, the power-limit optimizer's limits go through the daemon, which puts
 them back when the Python process is SIGKILLed (no exit hook runs). The fake
-GPUs' state is shared between the processes through FAKE_NVML_STATE."""
+GPUs' state is shared between the processes through FAKE_NVML_STATE (or
+FAKE_AMDSMI_STATE: the ctest zeus_python_pytest_amd runs this on the fake AMD
+GPUs, whose limits and defaults are the same)."""
 
 import os
 import re

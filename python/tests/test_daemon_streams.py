@@ -1,8 +1,8 @@
 """The zeus package reads `zeus daemon`'s live power: ZeusdClient's one-shot
 /gpu/get_power and /cpu/get_power, and PowerStreamingClient's Server-Sent
 Event streams from two daemons at once (one on a Unix socket, one on TCP),
-with and without bearer tokens. The daemons run over the fake libnvml (150 W
-per GPU) and a fake powercap tree whose package counter a thread advances at
+with and without bearer tokens. The daemons run over the fake libnvml, or the
+fake libamd_smi in the ctest zeus_python_pytest_amd (150 W per GPU either way) and a fake powercap tree whose package counter a thread advances at
 10 W (DRAM 2 W)."""
 
 import os

@@ -1,6 +1,7 @@
 """zeus.utils.zeusd: the zeusd client (standard library HTTP over a Unix
 socket or TCP) against a small in-test daemon whose answers each test sets,
-and against a real `zeus daemon` over the fake libnvml."""
+and against a real `zeus daemon` over the fake libnvml (or the fake
+libamd_smi, in the ctest zeus_python_pytest_amd)."""
 
 import http.server
 import json
@@ -292,7 +293,7 @@ def test_tcp_and_streams():
         server.server_close()
 
 
-# --- A real `zeus daemon` over the fake libnvml -------------------------------
+# --- A real `zeus daemon` over the fake libnvml or libamd_smi -----------------
 
 @pytest.fixture
 def zeus_daemon(tmp_path):
