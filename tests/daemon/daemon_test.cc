@@ -1,10 +1,11 @@
 // `zeus daemon` end to end: the built binary over the fake libnvml (GPU state
-// shared through a file), clients in forked processes. The lease and restore
-// tests (DaemonVendorTest) run over the fake libamd_smi too. Every limit a client
-// changes comes back when it ends (SIGKILL, SIGTERM, exit) or its lease times
-// out; a second client is refused while one holds a GPU; a daemon killed
-// mid-change puts the originals back when restarted; only root and the
-// control group may change; hostile requests get a 4xx and the daemon lives.
+// shared through a file), clients in forked processes. Every test but the
+// locked clocks' (DaemonVendorTest) runs over the fake libamd_smi too. Every
+// limit a client changes comes back when it ends (SIGKILL, SIGTERM, exit) or
+// its lease times out; a second client is refused while one holds a GPU; a
+// daemon killed mid-change puts the originals back when restarted; only root
+// and the control group may change; hostile requests get a 4xx and the daemon
+// lives.
 
 #include <grp.h>
 #include <signal.h>
@@ -137,6 +138,7 @@ TEST_P(DaemonVendorTest, ClientEndingBySigtermOrExitGetsItsLimitsPutBack) {
   EXPECT_THAT(log, HasSubstr("set_power_limit 2 400000\nset_power_limit 2 700000\n"));
 }
 
+// NVML only: AMD GPUs have no locked clocks through the daemon.
 TEST_F(DaemonTest, LockedClocksAreResetWhenTheClientEnds) {
   ASSERT_TRUE(daemon_.Start());
   const std::string sock = daemon_.socket();
@@ -246,7 +248,7 @@ TEST_P(DaemonVendorTest, InheritedVisibleDevicesDoNotRenumberTheGpus) {
   EXPECT_TRUE(WaitFor([&] { return AllDefault(); }, milliseconds(1000)));
 }
 
-TEST_F(DaemonTest, MalformedStateFileKeepsTheDaemonFromStarting) {
+TEST_P(DaemonVendorTest, MalformedStateFileKeepsTheDaemonFromStarting) {
   ASSERT_TRUE(WriteFileAtomically(daemon_.state_file(), "{\"version\": 1, \"leases\": [{}]}").ok());
   EXPECT_FALSE(daemon_.Start());
   EXPECT_THAT(ReadFileToString(daemon_.log()).value_or(""),
@@ -274,7 +276,7 @@ std::string AsNobody(const std::string& sock, std::vector<gid_t> groups, const s
   return report;
 }
 
-TEST_F(DaemonTest, OnlyRootAndTheControlGroupMayChange) {
+TEST_P(DaemonVendorTest, OnlyRootAndTheControlGroupMayChange) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to drop a child to nobody";
   constexpr gid_t kGroup = 4242;
   ASSERT_TRUE(daemon_.Start({"--group", std::to_string(kGroup)}));
@@ -293,7 +295,7 @@ TEST_F(DaemonTest, OnlyRootAndTheControlGroupMayChange) {
               HasSubstr("set_power_limit 0 300000\n"));
 }
 
-TEST_F(DaemonTest, RestrictedReadsRefuseNonMembersAndTcp) {
+TEST_P(DaemonVendorTest, RestrictedReadsRefuseNonMembersAndTcp) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to drop a child to nobody";
   ASSERT_TRUE(daemon_.Start({"--restrict-reads", "--tcp", "127.0.0.1:0"}));
   std::string refused = AsNobody(daemon_.socket(), {}, "GET", "/gpu/get_power_limit");
@@ -302,7 +304,7 @@ TEST_F(DaemonTest, RestrictedReadsRefuseNonMembersAndTcp) {
   EXPECT_THAT(AsNobody(daemon_.socket(), {}, "GET", "/discover"), HasSubstr("200 "));
 }
 
-TEST_F(DaemonTest, TcpServesReadsButRefusesChanges) {
+TEST_P(DaemonVendorTest, TcpServesReadsButRefusesChanges) {
   ASSERT_TRUE(daemon_.Start({"--tcp", "127.0.0.1:0"}));
   // The port, from the daemon's "serving ... on SOCKET and HOST:PORT" line.
   int port = 0;
@@ -323,7 +325,7 @@ TEST_F(DaemonTest, TcpServesReadsButRefusesChanges) {
   EXPECT_THAT(refused.body, HasSubstr("changes are accepted only on the Unix socket"));
 }
 
-TEST_F(DaemonTest, HostileRequestsGetA4xxAndTheDaemonLives) {
+TEST_P(DaemonVendorTest, HostileRequestsGetA4xxAndTheDaemonLives) {
   ASSERT_TRUE(daemon_.Start({"--request-timeout-s", "0.3", "--max-body-bytes", "1024"}));
   const std::string sock = daemon_.socket();
   struct Case {
@@ -375,7 +377,7 @@ TEST_F(DaemonTest, HostileRequestsGetA4xxAndTheDaemonLives) {
   EXPECT_EQ(kill(daemon_.pid(), 0), 0);
 }
 
-TEST_F(DaemonTest, ReadsFollowTheZeusdApi) {
+TEST_P(DaemonVendorTest, ReadsFollowTheZeusdApi) {
   ASSERT_TRUE(daemon_.Start());
   const std::string sock = daemon_.socket();
   HttpResult discover = Http(sock, "GET", "/discover");
@@ -384,22 +386,27 @@ TEST_F(DaemonTest, ReadsFollowTheZeusdApi) {
   EXPECT_THAT(Http(sock, "GET", "/gpu/get_power?gpu_ids=0,2").body,
               HasSubstr("\"power_mw\":{\"0\":150000,\"2\":150000}"));
   EXPECT_THAT(Http(sock, "GET", "/gpu/get_persistence_mode?gpu_ids=3").body,
-              HasSubstr("{\"3\":{\"enabled\":false}}"));
+              HasSubstr(HasPersistence() ? "{\"3\":{\"enabled\":false}}"
+                                         : "GPU 3: AMD GPUs have no persistence mode"));
   EXPECT_THAT(Http(sock, "GET", "/gpu/get_cumulative_energy?gpu_ids=1").body,
               HasSubstr("{\"1\":{\"energy_mj\":"));
   EXPECT_THAT(Http(sock, "GET", "/time").body, HasSubstr("\"timestamp_ms\":"));
 }
 
-TEST_F(DaemonTest, DiscoverDescribesEveryGpuAsTheOriginalClientRequires) {
+TEST_P(DaemonVendorTest, DiscoverDescribesEveryGpuAsTheOriginalClientRequires) {
   ASSERT_TRUE(daemon_.Start());
   HttpResult discover = Http(daemon_.socket(), "GET", "/discover");
   EXPECT_EQ(discover.status, 200);
-  // The fake libnvml's NVML bus ids "00000000:1B:00.0", "...:3B:...": lspci -D form.
-  EXPECT_THAT(discover.body,
-              HasSubstr("{\"cumulative_energy_available\":true,\"id\":0,\"name\":\"Fake H100 "
-                        "0\",\"pci_address\":\"0000:1b:00.0\"}"));
-  EXPECT_THAT(discover.body, HasSubstr("\"id\":3,\"name\":\"Fake H100 3\",\"pci_address\":"
-                                       "\"0000:7b:00.0\"}"));
+  // In lspci -D form: the fake libnvml's NVML bus ids "00000000:1B:00.0",
+  // "...:3B:...", and the fake libamd_smi's BDFs (buses 0xc1, 0xc2, ...).
+  const bool nvml = HasPersistence();
+  const std::string model = nvml ? "Fake H100 " : "Fake MI300X ";
+  EXPECT_THAT(
+      discover.body,
+      HasSubstr("{\"cumulative_energy_available\":true,\"id\":0,\"name\":\"" + model +
+                "0\",\"pci_address\":\"" + (nvml ? "0000:1b:00.0" : "0000:c1:00.0") + "\"}"));
+  EXPECT_THAT(discover.body, HasSubstr("\"id\":3,\"name\":\"" + model + "3\",\"pci_address\":\"" +
+                                       (nvml ? "0000:7b:00.0" : "0000:c4:00.0") + "\"}"));
   EXPECT_THAT(discover.body, HasSubstr("\"auth_required\":false"));
   EXPECT_THAT(discover.body,
               HasSubstr("\"enabled_api_groups\":[\"gpu-control\",\"gpu-read\",\"cpu-read\"]"));
