@@ -72,10 +72,11 @@ def zeus_server(tmp_path):
 def start_zeus_daemon(directory, powercap_root, *args):
     """Starts `zeus daemon` with its socket (zeusd.sock), state file
     (state.json), log (daemon.log) and fake GPUs' state (FAKE_NVML_STATE or,
-    on the fake AMD GPUs, FAKE_AMDSMI_STATE=gpus) in `directory`, the powercap tree at `powercap_root` and the extra command
-    line `args`; waits (up to 10 s) until it serves. Returns (the process, the
-    socket path, its environment, the log's path); the caller stops the
-    process. Fails the test, the daemon stopped, when it does not start."""
+    on the fake AMD GPUs, FAKE_AMDSMI_STATE=gpus) in `directory`, the powercap
+    tree at `powercap_root` and the extra command line `args`; waits (up to
+    10 s) until it serves. Returns (the process, the socket path, its
+    environment, the log's path); the caller stops the process. Fails the
+    test, the daemon stopped, when it does not start."""
     zeus = os.environ.get("ZEUS_SERVE")
     if not zeus:
         pytest.fail("ZEUS_SERVE must name the zeus binary (run through ctest)")
