@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 from typing import Sequence
 
-from zeus.device.exception import ZeusdError
 import zeus.device.gpu.common as gpu_common
 from zeus.device.gpu import nvidia
 
@@ -71,21 +70,8 @@ class AMDGPU(nvidia._CoreGPU):
         return self._static("uuid")
 
 
-class ZeusdAMDGPU(AMDGPU):
-    """An AMDGPU whose setters go through the Zeus daemon. The core relays
-    them whenever ZEUSD_SOCK_PATH is set; `client` (a ZeusdClient) is kept
-    for reference, and ZEUSD_SOCK_PATH must be set."""
-
-    def __init__(self, gpu_index: int, client) -> None:
-        if nvidia._zeusd_socket() is None:
-            raise ZeusdError("ZeusdAMDGPU: set ZEUSD_SOCK_PATH to the Zeus daemon's socket "
-                             "(the core relays the setters there)")
-        super().__init__(gpu_index)
-        self._client = client
-
-    @property
-    def supports_nonblocking_setters(self) -> bool:
-        return False  # The core's relay always waits for the daemon's answer.
+class ZeusdAMDGPU(nvidia._ZeusdRelayed, AMDGPU):
+    """An AMDGPU whose setters go through the Zeus daemon."""
 
 
 class AMDGPUs(nvidia._CoreGPUs):

@@ -418,21 +418,25 @@ class NVIDIAGPU(_CoreGPU):
     _BACKEND = "nvml"
 
 
-class ZeusdNVIDIAGPU(NVIDIAGPU):
-    """An NVIDIAGPU whose setters go through the Zeus daemon. The core relays
-    them whenever ZEUSD_SOCK_PATH is set; `client` (a ZeusdClient) is kept
-    for reference, and ZEUSD_SOCK_PATH must be set."""
+class _ZeusdRelayed:
+    """Mixin for a vendor's GPU whose setters go through the Zeus daemon. The
+    core relays them whenever ZEUSD_SOCK_PATH is set; `client` (a
+    ZeusdClient) is kept for reference, and ZEUSD_SOCK_PATH must be set."""
 
     def __init__(self, gpu_index: int, client) -> None:
         if _zeusd_socket() is None:
-            raise ZeusdError("ZeusdNVIDIAGPU: set ZEUSD_SOCK_PATH to the Zeus daemon's socket "
-                             "(the core relays the setters there)")
+            raise ZeusdError(f"{type(self).__name__}: set ZEUSD_SOCK_PATH to the Zeus daemon's "
+                             "socket (the core relays the setters there)")
         super().__init__(gpu_index)
         self._client = client
 
     @property
     def supports_nonblocking_setters(self) -> bool:
         return False  # The core's relay always waits for the daemon's answer.
+
+
+class ZeusdNVIDIAGPU(_ZeusdRelayed, NVIDIAGPU):
+    """An NVIDIAGPU whose setters go through the Zeus daemon."""
 
 
 class _CoreGPUs(gpu_common.GPUs):
