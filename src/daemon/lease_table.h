@@ -29,9 +29,9 @@
 #include <sys/types.h>
 
 #include "zeus/device/gpu.h"
+#include "zeus/http/peer.h"
 #include "zeus/status.h"
 
-#include "src/daemon/peer.h"
 #include "src/daemon/state_file.h"
 
 namespace zeus::daemon {

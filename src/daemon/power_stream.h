@@ -32,9 +32,8 @@
 
 #include "zeus/device/cpu.h"
 #include "zeus/device/gpu.h"
+#include "zeus/http/message.h"
 #include "zeus/status.h"
-
-#include "src/daemon/http_server.h"
 
 namespace zeus::daemon {
 
@@ -61,7 +60,7 @@ class PowerSampler {
 class PowerHub;
 
 // One subscriber's bounded queue of framed SSE events.
-class Subscription : public EventStream {
+class Subscription : public HttpEventStream {
  public:
   ~Subscription() override;
   void SetWake(std::function<void()> wake) override;

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "zeus/daemon/token.h"
+#include "zeus/http/query.h"
+#include "zeus/http/status_map.h"
 #include "zeus/util/json.h"
 #include "zeus/util/strings.h"
 
@@ -26,56 +28,13 @@ HttpResponse Error(int status, const std::string& message) {
   return Json(status, json{{"error", message}});
 }
 
-int HttpStatusOf(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kOk:
-      return 200;
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kNotFound:
-    case StatusCode::kNotSupported:
-      return 400;
-    case StatusCode::kPermissionDenied:
-      return 403;
-    case StatusCode::kFailedPrecondition:
-    case StatusCode::kAborted:
-    case StatusCode::kAlreadyExists:
-      return 409;
-    case StatusCode::kUnavailable:
-      return 503;
-    default:
-      return 500;
-  }
-}
+// zeusd's statuses: bad input and unknown devices 400, refusals 403, a GPU
+// another client holds 409.
+const HttpStatusMap kZeusdStatus{{StatusCode::kNotFound, 400}, {StatusCode::kNotSupported, 400}};
+
+int HttpStatusOf(const Status& s) { return kZeusdStatus(s.code()); }
 
 HttpResponse ErrorOf(const Status& s) { return Error(HttpStatusOf(s), s.message()); }
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-StatusOr<std::string> PercentDecode(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+') {
-      out += ' ';
-    } else if (text[i] != '%') {
-      out += text[i];
-    } else {
-      const int hi = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
-      const int lo = i + 2 < text.size() ? HexValue(text[i + 2]) : -1;
-      if (hi < 0 || lo < 0) {
-        return InvalidArgumentError("query: bad %-escape in \"" + std::string(text.substr(0, 64)) +
-                                    "\"");
-      }
-      out += static_cast<char>(hi * 16 + lo);
-      i += 2;
-    }
-  }
-  return out;
-}
 
 // `text` as a decimal number of ASCII digits only: no sign, no space, no
 // hexadecimal ("%2B200000" and "%20200000" decode to "+200000" and " 200000",
@@ -170,8 +129,7 @@ std::string GroupOf(const std::string& path) {
 
 HttpResponse Unauthorized(const std::string& message) {
   HttpResponse r = Error(401, message);
-  r.extra_header_name = "WWW-Authenticate";
-  r.extra_header_value = "Bearer realm=\"zeusd\"";
+  r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"zeusd\"");
   return r;
 }
 
@@ -182,20 +140,17 @@ std::chrono::microseconds PeriodOf(double hz) {
 }  // namespace
 
 StatusOr<std::map<std::string, std::string>> ParseQuery(const std::string& query) {
-  std::map<std::string, std::string> params;
-  if (query.empty()) return params;
-  for (const std::string& item : Split(query, '&')) {
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    ZEUS_ASSIGN_OR_RETURN(std::string name, PercentDecode(item.substr(0, eq)));
-    ZEUS_ASSIGN_OR_RETURN(
-        std::string value,
-        PercentDecode(eq == std::string::npos ? std::string() : item.substr(eq + 1)));
-    if (!params.emplace(name, value).second) {
-      return InvalidArgumentError("query: parameter " + name.substr(0, 64) + " given twice");
-    }
-  }
-  return params;
+  ZEUS_ASSIGN_OR_RETURN(HttpFields fields,
+                        zeus::ParseQuery(query, BadEscape::kRefuse, /*refuse_repeats=*/true));
+  return std::map<std::string, std::string>(fields.begin(), fields.end());
+}
+
+std::vector<HttpRoute> Routes::Table() {
+  // One entry for every path and method: the zeusd order of checks (query,
+  // API group, token, then the method, worded as zeusd words it) and its 404
+  // are in Handle, on the path as sent.
+  return {HttpRoute{"", "/", [this](const HttpRequest& request) { return Handle(request); },
+                    HttpRoute::Match::kPrefix, HttpRoute::Access::kPublic}};
 }
 
 Routes::Routes(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus, LeaseTable* leases,
@@ -525,16 +480,17 @@ HttpResponse Routes::Handle(const HttpRequest& request) {
   std::optional<TokenClaims> claims;
   if (!options_->signing_key.empty()) {
     static const char kBearer[] = "Bearer ";
-    if (!StartsWith(request.authorization, kBearer)) {
+    const std::string authorization = request.Header("Authorization");
+    if (!StartsWith(authorization, kBearer)) {
       return Unauthorized(
-          request.authorization.empty()
+          authorization.empty()
               ? "authentication required: send an Authorization: Bearer <token> header (tokens "
                 "come from `zeus daemon token issue`)"
               : "the Authorization header is not \"Bearer <token>\"");
     }
     const int64_t now_s = UnixTimeMs() / 1000;
-    StatusOr<TokenClaims> verified = VerifyToken(
-        options_->signing_key, request.authorization.substr(sizeof(kBearer) - 1), now_s);
+    StatusOr<TokenClaims> verified =
+        VerifyToken(options_->signing_key, authorization.substr(sizeof(kBearer) - 1), now_s);
     if (!verified.ok()) return Unauthorized(verified.status().message());
     claims = std::move(*verified);
     if (!group.empty() &&

@@ -23,16 +23,18 @@
 #include "zeus/daemon/daemon.h"
 #include "zeus/device/cpu.h"
 #include "zeus/device/gpu.h"
+#include "zeus/http/message.h"
+#include "zeus/http/router.h"
 #include "zeus/status.h"
 
-#include "src/daemon/http_server.h"
 #include "src/daemon/lease_table.h"
 #include "src/daemon/power_stream.h"
 
 namespace zeus::daemon {
 
-// Splits "a=1&b=x%20y" into a map, percent-decoding names and values.
-// kInvalidArgument for a bad escape or a parameter given twice.
+// Splits "a=1&b=x%20y" into a map, percent-decoding names and values
+// (zeus/http/query.h). kInvalidArgument for a bad escape or a parameter given
+// twice.
 StatusOr<std::map<std::string, std::string>> ParseQuery(const std::string& query);
 
 class Routes {
@@ -41,6 +43,8 @@ class Routes {
   Routes(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus, LeaseTable* leases,
          const DaemonOptions* options);
 
+  // The daemon's entries in the HTTP layer's route table (calling Handle).
+  std::vector<HttpRoute> Table();
   HttpResponse Handle(const HttpRequest& request);
   // Ends every power stream (their connections close after the last chunk);
   // later stream requests end at once. Idempotent.

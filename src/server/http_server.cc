@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -11,27 +13,24 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "zeus/http/status_map.h"
+#include "zeus/http/transport.h"
 #include "zeus/util/file.h"
 #include "zeus/util/json.h"
 #include "zeus/util/strings.h"
 
 #include "src/server/dashboard.h"
-#include "src/server/http_transport.h"
 #include "src/server/input_limits.h"
 #include "src/server/server_metrics.h"
 
 namespace zeus {
 
 using nlohmann::json;
-using server_internal::HttpTransport;
-using server_internal::HttpTransportOptions;
 using server_internal::ServerMetrics;
 
 namespace {
 
 constexpr char kMetricsPath[] = "/metrics";
-// The route label of a request no route matched.
-constexpr char kUnmatched[] = "unmatched";
 
 std::string Dump(const json& body) {
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -48,20 +47,6 @@ bool SameToken(const std::string& a, const std::string& b) {
     diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
   }
   return diff == 0;
-}
-
-// `text` with control characters escaped, for a log line.
-std::string EscapeControl(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f || c == '\\') {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += ch;
-    }
-  }
-  return out;
 }
 
 // Maps a failed service call to its answer; counts store failures
@@ -243,129 +228,107 @@ std::vector<HttpRoute> DashboardRoutes(BatchSizeService* s, const HttpServerOpti
   return routes;
 }
 
-// "GET, HEAD" first when GET is among `methods`, then the others in order.
-std::string AllowHeader(const std::vector<const HttpRoute*>& routes) {
-  std::vector<std::string> methods;
-  auto has = [&methods](const std::string& m) {
-    return std::find(methods.begin(), methods.end(), m) != methods.end();
-  };
-  for (const HttpRoute* route : routes) {
-    if (route->method == "GET") methods = {"GET", "HEAD"};
-  }
-  for (const HttpRoute* route : routes) {
-    if (!has(route->method)) methods.push_back(route->method);
-  }
-  std::string allowed;
-  for (const std::string& m : methods) allowed += (allowed.empty() ? "" : ", ") + m;
-  return allowed;
-}
-
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+std::chrono::milliseconds Milliseconds(double s, double fallback_s) {
+  const double chosen = s > 0 ? s : fallback_s;
+  return std::max(std::chrono::milliseconds(1),
+                  std::chrono::milliseconds(static_cast<int64_t>(std::ceil(chosen * 1000))));
+}
+
+// The service's refusals before routing, as it has always worded them.
+std::string RefusalReason(HttpRefusal refusal, const std::string& detail,
+                          const HttpServerOptions& options) {
+  switch (refusal) {
+    case HttpRefusal::kHeadTooLarge:
+      return fmt::format("request header fields too large: more than {} bytes",
+                         options.max_header_bytes);
+    case HttpRefusal::kBodyTooLarge:
+      return fmt::format("request body too large: more than {} bytes", options.max_body_bytes);
+    case HttpRefusal::kTimeout:
+      return "request not received in time";
+    case HttpRefusal::kTooManyConnections:
+      return "too many open connections";
+    case HttpRefusal::kMalformed:
+      break;
+  }
+  return "bad request: " + detail;
+}
+
+int RefusalStatus(HttpRefusal refusal) {
+  switch (refusal) {
+    case HttpRefusal::kHeadTooLarge:
+      return 431;
+    case HttpRefusal::kBodyTooLarge:
+      return 413;
+    case HttpRefusal::kTimeout:
+      return 408;
+    case HttpRefusal::kTooManyConnections:
+      return 503;
+    case HttpRefusal::kMalformed:
+      break;
+  }
+  return 400;
+}
+
 }  // namespace
 
+int HttpStatusOf(StatusCode code) {
+  static const HttpStatusMap kService{{StatusCode::kOk, 500},
+                                      {StatusCode::kInvalidArgument, 422},
+                                      {StatusCode::kNotSupported, 500},
+                                      {StatusCode::kPermissionDenied, 401}};
+  return kService(code);
+}
+
+HttpResponse ErrorResponse(int status, std::string_view message) {
+  const json body{{"message", std::string(message)}};
+  return JsonResponse(status, Dump(body));
+}
+
 struct HttpServer::Impl {
-  BatchSizeService* service;
+  explicit Impl(HttpServerOptions server_options)
+      : options(std::move(server_options)), router(RouterOptions(options)) {}
+
+  static HttpRouterOptions RouterOptions(const HttpServerOptions& options) {
+    HttpRouterOptions o;
+    o.error = ErrorResponse;
+    if (options.token) {
+      o.access = [token = "Bearer " + *options.token](
+                     const HttpRequest& req, const HttpRoute&) -> std::optional<HttpResponse> {
+        if (SameToken(req.Header("Authorization"), token)) return std::nullopt;
+        return ErrorResponse(401, "authorization: missing or wrong bearer token");
+      };
+    }
+    return o;
+  }
+
+  BatchSizeService* service = nullptr;
   HttpServerOptions options;
   ServerMetrics metrics;
-  std::vector<HttpRoute> routes;
+  HttpRouter router;
   std::unique_ptr<HttpTransport> transport;
 
-  // The routes whose path matches `path`: the exact ones, else those of the
-  // longest matching prefix; `pattern` gets their path.
-  std::vector<const HttpRoute*> RoutesOn(const std::string& path, std::string* pattern) const;
-  HttpResponse Route(const HttpRequest& req, std::string* pattern) const;
   HttpResponse Handle(const HttpRequest& req);
-  HttpResponse Refuse(const HttpRequest& req, int status, const std::string& reason);
+  HttpResponse Refuse(const HttpRequest& req, HttpRefusal refusal, const std::string& detail);
   void Log(const HttpRequest& req, const std::string& pattern, int status, double latency_s);
 };
 
-std::vector<const HttpRoute*> HttpServer::Impl::RoutesOn(const std::string& path,
-                                                         std::string* pattern) const {
-  std::vector<const HttpRoute*> exact;
-  for (const HttpRoute& route : routes) {
-    if (route.match == HttpRoute::Match::kExact && route.path == path) exact.push_back(&route);
-  }
-  if (!exact.empty()) {
-    *pattern = path;
-    return exact;
-  }
-  size_t longest = 0;
-  for (const HttpRoute& route : routes) {
-    if (route.match == HttpRoute::Match::kPrefix && path.rfind(route.path, 0) == 0) {
-      longest = std::max(longest, route.path.size());
-    }
-  }
-  std::vector<const HttpRoute*> prefixed;
-  for (const HttpRoute& route : routes) {
-    if (route.match == HttpRoute::Match::kPrefix && route.path.size() == longest &&
-        path.rfind(route.path, 0) == 0) {
-      prefixed.push_back(&route);
-      *pattern = route.path;
-    }
-  }
-  return prefixed;
-}
-
-HttpResponse HttpServer::Impl::Route(const HttpRequest& req, std::string* pattern) const {
-  std::vector<const HttpRoute*> on_path = RoutesOn(req.path, pattern);
-  if (on_path.empty()) {
-    *pattern = kUnmatched;
-    return ErrorResponse(404, "no such route");
-  }
-  const HttpRoute* route = nullptr;
-  for (const HttpRoute* r : on_path) {
-    if (r->method == req.method) route = r;
-  }
-  if (route == nullptr && req.method == "HEAD") {
-    for (const HttpRoute* r : on_path) {
-      if (r->method == "GET") route = r;
-    }
-  }
-  if (route == nullptr) {
-    const std::string allowed = AllowHeader(on_path);
-    HttpResponse response =
-        ErrorResponse(405, "method " + EscapeControl(req.method) + " not allowed on " +
-                               EscapeControl(req.path) + "; allowed: " + allowed);
-    response.headers.emplace_back("Allow", allowed);
-    return response;
-  }
-  if (options.token && route->access == HttpRoute::Access::kToken &&
-      !SameToken(req.Header("Authorization"), "Bearer " + *options.token)) {
-    return ErrorResponse(401, "authorization: missing or wrong bearer token");
-  }
-  // One rule for the service and the daemon: a repeated query parameter is
-  // ambiguous input, refused with its name (no first or last value wins).
-  for (size_t i = 0; i < req.params.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (req.params[j].first == req.params[i].first) {
-        return ErrorResponse(400, "query: parameter '" +
-                                      EscapeControl(req.params[i].first.substr(0, 64)) +
-                                      "' given twice");
-      }
-    }
-  }
-  try {
-    return route->handler(req);
-  } catch (...) {
-    return ErrorResponse(500, "internal error while handling the request");
-  }
-}
-
 HttpResponse HttpServer::Impl::Handle(const HttpRequest& req) {
   std::string pattern;
-  HttpResponse response = Route(req, &pattern);
+  HttpResponse response = router.Route(req, &pattern);
   Log(req, pattern, response.status, SecondsSince(req.headers_read_at));
   return response;
 }
 
-HttpResponse HttpServer::Impl::Refuse(const HttpRequest& req, int status,
-                                      const std::string& reason) {
-  HttpResponse response = ErrorResponse(status, reason);
+HttpResponse HttpServer::Impl::Refuse(const HttpRequest& req, HttpRefusal refusal,
+                                      const std::string& detail) {
+  const int status = RefusalStatus(refusal);
+  HttpResponse response = ErrorResponse(status, RefusalReason(refusal, detail, options));
   // Refused before routing: no latency.
-  Log(req, kUnmatched, status, -1.0);
+  Log(req, HttpRouter::kUnmatched, status, -1.0);
   return response;
 }
 
@@ -384,45 +347,34 @@ void HttpServer::Impl::Log(const HttpRequest& req, const std::string& pattern, i
 }
 
 HttpServer::HttpServer(BatchSizeService* service, HttpServerOptions options)
-    : impl_(std::make_unique<Impl>()) {
+    : impl_(std::make_unique<Impl>(std::move(options))) {
   impl_->service = service;
-  impl_->options = std::move(options);
-  impl_->routes = ApiRoutes(service, &impl_->metrics);
+  std::vector<HttpRoute> routes = ApiRoutes(service, &impl_->metrics);
   for (HttpRoute& route : DashboardRoutes(service, impl_->options)) {
-    impl_->routes.push_back(std::move(route));
+    routes.push_back(std::move(route));
   }
+  Status added = impl_->router.Add(std::move(routes));
+  ZEUS_CHECK(added.ok());
 }
 
 HttpServer::~HttpServer() { Stop(); }
 
 Status HttpServer::AddRoutes(std::vector<HttpRoute> routes) {
-  for (const HttpRoute& route : routes) {
-    if (!route.handler || route.path.empty() || route.path.front() != '/') {
-      return InvalidArgumentError("http route " + route.method + " \"" + route.path +
-                                  "\": needs a handler and a path starting with '/'");
-    }
-    for (const HttpRoute& existing : impl_->routes) {
-      if (existing.method == route.method && existing.path == route.path &&
-          existing.match == route.match) {
-        return AlreadyExistsError("http route " + route.method + " " + route.path +
-                                  ": already taken");
-      }
-    }
-  }
-  for (HttpRoute& route : routes) impl_->routes.push_back(std::move(route));
-  return Status::Ok();
+  return impl_->router.Add(std::move(routes));
 }
 
 Status HttpServer::Start() {
   Impl& impl = *impl_;
   if (impl.transport) return FailedPreconditionError("http: the server was started already");
   HttpTransportOptions t;
-  t.host = impl.options.host;
-  t.port = impl.options.port;
+  t.name = "zeus serve";
+  t.tcp_host = impl.options.host;
+  t.tcp_port = impl.options.port;
   t.max_header_bytes = impl.options.max_header_bytes;
   t.max_body_bytes = impl.options.max_body_bytes;
-  t.read_timeout_s = impl.options.read_timeout_s > 0 ? impl.options.read_timeout_s : 5.0;
-  t.idle_timeout_s = impl.options.idle_timeout_s > 0 ? impl.options.idle_timeout_s : 60.0;
+  t.read_timeout = Milliseconds(impl.options.read_timeout_s, 5.0);
+  t.write_timeout = t.read_timeout;
+  t.idle_timeout = Milliseconds(impl.options.idle_timeout_s, 60.0);
   t.io_threads = std::max(1, impl.options.io_threads);
   t.worker_threads = std::max(1, impl.options.threads);
   // Health probes never queue behind the API's requests (issue 23: /health
@@ -430,11 +382,11 @@ Status HttpServer::Start() {
   t.priority_paths = {kHealthPath};
   auto transport = std::make_unique<HttpTransport>(
       t, [&impl](const HttpRequest& req) { return impl.Handle(req); },
-      [&impl](const HttpRequest& req, int status, const std::string& reason) {
-        return impl.Refuse(req, status, reason);
+      [&impl](const HttpRequest& req, HttpRefusal refusal, const std::string& detail) {
+        return impl.Refuse(req, refusal, detail);
       });
   ZEUS_RETURN_IF_ERROR(transport->Start());
-  port_ = transport->port();
+  port_ = transport->tcp_port();
   impl.transport = std::move(transport);
   return Status::Ok();
 }

@@ -1,9 +1,9 @@
-// The HTTP front of the batch-size optimizer server: an event loop
-// (Boost.Beast on Asio, src/server/http_transport.h) that holds any number of
-// idle keep-alive connections without a thread each, a bounded pool of
+// The HTTP front of the batch-size optimizer server: the HTTP layer's
+// transport (zeus/http/transport.h, an event loop that holds any number of
+// idle keep-alive connections without a thread each), a bounded pool of
 // worker threads that run the routes (the database work), and a route table
-// (method + path -> handler over transport-independent HttpRequest /
-// HttpResponse, zeus/server/http_route.h) to which other modules add routes.
+// (zeus/http/router.h: method + path -> handler over transport-independent
+// HttpRequest / HttpResponse) to which other modules add routes.
 //
 // The API routes are thin: they parse JSON, call BatchSizeService and map
 // its Status to an HTTP status with a JSON body `{"message": "..."}`:

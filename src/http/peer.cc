@@ -1,4 +1,4 @@
-#include "src/daemon/peer.h"
+#include "zeus/http/peer.h"
 
 #include <poll.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "zeus/util/file.h"
 #include "zeus/util/strings.h"
 
-namespace zeus::daemon {
+namespace zeus {
 
 ProcessHandle::~ProcessHandle() {
   if (fd >= 0) close(fd);
@@ -111,4 +111,4 @@ StatusOr<Peer> PeerOfUnixSocket(int fd) {
   return peer;
 }
 
-}  // namespace zeus::daemon
+}  // namespace zeus

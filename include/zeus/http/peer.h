@@ -1,11 +1,12 @@
-// Who is on the other end of a connection: the peer credentials the kernel
-// records for a Unix socket (SO_PEERCRED), plus what /proc says about that
-// process (start time, supplementary groups).
+// Who is on the other end of an HTTP connection: a TCP client's address, or
+// the peer credentials the kernel records for a Unix socket (SO_PEERCRED),
+// plus what /proc says about that process (start time, supplementary groups),
+// taken by the transport when it accepts the connection.
 //
 // Thread-safety: free functions, no shared state.
 
-#ifndef ZEUS_SRC_DAEMON_PEER_H_
-#define ZEUS_SRC_DAEMON_PEER_H_
+#ifndef ZEUS_HTTP_PEER_H_
+#define ZEUS_HTTP_PEER_H_
 
 #include <cstdint>
 #include <memory>
@@ -16,7 +17,7 @@
 
 #include "zeus/status.h"
 
-namespace zeus::daemon {
+namespace zeus {
 
 // A pidfd (pidfd_open(2), Linux 5.3; SO_PEERPIDFD, Linux 6.5): names one
 // process for as long as it is open, pid reuse or not, and polls readable
@@ -68,6 +69,6 @@ StatusOr<Peer> PeerOfUnixSocket(int fd);
 // is gone or a zombie (it has exited: its settings must come back).
 StatusOr<uint64_t> ProcessStartTime(pid_t pid);
 
-}  // namespace zeus::daemon
+}  // namespace zeus
 
-#endif  // ZEUS_SRC_DAEMON_PEER_H_
+#endif  // ZEUS_HTTP_PEER_H_
