@@ -87,7 +87,7 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::vector<Gpu*> gpus, std::vec
   http.request_timeout = o.request_timeout;
   http.max_connections = o.max_connections;
   daemon::Routes* routes = state->routes.get();
-  state->server = std::make_unique<daemon::HttpServer>(http, routes->Table());
+  state->server = std::make_unique<daemon::HttpServer>(http, routes->Table(), routes->NotFound());
   Status started = state->server->Start();
   if (!started.ok()) {
     state->routes->EndStreams();

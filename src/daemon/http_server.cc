@@ -37,8 +37,9 @@ HttpResponse Refusal(const HttpServerOptions& o, HttpRefusal refusal, const std:
   return ErrorAnswer(400, "malformed HTTP request: " + detail);
 }
 
-HttpRouterOptions RouterOptions() {
+HttpRouterOptions RouterOptions(HttpHandler not_found) {
   HttpRouterOptions o;
+  o.not_found = std::move(not_found);
   o.error = [](int status, std::string_view message) {
     return ErrorAnswer(status, std::string(message));
   };
@@ -52,8 +53,8 @@ HttpRouterOptions RouterOptions() {
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(HttpServerOptions server_options, std::vector<HttpRoute> routes)
-      : options(std::move(server_options)), router(RouterOptions()) {
+  Impl(HttpServerOptions server_options, std::vector<HttpRoute> routes, HttpHandler not_found)
+      : options(std::move(server_options)), router(RouterOptions(std::move(not_found))) {
     added = router.Add(std::move(routes));
   }
 
@@ -63,8 +64,9 @@ struct HttpServer::Impl {
   std::unique_ptr<HttpTransport> transport;
 };
 
-HttpServer::HttpServer(HttpServerOptions options, std::vector<HttpRoute> routes)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(routes))) {}
+HttpServer::HttpServer(HttpServerOptions options, std::vector<HttpRoute> routes,
+                       HttpHandler not_found)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(routes), std::move(not_found))) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -90,6 +92,8 @@ Status HttpServer::Start() {
   t.answer_read_timeout = true;
   t.write_timeout = o.request_timeout;
   t.max_connections = o.max_connections;
+  // zeusd matches and names paths as sent.
+  t.decode_path = false;
   t.io_threads = std::max(1, o.threads);
   t.worker_threads = 0;
   // zeusd's wire.

@@ -52,9 +52,10 @@ struct HttpServerOptions {
 
 class HttpServer {
  public:
-  // `routes` must not be empty; a handler that throws is answered 500
-  // {"error": "internal error: ..."}.
-  HttpServer(HttpServerOptions options, std::vector<HttpRoute> routes);
+  // Serves `routes`, matched on the path as sent (not percent-decoded), and
+  // `not_found` for a path none matches; a handler that throws is answered
+  // 500 {"error": "internal error: ..."}.
+  HttpServer(HttpServerOptions options, std::vector<HttpRoute> routes, HttpHandler not_found);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

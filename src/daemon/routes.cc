@@ -145,14 +145,6 @@ StatusOr<std::map<std::string, std::string>> ParseQuery(const std::string& query
   return std::map<std::string, std::string>(fields.begin(), fields.end());
 }
 
-std::vector<HttpRoute> Routes::Table() {
-  // One entry for every path and method: the zeusd order of checks (query,
-  // API group, token, then the method, worded as zeusd words it) and its 404
-  // are in Handle, on the path as sent.
-  return {HttpRoute{"", "/", [this](const HttpRequest& request) { return Handle(request); },
-                    HttpRoute::Match::kPrefix, HttpRoute::Access::kPublic}};
-}
-
 Routes::Routes(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus, LeaseTable* leases,
                const DaemonOptions* options)
     : gpus_(std::move(gpus)), cpus_(std::move(cpus)), leases_(leases), options_(options) {
@@ -449,141 +441,192 @@ HttpResponse Routes::Discover() {
                         {"lease_timeout_ms", options_->lease_timeout.count()}});
 }
 
-HttpResponse Routes::Handle(const HttpRequest& request) {
+std::optional<HttpResponse> Routes::Check(const HttpRequest& request, bool open,
+                                          Checked* checked) const {
   leases_->Touch(request.peer);
-  const size_t question = request.target.find('?');
-  const std::string path = request.target.substr(0, question);
-  StatusOr<Params> params =
-      ParseQuery(question == std::string::npos ? "" : request.target.substr(question + 1));
+  const std::string& path = request.path;
+  StatusOr<Params> params = ParseQuery(request.query);
   if (!params.ok()) return ErrorOf(params.status());
-  const bool get = request.method == "GET";
-  const bool post = request.method == "POST";
-  auto method_not_allowed = [&](const char* allowed) {
-    HttpResponse r = Error(405, request.method.substr(0, 16) + " " + path.substr(0, 128) +
-                                    ": method not allowed (use " + allowed + ")");
-    return r;
-  };
-
-  if (path == zeusd::kDiscoverPath) return get ? Discover() : method_not_allowed("GET");
-  if (path == zeusd::kTimePath) {
-    return get ? Json(200, json{{"timestamp_ms", UnixTimeMs()}}) : method_not_allowed("GET");
-  }
+  checked->params = std::move(*params);
+  if (open) return std::nullopt;
   // API groups, then tokens (the original's order): a disabled group is 404
   // whoever asks; with a signing key, a missing or invalid token is 401 and
-  // a token without the route's group 403. The peer-credential rules below
-  // apply as well.
+  // a token without the route's group 403. The peer-credential rules of each
+  // route apply as well.
   const std::string group = GroupOf(path);
   if (!group.empty() && !GroupEnabled(group)) {
     return Error(404, "API group '" + group + "' is not enabled on this daemon (" +
                           path.substr(0, 128) + "; see /discover's enabled_api_groups)");
   }
-  std::optional<TokenClaims> claims;
-  if (!options_->signing_key.empty()) {
-    static const char kBearer[] = "Bearer ";
-    const std::string authorization = request.Header("Authorization");
-    if (!StartsWith(authorization, kBearer)) {
-      return Unauthorized(
-          authorization.empty()
-              ? "authentication required: send an Authorization: Bearer <token> header (tokens "
-                "come from `zeus daemon token issue`)"
-              : "the Authorization header is not \"Bearer <token>\"");
+  if (options_->signing_key.empty()) return std::nullopt;
+  static const char kBearer[] = "Bearer ";
+  const std::string authorization = request.Header("Authorization");
+  if (!StartsWith(authorization, kBearer)) {
+    return Unauthorized(
+        authorization.empty()
+            ? "authentication required: send an Authorization: Bearer <token> header (tokens "
+              "come from `zeus daemon token issue`)"
+            : "the Authorization header is not \"Bearer <token>\"");
+  }
+  const int64_t now_s = UnixTimeMs() / 1000;
+  StatusOr<TokenClaims> verified =
+      VerifyToken(options_->signing_key, authorization.substr(sizeof(kBearer) - 1), now_s);
+  if (!verified.ok()) return Unauthorized(verified.status().message());
+  checked->claims = std::move(*verified);
+  const TokenClaims& claims = *checked->claims;
+  if (!group.empty() &&
+      std::find(claims.scopes.begin(), claims.scopes.end(), group) == claims.scopes.end()) {
+    std::string scopes;
+    for (const std::string& scope : claims.scopes) {
+      scopes += (scopes.empty() ? "'" : ", '") + scope.substr(0, 32) + "'";
     }
-    const int64_t now_s = UnixTimeMs() / 1000;
-    StatusOr<TokenClaims> verified =
-        VerifyToken(options_->signing_key, authorization.substr(sizeof(kBearer) - 1), now_s);
-    if (!verified.ok()) return Unauthorized(verified.status().message());
-    claims = std::move(*verified);
-    if (!group.empty() &&
-        std::find(claims->scopes.begin(), claims->scopes.end(), group) == claims->scopes.end()) {
-      std::string scopes;
-      for (const std::string& scope : claims->scopes) {
-        scopes += (scopes.empty() ? "'" : ", '") + scope.substr(0, 32) + "'";
-      }
-      return Error(403, "token for user '" + claims->sub.substr(0, 64) +
-                            "' lacks required scope '" + group + "' for " + path.substr(0, 128) +
-                            " (token scopes: [" + scopes + "])");
+    return Error(403, "token for user '" + claims.sub.substr(0, 64) + "' lacks required scope '" +
+                          group + "' for " + path.substr(0, 128) + " (token scopes: [" + scopes +
+                          "])");
+  }
+  return std::nullopt;
+}
+
+HttpHandler Routes::Guarded(bool open, Body body) {
+  return [this, open, body = std::move(body)](const HttpRequest& request) {
+    Checked checked;
+    if (std::optional<HttpResponse> refused = Check(request, open, &checked)) {
+      return std::move(*refused);
     }
+    return body(request, checked);
+  };
+}
+
+namespace {
+
+// zeusd's 405: no Allow field, the allowed method named in the message.
+HttpResponse MethodNotAllowed(const HttpRequest& request, const char* allowed) {
+  return Error(405, request.method.substr(0, 16) + " " + request.path.substr(0, 128) +
+                        ": method not allowed (use " + allowed + ")");
+}
+
+}  // namespace
+
+std::vector<HttpRoute> Routes::Table() {
+  using Match = HttpRoute::Match;
+  // Every route takes every method and answers 405 itself, after the checks
+  // (Check) that zeusd makes first; paths are matched as sent.
+  auto route = [](std::string path, Match match, HttpHandler handler) {
+    return HttpRoute{"", std::move(path), std::move(handler), match, HttpRoute::Access::kPublic};
+  };
+  std::vector<HttpRoute> table;
+  table.push_back(route(zeusd::kDiscoverPath, Match::kExact,
+                        Guarded(/*open=*/true, [this](const HttpRequest& r, Checked&) {
+                          return r.method == "GET" ? Discover() : MethodNotAllowed(r, "GET");
+                        })));
+  table.push_back(route(zeusd::kTimePath, Match::kExact,
+                        Guarded(/*open=*/true, [](const HttpRequest& r, Checked&) {
+                          return r.method == "GET" ? Json(200, json{{"timestamp_ms", UnixTimeMs()}})
+                                                   : MethodNotAllowed(r, "GET");
+                        })));
+  table.push_back(
+      route("/auth/whoami", Match::kExact, Guarded(false, [](const HttpRequest& r, Checked& c) {
+              if (r.method != "GET") return MethodNotAllowed(r, "GET");
+              if (!c.claims) {
+                return Error(404,
+                             "authentication is not enabled on this daemon (start it with "
+                             "--signing-key-path)");
+              }
+              json who{{"sub", c.claims->sub}, {"scopes", c.claims->scopes}};
+              if (c.claims->exp) who["exp"] = *c.claims->exp;
+              return Json(200, who);
+            })));
+  table.push_back(
+      route("/streams", Match::kExact, Guarded(false, [this](const HttpRequest& r, Checked&) {
+              if (r.method != "GET") return MethodNotAllowed(r, "GET");
+              if (Status s = Authorize(r.peer, false); !s.ok()) return ErrorOf(s);
+              return StreamStats();
+            })));
+  table.push_back(
+      route("/leases", Match::kExact, Guarded(false, [this](const HttpRequest& r, Checked&) {
+              if (r.method != "GET") return MethodNotAllowed(r, "GET");
+              if (Status s = Authorize(r.peer, false); !s.ok()) return ErrorOf(s);
+              return Leases();
+            })));
+  table.push_back(
+      route("/lease/release", Match::kExact, Guarded(false, [this](const HttpRequest& r, Checked&) {
+              if (r.method != "POST") return MethodNotAllowed(r, "POST");
+              if (!r.peer.local) return Error(403, "leases belong to Unix-socket clients only");
+              return Json(200, json{{"released_gpus", leases_->Release(r.peer)}});
+            })));
+  table.push_back(route(zeusd::kGpuPrefix, Match::kPrefix,
+                        Guarded(false, [this](const HttpRequest& r, Checked& c) {
+                          return GpuRoute(r, std::move(c.params));
+                        })));
+  table.push_back(route(
+      zeusd::kCpuPrefix, Match::kPrefix,
+      Guarded(false, [this](const HttpRequest& r, Checked& c) { return CpuRoute(r, c.params); })));
+  return table;
+}
+
+HttpHandler Routes::NotFound() {
+  return Guarded(false, [](const HttpRequest& r, Checked&) {
+    return Error(404, "no route " + r.path.substr(0, 128));
+  });
+}
+
+HttpResponse Routes::Leases() {
+  json leases = json::array();
+  for (const LeaseRecord& r : leases_->Records()) {
+    json j{{"gpu", r.gpu}, {"pid", r.pid}, {"uid", r.uid}};
+    if (r.original_power_limit_mw) j["original_power_limit_mw"] = *r.original_power_limit_mw;
+    if (r.original_persistence_mode) j["original_persistence_mode"] = *r.original_persistence_mode;
+    if (r.reset_gpu_locked_clocks) j["reset_gpu_locked_clocks"] = true;
+    if (r.reset_mem_locked_clocks) j["reset_mem_locked_clocks"] = true;
+    leases.push_back(j);
   }
-  if (path == "/auth/whoami") {
-    if (!get) return method_not_allowed("GET");
-    if (!claims) {
-      return Error(404,
-                   "authentication is not enabled on this daemon (start it with "
-                   "--signing-key-path)");
-    }
-    json who{{"sub", claims->sub}, {"scopes", claims->scopes}};
-    if (claims->exp) who["exp"] = *claims->exp;
-    return Json(200, who);
-  }
-  if (path == "/streams") {
-    if (!get) return method_not_allowed("GET");
-    if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
-    return StreamStats();
-  }
-  if (path == "/leases") {
-    if (!get) return method_not_allowed("GET");
-    if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
-    json leases = json::array();
-    for (const LeaseRecord& r : leases_->Records()) {
-      json j{{"gpu", r.gpu}, {"pid", r.pid}, {"uid", r.uid}};
-      if (r.original_power_limit_mw) j["original_power_limit_mw"] = *r.original_power_limit_mw;
-      if (r.original_persistence_mode)
-        j["original_persistence_mode"] = *r.original_persistence_mode;
-      if (r.reset_gpu_locked_clocks) j["reset_gpu_locked_clocks"] = true;
-      if (r.reset_mem_locked_clocks) j["reset_mem_locked_clocks"] = true;
-      leases.push_back(j);
-    }
-    return Json(200, json{{"leases", leases}});
-  }
-  if (path == "/lease/release") {
-    if (!post) return method_not_allowed("POST");
-    if (!request.peer.local) return Error(403, "leases belong to Unix-socket clients only");
-    return Json(200, json{{"released_gpus", leases_->Release(request.peer)}});
-  }
+  return Json(200, json{{"leases", leases}});
+}
+
+HttpResponse Routes::GpuRoute(const HttpRequest& request, Params params) {
   static const char* const kControl[] = {zeusd::kSetPowerLimit,      zeusd::kSetPersistenceMode,
                                          zeusd::kSetGpuLockedClocks, zeusd::kResetGpuLockedClocks,
                                          zeusd::kSetMemLockedClocks, zeusd::kResetMemLockedClocks,
                                          zeusd::kResetLockedClocks};
-  if (StartsWith(path, zeusd::kGpuPrefix)) {
-    std::string rest = path.substr(std::strlen(zeusd::kGpuPrefix));
-    Params merged = *params;
-    // Legacy form: /gpu/<id>/<op> with a JSON body.
-    const size_t slash = rest.find('/');
-    if (slash != std::string::npos) {
-      const std::string id = rest.substr(0, slash);
-      rest = rest.substr(slash + 1);
-      StatusOr<Params> body = BodyParams(request.body);
-      if (!body.ok()) return ErrorOf(body.status());
-      merged = *body;
-      merged[zeusd::kGpuIds] = id;
-    }
-    for (const char* op : kControl) {
-      if (rest == op)
-        return post ? Control(rest, merged, request.peer) : method_not_allowed("POST");
-    }
-    if (!get) return method_not_allowed("GET");
-    if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
-    if (rest == "stream_power") {
-      StatusOr<std::vector<int>> ids = GpuIds(merged, false);
-      if (!ids.ok()) return ErrorOf(ids.status());
-      return Stream(gpu_power_.get(), *ids);
-    }
-    return GpuRead(rest, merged);
+  std::string rest = request.path.substr(std::strlen(zeusd::kGpuPrefix));
+  // Legacy form: /gpu/<id>/<op> with a JSON body.
+  const size_t slash = rest.find('/');
+  if (slash != std::string::npos) {
+    const std::string id = rest.substr(0, slash);
+    rest = rest.substr(slash + 1);
+    StatusOr<Params> body = BodyParams(request.body);
+    if (!body.ok()) return ErrorOf(body.status());
+    params = std::move(*body);
+    params[zeusd::kGpuIds] = id;
   }
-  if (StartsWith(path, zeusd::kCpuPrefix)) {
-    if (!get) return method_not_allowed("GET");
-    if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
-    const std::string op = path.substr(std::strlen(zeusd::kCpuPrefix));
-    if (op == "get_power") return GetCpuPower(*params);
-    if (op == "stream_power") {
-      StatusOr<std::vector<int>> ids = CpuIds(*params);
-      if (!ids.ok()) return ErrorOf(ids.status());
-      if (cpus_.empty()) return Error(400, "this daemon has no CPUs whose RAPL energy it can read");
-      return Stream(cpu_power_.get(), *ids);
+  for (const char* op : kControl) {
+    if (rest == op) {
+      return request.method == "POST" ? Control(rest, params, request.peer)
+                                      : MethodNotAllowed(request, "POST");
     }
-    return CpuRead(op, *params);
   }
-  return Error(404, "no route " + path.substr(0, 128));
+  if (request.method != "GET") return MethodNotAllowed(request, "GET");
+  if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
+  if (rest == "stream_power") {
+    StatusOr<std::vector<int>> ids = GpuIds(params, false);
+    if (!ids.ok()) return ErrorOf(ids.status());
+    return Stream(gpu_power_.get(), *ids);
+  }
+  return GpuRead(rest, params);
+}
+
+HttpResponse Routes::CpuRoute(const HttpRequest& request, const Params& params) {
+  if (request.method != "GET") return MethodNotAllowed(request, "GET");
+  if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
+  const std::string op = request.path.substr(std::strlen(zeusd::kCpuPrefix));
+  if (op == "get_power") return GetCpuPower(params);
+  if (op == "stream_power") {
+    StatusOr<std::vector<int>> ids = CpuIds(params);
+    if (!ids.ok()) return ErrorOf(ids.status());
+    if (cpus_.empty()) return Error(400, "this daemon has no CPUs whose RAPL energy it can read");
+    return Stream(cpu_power_.get(), *ids);
+  }
+  return CpuRead(op, params);
 }
 
 }  // namespace zeus::daemon

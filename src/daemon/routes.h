@@ -14,6 +14,7 @@
 #ifndef ZEUS_SRC_DAEMON_ROUTES_H_
 #define ZEUS_SRC_DAEMON_ROUTES_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "zeus/daemon/daemon.h"
+#include "zeus/daemon/token.h"
 #include "zeus/device/cpu.h"
 #include "zeus/device/gpu.h"
 #include "zeus/http/message.h"
@@ -43,15 +45,34 @@ class Routes {
   Routes(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus, LeaseTable* leases,
          const DaemonOptions* options);
 
-  // The daemon's entries in the HTTP layer's route table (calling Handle).
+  // The daemon's routes for the HTTP layer's route table, which must match
+  // paths as sent (undecoded), and the answer for a path no route matches.
   std::vector<HttpRoute> Table();
-  HttpResponse Handle(const HttpRequest& request);
+  HttpHandler NotFound();
   // Ends every power stream (their connections close after the last chunk);
   // later stream requests end at once. Idempotent.
   void EndStreams();
 
  private:
   using Params = std::map<std::string, std::string>;
+  // What every request has passed before its route's body.
+  struct Checked {
+    Params params;
+    // The bearer token's claims when the daemon has a signing key.
+    std::optional<TokenClaims> claims;
+  };
+  using Body = std::function<HttpResponse(const HttpRequest&, Checked&)>;
+
+  // What zeusd checks before any route, in its order: the request renews the
+  // peer's leases, its query must parse (400), and unless `open` the path's
+  // API group must be enabled (404) and, with a signing key, the bearer token
+  // valid (401) and scoped for that group (403). An answer refuses.
+  std::optional<HttpResponse> Check(const HttpRequest& request, bool open, Checked* checked) const;
+  // `body` behind Check.
+  HttpHandler Guarded(bool open, Body body);
+  HttpResponse Leases();
+  HttpResponse GpuRoute(const HttpRequest& request, Params params);
+  HttpResponse CpuRoute(const HttpRequest& request, const Params& params);
 
   // OK when `peer` may change settings (or read, with `write` false).
   Status Authorize(const Peer& peer, bool write) const;

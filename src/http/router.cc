@@ -94,6 +94,7 @@ HttpResponse HttpRouter::Route(const HttpRequest& req, std::string* pattern) con
   std::vector<const HttpRoute*> on_path = RoutesOn(req.path, pattern);
   if (on_path.empty()) {
     *pattern = kUnmatched;
+    if (options_.not_found) return Handle(options_.not_found, req);
     return Error(404, "no such route");
   }
   const HttpRoute* route = nullptr;
@@ -128,8 +129,12 @@ HttpResponse HttpRouter::Route(const HttpRequest& req, std::string* pattern) con
                    "query: parameter '" + EscapeControl(repeated->substr(0, 64)) + "' given twice");
     }
   }
+  return Handle(route->handler, req);
+}
+
+HttpResponse HttpRouter::Handle(const HttpHandler& handler, const HttpRequest& req) const {
   try {
-    return route->handler(req);
+    return handler(req);
   } catch (const std::exception& e) {
     if (options_.on_exception) return options_.on_exception(&e);
   } catch (...) {

@@ -134,14 +134,17 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
-// Method, target, path, query and headers of a parsed request head.
-HttpRequest RequestHead(const http::request<http::string_body>& message) {
+// Method, target, path (percent-decoded when `decode_path`), query and
+// headers of a parsed request head.
+HttpRequest RequestHead(const http::request<http::string_body>& message, bool decode_path) {
   HttpRequest request;
   request.method = std::string(message.method_string());
   request.target = std::string(message.target());
   std::string_view target(request.target);
   const size_t question = target.find('?');
-  request.path = PercentDecode(target.substr(0, question), false, BadEscape::kKeep).value();
+  request.path = decode_path
+                     ? PercentDecode(target.substr(0, question), false, BadEscape::kKeep).value()
+                     : std::string(target.substr(0, question));
   if (question != std::string_view::npos) {
     request.query = std::string(target.substr(question + 1));
     request.params = ParseQuery(request.query).value();
@@ -366,7 +369,7 @@ class Connection : public ConnectionBase,
 
   void Dispatch() {
     DisarmDeadline();
-    HttpRequest request = RequestHead(parser_->get());
+    HttpRequest request = RequestHead(parser_->get(), options().decode_path);
     request.body = std::move(parser_->get().body());
     request.remote_addr = remote_addr_;
     request.peer = peer_;
@@ -404,7 +407,8 @@ class Connection : public ConnectionBase,
 
   void Refuse(HttpRefusal refusal, const std::string& detail) {
     HttpRequest request;
-    if (parser_ && parser_->is_header_done()) request = RequestHead(parser_->get());
+    if (parser_ && parser_->is_header_done())
+      request = RequestHead(parser_->get(), options().decode_path);
     request.remote_addr = remote_addr_;
     request.peer = peer_;
     request.headers_read_at = SteadyClock::now();

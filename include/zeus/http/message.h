@@ -29,7 +29,8 @@ struct HttpRequest {
   // The request target as sent, path and query, e.g. "/jobs?job_id=a%20b".
   std::string target;
   // The percent-decoded path without the query ('+' stays '+'), e.g.
-  // "/jobs/batch_size".
+  // "/jobs/batch_size" (as sent, undecoded, where the transport is told so:
+  // HttpTransportOptions::decode_path).
   std::string path;
   // The raw query after '?', "" when absent.
   std::string query;

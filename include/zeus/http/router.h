@@ -57,6 +57,8 @@ struct HttpRouterOptions {
   // Formats the router's own answers (404, 405, 400, 500) from a status and
   // a message. Default: JSON {"message": message}.
   std::function<HttpResponse(int status, std::string_view message)> error;
+  // Answers a path no route matches. Default: error(404, "no such route").
+  HttpHandler not_found;
   // Runs before the handler of a kToken route; an answer refuses the request
   // with it. Default: none (every route is open).
   std::function<std::optional<HttpResponse>(const HttpRequest&, const HttpRoute&)> access;
@@ -91,6 +93,8 @@ class HttpRouter {
 
  private:
   std::vector<const HttpRoute*> RoutesOn(const std::string& path, std::string* pattern) const;
+  // `handler`'s answer, or 500 when it throws.
+  HttpResponse Handle(const HttpHandler& handler, const HttpRequest& req) const;
 
   HttpRouterOptions options_;
   std::vector<HttpRoute> routes_;

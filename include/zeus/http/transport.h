@@ -91,6 +91,8 @@ struct HttpTransportOptions {
   std::vector<std::string> priority_paths;
 
   // Wire details, kept per server so each answers as it always did:
+  // HttpRequest::path is percent-decoded, else the path as sent;
+  bool decode_path = true;
   // a `Server` header field on every answer (none when empty);
   std::string server_header;
   // answers carry the request's HTTP version (1.0 or 1.1), else always 1.1;
