@@ -120,6 +120,21 @@ TEST(HttpRouterTest, UnknownPathIs404AndOtherMethodIs405WithAllow) {
   EXPECT_EQ(router.Route(Request("HEAD", "/jobs"), &pattern).body, "get");
 }
 
+TEST(HttpRouterTest, NotFoundHandlerAnswersUnmatchedPathsAndMayThrow) {
+  HttpRouterOptions options;
+  options.not_found = [](const HttpRequest& req) -> HttpResponse {
+    if (req.path == "/throw") throw std::runtime_error("boom");
+    return HttpResponse(404, "no route " + req.path);
+  };
+  HttpRouter router(options);
+  ASSERT_TRUE(router.Add({{"GET", "/x", Answer("x")}}).ok());
+  std::string pattern;
+  EXPECT_EQ(router.Route(Request("GET", "http://host/x"), &pattern).body, "no route http://host/x");
+  EXPECT_EQ(pattern, HttpRouter::kUnmatched);
+  EXPECT_EQ(router.Route(Request("GET", "/throw"), &pattern).status, 500);
+  EXPECT_EQ(router.Route(Request("GET", "/x"), &pattern).body, "x");
+}
+
 TEST(HttpRouterTest, RouteWithoutMethodTakesEveryMethodLeftOver) {
   HttpRouter router;
   ASSERT_TRUE(router.Add({{"GET", "/x", Answer("get")}, {"", "/x", Answer("any")}}).ok());

@@ -98,6 +98,17 @@ TEST(HttpTransportTest, DaemonProfileNamesTheServerEchoesTheVersionAndKeepsHeadB
             "Connection: keep-alive\r\nContent-Length: 7\r\n\r\nHEAD /h");
 }
 
+TEST(HttpTransportTest, PathsAreDecodedUnlessToldToKeepThemAsSent) {
+  HttpTransportOptions options;
+  options.decode_path = false;
+  Server server(options, [](const HttpRequest& req) {
+    return HttpResponse(200, req.path + "|" + req.target + "|" + req.query, "text/plain");
+  });
+  RawClient client(server.port());
+  client.Send("GET /ti%6De+x?a=%41 HTTP/1.1\r\n\r\n");
+  EXPECT_THAT(client.ReadUntil("a=%41", 5), HasSubstr("\r\n\r\n/ti%6De+x|/ti%6De+x?a=%41|a=%41"));
+}
+
 TEST(HttpTransportTest, OversizedHeadsAndBodiesAndGarbageAreRefusedAndClosed) {
   HttpTransportOptions options;
   options.max_header_bytes = 256;
