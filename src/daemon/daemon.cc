@@ -77,17 +77,8 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::vector<Gpu*> gpus, std::vec
   ZEUS_RETURN_IF_ERROR(state->leases->Recover());
   state->leases->Start();
   state->routes = std::make_unique<daemon::Routes>(gpus, cpus, state->leases.get(), &o);
-  daemon::HttpServerOptions http;
-  http.socket_path = o.socket_path;
-  http.socket_group = o.socket_group;
-  http.socket_mode = o.socket_mode;
-  http.tcp_host = o.tcp_host;
-  http.tcp_port = o.tcp_port;
-  http.max_body_bytes = o.max_body_bytes;
-  http.request_timeout = o.request_timeout;
-  http.max_connections = o.max_connections;
   daemon::Routes* routes = state->routes.get();
-  state->server = std::make_unique<daemon::HttpServer>(http, routes->Table(), routes->NotFound());
+  state->server = std::make_unique<daemon::HttpServer>(o, routes->Table(), routes->NotFound());
   Status started = state->server->Start();
   if (!started.ok()) {
     state->routes->EndStreams();

@@ -1,6 +1,5 @@
 #include "src/daemon/http_server.h"
 
-#include <algorithm>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -12,12 +11,16 @@
 namespace zeus::daemon {
 namespace {
 
+// Largest accepted request line plus headers.
+constexpr size_t kMaxHeaderBytes = 8 * 1024;
+constexpr int kIoThreads = 4;
+
 HttpResponse ErrorAnswer(int status, const std::string& message) {
   return HttpResponse(status, nlohmann::json{{"error", message}}.dump());
 }
 
 // The daemon's refusals before routing, as zeusd words them.
-HttpResponse Refusal(const HttpServerOptions& o, HttpRefusal refusal, const std::string& detail) {
+HttpResponse Refusal(const DaemonOptions& o, HttpRefusal refusal, const std::string& detail) {
   switch (refusal) {
     case HttpRefusal::kTimeout:
       return ErrorAnswer(
@@ -27,7 +30,7 @@ HttpResponse Refusal(const HttpServerOptions& o, HttpRefusal refusal, const std:
           413, "request body exceeds the limit of " + std::to_string(o.max_body_bytes) + " bytes");
     case HttpRefusal::kHeadTooLarge:
       return ErrorAnswer(431, "request line and headers exceed the limit of " +
-                                  std::to_string(o.max_header_bytes) + " bytes");
+                                  std::to_string(kMaxHeaderBytes) + " bytes");
     case HttpRefusal::kTooManyConnections:
       return ErrorAnswer(
           503, "too many open connections (" + std::to_string(o.max_connections) + "); try again");
@@ -53,26 +56,26 @@ HttpRouterOptions RouterOptions(HttpHandler not_found) {
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(HttpServerOptions server_options, std::vector<HttpRoute> routes, HttpHandler not_found)
-      : options(std::move(server_options)), router(RouterOptions(std::move(not_found))) {
+  Impl(const DaemonOptions& daemon_options, std::vector<HttpRoute> routes, HttpHandler not_found)
+      : options(daemon_options), router(RouterOptions(std::move(not_found))) {
     added = router.Add(std::move(routes));
   }
 
-  const HttpServerOptions options;
+  const DaemonOptions& options;
   HttpRouter router;
   Status added;
   std::unique_ptr<HttpTransport> transport;
 };
 
-HttpServer::HttpServer(HttpServerOptions options, std::vector<HttpRoute> routes,
+HttpServer::HttpServer(const DaemonOptions& options, std::vector<HttpRoute> routes,
                        HttpHandler not_found)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(routes), std::move(not_found))) {}
+    : impl_(std::make_unique<Impl>(options, std::move(routes), std::move(not_found))) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
 Status HttpServer::Start() {
   ZEUS_RETURN_IF_ERROR(impl_->added);
-  const HttpServerOptions& o = impl_->options;
+  const DaemonOptions& o = impl_->options;
   HttpTransportOptions t;
   t.name = "zeus daemon";
   t.unix_socket_path = o.socket_path;
@@ -82,7 +85,7 @@ Status HttpServer::Start() {
   t.unix_socket_group = o.socket_group;
   t.tcp_host = o.tcp_host;
   t.tcp_port = o.tcp_port;
-  t.max_header_bytes = o.max_header_bytes;
+  t.max_header_bytes = kMaxHeaderBytes;
   t.max_body_bytes = o.max_body_bytes;
   // One deadline from waiting for a request to its last byte: 408 when it
   // began, a silent close when it never did.
@@ -94,7 +97,7 @@ Status HttpServer::Start() {
   t.max_connections = o.max_connections;
   // zeusd matches and names paths as sent.
   t.decode_path = false;
-  t.io_threads = std::max(1, o.threads);
+  t.io_threads = kIoThreads;
   t.worker_threads = 0;
   // zeusd's wire.
   t.server_header = "zeusd (zeus daemon)";

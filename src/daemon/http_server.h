@@ -13,49 +13,26 @@
 #ifndef ZEUS_SRC_DAEMON_HTTP_SERVER_H_
 #define ZEUS_SRC_DAEMON_HTTP_SERVER_H_
 
-#include <chrono>
 #include <memory>
-#include <optional>
-#include <string>
 #include <vector>
 
-#include <sys/types.h>
-
+#include "zeus/daemon/daemon.h"
 #include "zeus/http/router.h"
 #include "zeus/status.h"
 
 namespace zeus::daemon {
-
-struct HttpServerOptions {
-  // The Unix socket to create (its directory is created when missing; a stale
-  // socket file is replaced, a live one refused: ClaimSocketPath). Required.
-  std::string socket_path;
-  // Owner group and mode of the socket file. Default: unchanged group, 0666
-  // (the daemon authorises each request by its peer credentials).
-  std::optional<gid_t> socket_group;
-  mode_t socket_mode = 0666;
-  // TCP address; port -1: no TCP, 0: any free port. Default: no TCP.
-  std::string tcp_host = "127.0.0.1";
-  int tcp_port = -1;
-  // Largest accepted body. Default: 64 KiB.
-  size_t max_body_bytes = 64 * 1024;
-  // Largest accepted request line plus headers. Default: 8 KiB.
-  size_t max_header_bytes = 8 * 1024;
-  // Time a client has to send one whole request (and, between requests on a
-  // kept-alive connection, to start the next). Default: 5 s.
-  std::chrono::milliseconds request_timeout{5000};
-  // Open connections beyond this are answered 503 and closed. Default: 512.
-  int max_connections = 512;
-  // I/O threads. Default: 4.
-  int threads = 4;
-};
 
 class HttpServer {
  public:
   // Serves `routes`, matched on the path as sent (not percent-decoded), and
   // `not_found` for a path none matches; a handler that throws is answered
   // 500 {"error": "internal error: ..."}.
-  HttpServer(HttpServerOptions options, std::vector<HttpRoute> routes, HttpHandler not_found);
+  // The sockets and limits are the daemon's (`options`: socket_path, its
+  // group and mode, tcp_host/tcp_port, max_body_bytes, request_timeout,
+  // max_connections; request heads up to 8 KiB; 4 I/O threads); a stale
+  // socket file is replaced, a live one refused (ClaimSocketPath).
+  // `options` must outlive the server.
+  HttpServer(const DaemonOptions& options, std::vector<HttpRoute> routes, HttpHandler not_found);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

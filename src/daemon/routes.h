@@ -8,8 +8,12 @@
 // statuses follow zeusd: 400 for bad input or an unknown device, 403 when
 // not authorised, 409 (ours) when another client holds the GPU; error bodies
 // are {"error": "..."}, plus {"errors": {"<gpu>": "..."}} for several GPUs.
+// The routes are entries of the HTTP layer's route table (Table(), served by
+// src/daemon/http_server.h); a new route is one more entry there, behind
+// Guarded() so that zeusd's checks come first.
 //
-// Thread-safety: Handle may be called concurrently.
+// Thread-safety: the handlers of Table() and NotFound() may be called
+// concurrently; they must not outlive this object.
 
 #ifndef ZEUS_SRC_DAEMON_ROUTES_H_
 #define ZEUS_SRC_DAEMON_ROUTES_H_
