@@ -65,8 +65,8 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kHashAbove = 4096;
 // How long one exchange may take before what arrived is recorded as is.
 constexpr std::chrono::milliseconds kExchangeTimeout{3000};
-// How long to watch for the server closing the connection (watch_close).
-constexpr std::chrono::milliseconds kCloseWatch{300};
+// How long a server that said it closes the connection may take to do so.
+constexpr std::chrono::milliseconds kCloseWait{2000};
 
 // One request (or several, pipelined) on a fresh connection.
 struct Exchange {
@@ -89,6 +89,8 @@ struct Exchange {
 struct Endpoint {
   std::string unix_path;
   int tcp_port = 0;
+  // A GET that shows a kept-alive connection still serves (WatchConnection).
+  std::string probe_path;
 };
 
 // A request with the usual head: `method target HTTP/1.1`, Host, the extra
@@ -327,6 +329,47 @@ bool ReadMessage(Connection& c, const Exchange& e, size_t* pos, Message* m) {
   return true;
 }
 
+// Whether an answer says the connection closes after it.
+bool AnnouncesClose(const std::string& head) {
+  const std::string connection = Lower(HeaderValue(head, "Connection").value_or(""));
+  if (connection.find("close") != std::string::npos) return true;
+  return head.compare(0, 9, "HTTP/1.0 ") == 0 && connection.find("keep-alive") == std::string::npos;
+}
+
+// After the last answer: when it says the connection closes, waits (up to
+// kCloseWait) for the server to close it; otherwise sends a probe request
+// (the endpoint's probe_path, "Connection: close") and records the status
+// line it gets, so a kept-alive connection is shown to serve a next request
+// without waiting on a clock. Bytes before the probe's answer (a body sent
+// after a HEAD answer) are left in the buffer from `*pos` as unparsed.
+void WatchConnection(const Endpoint& at, const Message& last, Connection* c, size_t* pos,
+                     Received* out) {
+  if (AnnouncesClose(last.head)) {
+    const Clock::time_point until = Clock::now() + kCloseWait;
+    while (c->Fill(until)) {
+    }
+    out->end += c->eof() ? c->end() : "connection still open although the answer said it closes";
+    return;
+  }
+  const std::string probe =
+      "GET " + at.probe_path + " HTTP/1.1\r\nHost: zeus\r\nConnection: close\r\n\r\n";
+  const size_t before = c->buffer().size();
+  c->Send(probe);
+  const Clock::time_point until = Clock::now() + kExchangeTimeout;
+  while (c->Fill(until)) {
+  }
+  const size_t answer = c->buffer().find("HTTP/1.", before);
+  if (answer == std::string::npos) {
+    out->end += "server closed the connection (a probe request got no answer)";
+    return;
+  }
+  const size_t line_end = c->buffer().find("\r\n", answer);
+  out->end += "connection kept open: a probe (GET " + at.probe_path + ") on it was answered \"" +
+              c->buffer().substr(answer, line_end - answer) + "\"";
+  if (*pos < answer) out->rest = c->buffer().substr(*pos, answer - *pos);
+  *pos = c->buffer().size();
+}
+
 Received Run(const Endpoint& at, const Exchange& e) {
   Received out;
   const int fd = Connect(at, e.tcp);
@@ -345,15 +388,13 @@ Received Run(const Endpoint& at, const Exchange& e) {
     if (status < 100 || status >= 200) ++finals;
     out.messages.push_back(std::move(m));
   }
-  // Whether the server closes, and (after a HEAD) whether it sends a body
-  // all the same: what arrives within kCloseWatch.
-  if (e.watch_close || e.head) {
-    const Clock::time_point until = Clock::now() + kCloseWatch;
-    while (c.Fill(until)) {
-    }
+  if ((e.watch_close || e.head) && !out.messages.empty() && !c.eof()) {
+    WatchConnection(at, out.messages.back(), &c, &pos, &out);
+  } else if (e.watch_close && c.eof()) {
+    out.end += c.end();
   }
   if (pos < c.buffer().size()) out.rest = c.buffer().substr(pos);
-  if (e.watch_close || out.messages.size() == 0 || finals < e.responses) {
+  if (out.messages.empty() || finals < e.responses) {
     out.end += c.eof() ? c.end() : "connection still open";
   }
   return out;
@@ -760,7 +801,7 @@ TEST_F(WireReplayTest, ServeAnswersAsRecorded) {
                              dir_.File("serve.log")));
   Normaliser normalise = BaseNormaliser();
   normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
-  Replay("serve", Endpoint{"", serve.port()}, ServeExchanges(), normalise);
+  Replay("serve", Endpoint{"", serve.port(), "/health"}, ServeExchanges(), normalise);
 }
 
 TEST_F(WireReplayTest, ServeWithTokenAnswersAsRecorded) {
@@ -772,7 +813,7 @@ TEST_F(WireReplayTest, ServeWithTokenAnswersAsRecorded) {
       dir_.File("serve.log")));
   Normaliser normalise = BaseNormaliser();
   normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
-  Replay("serve_token", Endpoint{"", serve.port()}, ServeTokenExchanges(), normalise);
+  Replay("serve_token", Endpoint{"", serve.port(), "/health"}, ServeTokenExchanges(), normalise);
 }
 
 // ---------------------------------------------------------------------------
@@ -936,7 +977,7 @@ TEST_F(WireReplayTest, DaemonAnswersAsRecorded) {
   ASSERT_GT(port, 0) << ReadFileToString(daemon.log()).value_or("");
   Normaliser normalise = BaseNormaliser();
   normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
-  Replay("daemon", Endpoint{daemon.socket(), port}, DaemonExchanges(), normalise);
+  Replay("daemon", Endpoint{daemon.socket(), port, "/time"}, DaemonExchanges(), normalise);
 }
 
 TEST_F(WireReplayTest, DaemonWithTokensAnswersAsRecorded) {
@@ -953,8 +994,8 @@ TEST_F(WireReplayTest, DaemonWithTokensAnswersAsRecorded) {
   normalise.literals.push_back({reader, "<token gpu-read>"});
   normalise.literals.push_back({all, "<token gpu-read,gpu-control>"});
   normalise.literals.push_back({expired, "<token gpu-read, expired 1970>"});
-  Replay("daemon_token", Endpoint{daemon.socket(), 0}, DaemonTokenExchanges(reader, all, expired),
-         normalise);
+  Replay("daemon_token", Endpoint{daemon.socket(), 0, "/time"},
+         DaemonTokenExchanges(reader, all, expired), normalise);
 }
 
 }  // namespace
