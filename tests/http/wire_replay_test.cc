@@ -388,15 +388,14 @@ Received Run(const Endpoint& at, const Exchange& e) {
     if (status < 100 || status >= 200) ++finals;
     out.messages.push_back(std::move(m));
   }
-  if ((e.watch_close || e.head) && !out.messages.empty() && !c.eof()) {
+  if (out.messages.empty() || finals < e.responses) {
+    out.end += c.eof() ? c.end() : "no complete answer within the exchange's timeout";
+  } else if ((e.watch_close || e.head) && !c.eof()) {
     WatchConnection(at, out.messages.back(), &c, &pos, &out);
-  } else if (e.watch_close && c.eof()) {
+  } else if (e.watch_close) {
     out.end += c.end();
   }
   if (pos < c.buffer().size()) out.rest = c.buffer().substr(pos);
-  if (out.messages.empty() || finals < e.responses) {
-    out.end += c.eof() ? c.end() : "connection still open";
-  }
   return out;
 }
 
@@ -753,6 +752,35 @@ std::vector<Exchange> ServeExchanges() {
   x.push_back(Closing("oversized_body",
                       Req("POST", "/jobs", std::string(kJson) + "Content-Length: 2000000\r\n")));
   x.push_back(Closing("bad_content_length", Req("POST", "/jobs", "Content-Length: twelve\r\n")));
+  x.push_back(Ex("delete_job_without_job_id", Req("DELETE", "/jobs")));
+  x.push_back(Ex("jobs_list_bad_limit", Req("GET", "/jobs?limit=0")));
+  x.push_back(Ex(
+      "report_unknown_job",
+      Req("POST", "/report", kJson,
+          R"({"job_id":"nope","batch_size":128,"trial_number":1,"time":1.0,"energy":1.0,"metric":0.1,"current_epoch":1})")));
+  x.push_back(Ex("report_malformed_json", Req("POST", "/report", kJson, "[1,2")));
+  x.push_back(Ex("report_duplicate_key",
+                 Req("POST", "/report", kJson, R"({"job_id":"wire-a","job_id":"wire-b"})")));
+  x.push_back(Ex("job_id_plus_as_space", Req("GET", "/jobs?job_id=wire+a")));
+  x.push_back(Ex("job_id_not_printable", Req("GET", "/jobs?job_id=%01")));
+  x.push_back(Ex("nul_in_path", Req("GET", "/%00")));
+  x.push_back(Ex("absolute_form_target", Req("GET", "http://zeus/health")));
+  x.push_back(Ex("no_host_header", "GET /health HTTP/1.1\r\n\r\n"));
+  x.push_back(Ex("body_on_get", Req("GET", "/health", "", "hello")));
+  Exchange head_page = Ex("head_dashboard_page", Req("HEAD", "/"));
+  head_page.head = true;
+  x.push_back(head_page);
+  x.push_back(Ex("dashboard_dot_dot", Req("GET", "/dashboard/static/../api/jobs")));
+  x.push_back(Closing("conflicting_content_lengths",
+                      Req("POST", "/jobs", "Content-Length: 2\r\nContent-Length: 3\r\n", "")));
+  x.push_back(Closing("content_length_and_chunked",
+                      "POST /jobs HTTP/1.1\r\nHost: zeus\r\nContent-Length: 5\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"));
+  Exchange then_bad =
+      Closing("pipelined_good_then_malformed", Req("GET", "/health") + "GARBAGE\r\n\r\n");
+  then_bad.responses = 2;
+  x.push_back(then_bad);
+  x.push_back(Closing("request_never_finished", "GET /health HTTP/1.1\r\nHost: zeus\r\n"));
   x.push_back(Ex("metrics", Req("GET", "/metrics")));
   return x;
 }
@@ -797,7 +825,7 @@ TEST_F(WireReplayTest, ServeAnswersAsRecorded) {
   const std::string chartjs = dir_.WriteFile("chart.min.js", "/* chart.js stand-in */\n");
   ServeProcess serve;
   ZEUS_ASSERT_OK(serve.Start({"--db", "sqlite:" + dir_.File("serve.db"), "--listen", "127.0.0.1:0",
-                              "--chartjs", chartjs, "--threads", "2"},
+                              "--chartjs", chartjs, "--threads", "2", "--read-timeout-s", "1"},
                              dir_.File("serve.log")));
   Normaliser normalise = BaseNormaliser();
   normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
@@ -930,6 +958,47 @@ std::vector<Exchange> DaemonExchanges() {
   x.push_back(stream);
   Exchange stream_bad = Ex("stream_power_bad_gpu", Req("GET", "/gpu/stream_power?gpu_ids=7"));
   x.push_back(stream_bad);
+  x.push_back(
+      Ex("set_mem_locked_clocks",
+         Req("POST", "/gpu/set_mem_locked_clocks?gpu_ids=1&min_clock_mhz=800&max_clock_mhz=1200")));
+  x.push_back(Ex("reset_mem_locked_clocks", Req("POST", "/gpu/reset_mem_locked_clocks?gpu_ids=1")));
+  x.push_back(Ex("reset_gpu_locked_clocks", Req("POST", "/gpu/reset_gpu_locked_clocks?gpu_ids=1")));
+  x.push_back(Ex("set_persistence_mode_legacy_json",
+                 Req("POST", "/gpu/0/set_persistence_mode", kJson, R"({"enabled":true})")));
+  x.push_back(Ex("set_persistence_mode_bad_value",
+                 Req("POST", "/gpu/set_persistence_mode?gpu_ids=0&enabled=maybe")));
+  x.push_back(Ex("set_power_limit_bad_block",
+                 Req("POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=maybe")));
+  x.push_back(Ex("set_power_limit_without_gpu_ids",
+                 Req("POST", "/gpu/set_power_limit?power_limit_mw=300000")));
+  x.push_back(Ex("legacy_unknown_field", Req("POST", "/gpu/0/set_power_limit", kJson,
+                                             R"({"power_limit_mw":300000,"x":1})")));
+  const std::string chunked_head = "POST /gpu/0/set_power_limit HTTP/1.1\r\nHost: zeus\r\n" +
+                                   std::string(kJson) + "Transfer-Encoding: chunked\r\n\r\n";
+  x.push_back(Ex("legacy_chunked_body",
+                 chunked_head + "13\r\n{\"power_limit_mw\":2\r\n6\r\n00000}\r\n0\r\n\r\n"));
+  // The first chunk's size says 0x18 bytes; 0x17 follow before its CRLF.
+  x.push_back(Closing("malformed_chunk",
+                      chunked_head + "18\r\n{\"power_limit_mw\":20000\r\n2\r\n0}\r\n0\r\n\r\n"));
+  x.push_back(Ex("expect_100_continue", Req("POST", "/gpu/0/set_power_limit",
+                                            std::string(kJson) + "Expect: 100-continue\r\n",
+                                            R"({"power_limit_mw":700000})")));
+  x.push_back(Ex("leases_at_end", Req("GET", "/leases")));
+  x.push_back(Ex("lease_release_at_end", Req("POST", "/lease/release")));
+  x.push_back(Ex("cpu_energy_missing_parameter", Req("GET", "/cpu/get_cumulative_energy")));
+  x.push_back(Ex("method_not_allowed_streams", Req("POST", "/streams")));
+  x.push_back(Ex("method_not_allowed_cpu", Req("DELETE", "/cpu/get_power")));
+  x.push_back(Ex("nul_in_path", Req("GET", "/%00")));
+  x.push_back(Ex("absolute_form_target", Req("GET", "http://zeusd/time")));
+  x.push_back(Ex("no_host_header", "GET /gpu/get_power_limit?gpu_ids=1 HTTP/1.1\r\n\r\n"));
+  x.push_back(Ex("lowercase_method", Req("get", "/time")));
+  x.push_back(Closing("conflicting_content_lengths",
+                      Req("POST", "/lease/release", "Content-Length: 2\r\nContent-Length: 3\r\n")));
+  Exchange then_bad = Closing("pipelined_good_then_malformed",
+                              Req("GET", "/gpu/get_power_limit?gpu_ids=0") + "GARBAGE\r\n\r\n");
+  then_bad.responses = 2;
+  x.push_back(then_bad);
+  x.push_back(Closing("request_never_finished", "GET /time HTTP/1.1\r\nHost: zeus\r\n"));
   return x;
 }
 
@@ -971,7 +1040,10 @@ std::vector<Exchange> DaemonTokenExchanges(const std::string& reader, const std:
 
 TEST_F(WireReplayTest, DaemonAnswersAsRecorded) {
   DaemonProcess daemon(dir_.path(), 2);
-  ASSERT_TRUE(daemon.Start({"--tcp", "127.0.0.1:0", "--group", std::to_string(getgid())}))
+  // A request must arrive within 1 s (request_never_finished is answered
+  // 408 then).
+  ASSERT_TRUE(daemon.Start(
+      {"--tcp", "127.0.0.1:0", "--group", std::to_string(getgid()), "--request-timeout-s", "1"}))
       << ReadFileToString(daemon.log()).value_or("");
   const int port = DaemonTcpPort(daemon);
   ASSERT_GT(port, 0) << ReadFileToString(daemon.log()).value_or("");
