@@ -10,17 +10,24 @@
 // files from what the servers answer now instead of comparing (review the
 // diff of tests/http/wire_replay/ before committing it).
 //
-// What varies from run to run is normalised, and only that (see Normalise):
+// What varies from run to run is normalised, and only that (BaseNormaliser
+// and each test's additions), in requests and answers alike:
 //   - known strings of this run: the temporary directory (socket and state
 //     paths in messages), the bearer tokens (the daemon's carry no `iat`, so
 //     they are stable, but they are named, not printed), this process's pid
 //     and uid (the daemon's peer description and lease records);
 //   - regular expressions: wall-clock numbers ("timestamp_ms",
-//     "start_time_s", "updated_at_s", "created_at_s", ... in JSON bodies),
-//     loopback ports ("127.0.0.1:<port>"), and every sample value of a
-//     Prometheus text body (/metrics: latencies and counters);
-//   - a Content-Length (or a chunk's size line) whose body a substitution
-//     changed reads "<normalised>": the body itself is still compared.
+//     "start_time_s", "updated_at_s", "created_at_s", ... in JSON bodies,
+//     "now <seconds>" in the daemon's expired-token message), loopback ports
+//     ("127.0.0.1:<port>"), the fake libnvml's energy counter
+//     ("energy_mj", which advances at every read), and every sample value
+//     of a Prometheus text body (/metrics: latencies and counters; the
+//     samples of each family are sorted and histogram buckets only counted);
+//   - a Content-Length (or a chunk's size) whose body a substitution changed
+//     reads "<normalised>": the body itself is still compared.
+// How a connection ends is recorded where it matters (Closing exchanges,
+// HEAD): an answer that says it closes must be followed by the close; on a
+// kept-alive one a probe request must be answered (no waiting on a clock).
 // Bodies over kHashAbove bytes (dashboard script, pages) are shown as their
 // length and FNV-1a 64 hash, so they are still compared byte for byte.
 
@@ -28,6 +35,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -35,7 +43,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -75,9 +83,10 @@ struct Exchange {
   std::string request;
   // Final (non-1xx) answers to read before closing.
   int responses = 1;
-  // The answer is to a HEAD request: no body follows its head.
+  // The answer is to a HEAD request: no body is read with its head; what
+  // follows all the same shows as unparsed bytes (see WatchConnection).
   bool head = false;
-  // Records whether the server closes the connection after its answers.
+  // Records how the connection ends after the answers (WatchConnection).
   bool watch_close = false;
   // A streamed (chunked) answer: its head and first chunk only.
   bool first_chunk_only = false;
@@ -109,6 +118,14 @@ Exchange Ex(std::string name, std::string request) {
   return e;
 }
 
+// A HEAD request; what follows its answer is watched (a stray body).
+Exchange Head(std::string name, const std::string& target) {
+  Exchange e = Ex(std::move(name), Req("HEAD", target));
+  e.head = true;
+  return e;
+}
+
+// An exchange whose connection's end is recorded.
 Exchange Closing(std::string name, std::string request) {
   Exchange e = Ex(std::move(name), std::move(request));
   e.watch_close = true;
@@ -159,9 +176,10 @@ struct Message {
 // The result of one exchange.
 struct Received {
   std::vector<Message> messages;
-  // Bytes after the last message, unparsed (should be none).
+  // Bytes after the last message, unparsed (a body after a HEAD answer).
   std::string rest;
-  // How the connection ended: "" when not watched.
+  // How the connection ended or stayed open: "" when not watched and every
+  // answer came.
   std::string end;
 };
 
@@ -206,7 +224,7 @@ class Connection {
   }
   bool Fill() { return Fill(deadline_); }
 
-  // Makes `pos + n` bytes available; false if they never come.
+  // Makes buffer() at least `end` bytes long; false if they never come.
   bool Need(size_t end) {
     while (buffer_.size() < end) {
       if (!Fill()) return false;
@@ -658,6 +676,8 @@ std::string JobJson(const std::string& job_id, const std::string& extra = "") {
 
 constexpr char kJson[] = "Content-Type: application/json\r\n";
 
+// In order: each exchange sees the state the ones before it left (jobs
+// wire-a and wire-b, trials 1 and 2 of wire-a).
 std::vector<Exchange> ServeExchanges() {
   const std::string job = JobJson("wire-a", R"("an_unknown_field":{"x":[1,2]})");
   const std::string report =
@@ -708,12 +728,8 @@ std::vector<Exchange> ServeExchanges() {
   x.push_back(Ex("method_not_allowed", Req("PUT", "/jobs", kJson, "{}")));
   x.push_back(Ex("method_not_allowed_health", Req("DELETE", "/health")));
   x.push_back(Ex("lowercase_method", Req("get", "/health")));
-  Exchange head = Ex("head_health", Req("HEAD", "/health"));
-  head.head = true;
-  x.push_back(head);
-  Exchange head404 = Ex("head_unknown_route", Req("HEAD", "/nope"));
-  head404.head = true;
-  x.push_back(head404);
+  x.push_back(Head("head_health", "/health"));
+  x.push_back(Head("head_unknown_route", "/nope"));
   x.push_back(Ex("percent_encoded_path", Req("GET", "/heal%74h")));
   x.push_back(Ex("dashboard_page", Req("GET", "/")));
   x.push_back(Ex("dashboard_page_unknown_job", Req("GET", "/?job=nope")));
@@ -767,9 +783,7 @@ std::vector<Exchange> ServeExchanges() {
   x.push_back(Ex("absolute_form_target", Req("GET", "http://zeus/health")));
   x.push_back(Ex("no_host_header", "GET /health HTTP/1.1\r\n\r\n"));
   x.push_back(Ex("body_on_get", Req("GET", "/health", "", "hello")));
-  Exchange head_page = Ex("head_dashboard_page", Req("HEAD", "/"));
-  head_page.head = true;
-  x.push_back(head_page);
+  x.push_back(Head("head_dashboard_page", "/"));
   x.push_back(Ex("dashboard_dot_dot", Req("GET", "/dashboard/static/../api/jobs")));
   x.push_back(Closing("conflicting_content_lengths",
                       Req("POST", "/jobs", "Content-Length: 2\r\nContent-Length: 3\r\n", "")));
@@ -825,7 +839,7 @@ TEST_F(WireReplayTest, ServeAnswersAsRecorded) {
   const std::string chartjs = dir_.WriteFile("chart.min.js", "/* chart.js stand-in */\n");
   ServeProcess serve;
   ZEUS_ASSERT_OK(serve.Start({"--db", "sqlite:" + dir_.File("serve.db"), "--listen", "127.0.0.1:0",
-                              "--chartjs", chartjs, "--threads", "2", "--read-timeout-s", "1"},
+                              "--chartjs", chartjs, "--threads", "2", "--read-timeout-s", "2"},
                              dir_.File("serve.log")));
   Normaliser normalise = BaseNormaliser();
   normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
@@ -868,6 +882,9 @@ Exchange Tcp(std::string name, std::string request) {
   return e;
 }
 
+// In order, over 2 fake GPUs: the changes are leased to this process and
+// put back by /lease/release; /streams is asked before any stream started
+// (its poll count would vary after).
 std::vector<Exchange> DaemonExchanges() {
   std::vector<Exchange> x;
   x.push_back(Ex("discover", Req("GET", "/discover")));
@@ -926,9 +943,7 @@ std::vector<Exchange> DaemonExchanges() {
   x.push_back(Ex("method_not_allowed_discover", Req("POST", "/discover")));
   x.push_back(Ex("method_not_allowed_set", Req("GET", "/gpu/set_power_limit?gpu_ids=0")));
   x.push_back(Ex("method_not_allowed_release", Req("GET", "/lease/release")));
-  Exchange head = Ex("head_time", Req("HEAD", "/time"));
-  head.head = true;
-  x.push_back(head);
+  x.push_back(Head("head_time", "/time"));
   x.push_back(Ex("text_plain_body_ignored",
                  Req("GET", "/time", "Content-Type: text/plain\r\n", "not json")));
   Exchange pipelined =
@@ -1040,15 +1055,19 @@ std::vector<Exchange> DaemonTokenExchanges(const std::string& reader, const std:
 
 TEST_F(WireReplayTest, DaemonAnswersAsRecorded) {
   DaemonProcess daemon(dir_.path(), 2);
-  // A request must arrive within 1 s (request_never_finished is answered
+  // A request must arrive within 2 s (request_never_finished is answered
   // 408 then).
   ASSERT_TRUE(daemon.Start(
-      {"--tcp", "127.0.0.1:0", "--group", std::to_string(getgid()), "--request-timeout-s", "1"}))
+      {"--tcp", "127.0.0.1:0", "--group", std::to_string(getgid()), "--request-timeout-s", "2"}))
       << ReadFileToString(daemon.log()).value_or("");
   const int port = DaemonTcpPort(daemon);
   ASSERT_GT(port, 0) << ReadFileToString(daemon.log()).value_or("");
   Normaliser normalise = BaseNormaliser();
   normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
+  // The fake libnvml's energy counter advances at every read: its value
+  // counts the daemon's reads, not anything of the wire.
+  normalise.patterns.push_back(
+      {std::regex(R"("energy_mj":[0-9]+)"), R"("energy_mj":<fake counter>)"});
   Replay("daemon", Endpoint{daemon.socket(), port, "/time"}, DaemonExchanges(), normalise);
 }
 
