@@ -767,6 +767,11 @@ std::vector<Exchange> ServeExchanges() {
                       Req("GET", "/health", "X-Padding: " + std::string(20 * 1024, 'a') + "\r\n")));
   x.push_back(Closing("oversized_body",
                       Req("POST", "/jobs", std::string(kJson) + "Content-Length: 2000000\r\n")));
+  // The body is sent all the same: the answer still arrives (the server
+  // reads and drops what follows; the connection's end is not watched, as
+  // it depends on how long the server drains).
+  x.push_back(Ex("oversized_body_sent",
+                 Req("POST", "/jobs", kJson, "[" + std::string((1 << 20) + 16, ' ') + "]")));
   x.push_back(Closing("bad_content_length", Req("POST", "/jobs", "Content-Length: twelve\r\n")));
   x.push_back(Ex("delete_job_without_job_id", Req("DELETE", "/jobs")));
   x.push_back(Ex("jobs_list_bad_limit", Req("GET", "/jobs?limit=0")));
@@ -1069,6 +1074,74 @@ TEST_F(WireReplayTest, DaemonAnswersAsRecorded) {
   normalise.patterns.push_back(
       {std::regex(R"("energy_mj":[0-9]+)"), R"("energy_mj":<fake counter>)"});
   Replay("daemon", Endpoint{daemon.socket(), port, "/time"}, DaemonExchanges(), normalise);
+}
+
+// Dry run: changes are accepted and logged, never made.
+std::vector<Exchange> DaemonDryRunExchanges() {
+  std::vector<Exchange> x;
+  x.push_back(Ex("discover", Req("GET", "/discover")));
+  x.push_back(Ex("set_power_limit",
+                 Req("POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=true")));
+  x.push_back(Ex("set_power_limit_out_of_range",
+                 Req("POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=1")));
+  x.push_back(
+      Ex("set_persistence_mode", Req("POST", "/gpu/set_persistence_mode?gpu_ids=1&enabled=true")));
+  x.push_back(
+      Ex("set_gpu_locked_clocks",
+         Req("POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=500&max_clock_mhz=1000")));
+  x.push_back(Ex("get_power_limit", Req("GET", "/gpu/get_power_limit")));
+  x.push_back(Ex("get_persistence_mode", Req("GET", "/gpu/get_persistence_mode")));
+  x.push_back(Ex("leases", Req("GET", "/leases")));
+  x.push_back(Ex("lease_release", Req("POST", "/lease/release")));
+  return x;
+}
+
+// Over the fake libamd_smi: what AMD GPUs have and lack.
+std::vector<Exchange> DaemonAmdExchanges() {
+  std::vector<Exchange> x;
+  x.push_back(Ex("discover", Req("GET", "/discover")));
+  x.push_back(Ex("get_power_limit", Req("GET", "/gpu/get_power_limit")));
+  x.push_back(
+      Ex("get_power_limit_constraints", Req("GET", "/gpu/get_power_limit_constraints?gpu_ids=0")));
+  x.push_back(Ex("get_persistence_mode", Req("GET", "/gpu/get_persistence_mode?gpu_ids=0")));
+  x.push_back(Ex("get_cumulative_energy", Req("GET", "/gpu/get_cumulative_energy?gpu_ids=1")));
+  x.push_back(Ex("get_power", Req("GET", "/gpu/get_power?gpu_ids=0")));
+  x.push_back(Ex("set_power_limit",
+                 Req("POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=true")));
+  x.push_back(
+      Ex("set_persistence_mode", Req("POST", "/gpu/set_persistence_mode?gpu_ids=1&enabled=true")));
+  x.push_back(
+      Ex("set_gpu_locked_clocks",
+         Req("POST", "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=500&max_clock_mhz=1000")));
+  x.push_back(Ex("reset_locked_clocks", Req("POST", "/gpu/reset_locked_clocks?gpu_ids=1")));
+  x.push_back(Ex("get_power_limit_after_set", Req("GET", "/gpu/get_power_limit?gpu_ids=0")));
+  x.push_back(Ex("leases", Req("GET", "/leases")));
+  x.push_back(Ex("lease_release", Req("POST", "/lease/release")));
+  x.push_back(Ex("get_power_limit_restored", Req("GET", "/gpu/get_power_limit?gpu_ids=0")));
+  return x;
+}
+
+TEST_F(WireReplayTest, DaemonDryRunAnswersAsRecorded) {
+  DaemonProcess daemon(dir_.path(), 2);
+  ASSERT_TRUE(daemon.Start({"--dry-run", "--group", std::to_string(getgid())}))
+      << ReadFileToString(daemon.log()).value_or("");
+  Normaliser normalise = BaseNormaliser();
+  normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
+  Replay("daemon_dry_run", Endpoint{daemon.socket(), 0, "/time"}, DaemonDryRunExchanges(),
+         normalise);
+}
+
+TEST_F(WireReplayTest, DaemonOverAmdSmiAnswersAsRecorded) {
+  DaemonProcess daemon(dir_.path(), 2);
+  daemon.set_vendor(DaemonFakeGpuVendors()[1]);
+  ASSERT_EQ(daemon.vendor().name, "amdsmi");
+  ASSERT_TRUE(daemon.Start({"--group", std::to_string(getgid())}))
+      << ReadFileToString(daemon.log()).value_or("");
+  Normaliser normalise = BaseNormaliser();
+  normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
+  normalise.patterns.push_back(
+      {std::regex(R"("energy_mj":[0-9]+)"), R"("energy_mj":<fake counter>)"});
+  Replay("daemon_amd", Endpoint{daemon.socket(), 0, "/time"}, DaemonAmdExchanges(), normalise);
 }
 
 TEST_F(WireReplayTest, DaemonWithTokensAnswersAsRecorded) {
