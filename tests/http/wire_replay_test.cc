@@ -444,8 +444,10 @@ struct Normaliser {
   }
 };
 
-Normaliser BaseNormaliser() {
+// The substitutions every test applies; `tmp`: its temporary directory.
+Normaliser BaseNormaliser(const std::string& tmp) {
   Normaliser n;
+  n.literals.push_back({tmp, "<tmp>"});
   n.literals.push_back({std::to_string(getpid()) + " (uid", "<pid> (uid"});
   n.literals.push_back({"(uid " + std::to_string(getuid()) + ")", "(uid <uid>)"});
   n.literals.push_back({"\"pid\":" + std::to_string(getpid()), "\"pid\":<pid>"});
@@ -633,7 +635,10 @@ void CheckGolden(const std::string& name, const std::vector<std::string>& render
   std::string text = kHeader;
   for (const std::string& block : rendered) text += block;
   if (Recording()) {
-    std::ofstream(path, std::ios::binary) << text;
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    out.close();
+    ASSERT_TRUE(out.good()) << "ZEUS_WIRE_RECORD=1: cannot write " << path;
     std::printf("ZEUS_WIRE_RECORD=1: rewrote %s (%zu exchanges); nothing was compared\n",
                 path.c_str(), rendered.size());
     return;
@@ -843,11 +848,12 @@ TEST_F(WireReplayTest, ServeAnswersAsRecorded) {
   // A small stand-in for Chart.js: the static route serves the file as is.
   const std::string chartjs = dir_.WriteFile("chart.min.js", "/* chart.js stand-in */\n");
   ServeProcess serve;
+  // A request must be complete within 2 s (request_never_finished: the
+  // connection is closed then).
   ZEUS_ASSERT_OK(serve.Start({"--db", "sqlite:" + dir_.File("serve.db"), "--listen", "127.0.0.1:0",
                               "--chartjs", chartjs, "--threads", "2", "--read-timeout-s", "2"},
                              dir_.File("serve.log")));
-  Normaliser normalise = BaseNormaliser();
-  normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
+  Normaliser normalise = BaseNormaliser(dir_.path());
   Replay("serve", Endpoint{"", serve.port(), "/health"}, ServeExchanges(), normalise);
 }
 
@@ -858,8 +864,7 @@ TEST_F(WireReplayTest, ServeWithTokenAnswersAsRecorded) {
       {"--db", "sqlite:" + dir_.File("serve.db"), "--listen", "127.0.0.1:0", "--token-file",
        token_file, "--chartjs", dir_.File("no-chart.js"), "--threads", "2"},
       dir_.File("serve.log")));
-  Normaliser normalise = BaseNormaliser();
-  normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
+  Normaliser normalise = BaseNormaliser(dir_.path());
   Replay("serve_token", Endpoint{"", serve.port(), "/health"}, ServeTokenExchanges(), normalise);
 }
 
@@ -1067,8 +1072,7 @@ TEST_F(WireReplayTest, DaemonAnswersAsRecorded) {
       << ReadFileToString(daemon.log()).value_or("");
   const int port = DaemonTcpPort(daemon);
   ASSERT_GT(port, 0) << ReadFileToString(daemon.log()).value_or("");
-  Normaliser normalise = BaseNormaliser();
-  normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
+  Normaliser normalise = BaseNormaliser(dir_.path());
   // The fake libnvml's energy counter advances at every read: its value
   // counts the daemon's reads, not anything of the wire.
   normalise.patterns.push_back(
@@ -1125,8 +1129,7 @@ TEST_F(WireReplayTest, DaemonDryRunAnswersAsRecorded) {
   DaemonProcess daemon(dir_.path(), 2);
   ASSERT_TRUE(daemon.Start({"--dry-run", "--group", std::to_string(getgid())}))
       << ReadFileToString(daemon.log()).value_or("");
-  Normaliser normalise = BaseNormaliser();
-  normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
+  Normaliser normalise = BaseNormaliser(dir_.path());
   Replay("daemon_dry_run", Endpoint{daemon.socket(), 0, "/time"}, DaemonDryRunExchanges(),
          normalise);
 }
@@ -1137,8 +1140,7 @@ TEST_F(WireReplayTest, DaemonOverAmdSmiAnswersAsRecorded) {
   ASSERT_EQ(daemon.vendor().name, "amdsmi");
   ASSERT_TRUE(daemon.Start({"--group", std::to_string(getgid())}))
       << ReadFileToString(daemon.log()).value_or("");
-  Normaliser normalise = BaseNormaliser();
-  normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
+  Normaliser normalise = BaseNormaliser(dir_.path());
   normalise.patterns.push_back(
       {std::regex(R"("energy_mj":[0-9]+)"), R"("energy_mj":<fake counter>)"});
   Replay("daemon_amd", Endpoint{daemon.socket(), 0, "/time"}, DaemonAmdExchanges(), normalise);
@@ -1153,8 +1155,7 @@ TEST_F(WireReplayTest, DaemonWithTokensAnswersAsRecorded) {
   const std::string reader = Token({"gpu-read"}, std::nullopt);
   const std::string all = Token({"gpu-read", "gpu-control"}, std::nullopt);
   const std::string expired = Token({"gpu-read"}, 1);
-  Normaliser normalise = BaseNormaliser();
-  normalise.literals.insert(normalise.literals.begin(), {dir_.path(), "<tmp>"});
+  Normaliser normalise = BaseNormaliser(dir_.path());
   normalise.literals.push_back({reader, "<token gpu-read>"});
   normalise.literals.push_back({all, "<token gpu-read,gpu-control>"});
   normalise.literals.push_back({expired, "<token gpu-read, expired 1970>"});
