@@ -50,18 +50,15 @@
 #include <utility>
 #include <vector>
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include "zeus/daemon/token.h"
 #include "zeus/util/file.h"
 
 #include "tests/daemon/daemon_harness.h"
 #include "tests/server/server_test_util.h"
+#include "tests/testing/raw_socket.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus::testing {
@@ -135,29 +132,10 @@ Exchange Closing(std::string name, std::string request) {
 // ---------------------------------------------------------------------------
 // Raw exchange over a socket.
 
-// Over TCP when asked, or when the server has no Unix socket.
+// Over TCP when asked, or when the server has no Unix socket; -1 when the
+// connection fails.
 int Connect(const Endpoint& at, bool tcp) {
-  if (tcp || at.unix_path.empty()) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(at.tcp_port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      close(fd);
-      return -1;
-    }
-    return fd;
-  }
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", at.unix_path.c_str());
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
+  return tcp || at.unix_path.empty() ? ConnectLoopback(at.tcp_port) : ConnectUnix(at.unix_path);
 }
 
 // One parsed answer: its head (up to and including the blank line) and its
@@ -191,15 +169,7 @@ class Connection {
   }
 
   // Sends every byte; false when the server closed first.
-  bool Send(const std::string& bytes) {
-    size_t sent = 0;
-    while (sent < bytes.size()) {
-      const ssize_t n = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      sent += static_cast<size_t>(n);
-    }
-    return true;
-  }
+  bool Send(const std::string& bytes) { return SendAll(fd_, bytes); }
 
   // Reads more bytes into buffer(); false at end of stream, error or the
   // deadline.
