@@ -17,6 +17,13 @@ double SpanS(std::chrono::nanoseconds a, std::chrono::nanoseconds b) { return To
 
 std::string TimeString(std::chrono::nanoseconds t) { return std::to_string(ToSeconds(t)) + " s"; }
 
+// kInvalidArgument naming both ends when `end` precedes `start`.
+Status CheckInterval(std::chrono::nanoseconds start, std::chrono::nanoseconds end) {
+  if (end >= start) return Status::Ok();
+  return InvalidArgumentError("power monitor: end " + TimeString(end) + " before start " +
+                              TimeString(start));
+}
+
 std::string GpuContext(size_t gpu) { return "power monitor: GPU " + std::to_string(gpu); }
 
 // Threads of a process we were forked from do not exist here: they can be
@@ -343,10 +350,7 @@ StatusOr<double> PowerMonitor::EnergyJ(size_t gpu, PowerDomain domain,
                                        std::chrono::nanoseconds end) const {
   ZEUS_RETURN_IF_ERROR(CheckGpu(gpu));
   ZEUS_ASSIGN_OR_RETURN(size_t slot, DomainSlot(domain));
-  if (end < start) {
-    return InvalidArgumentError("power monitor: end " + TimeString(end) + " before start " +
-                                TimeString(start));
-  }
+  ZEUS_RETURN_IF_ERROR(CheckInterval(start, end));
   std::lock_guard<std::mutex> lock(mu_);
   ZEUS_ASSIGN_OR_RETURN(double start_j, CumulativeLocked(gpu, slot, start));
   ZEUS_ASSIGN_OR_RETURN(double end_j, CumulativeLocked(gpu, slot, end));
@@ -366,10 +370,7 @@ StatusOr<double> PowerMonitor::CounterEnergyJ(size_t gpu, std::chrono::nanosecon
                                    ": energy counter not sampled (no counter, or counter "
                                    "sampling off)");
   }
-  if (end < start) {
-    return InvalidArgumentError("power monitor: end " + TimeString(end) + " before start " +
-                                TimeString(start));
-  }
+  ZEUS_RETURN_IF_ERROR(CheckInterval(start, end));
   std::lock_guard<std::mutex> lock(mu_);
   ZEUS_ASSIGN_OR_RETURN(double start_j, CounterCumulativeLocked(gpu, start));
   ZEUS_ASSIGN_OR_RETURN(double end_j, CounterCumulativeLocked(gpu, end));
@@ -381,10 +382,7 @@ StatusOr<std::vector<PowerSample>> PowerMonitor::Timeline(size_t gpu, PowerDomai
                                                           std::chrono::nanoseconds end) const {
   ZEUS_RETURN_IF_ERROR(CheckGpu(gpu));
   ZEUS_ASSIGN_OR_RETURN(size_t slot, DomainSlot(domain));
-  if (end < start) {
-    return InvalidArgumentError("power monitor: end " + TimeString(end) + " before start " +
-                                TimeString(start));
-  }
+  ZEUS_RETURN_IF_ERROR(CheckInterval(start, end));
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<PowerSample> out;
   for (const Point& p : timelines_[gpu][slot]) {

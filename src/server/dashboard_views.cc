@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
-#include "zeus/server/job_spec.h"
+#include "zeus/protocol/job_spec.h"
 #include "zeus/util/json.h"
 
 namespace zeus::server_internal {

@@ -18,8 +18,8 @@
 #include <string>
 #include <string_view>
 
-#include "zeus/server/job_spec.h"
-#include "zeus/server/protocol.h"
+#include "zeus/protocol/job_spec.h"
+#include "zeus/protocol/protocol.h"
 #include "zeus/status.h"
 
 namespace zeus::server_internal {

@@ -8,55 +8,24 @@
 #include <cstring>
 #include <thread>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
+
+#include "tests/testing/raw_socket.h"
 
 namespace zeus::testing {
 namespace {
 
 int Connect(const std::string& socket_path, int port) {
-  if (port > 0) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      close(fd);
-      return -1;
-    }
-    return fd;
-  }
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path.c_str());
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
+  return port > 0 ? ConnectLoopback(port) : ConnectUnix(socket_path);
 }
 
+// Sends `raw` and parses what comes back until the daemon closes the
+// connection (at most 60 s).
 HttpResult Exchange(int fd, const std::string& raw) {
   HttpResult result;
   if (fd < 0) return result;
-  size_t sent = 0;
-  while (sent < raw.size()) {
-    ssize_t n = send(fd, raw.data() + sent, raw.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += static_cast<size_t>(n);
-  }
-  std::string answer;
-  char buffer[4096];
-  while (true) {
-    ssize_t n = read(fd, buffer, sizeof(buffer));
-    if (n <= 0) break;
-    answer.append(buffer, static_cast<size_t>(n));
-  }
+  SendAll(fd, raw);
+  const std::string answer = ReadToClose(fd, 60);
   close(fd);
   if (answer.compare(0, 9, "HTTP/1.1 ") != 0 && answer.compare(0, 9, "HTTP/1.0 ") != 0) {
     return result;

@@ -19,12 +19,12 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 
 #include "zeus/util/file.h"
 
 #include "tests/daemon/daemon_harness.h"
+#include "tests/testing/raw_socket.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus::testing {
@@ -210,48 +210,13 @@ TEST_P(DaemonHardeningTest, SymlinkPlantedAtTheStateFilesTemporaryIsNeverWritten
               HasSubstr("removing a leftover symlink (not following it)"));
 }
 
-// Raw Unix-socket I/O for a connection shared by a parent and its child.
-int ConnectUnix(const std::string& path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", path.c_str());
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-void SendAll(int fd, const std::string& data) {
-  size_t sent = 0;
-  while (sent < data.size()) {
-    ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) return;
-    sent += static_cast<size_t>(n);
-  }
-}
-
-// Reads one response (headers, then Content-Length bytes of body); returns
-// "STATUS BODY", or "" when the connection ends first.
+// One response on a connection shared by a parent and its child, as
+// "STATUS BODY"; "" when the connection ends first.
 std::string ReadResponse(int fd) {
-  std::string data;
-  char buffer[4096];
-  while (true) {
-    const size_t end = data.find("\r\n\r\n");
-    if (end != std::string::npos) {
-      const size_t length_at = data.find("Content-Length: ");
-      const size_t length = length_at == std::string::npos
-                                ? 0
-                                : std::strtoul(data.c_str() + length_at + 16, nullptr, 10);
-      if (data.size() >= end + 4 + length) {
-        return data.substr(9, 3) + " " + data.substr(end + 4, length);
-      }
-    }
-    ssize_t n = read(fd, buffer, sizeof(buffer));
-    if (n <= 0) return "";
-    data.append(buffer, static_cast<size_t>(n));
-  }
+  const std::string answer = ReadOneResponse(fd, 60);
+  const size_t end = answer.find("\r\n\r\n");
+  if (end == std::string::npos) return "";
+  return answer.substr(9, 3) + " " + answer.substr(end + 4);
 }
 
 TEST_P(DaemonHardeningTest, ChangeSentByAChildOnItsExitedParentsConnectionIsRefused) {

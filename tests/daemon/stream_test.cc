@@ -23,13 +23,13 @@
 #include <nlohmann/json.hpp>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 
 #include "zeus/daemon/token.h"
 #include "zeus/util/file.h"
 
 #include "tests/daemon/daemon_harness.h"
+#include "tests/testing/raw_socket.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus::testing {
@@ -51,15 +51,8 @@ class StreamReader {
  public:
   StreamReader(const std::string& socket_path, const std::string& target,
                const std::string& extra_headers = "") {
-    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path.c_str());
-    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      close(fd_);
-      fd_ = -1;
-      return;
-    }
+    fd_ = ConnectUnix(socket_path);
+    if (fd_ < 0) return;
     const std::string request = "GET " + target +
                                 " HTTP/1.1\r\nHost: zeusd\r\nAccept: text/event-stream\r\n" +
                                 extra_headers + "\r\n";

@@ -1,29 +1,24 @@
 // DeviceMetrics against fake devices: the values, units and labels of one
 // scrape, and how read errors are reported.
 
-#include <poll.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include "zeus/device/fake.h"
 #include "zeus/exporter/device_exporter.h"
 #include "zeus/util/strings.h"
 
 #include "tests/exporter/metrics_text.h"
+#include "tests/testing/raw_socket.h"
 
 namespace zeus {
 namespace {
 
+using zeus::testing::RawClient;
 using zeus::testing::SampleValue;
 
 class DeviceMetricsTest : public ::testing::Test {
@@ -165,13 +160,8 @@ TEST_F(DeviceMetricsTest, ExporterAnswersEveryPipelinedRequestInOrder) {
   options.listen_address = "127.0.0.1:0";
   StatusOr<std::unique_ptr<DeviceExporter>> exporter = DeviceExporter::Start(&metrics, options);
   ASSERT_TRUE(exporter.ok()) << exporter.status();
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>((*exporter)->port()));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  RawClient client((*exporter)->port());
+  ASSERT_TRUE(client.connected());
   constexpr int kRequests = 100;
   std::string requests;
   for (int i = 0; i < kRequests; ++i) {
@@ -179,19 +169,10 @@ TEST_F(DeviceMetricsTest, ExporterAnswersEveryPipelinedRequestInOrder) {
     if (i + 1 == kRequests) requests += "Connection: close\r\n";
     requests += "\r\n";
   }
-  ASSERT_EQ(send(fd, requests.data(), requests.size(), 0), static_cast<ssize_t>(requests.size()));
-  // Read until the server closes (after the last answer) or 20 s pass.
-  std::string answers;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 1000) <= 0) continue;
-    char buffer[65536];
-    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
-    if (n <= 0) break;
-    answers.append(buffer, static_cast<size_t>(n));
-  }
-  close(fd);
+  ASSERT_TRUE(client.Send(requests));
+  // The server closes after the last answer.
+  EXPECT_TRUE(client.ClosedWithin(20));
+  const std::string& answers = client.received();
   int answered = 0;
   for (size_t at = answers.find("HTTP/1.1 200"); at != std::string::npos;
        at = answers.find("HTTP/1.1 200", at + 1)) {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "zeus/server/batch_size_client.h"
+#include "zeus/client/batch_size_client.h"
 
 #include "tests/server/server_test_util.h"
 

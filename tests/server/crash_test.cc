@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "zeus/server/batch_size_client.h"
+#include "zeus/client/batch_size_client.h"
 
 #include "tests/server/server_test_util.h"
 

@@ -1,7 +1,7 @@
 #include "tests/server/dashboard_test_util.h"
 
-#include "zeus/server/job_spec.h"
-#include "zeus/server/protocol.h"
+#include "zeus/protocol/job_spec.h"
+#include "zeus/protocol/protocol.h"
 
 #include "tests/server/server_test_util.h"
 

@@ -13,14 +13,11 @@
 #include <string>
 #include <vector>
 
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 
 #include "tests/server/server_test_util.h"
+#include "tests/testing/raw_socket.h"
 
 namespace zeus::testing {
 namespace {
@@ -269,30 +266,13 @@ TEST_P(HardeningTest, IdentifiersMustBePrintableAndBounded) {
   ASSERT_EQ(jobs.body["jobs"].size(), 1u) << jobs.raw;
 }
 
-// Sends `request` on a fresh connection and returns what comes back before
-// the server closes it (or 60 s pass).
+// Sends `request` on a fresh connection and returns the answer's head (and
+// what came with it), read until the server closes or 60 s pass.
 std::string RawExchange(int port, const std::string& request) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return "connect failed";
-  }
-  timeval timeout{60, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  send(fd, request.data(), request.size(), 0);
-  std::string answer;
-  char buffer[4096];
-  while (answer.find("\r\n\r\n") == std::string::npos) {
-    ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
-    if (n <= 0) break;
-    answer.append(buffer, n);
-  }
-  close(fd);
-  return answer;
+  RawClient client(port);
+  if (!client.connected()) return "connect failed";
+  client.Send(request);
+  return client.ReadUntil("\r\n\r\n", 60);
 }
 
 TEST_P(HardeningTest, BodylessRequestsAreAnsweredWithoutWaitingForTheBody) {

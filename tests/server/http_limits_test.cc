@@ -5,90 +5,22 @@
 // refused before being read. Timeouts are short so that each test takes
 // about a second.
 
-#include <poll.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include "tests/server/server_test_util.h"
+#include "tests/testing/raw_socket.h"
 
 namespace zeus::testing {
 namespace {
 
 using ::testing::HasSubstr;
-using SteadyClock = std::chrono::steady_clock;
-
-// A raw TCP client on 127.0.0.1.
-class RawClient {
- public:
-  explicit RawClient(int port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  }
-  ~RawClient() { close(fd_); }
-  RawClient(const RawClient&) = delete;
-  RawClient& operator=(const RawClient&) = delete;
-
-  bool connected() const { return connected_; }
-  bool Send(const std::string& data) {
-    return send(fd_, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
-  }
-  // Reads until `marker` is seen, the peer closes, or `timeout_s` passes.
-  std::string ReadUntil(const std::string& marker, double timeout_s) {
-    const auto deadline = SteadyClock::now() + std::chrono::duration<double>(timeout_s);
-    while (received_.find(marker) == std::string::npos) {
-      const int left_ms = static_cast<int>(
-          std::chrono::duration<double, std::milli>(deadline - SteadyClock::now()).count());
-      if (left_ms <= 0 || !ReadSome(left_ms)) break;
-    }
-    return received_;
-  }
-  // True when the peer closed the connection (EOF or reset) within
-  // `timeout_s`; what it sent before is kept.
-  bool ClosedWithin(double timeout_s) {
-    const auto deadline = SteadyClock::now() + std::chrono::duration<double>(timeout_s);
-    while (true) {
-      const int left_ms = static_cast<int>(
-          std::chrono::duration<double, std::milli>(deadline - SteadyClock::now()).count());
-      if (left_ms <= 0) return false;
-      if (!ReadSome(left_ms)) return closed_;
-    }
-  }
-  const std::string& received() const { return received_; }
-
- private:
-  // False on timeout or close.
-  bool ReadSome(int timeout_ms) {
-    pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, timeout_ms) <= 0) return false;
-    char buffer[4096];
-    ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
-    if (n <= 0) {
-      closed_ = true;
-      return false;
-    }
-    received_.append(buffer, static_cast<size_t>(n));
-    return true;
-  }
-
-  int fd_;
-  bool connected_ = false;
-  bool closed_ = false;
-  std::string received_;
-};
 
 const std::string kHealth = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
 

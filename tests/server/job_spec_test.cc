@@ -1,9 +1,9 @@
-#include "zeus/server/job_spec.h"
+#include "zeus/protocol/job_spec.h"
 
 #include <gtest/gtest.h>
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
-#include "zeus/server/protocol.h"
+#include "zeus/protocol/protocol.h"
 
 #include "tests/server/server_test_util.h"
 

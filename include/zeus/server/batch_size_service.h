@@ -29,8 +29,8 @@
 #include <nlohmann/json.hpp>
 
 #include "zeus/device/clock.h"
-#include "zeus/server/job_spec.h"
-#include "zeus/server/protocol.h"
+#include "zeus/protocol/job_spec.h"
+#include "zeus/protocol/protocol.h"
 #include "zeus/server/store.h"
 #include "zeus/status.h"
 

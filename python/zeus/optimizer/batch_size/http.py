@@ -1,4 +1,4 @@
-"""The HTTP routes of the batch-size optimizer server (src/server/protocol.h),
+"""The HTTP routes of the batch-size optimizer server (include/zeus/protocol/protocol.h),
 called with the standard library.
 
 Errors map as in the C++ client: HTTP 400/413/422 InvalidArgumentError,

@@ -1,4 +1,4 @@
-#include "zeus/server/batch_size_client.h"
+#include "zeus/client/batch_size_client.h"
 
 #include <httplib.h>
 

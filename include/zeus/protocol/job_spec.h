@@ -4,8 +4,8 @@
 //
 // Thread-safety: plain values.
 
-#ifndef ZEUS_SERVER_JOB_SPEC_H_
-#define ZEUS_SERVER_JOB_SPEC_H_
+#ifndef ZEUS_PROTOCOL_JOB_SPEC_H_
+#define ZEUS_PROTOCOL_JOB_SPEC_H_
 
 #include <cstdint>
 #include <optional>
@@ -90,4 +90,4 @@ nlohmann::json JobSpecToJson(const BatchSizeJobSpec& spec);
 
 }  // namespace zeus
 
-#endif  // ZEUS_SERVER_JOB_SPEC_H_
+#endif  // ZEUS_PROTOCOL_JOB_SPEC_H_

@@ -5,8 +5,8 @@
 //
 // Thread-safety: plain values.
 
-#ifndef ZEUS_SERVER_PROTOCOL_H_
-#define ZEUS_SERVER_PROTOCOL_H_
+#ifndef ZEUS_PROTOCOL_PROTOCOL_H_
+#define ZEUS_PROTOCOL_PROTOCOL_H_
 
 #include <cstdint>
 #include <string>
@@ -73,4 +73,4 @@ nlohmann::json ToJson(const ReportResponse& response);
 
 }  // namespace zeus
 
-#endif  // ZEUS_SERVER_PROTOCOL_H_
+#endif  // ZEUS_PROTOCOL_PROTOCOL_H_

@@ -10,7 +10,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "zeus/server/batch_size_client.h"
+#include "zeus/client/batch_size_client.h"
 
 namespace zeus {
 namespace {

@@ -1,4 +1,4 @@
-#include "src/server/wire_fields.h"
+#include "src/protocol/wire_fields.h"
 
 #include <algorithm>
 #include <utility>

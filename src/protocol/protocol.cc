@@ -1,10 +1,10 @@
-#include "zeus/server/protocol.h"
+#include "zeus/protocol/protocol.h"
 
 #include <string>
 
 #include "zeus/util/json.h"
 
-#include "src/server/wire_fields.h"
+#include "src/protocol/wire_fields.h"
 
 namespace zeus {
 

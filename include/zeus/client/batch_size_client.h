@@ -19,15 +19,15 @@
 //
 // Thread-safety: not thread-safe; use one client per thread.
 
-#ifndef ZEUS_SERVER_BATCH_SIZE_CLIENT_H_
-#define ZEUS_SERVER_BATCH_SIZE_CLIENT_H_
+#ifndef ZEUS_CLIENT_BATCH_SIZE_CLIENT_H_
+#define ZEUS_CLIENT_BATCH_SIZE_CLIENT_H_
 
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "zeus/server/job_spec.h"
-#include "zeus/server/protocol.h"
+#include "zeus/protocol/job_spec.h"
+#include "zeus/protocol/protocol.h"
 #include "zeus/status.h"
 
 namespace zeus {
@@ -89,4 +89,4 @@ class BatchSizeClient {
 
 }  // namespace zeus
 
-#endif  // ZEUS_SERVER_BATCH_SIZE_CLIENT_H_
+#endif  // ZEUS_CLIENT_BATCH_SIZE_CLIENT_H_

@@ -7,8 +7,8 @@
 //
 // Thread-safety: pure function.
 
-#ifndef ZEUS_SRC_SERVER_WIRE_FIELDS_H_
-#define ZEUS_SRC_SERVER_WIRE_FIELDS_H_
+#ifndef ZEUS_SRC_PROTOCOL_WIRE_FIELDS_H_
+#define ZEUS_SRC_PROTOCOL_WIRE_FIELDS_H_
 
 #include <initializer_list>
 #include <string>
@@ -34,4 +34,4 @@ StatusOr<JsonFields> WireFields(const nlohmann::json& body, std::string context,
 
 }  // namespace zeus::server_internal
 
-#endif  // ZEUS_SRC_SERVER_WIRE_FIELDS_H_
+#endif  // ZEUS_SRC_PROTOCOL_WIRE_FIELDS_H_

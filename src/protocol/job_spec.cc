@@ -1,4 +1,4 @@
-#include "zeus/server/job_spec.h"
+#include "zeus/protocol/job_spec.h"
 
 #include <algorithm>
 #include <limits>
@@ -6,7 +6,7 @@
 
 #include "zeus/util/json.h"
 
-#include "src/server/wire_fields.h"
+#include "src/protocol/wire_fields.h"
 
 namespace zeus {
 
