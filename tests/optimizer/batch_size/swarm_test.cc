@@ -239,6 +239,30 @@ std::vector<Trial> Scrambled(BatchSizeOptimizer& optimizer, int rounds) {
   return trials;
 }
 
+TEST(BatchSizeOptimizerSwarmTest, StateRoundTripsMidFirstWave) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  optimizer.NextTrial();                     // 64, the walk's step
+  optimizer.NextTrial();                     // 32, speculative, unbounded
+  const Trial s128 = optimizer.NextTrial();  // speculative, reports first
+  optimizer.NextTrial();                     // 16, stays in flight
+  ASSERT_EQ(s128.batch_size, 128);
+  // 128 reports before anything has reached: no bound, its result waits.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(s128.trial_number, 35.0, true));
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(2), FrugalKnobs::kExplorationBeta * 35.0);
+  const nlohmann::json state = optimizer.ToJson();
+  ASSERT_TRUE(state.contains("speculative_results"));
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer loaded,
+                            BatchSizeOptimizer::FromJson(nlohmann::json::parse(state.dump())));
+  EXPECT_EQ(loaded.ToJson(), state);
+  for (BatchSizeOptimizer* o : {&optimizer, &loaded}) {
+    ZEUS_ASSERT_OK(o->ReportResult(4, 30.0, true));  // 16 before the step
+    ZEUS_ASSERT_OK(o->ReportResult(1, 20.0, true));  // the default's step
+  }
+  EXPECT_EQ(loaded.ToJson(), optimizer.ToJson());
+  EXPECT_EQ(Scrambled(loaded, 30), Scrambled(optimizer, 30));
+}
+
 TEST(BatchSizeOptimizerSwarmTest, StateRoundTripsMidSpeculationAndContinuesTheSameSequence) {
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
                             BatchSizeOptimizer::Create(SwarmConfig()));
