@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cstdio>
+#include <exception>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include <boost/asio/local/stream_protocol.hpp>
+#include <sys/un.h>
 
 #include "src/http/client_connection.h"
 
@@ -148,6 +149,10 @@ using UnixStream = beast::basic_stream<asio::local::stream_protocol>;
 
 StatusOr<std::unique_ptr<ClientConnection>> OpenUnix(asio::io_context& ioc, const std::string& path,
                                                      const Limits& limits) {
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+    return InvalidArgumentError("socket path longer than " +
+                                std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes");
+  }
   UnixStream stream(ioc);
   ExpireAt(stream, limits.ConnectExpiry());
   const error_code ec = RunOperation(ioc, [&](auto handler) {
@@ -260,6 +265,18 @@ std::string ResolveLocation(const std::string& base, const Url& base_url,
   return origin + path + location;
 }
 
+// A header field that would break the request's framing.
+bool IsBadField(const std::string& name, const std::string& value) {
+  if (name.empty()) return true;
+  for (unsigned char c : name) {
+    if (c <= ' ' || c == ':' || c >= 0x7f) return true;
+  }
+  for (unsigned char c : value) {
+    if (c == '\r' || c == '\n' || c == '\0') return true;
+  }
+  return false;
+}
+
 bool IsRedirect(int status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
@@ -321,7 +338,13 @@ struct HttpClient::Impl {
     request.set(http::field::host, parsed.authority);
     if (!options.user_agent.empty()) request.set(http::field::user_agent, options.user_agent);
     if (!options.keep_alive) request.set(http::field::connection, "close");
-    for (const auto& [name, value] : headers) request.insert(name, value);
+    for (const auto& [name, value] : headers) {
+      if (http_client::IsBadField(name, value)) {
+        return InvalidArgumentError(context + ": header field '" + name +
+                                    "' has a bad name or a line break in its value");
+      }
+      request.insert(name, value);
+    }
     request.body() = body;
     request.prepare_payload();
 
@@ -371,6 +394,9 @@ struct HttpClient::Impl {
 
   StatusOr<std::unique_ptr<http_client::ClientConnection>> Open(const http_client::Url& url,
                                                                 const http_client::Limits& limits) {
+    // Made on first use, so that a failure to make one is a Status.
+    if (!ioc_storage) ioc_storage.emplace(1);
+    http_client::asio::io_context& ioc = *ioc_storage;
     if (!options.unix_socket_path.empty()) {
       return http_client::OpenUnix(ioc, options.unix_socket_path, limits);
     }
@@ -383,7 +409,7 @@ struct HttpClient::Impl {
   }
 
   HttpClientOptions options;
-  http_client::asio::io_context ioc{1};
+  std::optional<http_client::asio::io_context> ioc_storage;
   std::unique_ptr<http_client::ClientConnection> connection;
   std::string connection_key;
   uint64_t connections_opened = 0;
@@ -405,6 +431,17 @@ StatusOr<HttpClientResponse> HttpClient::Get(const std::string& url) {
 }
 
 StatusOr<HttpClientResponse> HttpClient::Send(const HttpClientRequest& request) {
+  // Asio and Beast report errors through error codes here; what may still
+  // throw (memory, a system resource when the io_context is made) stays in.
+  try {
+    return SendOrThrow(request);
+  } catch (const std::exception& e) {
+    impl_->connection.reset();
+    return InternalError(request.method + " " + request.url + ": " + e.what());
+  }
+}
+
+StatusOr<HttpClientResponse> HttpClient::SendOrThrow(const HttpClientRequest& request) {
   const HttpClientOptions& options = impl_->options;
   http_client::Limits limits;
   limits.timeout_s = options.timeout_s;

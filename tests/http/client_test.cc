@@ -535,6 +535,15 @@ TEST(HttpClientTest, BadUrlsAreInvalidArguments) {
     EXPECT_EQ(answer.status().code(), StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(answer.status().message(), HasSubstr(bad));
   }
+  StatusOr<HttpClientResponse> split =
+      client.Send({"GET", "http://127.0.0.1:1/", {{"X-Evil", "a\r\nHost: b"}}, ""});
+  EXPECT_EQ(split.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(split.status().message(), HasSubstr("header field 'X-Evil'"));
+  HttpClientOptions long_path = Quick();
+  long_path.unix_socket_path = "/" + std::string(200, 's');
+  StatusOr<HttpClientResponse> too_long = HttpClient(long_path).Get("http://zeusd/");
+  EXPECT_EQ(too_long.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(too_long.status().message(), HasSubstr("socket path longer than 107 bytes"));
   StatusOr<HttpClientResponse> https = client.Get("https://127.0.0.1:1/");
   EXPECT_EQ(https.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(https.status().message(), HasSubstr("https needs a TlsContext"));

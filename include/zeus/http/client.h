@@ -13,7 +13,8 @@
 // error means there was no usable answer, and its message reads
 // "<METHOD> <url>[ via unix socket <path>]: <what failed>":
 //   kInvalidArgument  malformed URL, unsupported scheme, https without a
-//                     TlsContext or over a Unix socket
+//                     TlsContext or over a Unix socket, a header field
+//                     with a line break, a socket path too long
 //   kUnavailable      connection refused, name not resolved, deadline passed
 //                     ("timed out after 5 s ..."), TLS handshake or
 //                     certificate verification failed, connection closed
@@ -21,6 +22,8 @@
 //                     redirects
 //   kIoError          the answer's body exceeds max_body_bytes (or its head
 //                     max_header_bytes)
+//   kInternal         out of memory or of a system resource (an exception
+//                     of Asio or the standard library, caught)
 // Nothing throws out of this API.
 //
 // Implemented with Boost.Beast over Asio and, for https, Boost.Asio SSL over
@@ -155,6 +158,8 @@ class HttpClient {
   const HttpClientOptions& options() const;
 
  private:
+  StatusOr<HttpClientResponse> SendOrThrow(const HttpClientRequest& request);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
