@@ -277,6 +277,12 @@ bool IsBadField(const std::string& name, const std::string& value) {
   return false;
 }
 
+// RFC 9110 9.2.2: may be sent again after a connection failed.
+bool IsIdempotent(const std::string& method) {
+  return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE" ||
+         method == "OPTIONS";
+}
+
 bool IsRedirect(int status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
@@ -350,7 +356,7 @@ struct HttpClient::Impl {
 
     const std::string key = via_unix ? "unix:" + options.unix_socket_path : parsed.Origin();
     for (int attempt = 1;; ++attempt) {
-      const bool reused = connection != nullptr && connection_key == key && connection->reusable();
+      const bool reused = connection != nullptr && connection_key == key && connection->Reusable();
       if (!reused) {
         connection.reset();
         StatusOr<std::unique_ptr<http_client::ClientConnection>> opened = Open(parsed, limits);
@@ -375,11 +381,14 @@ struct HttpClient::Impl {
       Status status = connection->Exchange(request, parser, limits, on_body, &peer_closed_first);
       if (!status.ok()) {
         connection.reset();
-        // A kept-alive connection the server had closed: once more on a new one.
-        if (reused && peer_closed_first && attempt == 1) continue;
+        // A kept-alive connection that the server closed as the request
+        // went out: an idempotent request goes once more on a new one.
+        if (reused && peer_closed_first && attempt == 1 && http_client::IsIdempotent(method)) {
+          continue;
+        }
         return status.WithContext(context);
       }
-      if (!options.keep_alive || !connection->reusable()) connection.reset();
+      if (!options.keep_alive || !connection->Reusable()) connection.reset();
       http::response<http::string_body> answer = parser.release();
       HttpClientResponse out;
       out.status = static_cast<int>(answer.result_int());
@@ -462,7 +471,7 @@ StatusOr<HttpClientResponse> HttpClient::SendOrThrow(const HttpClientRequest& re
   for (int redirects = 0;; ++redirects) {
     const std::string context = method + " " + url + via;
     StatusOr<http_client::Url> parsed = http_client::ParseUrl(url);
-    if (!parsed.ok()) return parsed.status().WithContext(method);
+    if (!parsed.ok()) return parsed.status();
     ZEUS_ASSIGN_OR_RETURN(HttpClientResponse answer,
                           impl_->Exchange(method, url, *parsed, headers, body, limits, context));
     const std::string location = answer.Header("Location");

@@ -11,6 +11,8 @@
 #ifndef ZEUS_SRC_HTTP_CLIENT_CONNECTION_H_
 #define ZEUS_SRC_HTTP_CLIENT_CONNECTION_H_
 
+#include <poll.h>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -101,8 +103,10 @@ class ClientConnection {
   virtual Status Exchange(WireRequest& request, WireParser& parser, const Limits& limits,
                           const std::function<void()>& on_body, bool* peer_closed_first) = 0;
 
-  // Whether another request may follow on this connection.
-  virtual bool reusable() const = 0;
+  // Whether another request may follow on this connection: the last answer
+  // allowed it, and the idle connection has nothing to read (a peer that
+  // closed it shows as readable end of file).
+  virtual bool Reusable() = 0;
 };
 
 // A connection over `Stream` (a beast::basic_stream, or an SSL stream over a
@@ -144,7 +148,13 @@ class StreamConnection final : public ClientConnection {
     return Status::Ok();
   }
 
-  bool reusable() const override { return reusable_; }
+  bool Reusable() override {
+    if (!reusable_) return false;
+    pollfd idle{beast::get_lowest_layer(stream_).socket().native_handle(), POLLIN, 0};
+    if (poll(&idle, 1, 0) == 0) return true;
+    Close();  // End of file, an error, or bytes nobody asked for.
+    return false;
+  }
 
  private:
   static bool IsPeerClosed(const error_code& ec) {

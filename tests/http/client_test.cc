@@ -163,6 +163,12 @@ class ScriptedServer {
   }
   int connections() const { return connections_; }
 
+  // Waits (up to 5 s) until `n` connections have been closed by the server.
+  bool WaitForClosed(int n) const {
+    for (int i = 0; i < 500 && closed_ < n; ++i) std::this_thread::sleep_for(milliseconds(10));
+    return closed_ >= n;
+  }
+
  private:
   void Start() {
     ZEUS_CHECK(listen(listen_fd_, 16) == 0);
@@ -184,6 +190,7 @@ class ScriptedServer {
         std::lock_guard<std::mutex> done(mutex_);
         open_fds_.erase(std::find(open_fds_.begin(), open_fds_.end(), fd));
         close(fd);
+        ++closed_;
       });
     }
   }
@@ -194,6 +201,7 @@ class ScriptedServer {
   std::thread accept_thread_;
   std::atomic<bool> stop_{false};
   std::atomic<int> connections_{0};
+  std::atomic<int> closed_{0};
   std::mutex mutex_;
   std::vector<int> open_fds_;                    // GUARDED_BY(mutex_)
   std::vector<std::thread> connection_threads_;  // GUARDED_BY(mutex_) until stop_
@@ -274,7 +282,7 @@ TEST(HttpClientTest, KeepAliveReusesOneConnectionAndCloseUsesOneEach) {
   EXPECT_EQ(closing.connections_opened(), 3u);
 }
 
-TEST(HttpClientTest, ServerClosingAKeptConnectionIsRetriedOnANewOne) {
+TEST(HttpClientTest, KeptConnectionTheServerClosedIsNotReused) {
   // Answers one request per connection without saying so, as a server whose
   // idle timeout closed a kept-alive connection.
   ScriptedServer server([](ServerConnection& connection) {
@@ -287,9 +295,33 @@ TEST(HttpClientTest, ServerClosingAKeptConnectionIsRetriedOnANewOne) {
     ZEUS_ASSERT_OK_AND_ASSIGN(HttpClientResponse answer,
                               client.Send({"POST", server.Url("/"), {}, std::to_string(i)}));
     EXPECT_EQ(answer.body, std::to_string(i));
+    // The server's close has arrived before the next request.
+    ASSERT_TRUE(server.WaitForClosed(i + 1));
   }
   EXPECT_EQ(client.connections_opened(), 3u);
   EXPECT_EQ(server.connections(), 3);
+}
+
+TEST(HttpClientTest, ConnectionClosedAsARequestGoesOutRetriesOnlyIdempotentOnes) {
+  // Answers the first request of a connection; closes it on the second.
+  ScriptedServer server([](ServerConnection& connection) {
+    if (std::optional<RawRequest> first = connection.Read()) {
+      connection.Write(Answer(200, first->method + " " + first->target));
+      connection.Read();
+    }
+  });
+  HttpClient client(Quick());
+  ZEUS_ASSERT_OK(client.Get(server.Url("/a")).status());
+  // Sent on the kept connection, which the server closes: sent again.
+  ZEUS_ASSERT_OK_AND_ASSIGN(HttpClientResponse again, client.Get(server.Url("/b")));
+  EXPECT_EQ(again.body, "GET /b");
+  EXPECT_EQ(client.connections_opened(), 2u);
+  // A POST may have been acted on: not sent again.
+  StatusOr<HttpClientResponse> post = client.Send({"POST", server.Url("/c"), {}, "x"});
+  EXPECT_EQ(post.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(post.status().message(),
+              HasSubstr("POST " + server.Url("/c") + ": connection closed waiting for the answer"));
+  EXPECT_EQ(client.connections_opened(), 2u);
 }
 
 TEST(HttpClientTest, UnixSocketCarriesTheUrlsHostAndTarget) {

@@ -11,7 +11,8 @@
 //
 // Every answer the server gives is returned, whatever its status; a Status
 // error means there was no usable answer, and its message reads
-// "<METHOD> <url>[ via unix socket <path>]: <what failed>":
+// "<METHOD> <url>[ via unix socket <path>]: <what failed>" (a malformed URL:
+// "URL '<url>': <what is wrong>"):
 //   kInvalidArgument  malformed URL, unsupported scheme, https without a
 //                     TlsContext or over a Unix socket, a header field
 //                     with a line break, a socket path too long
@@ -94,9 +95,11 @@ struct HttpClientOptions {
   // Called as the answer's body arrives (on the calling thread). Default: none.
   HttpProgress progress;
   // Keeps a connection open after an answer that allows it and reuses it for
-  // the next request to the same scheme, host and port (or socket). A reused
-  // connection that the server closed before answering (no byte of an
-  // answer read) is replaced once and the request sent again. false sends
+  // the next request to the same scheme, host and port (or socket), unless
+  // the server has closed it meanwhile. If the server closes a reused
+  // connection as the request goes out (no byte of an answer read), an
+  // idempotent request (GET, HEAD, PUT, DELETE, OPTIONS) is sent once more
+  // on a new connection; others fail kUnavailable. false sends
   // `Connection: close` and uses one connection per request. Default: true.
   bool keep_alive = true;
   // When not empty, every request connects to this Unix socket instead of
