@@ -49,26 +49,23 @@ Clock::time_point Limits::ConnectExpiry() const { return Sooner(deadline, connec
 Clock::time_point Limits::WriteExpiry() const { return deadline; }
 Clock::time_point Limits::ReadExpiry() const { return Sooner(deadline, idle_timeout_s); }
 
-std::string Limits::TimeoutMessage(const char* doing) const {
+std::string Limits::TimeoutMessage(const char* doing, bool connecting) const {
   // A phase limit fired when the deadline is still ahead (by more than the
   // timer's slack).
   const bool deadline_passed = deadline != Clock::time_point::max() &&
                                Clock::now() + std::chrono::milliseconds(1) >= deadline;
-  if (!deadline_passed) {
-    const std::string what(doing);
-    if (what == "connecting" && connect_timeout_s > 0) {
-      return "timed out after " + Seconds(connect_timeout_s) + " s connecting";
-    }
-    if (idle_timeout_s > 0) {
-      return "stalled: no data for " + Seconds(idle_timeout_s) + " s " + what;
-    }
+  if (!deadline_passed && connecting && connect_timeout_s > 0) {
+    return "timed out after " + Seconds(connect_timeout_s) + " s " + doing;
+  }
+  if (!deadline_passed && !connecting && idle_timeout_s > 0) {
+    return "stalled: no data for " + Seconds(idle_timeout_s) + " s " + doing;
   }
   return "timed out after " + Seconds(timeout_s) + " s " + doing;
 }
 
 Status TransportError(const error_code& ec, const Limits& limits, const char* doing) {
   namespace http = beast::http;
-  if (ec == beast::error::timeout) return UnavailableError(limits.TimeoutMessage(doing));
+  if (ec == beast::error::timeout) return UnavailableError(limits.TimeoutMessage(doing, false));
   if (ec == http::error::body_limit) {
     return IoError("answer body larger than the limit of " + std::to_string(limits.max_body_bytes) +
                    " bytes");
@@ -119,7 +116,7 @@ StatusOr<beast::tcp_stream> OpenTcp(asio::io_context& ioc, const std::string& ho
       resolver.cancel();
       ioc.restart();
       ioc.run();
-      return UnavailableError(limits.TimeoutMessage("resolving the host name"));
+      return UnavailableError(limits.TimeoutMessage("resolving the host name", true));
     }
     if (resolved_ec) {
       return UnavailableError("cannot resolve host '" + host + "': " + resolved_ec.message());
@@ -133,7 +130,8 @@ StatusOr<beast::tcp_stream> OpenTcp(asio::io_context& ioc, const std::string& ho
   if (ec) {
     error_code ignored;
     stream.socket().close(ignored);
-    if (ec == beast::error::timeout) return UnavailableError(limits.TimeoutMessage("connecting"));
+    if (ec == beast::error::timeout)
+      return UnavailableError(limits.TimeoutMessage("connecting", true));
     if (ec == asio::error::connection_refused) return UnavailableError("connection refused");
     return UnavailableError("cannot connect: " + ec.message());
   }
@@ -159,7 +157,8 @@ StatusOr<std::unique_ptr<ClientConnection>> OpenUnix(asio::io_context& ioc, cons
     stream.async_connect(asio::local::stream_protocol::endpoint(path), std::move(handler));
   });
   if (ec) {
-    if (ec == beast::error::timeout) return UnavailableError(limits.TimeoutMessage("connecting"));
+    if (ec == beast::error::timeout)
+      return UnavailableError(limits.TimeoutMessage("connecting", true));
     if (ec == asio::error::connection_refused) return UnavailableError("connection refused");
     return UnavailableError("cannot connect: " + ec.message());
   }
@@ -308,9 +307,6 @@ void RemoveFields(HttpClientFields* fields, std::initializer_list<std::string_vi
 }  // namespace
 }  // namespace http_client
 
-using http_client::Clock;
-using http_client::error_code;
-
 std::string HttpClientResponse::Header(std::string_view name) const {
   for (const auto& [field, value] : headers) {
     if (http_client::EqualsNoCase(field, name)) return value;
@@ -336,6 +332,9 @@ struct HttpClient::Impl {
     if (parsed.https && options.tls == nullptr) {
       return InvalidArgumentError(context +
                                   ": https needs a TlsContext (HttpClientOptions::tls); none set");
+    }
+    if (http_client::IsBadField(method, "")) {
+      return InvalidArgumentError(context + ": bad method '" + method + "'");
     }
     http_client::WireRequest request;
     request.method_string(method);
@@ -459,8 +458,9 @@ StatusOr<HttpClientResponse> HttpClient::SendOrThrow(const HttpClientRequest& re
   limits.max_body_bytes = options.max_body_bytes;
   limits.max_header_bytes = options.max_header_bytes;
   if (options.timeout_s > 0) {
-    limits.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                         std::chrono::duration<double>(options.timeout_s));
+    limits.deadline =
+        http_client::Clock::now() + std::chrono::duration_cast<http_client::Clock::duration>(
+                                        std::chrono::duration<double>(options.timeout_s));
   }
   const std::string via =
       options.unix_socket_path.empty() ? "" : " via unix socket " + options.unix_socket_path;

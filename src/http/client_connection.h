@@ -55,9 +55,10 @@ struct Limits {
   Clock::time_point WriteExpiry() const;
   Clock::time_point ReadExpiry() const;
   // "timed out after 2 s <doing>" when the deadline passed, else the phase
-  // limit that did ("connecting: no connection within 1 s",
-  // "stalled: no data for 30 s").
-  std::string TimeoutMessage(const char* doing) const;
+  // limit that did: the connect limit while `connecting` ("timed out after
+  // 1 s connecting"), the idle limit otherwise ("stalled: no data for 30 s
+  // waiting for the answer").
+  std::string TimeoutMessage(const char* doing, bool connecting) const;
 };
 
 // Runs `ioc` until the operation that `start(handler)` begins has called its

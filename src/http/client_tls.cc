@@ -71,7 +71,7 @@ class OpenSslTlsContext final : public TlsContext {
       error_code ignored;
       beast::get_lowest_layer(stream).socket().close(ignored);
       if (ec == beast::error::timeout) {
-        return UnavailableError(limits.TimeoutMessage("in the TLS handshake"));
+        return UnavailableError(limits.TimeoutMessage("in the TLS handshake", true));
       }
       if (verify != X509_V_OK) {
         return UnavailableError("TLS certificate verification failed for " + host + ": " +

@@ -571,6 +571,9 @@ TEST(HttpClientTest, BadUrlsAreInvalidArguments) {
       client.Send({"GET", "http://127.0.0.1:1/", {{"X-Evil", "a\r\nHost: b"}}, ""});
   EXPECT_EQ(split.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(split.status().message(), HasSubstr("header field 'X-Evil'"));
+  StatusOr<HttpClientResponse> method = client.Send({"GET /x HTTP/1.0\r\n", "http://h/", {}, ""});
+  EXPECT_EQ(method.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(method.status().message(), HasSubstr("bad method"));
   HttpClientOptions long_path = Quick();
   long_path.unix_socket_path = "/" + std::string(200, 's');
   StatusOr<HttpClientResponse> too_long = HttpClient(long_path).Get("http://zeusd/");
@@ -756,6 +759,21 @@ TEST(HttpClientTlsTest, PlainHttpServerFailsTheHandshakeAndBadCaFileIsNamed) {
   StatusOr<std::shared_ptr<TlsContext>> missing = TlsContextTrusting("/nonexistent/ca.pem");
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(missing.status().message(), HasSubstr("/nonexistent/ca.pem"));
+}
+
+TEST(HttpClientTlsTest, ConnectTimeoutCoversTheHandshake) {
+  // Accepts, then says nothing: the handshake never completes.
+  ScriptedServer silent([](ServerConnection& connection) { connection.WaitForClose(); });
+  HttpClientOptions options = Quick();
+  options.connect_timeout_s = 0.2;
+  ZEUS_ASSERT_OK_AND_ASSIGN(options.tls, SystemTlsContext());
+  const std::string url = "https://" + silent.Url("/").substr(7);
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<HttpClientResponse> answer = HttpClient(options).Get(url);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(3000));
+  EXPECT_EQ(answer.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(answer.status().message(),
+            "GET " + url + ": timed out after 0.2 s in the TLS handshake");
 }
 
 }  // namespace
