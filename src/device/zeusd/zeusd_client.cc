@@ -57,8 +57,10 @@ StatusOr<std::string> Request(const std::string& socket_path, const std::string&
   StatusOr<HttpClientResponse> answer = HttpClient(options).Send(request);
   if (!answer.ok()) {
     const Status& failed = answer.status();
-    if (failed.code() == StatusCode::kUnavailable &&
-        failed.message().find("cannot connect") != std::string::npos) {
+    // Nothing listens on the socket (no file, or a stale one).
+    const bool no_daemon = failed.message().find(": cannot connect: ") != std::string::npos ||
+                           failed.message().find(": connection refused") != std::string::npos;
+    if (failed.code() == StatusCode::kUnavailable && no_daemon) {
       return UnavailableError("zeusd: " + failed.message() + " (is `zeus daemon` running? unset " +
                               kSockPathEnv + " to use the device directly)");
     }
