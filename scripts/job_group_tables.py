@@ -9,7 +9,9 @@ For each number of groups and eta, runs
 and prints one Markdown row per (groups, eta, policy): the mean and max over
 the workloads of the expected regret (%), the worst workload's cost ratio to
 `default` (mean over the seeds) and the worst single seed's, then, with
---per-workload, each workload's regret. Standard library only.
+--per-workload, each workload's regret. With several group draws (--seeds
+11-20/21-30/...), the mean over the draws of each draw's mean and max.
+Standard library only.
 
     scripts/job_group_tables.py --zeus build/tools/zeus --groups 4,16,64 --etas 0.5 \\
         --policies zeus,frugal,swarm,walk-floor --gpu v100
@@ -21,9 +23,9 @@ import subprocess
 import sys
 
 
-def run(args, groups, eta):
+def run(args, groups, eta, seeds):
     cmd = [args.zeus, "simulate", "--quiet", "--json", "--generate-groups", str(groups),
-           "--eta", str(eta), "--seeds", args.seeds]
+           "--eta", str(eta), "--seeds", seeds]
     if args.gpu:
         cmd += ["--gpu", args.gpu]
     if args.traces:
@@ -44,7 +46,11 @@ def main():
     parser.add_argument("--groups", default="4,16,64", help="comma-separated group counts")
     parser.add_argument("--etas", default="0.5", help="comma-separated etas")
     parser.add_argument("--policies", default="zeus,frugal,swarm,walk-floor")
-    parser.add_argument("--seeds", default="1-10")
+    parser.add_argument("--seeds", default="1-10",
+                        help="seeds; several group draws: ranges joined by '/', e.g. "
+                             "11-20/21-30 (each range draws its own groups from its first "
+                             "seed; the row then gives the mean over the draws of the mean "
+                             "and of the max regret, and the worst cost ratios)")
     parser.add_argument("--gpu", help="one GPU's traces only (default: every GPU)")
     parser.add_argument("--traces", help="trace directory (default: the bundled traces)")
     parser.add_argument("--group-submissions", type=int)
@@ -53,21 +59,29 @@ def main():
     parser.add_argument("--group-runtime-sigma", type=float)
     parser.add_argument("--per-workload", action="store_true")
     args = parser.parse_args()
+    if args.per_workload and "/" in args.seeds:
+        parser.error("--per-workload takes one group draw (no '/' in --seeds)")
 
     print("| groups | eta | policy | workloads | mean / max regret (%) | worst cost (mean, seed) |"
           + (" per workload |" if args.per_workload else ""))
     print("|---|---|---|---|---|---|" + ("---|" if args.per_workload else ""))
     for groups in args.groups.split(","):
         for eta in args.etas.split(","):
-            results = run(args, groups, eta)
+            draws = [run(args, groups, eta, seeds) for seeds in args.seeds.split("/")]
             for policy in args.policies.split(","):
-                rows = [r for r in results if r["policy"] == policy]
-                if not rows:
-                    sys.exit("no results for policy " + policy)
-                regrets = [100 * r["expected_regret"] for r in rows]
+                means, maxes, rows = [], [], []
+                for results in draws:
+                    draw = [r for r in results if r["policy"] == policy]
+                    if not draw:
+                        sys.exit("no results for policy " + policy)
+                    regrets = [100 * r["expected_regret"] for r in draw]
+                    means.append(sum(regrets) / len(regrets))
+                    maxes.append(max(regrets))
+                    rows += draw
                 line = "| %s | %s | %s | %d | %.2f / %.2f | %.3f, %.3f |" % (
-                    groups, eta, policy, len(rows), sum(regrets) / len(regrets), max(regrets),
-                    max(r["cost_ratio"] for r in rows), max(r["cost_ratio_max"] for r in rows))
+                    groups, eta, policy, len(rows) // len(draws), sum(means) / len(means),
+                    sum(maxes) / len(maxes), max(r["cost_ratio"] for r in rows),
+                    max(r["cost_ratio_max"] for r in rows))
                 if args.per_workload:
                     line += " " + ", ".join("%s/%s %.1f" % (r["gpu"], r["dataset"],
                                                             100 * r["expected_regret"])

@@ -200,8 +200,8 @@ StatusOr<JobGroups> SelectJobGroups(const SimulateArgs& args, uint64_t seed,
 }
 
 void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGroups* groups,
-                  const std::vector<uint64_t>& seeds, const std::optional<double>& beta,
-                  const std::vector<PolicyResult>& results) {
+                  const ExperimentOptions& options, const std::vector<PolicyResult>& results) {
+  const std::optional<double>& beta = options.simulation.beta;
   if (args.json) {
     nlohmann::json out = {
         {"traces", dir},
@@ -213,9 +213,9 @@ void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGro
                               {"mean_duration_s", args.arrival.mean_duration_s},
                               {"runtime_ratio_sigma", args.arrival.runtime_ratio_sigma}}
              : nlohmann::json()},
-        {"eta", args.eta},
+        {"eta", options.simulation.eta},
         {"beta", beta.has_value() ? nlohmann::json(*beta) : nlohmann::json()},
-        {"seeds", seeds},
+        {"seeds", options.seeds},
         {"results", nlohmann::json::array()}};
     for (const PolicyResult& r : results) out["results"].push_back(ResultToJson(r));
     std::cout << out.dump(2) << "\n";
@@ -229,7 +229,7 @@ void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGro
               << " submissions (recs = submissions per workload)\n";
   }
   std::cout << "\n";
-  WriteResultsTable(results, seeds.size(), std::cout);
+  WriteResultsTable(results, options.seeds.size(), std::cout);
   std::cout << "\nSummary over the workloads:\n\n";
   WriteComparisonTable(results, std::cout);
 }
@@ -287,7 +287,8 @@ int RunSimulate(const SimulateArgs& args) {
   }
   const ProgressCallback progress = [&bar](size_t done, size_t total) { bar.Update(done, total); };
   std::unique_ptr<SimulationPlots> plots;
-  if (!args.plot_dir.empty()) plots = std::make_unique<SimulationPlots>(seeds.front(), args.eta);
+  if (!args.plot_dir.empty())
+    plots = std::make_unique<SimulationPlots>(seeds.front(), options.simulation);
   const HistoryCallback write_history =
       history == nullptr && plots == nullptr ? HistoryCallback() : [&](const HistoryRow& h) {
         if (history != nullptr) WriteHistoryCsvRow(h, *history);
@@ -302,7 +303,7 @@ int RunSimulate(const SimulateArgs& args) {
     if (!*history)
       return fail(IoError("--history-csv: write to '" + args.history_csv + "' failed"));
   }
-  PrintResults(args, *dir, grouped ? &*groups : nullptr, seeds, beta, *results);
+  PrintResults(args, *dir, grouped ? &*groups : nullptr, options, *results);
   if (plots != nullptr) {
     std::cout.flush();
     StatusOr<std::vector<std::string>> written = plots->Write(args.plot_dir, *workloads);

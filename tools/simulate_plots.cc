@@ -57,7 +57,7 @@ std::vector<std::pair<PlotFigure, std::string>> SimulationPlots::Figures(
     PlotFigure& figure = cost_figures[{gpu, dataset}];
     if (figure.title.empty()) {
       figure.title = fmt::format("Cumulative cost: {} on {} (mean of {} seed{}, eta {})", dataset,
-                                 gpu, seeds.size(), seeds.size() == 1 ? "" : "s", eta_);
+                                 gpu, seeds.size(), seeds.size() == 1 ? "" : "s", simulation_.eta);
       figure.x_label = "recurrence";
       figure.y_label = "cumulative cost";
     }
@@ -84,6 +84,7 @@ std::vector<std::pair<PlotFigure, std::string>> SimulationPlots::Figures(
     const auto& [gpu, dataset, policy] = key;
     const Workload* workload = FindWorkload(workloads, gpu, dataset);
     if (workload == nullptr) continue;
+    const JobContext job = simulation_.ContextFor(*workload);
     PlotFigure figure;
     figure.title = fmt::format("Energy-time plane: {} on {}, path of {} (seed {})", dataset, gpu,
                                policy, path_seed_);
@@ -95,20 +96,18 @@ std::vector<std::pair<PlotFigure, std::string>> SimulationPlots::Figures(
       PlotSeries configurations{
           fmt::format("batch size {}", trace.batch_size), {}, PlotStyle::kPoints, false};
       for (const PowerPoint& point : trace.power) {
-        std::optional<ExpectedRun> run =
-            Expected(*workload, trace.batch_size, point.power_limit_w, eta_);
+        std::optional<ExpectedRun> run = Expected(job, trace.batch_size, point.power_limit_w);
         if (run.has_value()) configurations.points.emplace_back(run->time_s, run->energy_j);
       }
       figure.series.push_back(std::move(configurations));
     }
     PlotSeries taken{fmt::format("{}'s path", policy), {}, PlotStyle::kLinesPoints, false, 1.5};
     for (const auto& [recurrence, configuration] : path) {
-      std::optional<ExpectedRun> run =
-          Expected(*workload, configuration.first, configuration.second, eta_);
+      std::optional<ExpectedRun> run = Expected(job, configuration.first, configuration.second);
       if (run.has_value()) taken.points.emplace_back(run->time_s, run->energy_j);
     }
     figure.series.push_back(std::move(taken));
-    if (StatusOr<ExpectedRun> run = DefaultRun(*workload, eta_); run.ok()) {
+    if (StatusOr<ExpectedRun> run = DefaultRun(job); run.ok()) {
       figure.series.push_back(
           {fmt::format("default ({}, {} W)", run->batch_size, run->power_limit_w),
            {{run->time_s, run->energy_j}},
@@ -116,7 +115,7 @@ std::vector<std::pair<PlotFigure, std::string>> SimulationPlots::Figures(
            false,
            2.0});
     }
-    if (StatusOr<ExpectedRun> run = OracleRun(*workload, eta_); run.ok()) {
+    if (StatusOr<ExpectedRun> run = OracleRun(job); run.ok()) {
       figure.series.push_back(
           {fmt::format("oracle ({}, {} W)", run->batch_size, run->power_limit_w),
            {{run->time_s, run->energy_j}},

@@ -22,6 +22,7 @@
 
 #include "zeus/plot/gnuplot.h"
 #include "zeus/sim/experiment.h"
+#include "zeus/sim/simulator.h"
 #include "zeus/sim/trace.h"
 #include "zeus/status.h"
 
@@ -29,9 +30,10 @@ namespace zeus::cli {
 
 class SimulationPlots {
  public:
-  // `path_seed`: the seed whose path is drawn; `eta`: the cost's weight of
-  // energy, for the expected configurations.
-  SimulationPlots(uint64_t path_seed, double eta) : path_seed_(path_seed), eta_(eta) {}
+  // `path_seed`: the seed whose path is drawn; `simulation`: the options
+  // simulated (its eta prices the expected configurations).
+  SimulationPlots(uint64_t path_seed, const SimulationOptions& simulation)
+      : path_seed_(path_seed), simulation_(simulation) {}
 
   // Records one run (a HistoryCallback).
   void Add(const HistoryRow& row);
@@ -50,7 +52,7 @@ class SimulationPlots {
       const std::string& dir, const std::vector<Workload>& workloads) const;
 
   uint64_t path_seed_;
-  double eta_;
+  SimulationOptions simulation_;
   // Cost of each (seed, recurrence), all its tries summed.
   std::map<Key, std::map<std::pair<uint64_t, int>, double>> costs_;
   // path_seed_'s configuration (batch size, power limit W) per recurrence.

@@ -46,7 +46,7 @@ constexpr int kClients = 40;
 constexpr double kBurstSeconds = 10.0;
 // Jobs registered: more than one page of the job lists (100 by default).
 constexpr int kJobs = 150;
-// The most batch sizes a job may have (src/server/input_limits.h).
+// The most batch sizes a job may have (zeus/protocol/limits.h).
 constexpr int kBatchSizes = 1024;
 
 json WideJob(const std::string& job_id, int batch_sizes) {

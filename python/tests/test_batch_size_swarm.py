@@ -35,3 +35,25 @@ def test_swarm_sends_a_concurrent_submission_to_the_walks_next_size(zeus_server)
 
 def test_frugal_sends_it_to_the_best_size_known(zeus_server):
     assert concurrent_pair(zeus_server, "frugal") == ((16, 32), "frugal")
+
+
+def first_wave_pair(zeus_server, policy):
+    """Two submissions at once before any run has reported: their batch sizes."""
+    monitor = ZeusMonitor()
+    job = job_spec(policy=policy)
+    step = BatchSizeOptimizer(monitor, zeus_server, job)
+    other = BatchSizeOptimizer(monitor, zeus_server, job)
+    sizes = (step.get_batch_size(), other.get_batch_size())
+    step.close()
+    other.close()
+    return sizes
+
+
+def test_swarm_speculates_in_the_first_wave(zeus_server):
+    # Nothing has reported yet: the default's step is 32 and the concurrent
+    # submission speculates on the walk's first size down, 16.
+    assert first_wave_pair(zeus_server, "swarm") == (32, 16)
+
+
+def test_frugal_sends_the_first_wave_to_the_default(zeus_server):
+    assert first_wave_pair(zeus_server, "frugal") == (32, 32)

@@ -1,7 +1,5 @@
 #include "zeus/client/batch_size_client.h"
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -12,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zeus/http/client.h"
 #include "zeus/util/json.h"
 
 namespace zeus {
@@ -63,41 +62,59 @@ std::string EncodeQueryValue(const std::string& value) {
   return out;
 }
 
+// The client's transport: one kept-alive connection to the server, a
+// deadline of timeout_s on every request; https through the system's CA store.
+HttpClientOptions TransportOptions(const BatchSizeClientOptions& options) {
+  HttpClientOptions http;
+  http.timeout_s = options.timeout_s;
+  http.keep_alive = true;
+  return http;
+}
+
 }  // namespace
 
 struct BatchSizeClient::Impl {
   BatchSizeClientOptions options;
-  httplib::Client http;
+  // The server URL without trailing slashes: paths are appended.
+  std::string base_url;
+  // Why https cannot be used (the system's CA store failed to load), if so.
+  Status tls_error;
+  HttpClient http;
 
-  explicit Impl(BatchSizeClientOptions o) : options(std::move(o)), http(options.server_url) {
-    auto timeout = std::chrono::duration<double>(options.timeout_s);
-    auto usec = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
-    http.set_connection_timeout(0, usec);
-    http.set_read_timeout(usec / 1000000, usec % 1000000);
-    http.set_write_timeout(usec / 1000000, usec % 1000000);
-    http.set_keep_alive(true);
-    // Headers and body go out in separate writes: without this, Nagle's
-    // algorithm and delayed ACKs add ~40 ms to every POST.
-    http.set_tcp_nodelay(true);
-    if (options.token) http.set_bearer_token_auth(options.token->c_str());
+  explicit Impl(BatchSizeClientOptions o)
+      : options(std::move(o)), base_url(options.server_url), http(MakeTransport(&tls_error)) {
+    while (!base_url.empty() && base_url.back() == '/') base_url.pop_back();
+  }
+
+  HttpClientOptions MakeTransport(Status* tls_status) const {
+    HttpClientOptions transport = TransportOptions(options);
+    if (options.server_url.rfind("https://", 0) == 0) {
+      StatusOr<std::shared_ptr<TlsContext>> tls = SystemTlsContext();
+      if (tls.ok()) {
+        transport.tls = *tls;
+      } else {
+        *tls_status = tls.status();
+      }
+    }
+    return transport;
   }
 
   // One request; the parsed JSON answer of a 2xx, else the error.
   StatusOr<json> Once(const std::string& method, const std::string& path, const json* body) {
-    httplib::Result result(nullptr, httplib::Error::Unknown);
-    std::string payload = body != nullptr ? body->dump() : "";
-    if (method == "GET") {
-      result = http.Get(path.c_str());
-    } else if (method == "POST") {
-      result = http.Post(path.c_str(), payload, "application/json");
-    } else if (method == "PATCH") {
-      result = http.Patch(path.c_str(), payload, "application/json");
-    } else {
-      result = http.Delete(path.c_str());
+    if (!tls_error.ok()) return tls_error.WithContext("server " + options.server_url);
+    HttpClientRequest request;
+    request.method = method;
+    request.url = base_url + path;
+    if (body != nullptr) {
+      request.body = body->dump();
+      request.headers.emplace_back("Content-Type", "application/json");
     }
-    if (!result) {
-      return UnavailableError("server " + options.server_url + ": " +
-                              httplib::to_string(result.error()));
+    if (options.token) request.headers.emplace_back("Authorization", "Bearer " + *options.token);
+    StatusOr<HttpClientResponse> result = http.Send(request);
+    if (!result.ok()) {
+      // Connection failures and timeouts keep kUnavailable (retried); a bad
+      // URL stays kInvalidArgument.
+      return result.status().WithContext("server");
     }
     if (result->status < 200 || result->status >= 300) {
       return StatusOfHttp(result->status, result->body);

@@ -397,7 +397,12 @@ std::vector<LeaseRecord> LeaseTable::Records() {
 
 void LeaseTable::Sweep(const std::vector<std::pair<pid_t, uint64_t>>& ended) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [pid, start] : ended) ReleaseLocked(pid, start, "the process ended");
+  // The copy may be stale: a release closed the pidfd since (its number then
+  // polls as invalid, or as whatever reused it) and the client may hold a
+  // new lease already.
+  for (const auto& key : ended) {
+    if (PidfdSaysEndedLocked(key)) ReleaseLocked(key.first, key.second, "the process ended");
+  }
   // Clients without a pidfd, and pidfds opened after the process ended.
   std::vector<std::pair<pid_t, uint64_t>> gone;
   for (const auto& [key, fd] : watched_) {
@@ -424,6 +429,13 @@ void LeaseTable::Sweep(const std::vector<std::pair<pid_t, uint64_t>>& ended) {
   for (const auto& [pid, start] : orphans) ReleaseLocked(pid, start, "retry");
 }
 
+bool LeaseTable::PidfdSaysEndedLocked(const std::pair<pid_t, uint64_t>& key) const {
+  auto it = watched_.find(key);
+  if (it == watched_.end() || it->second < 0) return false;
+  pollfd p{it->second, POLLIN, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+}
+
 void LeaseTable::WatchLoop() {
   auto last_retry = std::chrono::steady_clock::now();
   while (!stop_) {
@@ -438,6 +450,7 @@ void LeaseTable::WatchLoop() {
         keys.push_back(key);
       }
     }
+    if (options_.before_watch_poll) options_.before_watch_poll(fds.size() - 1);
     const int ready = poll(fds.data(), fds.size(), 100);
     if (stop_) break;
     if (ready > 0 && (fds[0].revents & POLLIN) != 0) {

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -63,6 +64,9 @@ struct LeaseTableOptions {
   // SIGKILL the daemon there. Empty: no pause. Default: empty.
   std::string pause_at;
   std::string pause_marker;
+  // Test hook: called by the watcher thread with the number of pidfds it has
+  // copied to poll, before it polls them. Empty: none. Default: empty.
+  std::function<void(size_t pidfds)> before_watch_poll;
 };
 
 class LeaseTable {
@@ -125,8 +129,13 @@ class LeaseTable {
   Status ApplyOne(const Peer& peer, int gpu, const Change& change);
   void PauseIfAsked(const std::string& point);
   void WatchLoop();
-  // One pass of the watcher: ended clients, timeouts, retries.
+  // One pass of the watcher: ended clients, timeouts, retries. `ended` are
+  // the clients whose pidfd was ready in the watcher's copy; each is
+  // released only if its pidfd, as watched now, still says so.
   void Sweep(const std::vector<std::pair<pid_t, uint64_t>>& ended);
+  // True when `key`'s pidfd in watched_ says its process has exited.
+  // REQUIRES: mu_ held.
+  bool PidfdSaysEndedLocked(const std::pair<pid_t, uint64_t>& key) const;
 
   const std::vector<Gpu*> gpus_;
   const LeaseTableOptions options_;

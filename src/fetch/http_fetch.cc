@@ -1,66 +1,43 @@
 #include "zeus/fetch/http_fetch.h"
 
-#include <httplib.h>
-
-#include <chrono>
 #include <memory>
 #include <utility>
 
 #include <openssl/evp.h>
 
+#include "zeus/http/client.h"
+
 namespace zeus {
-namespace {
-
-// Splits "scheme://host[:port]/path" into ("scheme://host[:port]", "/path").
-StatusOr<std::pair<std::string, std::string>> SplitUrl(const std::string& url) {
-  const size_t scheme_end = url.find("://");
-  if (scheme_end == std::string::npos || scheme_end == 0) {
-    return InvalidArgumentError("fetch: '" + url + "' is not an http:// or https:// URL");
-  }
-  const std::string scheme = url.substr(0, scheme_end);
-  if (scheme != "http" && scheme != "https") {
-    return InvalidArgumentError("fetch: '" + url + "': unsupported scheme '" + scheme +
-                                "' (expected http or https)");
-  }
-  const size_t path_start = url.find('/', scheme_end + 3);
-  std::string origin = url.substr(0, path_start);
-  std::string path = path_start == std::string::npos ? "/" : url.substr(path_start);
-  if (origin.size() == scheme_end + 3) {
-    return InvalidArgumentError("fetch: '" + url + "' has no host");
-  }
-  return std::make_pair(std::move(origin), std::move(path));
-}
-
-}  // namespace
 
 StatusOr<std::string> FetchUrl(const std::string& url, const FetchOptions& options) {
-  ZEUS_ASSIGN_OR_RETURN(auto origin_and_path, SplitUrl(url));
-  httplib::Client client(origin_and_path.first);
-  if (!client.is_valid()) return InvalidArgumentError("fetch: '" + url + "' is not a valid URL");
-  client.set_follow_location(true);
-  auto to_duration = [](double s) {
-    return std::chrono::microseconds(static_cast<int64_t>(s * 1e6));
-  };
-  client.set_connection_timeout(to_duration(options.connect_timeout_s));
-  client.set_read_timeout(to_duration(options.read_timeout_s));
-  httplib::Headers headers = {{"User-Agent", options.user_agent}};
-  httplib::Result result =
-      options.progress
-          ? client.Get(origin_and_path.second, headers,
-                       httplib::Progress([&options](uint64_t received, uint64_t total) {
-                         options.progress(received, total);
-                         return true;
-                       }))
-          : client.Get(origin_and_path.second, headers);
-  if (!result) {
-    return UnavailableError("download of " + url +
-                            " failed: " + httplib::to_string(result.error()));
+  HttpClientOptions http;
+  // No deadline for the whole transfer: a large file on a slow link keeps
+  // going while bytes arrive; the connect and stall limits end a dead one.
+  http.timeout_s = 0;
+  http.connect_timeout_s = options.connect_timeout_s;
+  http.idle_timeout_s = options.read_timeout_s;
+  http.max_body_bytes = options.max_bytes;
+  http.max_redirects = options.max_redirects;
+  http.progress = options.progress;
+  http.user_agent = options.user_agent;
+  http.keep_alive = false;
+  // https, also when a plain http:// URL redirects there.
+  StatusOr<std::shared_ptr<TlsContext>> tls = SystemTlsContext();
+  if (!tls.ok()) return tls.status().WithContext("download of " + url + " failed");
+  http.tls = *tls;
+  StatusOr<HttpClientResponse> answer = HttpClient(http).Get(url);
+  if (!answer.ok()) {
+    if (answer.status().code() == StatusCode::kInvalidArgument) {
+      return answer.status().WithContext("fetch");
+    }
+    return answer.status().WithContext("download failed");
   }
-  if (result->status != 200) {
+  if (answer->status != 200) {
     return UnavailableError("download of " + url + " failed: HTTP " +
-                            std::to_string(result->status));
+                            std::to_string(answer->status) +
+                            (answer->url != url ? " from " + answer->url : ""));
   }
-  return std::move(result->body);
+  return std::move(answer->body);
 }
 
 std::string Sha256Hex(const std::string& data) {

@@ -4,6 +4,9 @@
 #include <limits>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "zeus/protocol/limits.h"
 #include "zeus/util/json.h"
 
 #include "src/protocol/wire_fields.h"
@@ -17,6 +20,17 @@ bool operator==(const BatchSizeJobSpec& a, const BatchSizeJobSpec& b) {
 }
 
 namespace {
+
+using wire_limits::CheckIntRange;
+using wire_limits::CheckRange;
+using wire_limits::kMaxAbsMetric;
+using wire_limits::kMaxBatchSizesPerJob;
+using wire_limits::kMaxEpochs;
+using wire_limits::kMaxGpus;
+using wire_limits::kMaxIdentifierBytes;
+using wire_limits::kMaxPowerW;
+using wire_limits::kMaxPrior;
+using wire_limits::ValidateIdentifier;
 
 constexpr int64_t kMaxBatchSize = std::numeric_limits<int32_t>::max();
 
@@ -105,6 +119,46 @@ Status ReadPolicy(const JsonFields& f, BatchSizeJobSpec* spec) {
   return Status::Ok();
 }
 
+// A count the optimizer keeps as an int.
+Status CheckCount(std::string_view field, int64_t value) {
+  if (value <= std::numeric_limits<int>::max()) return Status::Ok();
+  return InvalidArgumentError(fmt::format("field '{}': {} is out of range", field, value));
+}
+
+// What the readers above leave to check once every field is read: the
+// physical ranges of wire_limits and the identifiers' shape.
+Status CheckRanges(const BatchSizeJobSpec& spec) {
+  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id_prefix", spec.job_id_prefix));
+  // A generated id appends "-" and 8 hex characters to the prefix.
+  if (spec.job_id.empty() && spec.job_id_prefix.size() + 9 > kMaxIdentifierBytes) {
+    return InvalidArgumentError(
+        fmt::format("field 'job_id_prefix': {} bytes long; at most {} when job_id is generated",
+                    spec.job_id_prefix.size(), kMaxIdentifierBytes - 9));
+  }
+  if (!spec.job_id.empty()) ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", spec.job_id));
+  if (!(spec.max_power_w <= kMaxPowerW)) {
+    return InvalidArgumentError(
+        fmt::format("field 'max_power': {} is outside (0, {}] W", spec.max_power_w, kMaxPowerW));
+  }
+  ZEUS_RETURN_IF_ERROR(CheckIntRange("number_of_gpus", spec.number_of_gpus, 1, kMaxGpus));
+  ZEUS_RETURN_IF_ERROR(CheckIntRange("max_epochs", spec.max_epochs, 1, kMaxEpochs));
+  ZEUS_RETURN_IF_ERROR(
+      CheckRange("target_metric", spec.target_metric, -kMaxAbsMetric, kMaxAbsMetric));
+  ZEUS_RETURN_IF_ERROR(CheckRange("mab_prior_mean", spec.mab_prior_mean, -kMaxPrior, kMaxPrior));
+  ZEUS_RETURN_IF_ERROR(CheckRange("mab_prior_precision", spec.mab_prior_precision, 0.0, kMaxPrior));
+  if (spec.batch_sizes.size() > kMaxBatchSizesPerJob) {
+    return InvalidArgumentError(
+        fmt::format("field 'batch_sizes': {} batch sizes, more than the limit of {} per job",
+                    spec.batch_sizes.size(), kMaxBatchSizesPerJob));
+  }
+  // The GPU model is shown on the dashboard and in logs: printable text, as
+  // identifiers.
+  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("gpu_model", spec.gpu_model));
+  ZEUS_RETURN_IF_ERROR(CheckCount("num_pruning_rounds", spec.num_pruning_rounds));
+  ZEUS_RETURN_IF_ERROR(CheckCount("window_size", spec.window_size));
+  return CheckCount("mab_num_explorations", spec.mab_num_explorations);
+}
+
 }  // namespace
 
 const std::vector<std::string>& BatchSizePolicyNames() {
@@ -130,7 +184,12 @@ StatusOr<BatchSizeJobSpec> ParseJobSpec(const json& body,
   ZEUS_RETURN_IF_ERROR(ReadBandit(f, &spec));
   ZEUS_RETURN_IF_ERROR(ReadHardware(f, &spec));
   ZEUS_RETURN_IF_ERROR(ReadPolicy(f, &spec));
+  ZEUS_RETURN_IF_ERROR(CheckRanges(spec));
   return spec;
+}
+
+StatusOr<BatchSizeJobSpec> ValidateJobSpec(const BatchSizeJobSpec& spec) {
+  return ParseJobSpec(JobSpecToJson(spec));
 }
 
 json JobSpecToJson(const BatchSizeJobSpec& spec) {

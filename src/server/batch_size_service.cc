@@ -1,7 +1,6 @@
 #include "zeus/server/batch_size_service.h"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -47,25 +46,15 @@ Status TrialNotFound(const std::string& job_id, int64_t trial_number) {
                        " not found");
 }
 
-StatusOr<int> ToInt(int64_t value, const char* field) {
-  if (value < INT_MIN || value > INT_MAX) {
-    return InvalidArgumentError(std::string("field '") + field + "': " + std::to_string(value) +
-                                " is out of range");
-  }
-  return static_cast<int>(value);
-}
-
+// REQUIRES: `spec` from ParseJobSpec or ValidateJobSpec (its batch sizes
+// and counts fit an int).
 StatusOr<BatchSizeOptimizerConfig> OptimizerConfig(const BatchSizeJobSpec& spec, uint64_t seed) {
   BatchSizeOptimizerConfig c;
-  for (int64_t size : spec.batch_sizes) {
-    ZEUS_ASSIGN_OR_RETURN(int s, ToInt(size, "batch_sizes"));
-    c.batch_sizes.push_back(s);
-  }
-  ZEUS_ASSIGN_OR_RETURN(c.default_batch_size, ToInt(spec.default_batch_size, "default_batch_size"));
-  ZEUS_ASSIGN_OR_RETURN(c.num_pruning_rounds, ToInt(spec.num_pruning_rounds, "num_pruning_rounds"));
-  ZEUS_ASSIGN_OR_RETURN(c.window_size, ToInt(spec.window_size, "window_size"));
-  ZEUS_ASSIGN_OR_RETURN(c.num_explorations,
-                        ToInt(spec.mab_num_explorations, "mab_num_explorations"));
+  for (int64_t size : spec.batch_sizes) c.batch_sizes.push_back(static_cast<int>(size));
+  c.default_batch_size = static_cast<int>(spec.default_batch_size);
+  c.num_pruning_rounds = static_cast<int>(spec.num_pruning_rounds);
+  c.window_size = static_cast<int>(spec.window_size);
+  c.num_explorations = static_cast<int>(spec.mab_num_explorations);
   c.prior_mean = spec.mab_prior_mean;
   c.prior_precision = spec.mab_prior_precision;
   c.seed = seed;
@@ -75,12 +64,18 @@ StatusOr<BatchSizeOptimizerConfig> OptimizerConfig(const BatchSizeJobSpec& spec,
   return c;
 }
 
-StatusOr<BatchSizeJobSpec> SpecOf(const JobRecord& job) {
+// The job's spec: the cached one parsed from the same stored text, else
+// parsed now (and cached).
+StatusOr<BatchSizeJobSpec> SpecOf(const JobRecord& job, OptimizerCache* cache) {
+  if (std::optional<BatchSizeJobSpec> cached = cache->FindSpec(job.job_id, job.spec_json)) {
+    return std::move(*cached);
+  }
   StatusOr<json> parsed = ParseJson(job.spec_json, "job \"" + job.job_id + "\": stored spec");
   if (!parsed.ok()) return InternalError(parsed.status().message());
   StatusOr<BatchSizeJobSpec> spec = ParseJobSpec(*parsed);
   if (!spec.ok())
     return InternalError("job \"" + job.job_id + "\": stored spec: " + spec.status().message());
+  cache->PutSpec(job.job_id, job.spec_json, *spec);
   return spec;
 }
 
@@ -204,7 +199,8 @@ Status BatchSizeService::Write(const std::function<Status(StoreTransaction&)>& b
 }
 
 StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(BatchSizeJobSpec spec) {
-  ZEUS_RETURN_IF_ERROR(server_internal::ValidateJobSpecRanges(spec));
+  // From the wire, ParseJobSpec has checked it already; from C++, not yet.
+  ZEUS_ASSIGN_OR_RETURN(spec, ValidateJobSpec(spec));
   OptimizerCache* cache = cache_.get();
   uint64_t seed = spec.mab_seed ? static_cast<uint64_t>(*spec.mab_seed) : RandomU64();
   ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizerConfig config, OptimizerConfig(spec, seed));
@@ -220,6 +216,8 @@ StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(BatchSize
       JobRecord job;
       job.job_id = spec.job_id;
       job.spec_json = JobSpecToJson(spec).dump();
+      // Keyed by content: harmless if the transaction rolls back.
+      cache->PutSpec(job.job_id, job.spec_json, spec);
       StoreOptimizer(optimizer, &job, cache);
       job.created_at_s = clock_->WallTimeS();
       ZEUS_ASSIGN_OR_RETURN(bool inserted, txn.InsertJob(job));
@@ -228,7 +226,7 @@ StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(BatchSize
         return Status::Ok();
       }
       ZEUS_ASSIGN_OR_RETURN(JobRecord existing, LockJob(txn, spec.job_id));
-      ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec existing_spec, SpecOf(existing));
+      ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec existing_spec, SpecOf(existing, cache));
       if (generate_id) {
         collided = true;
         return Status::Ok();
@@ -288,7 +286,7 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
   Status txn_status = Write([&](StoreTransaction& txn) -> Status {
     ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, result.trial.job_id));
     ZEUS_ASSIGN_OR_RETURN(TrialRecord trial, FindTrial(txn, result.trial));
-    ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, SpecOf(job));
+    ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, SpecOf(job, cache));
     // A run stops at max_epochs: a later epoch cannot have happened.
     if (result.current_epoch > spec.max_epochs) {
       return InvalidArgumentError(fmt::format(

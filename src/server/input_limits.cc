@@ -1,65 +1,15 @@
 #include "src/server/input_limits.h"
 
-#include <cmath>
 #include <limits>
 #include <string>
 
 #include <fmt/format.h>
 
 namespace zeus::server_internal {
-namespace {
 
-// The identifier as it may be shown in a message: control bytes escaped,
-// cut after 64 bytes.
-std::string Printable(std::string_view value) {
-  std::string shown;
-  for (size_t i = 0; i < value.size() && i < 64; ++i) {
-    const unsigned char c = static_cast<unsigned char>(value[i]);
-    if (c < 0x20 || c == 0x7f) {
-      shown += fmt::format("\\x{:02x}", c);
-    } else {
-      shown += static_cast<char>(c);
-    }
-  }
-  if (value.size() > 64) shown += "...";
-  return shown;
-}
-
-Status CheckRange(std::string_view field, double value, double min, double max,
-                  std::string_view unit) {
-  if (std::isfinite(value) && value >= min && value <= max) return Status::Ok();
-  return InvalidArgumentError(fmt::format("field '{}': {} is outside [{}, {}]{}", field, value, min,
-                                          max, unit.empty() ? "" : " " + std::string(unit)));
-}
-
-Status CheckIntRange(std::string_view field, int64_t value, int64_t min, int64_t max) {
-  if (value >= min && value <= max) return Status::Ok();
-  return InvalidArgumentError(
-      fmt::format("field '{}': {} is outside [{}, {}]", field, value, min, max));
-}
-
-}  // namespace
-
-Status ValidateIdentifier(std::string_view field, std::string_view value) {
-  if (value.empty()) {
-    return InvalidArgumentError(fmt::format("field '{}': must not be empty", field));
-  }
-  if (value.size() > kMaxIdentifierBytes) {
-    return InvalidArgumentError(fmt::format("field '{}': \"{}\" is {} bytes long, more than {}",
-                                            field, Printable(value), value.size(),
-                                            kMaxIdentifierBytes));
-  }
-  for (size_t i = 0; i < value.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(value[i]);
-    if (c < 0x20 || c == 0x7f) {
-      return InvalidArgumentError(
-          fmt::format("field '{}': \"{}\" holds control character 0x{:02x} at byte {}; "
-                      "identifiers are printable text",
-                      field, Printable(value), c, i));
-    }
-  }
-  return Status::Ok();
-}
+using wire_limits::CheckIntRange;
+using wire_limits::CheckRange;
+using wire_limits::Printable;
 
 Status ValidateTrainingResult(const TrainingResult& r) {
   ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", r.trial.job_id));
@@ -67,43 +17,6 @@ Status ValidateTrainingResult(const TrainingResult& r) {
   ZEUS_RETURN_IF_ERROR(CheckRange("energy", r.energy_j, 0.0, kMaxEnergyJ, "J"));
   ZEUS_RETURN_IF_ERROR(CheckRange("metric", r.metric, -kMaxAbsMetric, kMaxAbsMetric, ""));
   return CheckIntRange("current_epoch", r.current_epoch, 1, kMaxEpochs);
-}
-
-Status ValidateJobSpecRanges(const BatchSizeJobSpec& spec) {
-  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id_prefix", spec.job_id_prefix));
-  // A generated id appends "-" and 8 hex characters to the prefix.
-  if (spec.job_id.empty() && spec.job_id_prefix.size() + 9 > kMaxIdentifierBytes) {
-    return InvalidArgumentError(
-        fmt::format("field 'job_id_prefix': {} bytes long; at most {} when job_id is generated",
-                    spec.job_id_prefix.size(), kMaxIdentifierBytes - 9));
-  }
-  if (!spec.job_id.empty()) ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", spec.job_id));
-  if (!(spec.max_power_w > 0.0 && spec.max_power_w <= kMaxPowerW)) {
-    return InvalidArgumentError(
-        fmt::format("field 'max_power': {} is outside (0, {}] W", spec.max_power_w, kMaxPowerW));
-  }
-  ZEUS_RETURN_IF_ERROR(CheckIntRange("number_of_gpus", spec.number_of_gpus, 1, kMaxGpus));
-  ZEUS_RETURN_IF_ERROR(CheckIntRange("max_epochs", spec.max_epochs, 1, kMaxEpochs));
-  ZEUS_RETURN_IF_ERROR(CheckRange("eta_knob", spec.eta_knob, 0.0, 1.0, ""));
-  ZEUS_RETURN_IF_ERROR(
-      CheckRange("target_metric", spec.target_metric, -kMaxAbsMetric, kMaxAbsMetric, ""));
-  ZEUS_RETURN_IF_ERROR(
-      CheckRange("mab_prior_mean", spec.mab_prior_mean, -kMaxPrior, kMaxPrior, ""));
-  ZEUS_RETURN_IF_ERROR(
-      CheckRange("mab_prior_precision", spec.mab_prior_precision, 0.0, kMaxPrior, ""));
-  if (spec.beta_knob && !(std::isfinite(*spec.beta_knob) && *spec.beta_knob > 0.0)) {
-    return InvalidArgumentError(
-        fmt::format("field 'beta_knob': {} must be finite and > 0 (or null)", *spec.beta_knob));
-  }
-  if (spec.batch_sizes.size() > kMaxBatchSizesPerJob) {
-    return InvalidArgumentError(
-        fmt::format("field 'batch_sizes': {} batch sizes, more than the limit of {} per job",
-                    spec.batch_sizes.size(), kMaxBatchSizesPerJob));
-  }
-  // The GPU model is shown on the dashboard and in logs: printable text, as
-  // identifiers.
-  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("gpu_model", spec.gpu_model));
-  return Status::Ok();
 }
 
 namespace {

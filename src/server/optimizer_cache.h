@@ -1,8 +1,11 @@
-// Decoded BatchSizeOptimizer states, keyed by job id and by the exact stored
-// state text: a lookup hits only when the database still holds that text, so
-// the cache can never serve a stale state, whichever process wrote last. It
-// saves parsing and rebuilding the optimizer (which refits every arm) on each
-// request.
+// Decoded jobs, keyed by job id and by the exact stored text they were
+// decoded from: the BatchSizeOptimizer of a state and, beside it, the
+// BatchSizeJobSpec of a spec. A lookup hits only when the database still
+// holds that text, so the cache can never serve a stale state or spec,
+// whichever process (or replica) wrote last; a miss (a restart, another
+// replica's write, a job deleted and registered again) means parsing the
+// stored text, with the same result. It saves parsing the spec and parsing
+// and rebuilding the optimizer (which refits every arm) on each request.
 //
 // Thread-safety: every method may be called concurrently.
 
@@ -16,6 +19,7 @@
 #include <unordered_map>
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+#include "zeus/protocol/job_spec.h"
 
 namespace zeus::server_internal {
 
@@ -28,28 +32,52 @@ class OptimizerCache {
   std::optional<BatchSizeOptimizer> Find(const std::string& job_id, const std::string& state_json) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(job_id);
-    if (it == entries_.end() || it->second.state_json != state_json) return std::nullopt;
+    if (it == entries_.end() || !it->second.optimizer || it->second.state_json != state_json) {
+      return std::nullopt;
+    }
     return it->second.optimizer;
   }
 
   // Remembers that `state_json` decodes to `optimizer`.
   void Put(const std::string& job_id, std::string state_json, const BatchSizeOptimizer& optimizer) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (entries_.size() >= capacity_ && entries_.count(job_id) == 0) entries_.clear();
+    Entry& entry = EntryOf(job_id);
+    entry.state_json = std::move(state_json);
+    entry.optimizer = optimizer;
+  }
+
+  // A copy of the spec parsed from `spec_json` of `job_id`, if cached.
+  std::optional<BatchSizeJobSpec> FindSpec(const std::string& job_id,
+                                           const std::string& spec_json) {
+    std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(job_id);
-    if (it != entries_.end()) {
-      it->second.state_json = std::move(state_json);
-      it->second.optimizer = optimizer;
-    } else {
-      entries_.emplace(job_id, Entry{std::move(state_json), optimizer});
+    if (it == entries_.end() || !it->second.spec || it->second.spec_json != spec_json) {
+      return std::nullopt;
     }
+    return it->second.spec;
+  }
+
+  // Remembers that `spec_json` parses to `spec`.
+  void PutSpec(const std::string& job_id, std::string spec_json, const BatchSizeJobSpec& spec) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Entry& entry = EntryOf(job_id);
+    entry.spec_json = std::move(spec_json);
+    entry.spec = spec;
   }
 
  private:
   struct Entry {
     std::string state_json;
-    BatchSizeOptimizer optimizer;
+    std::optional<BatchSizeOptimizer> optimizer;
+    std::string spec_json;
+    std::optional<BatchSizeJobSpec> spec;
   };
+
+  // The entry of `job_id`, made empty if new. REQUIRES: mutex_ is held.
+  Entry& EntryOf(const std::string& job_id) {
+    if (entries_.size() >= capacity_ && entries_.count(job_id) == 0) entries_.clear();
+    return entries_[job_id];
+  }
 
   size_t capacity_;
   std::mutex mutex_;

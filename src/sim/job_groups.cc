@@ -110,6 +110,17 @@ StatusOr<JobGroups> GenerateJobGroups(const JobGroupGeneratorOptions& options,
   return groups;
 }
 
+std::vector<const std::vector<JobSubmission>*> GroupsRunning(const JobGroups& groups,
+                                                             const std::string& dataset) {
+  std::vector<const std::vector<JobSubmission>*> running;
+  for (const auto& [name, submissions] : groups) {
+    if (!submissions.empty() && submissions.front().dataset == dataset) {
+      running.push_back(&submissions);
+    }
+  }
+  return running;
+}
+
 uint64_t GroupSeed(uint64_t seed, const std::string& group) {
   uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a.
   for (unsigned char ch : group) {
@@ -154,6 +165,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
           std::to_string(s.runtime_ratio));
     }
   }
+  const JobContext job = options.ContextFor(workload);
   Rng rng(options.seed ^ 0x5851f42d4c957f2dULL);
   std::vector<InFlight> running;
   std::vector<GroupRunRecord> records;
@@ -162,7 +174,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     InFlight run;
     run.plan = policy.Next();
     run.rng_before = rng;
-    run.outcome = ExecuteRun(workload, run.plan, options.eta, rng);
+    run.outcome = ExecuteRun(job, run.plan, rng);
     run.start_time_s = start_s;
     run.end_time_s = end_s;
     run.submission = submission;
@@ -186,7 +198,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
           (!done.plan.cost_limit.has_value() || *limit < *done.plan.cost_limit)) {
         done.plan.cost_limit = limit;
         Rng replay = done.rng_before;
-        done.outcome = ExecuteRun(workload, done.plan, options.eta, replay);
+        done.outcome = ExecuteRun(job, done.plan, replay);
       }
       ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, done.outcome));
       if (done.outcome.ran) {

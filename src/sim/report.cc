@@ -137,14 +137,10 @@ uint64_t EstimateHistoryCsvBytes(const std::vector<Workload>& workloads, const J
   for (const Workload& w : workloads) {
     uint64_t rows_per_run = 0;
     if (groups == nullptr) {
-      rows_per_run = static_cast<uint64_t>(options.simulation.num_recurrences > 0
-                                               ? options.simulation.num_recurrences
-                                               : DefaultRecurrences(w));
+      rows_per_run = static_cast<uint64_t>(options.simulation.RecurrencesOf(w));
     } else {
-      for (const auto& [name, submissions] : *groups) {
-        if (!submissions.empty() && submissions.front().dataset == w.job.dataset) {
-          rows_per_run += submissions.size();
-        }
+      for (const auto* submissions : GroupsRunning(*groups, w.job.dataset)) {
+        rows_per_run += submissions->size();
       }
     }
     const uint64_t row_chars = kFixedRowChars + w.gpu.size() + w.job.dataset.size();

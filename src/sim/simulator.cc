@@ -9,6 +9,8 @@
 
 #include "zeus/core/cost.h"
 
+#include "src/sim/settled_configuration.h"
+
 namespace zeus {
 
 Status SimulationOptions::Validate() const {
@@ -32,6 +34,23 @@ Status SimulationOptions::Validate() const {
   return Status::Ok();
 }
 
+JobContext SimulationOptions::ContextFor(const Workload& workload) const {
+  JobContext job;
+  job.workload = &workload;
+  job.eta = eta;
+  job.beta = beta;
+  job.seed = seed;
+  return job;
+}
+
+int SimulationOptions::RecurrencesOf(const Workload& workload) const {
+  return num_recurrences > 0 ? num_recurrences : DefaultRecurrences(workload);
+}
+
+double JobContext::Cost(double energy_j, double time_s) const {
+  return ZeusCost(energy_j, time_s, eta, workload->max_power_w);
+}
+
 int DefaultRecurrences(const Workload& workload) {
   // In 64 bits: a trace of 46341 batch sizes and as many limits would
   // overflow an int.
@@ -40,7 +59,8 @@ int DefaultRecurrences(const Workload& workload) {
   return static_cast<int>(std::min<uint64_t>(recurrences, std::numeric_limits<int>::max()));
 }
 
-RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta, Rng& rng) {
+RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
+  const Workload& workload = *job.workload;
   const BatchSizeTrace* trace = workload.Find(plan.batch_size);
   ZEUS_CHECK(trace != nullptr);
   const PowerPoint* point = trace->At(plan.power_limit_w);
@@ -60,11 +80,9 @@ RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta,
   first_energy_j /= num_limits;
   first_time_s /= num_limits;
   if (plan.cost_limit.has_value() && plan.exact_cost_limit) {
-    const double cost_per_epoch =
-        ZeusCost(point->energy_per_epoch_j(), point->time_per_epoch_s, eta, workload.max_power_w);
+    const double cost_per_epoch = job.Cost(point->energy_per_epoch_j(), point->time_per_epoch_s);
     const double first_cost =
-        plan.profile_power ? ZeusCost(first_energy_j, first_time_s, eta, workload.max_power_w)
-                           : cost_per_epoch;
+        plan.profile_power ? job.Cost(first_energy_j, first_time_s) : cost_per_epoch;
     const double epochs = *plan.cost_limit < first_cost
                               ? 0.0
                               : 1.0 + std::floor((*plan.cost_limit - first_cost) / cost_per_epoch);
@@ -73,7 +91,7 @@ RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta,
     // The per-epoch cost weighs time at this batch size's maximum power limit
     // (as the original simulator does), not at the whole trace's.
     const double cost_per_epoch =
-        ZeusCost(point->energy_per_epoch_j(), point->time_per_epoch_s, eta,
+        ZeusCost(point->energy_per_epoch_j(), point->time_per_epoch_s, job.eta,
                  MaxPowerW(trace->max_power_limit_w(), /*num_gpus=*/1));
     max_epochs = std::min(std::floor(*plan.cost_limit / cost_per_epoch), max_epochs);
   }
@@ -94,16 +112,23 @@ RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta,
     outcome.energy_j = epochs * point->energy_per_epoch_j();
     outcome.time_s = epochs * point->time_per_epoch_s;
   }
-  outcome.cost = ZeusCost(outcome.energy_j, outcome.time_s, eta, workload.max_power_w);
+  outcome.cost = job.Cost(outcome.energy_j, outcome.time_s);
   return outcome;
+}
+
+RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta, Rng& rng) {
+  JobContext job;
+  job.workload = &workload;
+  job.eta = eta;
+  return ExecuteRun(job, plan, rng);
 }
 
 StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, Policy& policy,
                                                       const SimulationOptions& options) {
   ZEUS_RETURN_IF_ERROR(options.Validate());
   ZEUS_RETURN_IF_ERROR(ValidateWorkload(workload));
-  const int recurrences =
-      options.num_recurrences > 0 ? options.num_recurrences : DefaultRecurrences(workload);
+  const JobContext job = options.ContextFor(workload);
+  const int recurrences = options.RecurrencesOf(workload);
   // The run sampler's stream is kept apart from the policy's (same seed).
   Rng rng(options.seed ^ 0x5851f42d4c957f2dULL);
   std::vector<RunRecord> runs;
@@ -111,7 +136,7 @@ StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, 
   for (int recurrence = 0; recurrence < recurrences; ++recurrence) {
     for (int attempt = 0; attempt < options.max_tries; ++attempt) {
       const RunPlan plan = policy.Next();
-      const RunOutcome outcome = ExecuteRun(workload, plan, options.eta, rng);
+      const RunOutcome outcome = ExecuteRun(job, plan, rng);
       ZEUS_RETURN_IF_ERROR(policy.Observe(plan, outcome));
       if (outcome.ran) {
         runs.push_back({recurrence, plan.batch_size, plan.power_limit_w, outcome.energy_j,
@@ -123,9 +148,8 @@ StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, 
   return runs;
 }
 
-std::optional<ExpectedRun> Expected(const Workload& workload, int batch_size, int power_limit_w,
-                                    double eta) {
-  const BatchSizeTrace* trace = workload.Find(batch_size);
+std::optional<ExpectedRun> Expected(const JobContext& job, int batch_size, int power_limit_w) {
+  const BatchSizeTrace* trace = job.workload->Find(batch_size);
   if (trace == nullptr) return std::nullopt;
   const PowerPoint* point = trace->At(power_limit_w);
   if (point == nullptr) return std::nullopt;
@@ -143,11 +167,12 @@ std::optional<ExpectedRun> Expected(const Workload& workload, int batch_size, in
   run.power_limit_w = power_limit_w;
   run.energy_j = epochs * point->energy_per_epoch_j();
   run.time_s = epochs * point->time_per_epoch_s;
-  run.cost = ZeusCost(run.energy_j, run.time_s, eta, workload.max_power_w);
+  run.cost = job.Cost(run.energy_j, run.time_s);
   return run;
 }
 
-StatusOr<ExpectedRun> DefaultRun(const Workload& workload, double eta) {
+StatusOr<ExpectedRun> DefaultRun(const JobContext& job) {
+  const Workload& workload = *job.workload;
   const BatchSizeTrace* trace = workload.Find(workload.default_batch_size);
   if (trace == nullptr) {
     return FailedPreconditionError(workload.job.dataset + ": default batch size " +
@@ -155,7 +180,7 @@ StatusOr<ExpectedRun> DefaultRun(const Workload& workload, double eta) {
                                    " is not in the traces");
   }
   std::optional<ExpectedRun> run =
-      Expected(workload, workload.default_batch_size, trace->max_power_limit_w(), eta);
+      Expected(job, workload.default_batch_size, trace->max_power_limit_w());
   if (!run.has_value()) {
     return FailedPreconditionError(workload.job.dataset + ": no seed run of default batch size " +
                                    std::to_string(workload.default_batch_size) +
@@ -164,15 +189,15 @@ StatusOr<ExpectedRun> DefaultRun(const Workload& workload, double eta) {
   return *run;
 }
 
-StatusOr<ExpectedRun> OracleRun(const Workload& workload, double eta) {
+StatusOr<ExpectedRun> OracleRun(const JobContext& job) {
+  const Workload& workload = *job.workload;
   std::optional<ExpectedRun> best_always;
   std::optional<ExpectedRun> best_any;
   for (const BatchSizeTrace& trace : workload.batch_sizes) {
     const bool always = std::all_of(trace.target_epochs.begin(), trace.target_epochs.end(),
                                     [](const std::optional<double>& e) { return e.has_value(); });
     for (const PowerPoint& point : trace.power) {
-      std::optional<ExpectedRun> run =
-          Expected(workload, trace.batch_size, point.power_limit_w, eta);
+      std::optional<ExpectedRun> run = Expected(job, trace.batch_size, point.power_limit_w);
       if (!run.has_value()) continue;
       if (!best_any.has_value() || run->cost < best_any->cost) best_any = run;
       if (always && (!best_always.has_value() || run->cost < best_always->cost)) {
@@ -185,13 +210,22 @@ StatusOr<ExpectedRun> OracleRun(const Workload& workload, double eta) {
   return FailedPreconditionError(workload.job.dataset + ": no batch size reaches the target");
 }
 
-namespace {
+StatusOr<ExpectedRun> OracleRun(const Workload& workload, double eta) {
+  JobContext job;
+  job.workload = &workload;
+  job.eta = eta;
+  return OracleRun(job);
+}
 
-// The most frequent value; the smallest on ties. REQUIRES: !values.empty().
-int Mode(const std::vector<int>& values) {
-  std::map<int, int> counts;
-  for (int v : values) ++counts[v];
-  int best = values.front();
+void SettledConfiguration::Add(const std::vector<RunRecord>& runs) {
+  for (size_t i = runs.size() > kLastRuns ? runs.size() - kLastRuns : 0; i < runs.size(); ++i) {
+    ++batch_sizes_[runs[i].batch_size];
+    ++power_limits_w_[runs[i].power_limit_w];
+  }
+}
+
+int SettledConfiguration::Mode(const std::map<int, int>& counts) {
+  int best = 0;
   int best_count = 0;
   for (const auto& [value, count] : counts) {
     if (count > best_count) {
@@ -202,16 +236,14 @@ int Mode(const std::vector<int>& values) {
   return best;
 }
 
-}  // namespace
-
-StatusOr<SimulationSummary> Summarize(const Workload& workload, const std::vector<RunRecord>& runs,
-                                      int num_recurrences, double eta) {
+StatusOr<SimulationSummary> Summarize(const JobContext& job, const std::vector<RunRecord>& runs,
+                                      int num_recurrences) {
   if (num_recurrences <= 0 || runs.empty()) {
     return InvalidArgumentError("summary: no runs to summarise");
   }
   SimulationSummary summary;
-  ZEUS_ASSIGN_OR_RETURN(summary.default_run, DefaultRun(workload, eta));
-  ZEUS_ASSIGN_OR_RETURN(summary.oracle_run, OracleRun(workload, eta));
+  ZEUS_ASSIGN_OR_RETURN(summary.default_run, DefaultRun(job));
+  ZEUS_ASSIGN_OR_RETURN(summary.oracle_run, OracleRun(job));
   summary.num_recurrences = num_recurrences;
   summary.num_runs = static_cast<int>(runs.size());
   double last10_energy_j = 0.0;
@@ -234,14 +266,10 @@ StatusOr<SimulationSummary> Summarize(const Workload& workload, const std::vecto
   summary.last10_energy_ratio = last10_energy_j / (last_n * summary.default_run.energy_j);
   summary.last10_time_ratio = last10_time_s / (last_n * summary.default_run.time_s);
   summary.regret = (summary.cost - n * summary.oracle_run.cost) / (n * summary.oracle_run.cost);
-  std::vector<int> sizes;
-  std::vector<int> limits;
-  for (size_t i = runs.size() > 20 ? runs.size() - 20 : 0; i < runs.size(); ++i) {
-    sizes.push_back(runs[i].batch_size);
-    limits.push_back(runs[i].power_limit_w);
-  }
-  summary.final_batch_size = Mode(sizes);
-  summary.final_power_limit_w = Mode(limits);
+  SettledConfiguration settled;
+  settled.Add(runs);
+  summary.final_batch_size = settled.batch_size();
+  summary.final_power_limit_w = settled.power_limit_w();
   return summary;
 }
 

@@ -343,6 +343,19 @@ StatusOr<std::vector<double>> JsonFields::DoubleArray(std::string_view field, do
   return values;
 }
 
+StatusOr<std::vector<bool>> JsonFields::BoolArray(std::string_view field) const {
+  ZEUS_ASSIGN_OR_RETURN(const json* array, Array(field));
+  std::vector<bool> values;
+  values.reserve(array->size());
+  for (size_t i = 0; i < array->size(); ++i) {
+    if (!(*array)[i].is_boolean()) {
+      return Expected(std::string(field) + "[" + std::to_string(i) + "]", "a boolean", (*array)[i]);
+    }
+    values.push_back((*array)[i].get<bool>());
+  }
+  return values;
+}
+
 StatusOr<JsonFields> JsonFields::Object(std::string_view field) const {
   const json* value = Find(field);
   if (value == nullptr) return Error(field, "required");

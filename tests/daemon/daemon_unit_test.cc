@@ -2,11 +2,14 @@
 // on load, never written through a planted symlink), the single-instance
 // lock and socket claim, and query parsing.
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,8 +21,11 @@
 #include <sys/un.h>
 
 #include "zeus/daemon/token.h"
+#include "zeus/device/fake.h"
 #include "zeus/util/file.h"
 
+#include "src/daemon/lease_table.h"
+#include "src/daemon/peer.h"
 #include "src/daemon/power_stream.h"
 #include "src/daemon/routes.h"
 #include "src/daemon/single_instance.h"
@@ -304,6 +310,61 @@ TEST(TokenUnitTest, RoundTripAndRefusals) {
       VerifyToken("k", *IssueToken("k", TokenClaims{"bob", {}, std::nullopt}), now);
   ASSERT_TRUE(forever.ok());
   EXPECT_FALSE(forever->exp.has_value());
+}
+
+// The watcher polls a copy of the pidfds taken under the lock. A release
+// meanwhile closes its client's pidfd, whose number then names something
+// else (here /dev/null, which polls readable), and the client may take a new
+// lease at once: that lease stays held while the client lives.
+TEST(LeaseTableTest, ALeaseTakenAgainWhileTheWatcherPollsAStaleCopyIsKept) {
+  FakeClock clock;
+  FakeGpu gpu(&clock, FakeGpuOptions{});
+  TempDir dir;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool armed = false, copied = false, go = false;
+  LeaseTableOptions options;
+  options.state_file = dir.path() + "/state.json";
+  options.before_watch_poll = [&](size_t pidfds) {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!armed || pidfds == 0) return;
+    armed = false;
+    copied = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return go; });
+  };
+  LeaseTable table({&gpu}, options);
+  ASSERT_TRUE(table.Recover().ok());
+  table.Start();
+  Peer self;
+  self.local = true;
+  self.pid = getpid();
+  self.uid = getuid();
+  ZEUS_ASSERT_OK_AND_ASSIGN(self.start_time, ProcessStartTime(getpid()));
+  const uint32_t limit_mw = *gpu.PowerLimitMw();
+  Change change;
+  change.value = limit_mw - 1000;
+  for (const Status& status : table.Apply(self, {0}, change)) ASSERT_TRUE(status.ok()) << status;
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    armed = true;
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return copied; }));
+  }
+  // The watcher holds a copy with the lease's pidfd; release and lease again.
+  EXPECT_EQ(table.Release(self), 1);
+  const int reuses_the_number = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  for (const Status& status : table.Apply(self, {0}, change)) ASSERT_TRUE(status.ok()) << status;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    go = true;
+  }
+  cv.notify_all();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // Three watcher rounds.
+  EXPECT_EQ(table.Records().size(), 1u) << "a live client's lease was put back as if it ended";
+  EXPECT_EQ(*gpu.PowerLimitMw(), limit_mw - 1000);
+  table.Shutdown();
+  close(reuses_the_number);
+  EXPECT_EQ(*gpu.PowerLimitMw(), limit_mw);
 }
 
 }  // namespace

@@ -15,7 +15,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include "zeus/daemon/token.h"
@@ -268,6 +270,29 @@ TEST_F(RelayTest, RelayErrorsNameTheReason) {
   const std::string report = client.NextReport();
   EXPECT_THAT(report, HasSubstr("unavailable"));
   EXPECT_THAT(report, HasSubstr("is `zeus daemon` running?"));
+  EXPECT_THAT(report, HasSubstr("nobody-here.sock: cannot connect: No such file or directory"));
+  client.Wait();
+  // A socket file left by a daemon that is gone: refused, with the same hint.
+  const std::string stale = dir_.path() + "/stale.sock";
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(stale.size(), sizeof(addr.sun_path));
+  stale.copy(addr.sun_path, stale.size());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  close(fd);
+  ClientProcess refused([&](ClientProcess& self) -> int {
+    ClientEnvironment();
+    setenv("ZEUSD_SOCK_PATH", stale.c_str(), 1);
+    StatusOr<std::vector<std::unique_ptr<Gpu>>> gpus = OpenGpus();
+    if (!gpus.ok()) return 1;
+    self.Report((*gpus)[0]->SetPowerLimitMw(200'000).ToString());
+    return 0;
+  });
+  const std::string refused_report = refused.NextReport();
+  EXPECT_THAT(refused_report, HasSubstr("via unix socket " + stale + ": connection refused"));
+  EXPECT_THAT(refused_report, HasSubstr("is `zeus daemon` running?"));
+  refused.Wait();
 }
 
 TEST_F(RelayTest, RaplEnergyIsReadThroughTheDaemon) {

@@ -45,6 +45,11 @@ class LoopbackTraceServer {
                   if (name == corrupt) data[data.size() / 2] ^= 1;
                   res.set_content(data, "text/csv");
                 });
+    // /moved/<name> redirects to /trace/<name>.
+    server_.Get(R"(/moved/([A-Za-z0-9_.\-]+))",
+                [](const httplib::Request& req, httplib::Response& res) {
+                  res.set_redirect("/trace/" + std::string(req.matches[1]), 302);
+                });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
@@ -53,6 +58,9 @@ class LoopbackTraceServer {
     thread_.join();
   }
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/trace"; }
+  std::string moved_url(const std::string& name) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + "/moved/" + name;
+  }
   int requests() const { return requests_; }
 
  private:
@@ -164,6 +172,32 @@ TEST(TraceDownloadTest, FetchUrlNamesBadUrlsAndHttpErrors) {
   StatusOr<std::string> tls = FetchUrl(tls_url);
   EXPECT_EQ(tls.status().code(), StatusCode::kUnavailable) << tls.status();
   EXPECT_NE(tls.status().message().find(tls_url), std::string::npos) << tls.status();
+}
+
+TEST(TraceDownloadTest, FetchUrlFollowsRedirectsAndBoundsTheBody) {
+  LoopbackTraceServer server(BundledTraces());
+  const std::string moved = server.moved_url("jobs.csv");
+  uint64_t received = 0, total = 0;
+  FetchOptions options;
+  options.progress = [&](uint64_t r, uint64_t t) {
+    received = r;
+    total = t;
+  };
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::string jobs, FetchUrl(moved, options));
+  EXPECT_EQ(jobs, BundledJobsCsv());
+  EXPECT_EQ(received, jobs.size());
+  EXPECT_EQ(total, jobs.size());
+  options.max_redirects = 0;
+  StatusOr<std::string> unfollowed = FetchUrl(moved, options);
+  EXPECT_EQ(unfollowed.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(unfollowed.status().message().find("HTTP 302"), std::string::npos)
+      << unfollowed.status();
+  options = FetchOptions();
+  options.max_bytes = 10;
+  StatusOr<std::string> big = FetchUrl(moved, options);
+  EXPECT_EQ(big.status().code(), StatusCode::kIoError);
+  EXPECT_NE(big.status().message().find("larger than the limit of 10 bytes"), std::string::npos)
+      << big.status();
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ void SimulateEveryPolicy(const zeus::Workload& workload, uint64_t seed) {
           runs.ok() ? "" : name + ": " + runs.status().ToString());
     for (const zeus::RunRecord& run : *runs) Check(Finite(run), "a run is not finite:", name);
     zeus::StatusOr<zeus::SimulationSummary> summary =
-        zeus::Summarize(workload, *runs, options.num_recurrences, options.eta);
+        zeus::Summarize(options.ContextFor(workload), *runs, options.num_recurrences);
     if (!summary.ok()) continue;  // No run started, or the default never reaches the target.
     Check(std::isfinite(summary->cost_ratio) && std::isfinite(summary->energy_ratio) &&
               std::isfinite(summary->time_ratio) && std::isfinite(summary->regret),

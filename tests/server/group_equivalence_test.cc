@@ -30,6 +30,9 @@ struct Compared {
   int out_of_order = 0;
   // Most trials in flight at once.
   size_t max_in_flight = 0;
+  // Trials handed out at another size than the default before the job's
+  // first report (swarm's first wave of speculative trials).
+  int first_wave_probes = 0;
 };
 
 Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t seed) {
@@ -50,6 +53,7 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
 
     std::map<int64_t, json> trials;  // The server's trial bodies by trial number.
     int event_number = 0;
+    bool reported = false;
     for (const GroupRecordingPolicy::Event& event : simulated.events) {
       SCOPED_TRACE(job_id + " event " + std::to_string(event_number++));
       if (event.hand_out) {
@@ -61,6 +65,9 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
           return compared;
         }
         trials[event.plan.run_id] = trial.body;
+        if (!reported && event.plan.batch_size != workload.default_batch_size) {
+          ++compared.first_wave_probes;
+        }
         compared.max_in_flight = std::max(compared.max_in_flight, trials.size());
         // The server's bound for this trial is the simulator's cost limit: a
         // report at it does not stop the run.
@@ -86,6 +93,7 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
         return compared;
       }
       trials.erase(it);
+      reported = true;
       ++compared.events;
     }
     EXPECT_TRUE(trials.empty());
@@ -98,12 +106,15 @@ TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorSwarmPolicyWithConcurrentSubmi
   EXPECT_GT(compared.events, 300);
   EXPECT_GT(compared.out_of_order, 20);
   EXPECT_GE(compared.max_in_flight, 4u);
+  // Speculative trials handed out before any run has reported (no bound yet).
+  EXPECT_GT(compared.first_wave_probes, 0);
 }
 
 TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorFrugalPolicyWithConcurrentSubmissions) {
   const Compared compared = CompareGroupsWithSimulator("frugal", 3);
   EXPECT_GT(compared.events, 300);
   EXPECT_GT(compared.out_of_order, 20);
+  EXPECT_EQ(compared.first_wave_probes, 0);
 }
 
 }  // namespace

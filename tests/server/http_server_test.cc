@@ -26,47 +26,15 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-class HttpServerTest : public ::testing::TestWithParam<Backend> {
+class HttpServerTest : public ServiceHttpTest {
  protected:
-  void SetUp() override { StartServer(HttpServerOptions{}); }
-
+  // Every server of these tests takes bodies up to `max_body_bytes`.
   void StartServer(HttpServerOptions options, BatchSizeServiceOptions service_options = {},
                    size_t max_body_bytes = 64 * 1024) {
-    std::string skip_reason;
-    std::string url = NewDatabaseUrl(GetParam(), dir_, &skip_reason);
-    if (url.empty() && !skip_reason.empty()) GTEST_SKIP() << skip_reason;
-    ASSERT_FALSE(url.empty());
-    url_ = url;
     options.max_body_bytes = max_body_bytes;
-    server_ = std::make_unique<TestServer>(url, std::move(options), service_options);
-    ASSERT_TRUE(server_->ok()) << server_->error();
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    ServiceHttpTest::StartServer(std::move(options), service_options);
   }
-
-  HttpReply Do(const std::string& method, const std::string& path, const std::string& body = "") {
-    return Send(*client_, method, path, body);
-  }
-  HttpReply Register(const json& body) { return Do("POST", "/jobs", body.dump()); }
-  HttpReply Next(const std::string& job_id) {
-    return Do("GET", "/jobs/batch_size?job_id=" + job_id);
-  }
-  HttpReply Report(const std::string& job_id, int64_t batch_size, int64_t trial, double time_s,
-                   double energy_j, double metric, int64_t epoch) {
-    json body{{"job_id", job_id},      {"batch_size", batch_size}, {"trial_number", trial},
-              {"time", time_s},        {"energy", energy_j},       {"metric", metric},
-              {"current_epoch", epoch}};
-    return Do("POST", "/report", body.dump());
-  }
-  // The server answers /health with 200 (it keeps serving).
-  void ExpectHealthy() {
-    HttpReply health = Do("GET", "/health");
-    EXPECT_EQ(health.status, 200) << health.raw;
-  }
-
-  TempDir dir_;
-  std::string url_;  // The database of the running server.
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<httplib::Client> client_;
+  void SetUp() override { StartServer(HttpServerOptions{}); }
 };
 
 TEST_P(HttpServerTest, HealthNamesStoreAndSchemaVersion) {

@@ -1,5 +1,9 @@
 #include "zeus/protocol/job_spec.h"
 
+#include <algorithm>
+#include <limits>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
@@ -102,6 +106,74 @@ TEST(ProtocolTest, WireParsersListUnknownFieldsInsteadOfRefusingThem) {
   ignored.clear();
   ZEUS_ASSERT_OK(ParseTrialId(trial, &ignored).status());
   EXPECT_EQ(ignored, std::vector<std::string>{"extra"});
+}
+
+// One definition of a valid spec: the physical ranges are ParseJobSpec's
+// own (they were the service's alone), so stored specs and answers are held
+// to them too, with the messages registrations have always had.
+TEST(JobSpecTest, ParsingEnforcesThePhysicalRangesAndIdentifiers) {
+  struct Case {
+    const char* field;
+    json value;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"max_power", 2e7, "is outside (0, "},
+      {"number_of_gpus", 2000000, "2000000 is outside [1, 1000000]"},
+      {"max_epochs", 2000000000, "2000000000 is outside [1, 1000000000]"},
+      {"target_metric", 1e16, "is outside ["},
+      {"mab_prior_mean", -1e21, "is outside ["},
+      {"mab_prior_precision", 1e21, "is outside ["},
+      {"gpu_model", "A40\n", "control character"},
+      {"job_id", "img-7\r\nX: 1", "control character"},
+      {"num_pruning_rounds", 3000000000LL, "3000000000 is out of range"},
+      {"window_size", 3000000000LL, "3000000000 is out of range"},
+      {"mab_num_explorations", 3000000000LL, "3000000000 is out of range"},
+  };
+  for (const Case& c : cases) {
+    json body = JobBody("img-7");
+    body[c.field] = c.value;
+    const Status status = ParseJobSpec(body).status();
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << c.field;
+    EXPECT_NE(status.message().find(std::string("field '") + c.field + "'"), std::string::npos)
+        << status;
+    EXPECT_NE(status.message().find(c.message), std::string::npos) << status;
+  }
+  json wide = JobBody("img-7");
+  std::vector<int64_t> sizes;
+  for (int64_t b = 1; b <= 1025; ++b) sizes.push_back(b);
+  wide["batch_sizes"] = sizes;
+  wide["default_batch_size"] = 1;
+  EXPECT_NE(ParseJobSpec(wide).status().message().find(
+                "field 'batch_sizes': 1025 batch sizes, more than the limit of 1024 per job"),
+            std::string::npos);
+  json generated = JobBody("img-7");
+  generated.erase("job_id");
+  generated["job_id_prefix"] = std::string(248, 'p');
+  EXPECT_NE(ParseJobSpec(generated).status().message().find(
+                "248 bytes long; at most 247 when job_id is generated"),
+            std::string::npos);
+}
+
+TEST(JobSpecTest, ValidateJobSpecChecksACppSpecAsTheWireWould) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeJobSpec spec, ParseJobSpec(JobBody("img-7")));
+  BatchSizeJobSpec bad = spec;
+  bad.eta_knob = 3;
+  json body = JobBody("img-7");
+  body["eta_knob"] = 3.0;
+  const Status wire = ParseJobSpec(body).status();
+  ASSERT_FALSE(wire.ok());
+  EXPECT_EQ(ValidateJobSpec(bad).status().message(), wire.message());
+  bad = spec;
+  bad.beta_knob = std::numeric_limits<double>::infinity();
+  EXPECT_NE(ValidateJobSpec(bad).status().message().find("beta_knob"), std::string::npos);
+  bad = spec;
+  bad.gpu_model = "A40\x7f";
+  EXPECT_NE(ValidateJobSpec(bad).status().message().find("control character"), std::string::npos);
+  BatchSizeJobSpec unsorted = spec;
+  std::reverse(unsorted.batch_sizes.begin(), unsorted.batch_sizes.end());
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeJobSpec sorted, ValidateJobSpec(unsorted));
+  EXPECT_TRUE(sorted == spec);
 }
 
 }  // namespace

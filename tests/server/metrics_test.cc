@@ -82,20 +82,8 @@ std::map<std::string, double> ParseExposition(const std::string& text) {
   return samples;
 }
 
-class MetricsTest : public ::testing::TestWithParam<Backend> {
+class MetricsTest : public ServiceHttpTest {
  protected:
-  void SetUp() override {
-    std::string skip_reason;
-    std::string url = NewDatabaseUrl(GetParam(), dir_, &skip_reason);
-    if (url.empty() && !skip_reason.empty()) GTEST_SKIP() << skip_reason;
-    ASSERT_FALSE(url.empty());
-    server_ = std::make_unique<TestServer>(url);
-    ASSERT_TRUE(server_->ok()) << server_->error();
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
-  }
-  HttpReply Do(const std::string& method, const std::string& path, const std::string& body = "") {
-    return Send(*client_, method, path, body);
-  }
   std::map<std::string, double> Scrape() {
     HttpReply reply = Do("GET", "/metrics");
     EXPECT_EQ(reply.status, 200) << reply.raw;
@@ -104,10 +92,6 @@ class MetricsTest : public ::testing::TestWithParam<Backend> {
         HasSubstr("text/plain; version=0.0.4"));
     return ParseExposition(reply.raw);
   }
-
-  TempDir dir_;
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<httplib::Client> client_;
 };
 
 TEST_P(MetricsTest, CountsRequestsJobsTrialsAndEachJobsBatchSizeAndBestCost) {

@@ -245,4 +245,55 @@ int ServeProcess::SignalAndWait(int signal) {
   return status;
 }
 
+void ServiceHttpTest::StartServer(HttpServerOptions options,
+                                  BatchSizeServiceOptions service_options) {
+  std::string skip_reason;
+  std::string url = NewDatabaseUrl(GetParam(), dir_, &skip_reason);
+  if (url.empty() && !skip_reason.empty()) GTEST_SKIP() << skip_reason;
+  ASSERT_FALSE(url.empty());
+  url_ = url;
+  server_.reset();
+  server_ = std::make_unique<TestServer>(url, std::move(options), service_options);
+  ASSERT_TRUE(server_->ok()) << server_->error();
+  client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+}
+
+HttpReply ServiceHttpTest::Do(const std::string& method, const std::string& path,
+                              const std::string& body) {
+  return Send(*client_, method, path, body);
+}
+
+HttpReply ServiceHttpTest::Register(const nlohmann::json& body) {
+  return Do("POST", "/jobs", body.dump());
+}
+
+HttpReply ServiceHttpTest::Next(const std::string& job_id) {
+  return Do("GET", "/jobs/batch_size?job_id=" + job_id);
+}
+
+nlohmann::json ServiceHttpTest::ReportBody(const std::string& job_id, int64_t batch_size,
+                                           int64_t trial, double time_s, double energy_j,
+                                           double metric, int64_t epoch) {
+  return nlohmann::json{
+      {"job_id", job_id},   {"batch_size", batch_size}, {"trial_number", trial}, {"time", time_s},
+      {"energy", energy_j}, {"metric", metric},         {"current_epoch", epoch}};
+}
+
+HttpReply ServiceHttpTest::Report(const std::string& job_id, int64_t batch_size, int64_t trial,
+                                  double time_s, double energy_j, double metric, int64_t epoch) {
+  return Do("POST", "/report",
+            ReportBody(job_id, batch_size, trial, time_s, energy_j, metric, epoch).dump());
+}
+
+nlohmann::json ServiceHttpTest::Trial(const std::string& job_id, int index) {
+  HttpReply trials = Do("GET", "/trials?job_id=" + job_id);
+  EXPECT_EQ(trials.status, 200) << trials.raw;
+  return trials.body["trials"][index];
+}
+
+void ServiceHttpTest::ExpectHealthy() {
+  HttpReply health = Do("GET", "/health");
+  EXPECT_EQ(health.status, 200) << health.raw;
+}
+
 }  // namespace zeus::testing

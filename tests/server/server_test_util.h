@@ -79,6 +79,34 @@ struct HttpReply {
 HttpReply Send(httplib::Client& client, const std::string& method, const std::string& path,
                const std::string& body = "", const httplib::Headers& headers = httplib::Headers());
 
+// A TestServer on the parameter's backend with a client and the API's
+// calls: the fixture of the HTTP-level tests. SetUp starts the server with
+// default options; StartServer() (re)starts it with others.
+class ServiceHttpTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override { StartServer(HttpServerOptions{}); }
+
+  // Skips the test when the backend is unavailable (PostgreSQL not found).
+  void StartServer(HttpServerOptions options, BatchSizeServiceOptions service_options = {});
+
+  HttpReply Do(const std::string& method, const std::string& path, const std::string& body = "");
+  HttpReply Register(const nlohmann::json& body);
+  HttpReply Next(const std::string& job_id);
+  static nlohmann::json ReportBody(const std::string& job_id, int64_t batch_size, int64_t trial,
+                                   double time_s, double energy_j, double metric, int64_t epoch);
+  HttpReply Report(const std::string& job_id, int64_t batch_size, int64_t trial, double time_s,
+                   double energy_j, double metric, int64_t epoch);
+  // Trial `index` of GET /trials for `job_id`.
+  nlohmann::json Trial(const std::string& job_id, int index);
+  // The server answers /health with 200 (it keeps serving).
+  void ExpectHealthy();
+
+  TempDir dir_;
+  std::string url_;  // The database of the running server.
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
 // `zeus serve` (the binary ZEUS_BINARY names) as a child process whose
 // stdout is read up to its "listening on" line.
 class ServeProcess {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "zeus/sim/report.h"
+
 #include "tests/sim/toy_workload.h"
 #include "tests/testing/temp_dir.h"
 
@@ -95,6 +97,50 @@ TEST(ExperimentTest, GroupExperimentScalesReferencesByRuntimeRatio) {
   unrelated["other"] = groups["other"];
   EXPECT_EQ(RunGroupExperiment(workloads, unrelated, options).status().code(),
             StatusCode::kNotFound);
+}
+
+// One loop runs both experiments: on a workload whose every seed run takes
+// the same epochs (so the draws do not matter), a fixed policy's group
+// experiment over one group of spaced-out submissions of runtime ratio 1 is
+// the solo experiment of as many recurrences, field for field.
+TEST(ExperimentTest, SoloExperimentIsAGroupOfSequentialSubmissions) {
+  Workload w = ToyWorkload("a");
+  w.batch_sizes[0].target_epochs = {4.0, 4.0};
+  w.batch_sizes[1].target_epochs = {3.0, 3.0};
+  const std::vector<Workload> workloads = {w};
+  ExperimentOptions options;
+  options.policies = {"default", "oracle"};
+  options.seeds = {1, 2};
+  options.simulation.num_recurrences = 5;
+  JobGroups groups;
+  for (int i = 0; i < 5; ++i) groups["g"].push_back({"g", 100.0 * i, 100.0 * i + 10, "toy", 1.0});
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<PolicyResult> solo, RunExperiment(workloads, options));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<PolicyResult> grouped,
+                            RunGroupExperiment(workloads, groups, options));
+  ASSERT_EQ(solo.size(), 2u);
+  ASSERT_EQ(grouped.size(), 2u);
+  for (size_t i = 0; i < solo.size(); ++i) {
+    SCOPED_TRACE(solo[i].policy);
+    EXPECT_EQ(ResultToJson(grouped[i]), ResultToJson(solo[i]));
+    EXPECT_EQ(solo[i].num_recurrences, 5);
+  }
+}
+
+TEST(ExperimentTest, GroupExperimentRejectsWhatTheSoloOneRejects) {
+  const std::vector<Workload> workloads = {ToyWorkload("a")};
+  JobGroups groups;
+  groups["g"] = {{"g", 0, 10, "toy", 1.0}};
+  ExperimentOptions options;
+  options.policies = {"zeus", "nope"};
+  EXPECT_EQ(RunGroupExperiment(workloads, groups, options).status().code(), StatusCode::kNotFound);
+  options.policies.clear();
+  const Status none = RunGroupExperiment(workloads, groups, options).status();
+  EXPECT_EQ(none.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(none.message().find("group experiment: no policies"), std::string::npos) << none;
+  options.policies = {"zeus"};
+  options.seeds.clear();
+  EXPECT_EQ(RunGroupExperiment(workloads, groups, options).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace

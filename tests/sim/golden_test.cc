@@ -70,8 +70,11 @@ TEST_F(GoldenTest, OracleAndDefaultMatchTheReferenceExactly) {
       SCOPED_TRACE(gpu + "/" + w.job.dataset);
       const Reference& ref = references_.at({gpu, w.job.dataset});
       EXPECT_EQ(DefaultRecurrences(w), ref.nrec);
-      ZEUS_ASSERT_OK_AND_ASSIGN(ExpectedRun oracle, OracleRun(w, 0.5));
-      ZEUS_ASSERT_OK_AND_ASSIGN(ExpectedRun def, DefaultRun(w, 0.5));
+      JobContext job;
+      job.workload = &w;
+      job.eta = 0.5;
+      ZEUS_ASSERT_OK_AND_ASSIGN(ExpectedRun oracle, OracleRun(job));
+      ZEUS_ASSERT_OK_AND_ASSIGN(ExpectedRun def, DefaultRun(job));
       EXPECT_EQ(oracle.batch_size, ref.oracle_bs);
       EXPECT_EQ(oracle.power_limit_w, ref.oracle_pl);
       EXPECT_NEAR(oracle.energy_j / def.energy_j, ref.oracle_energy_ratio, 5e-5);
@@ -101,7 +104,7 @@ TEST_F(GoldenTest, ZeusPolicyMatchesTheReferenceStatistics) {
         ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<RunRecord> runs,
                                   SimulateRecurringJob(w, *policy, options));
         ZEUS_ASSERT_OK_AND_ASSIGN(SimulationSummary s,
-                                  Summarize(w, runs, DefaultRecurrences(w), 0.5));
+                                  Summarize(options.ContextFor(w), runs, DefaultRecurrences(w)));
         cost_ratio += s.cost_ratio / seeds;
         energy_ratio += s.energy_ratio / seeds;
         regret += s.regret / seeds;

@@ -227,6 +227,19 @@ TEST(JobGroupsTest, RuntimeRatioScalesEnergyAndTime) {
   EXPECT_DOUBLE_EQ(records[0].run.energy_j, 2.5 * epochs * 6 * 180);
 }
 
+TEST(JobGroupsTest, GroupsRunningPicksADatasetsGroupsInNameOrder) {
+  JobGroups groups;
+  groups["b"] = {{"b", 0, 1, "toy", 1.0}};
+  groups["a"] = {{"a", 0, 1, "toy", 1.0}, {"a", 2, 3, "toy", 1.0}};
+  groups["c"] = {{"c", 0, 1, "mnist", 1.0}};
+  groups["empty"] = {};
+  const std::vector<const std::vector<JobSubmission>*> toy = GroupsRunning(groups, "toy");
+  ASSERT_EQ(toy.size(), 2u);
+  EXPECT_EQ(toy[0], &groups["a"]);
+  EXPECT_EQ(toy[1], &groups["b"]);
+  EXPECT_TRUE(GroupsRunning(groups, "imagenet").empty());
+}
+
 TEST(JobGroupsTest, GroupSeedDependsOnTheName) {
   EXPECT_NE(GroupSeed(1, "a"), GroupSeed(1, "b"));
   EXPECT_EQ(GroupSeed(1, "a"), GroupSeed(1, "a"));

@@ -25,11 +25,19 @@ Workload SimulatorToyWorkload() {
   return w;
 }
 
+// `w` at eta 0.5.
+JobContext Job(const Workload& w) {
+  JobContext job;
+  job.workload = &w;
+  job.eta = 0.5;
+  return job;
+}
+
 TEST(SimulatorTest, ExecuteRunComputesEnergyFromEpochs) {
   const Workload w = SimulatorToyWorkload();
   Rng rng(1);
   RunPlan plan{1, 64, 200, false, std::nullopt};
-  RunOutcome outcome = ExecuteRun(w, plan, 0.5, rng);
+  RunOutcome outcome = ExecuteRun(Job(w), plan, rng);
   EXPECT_TRUE(outcome.reached);
   EXPECT_DOUBLE_EQ(outcome.time_s, 3 * 6);
   EXPECT_DOUBLE_EQ(outcome.energy_j, 3 * 6 * 180);
@@ -40,7 +48,7 @@ TEST(SimulatorTest, ProfilingSpreadsTheFirstEpochOverAllLimits) {
   const Workload w = SimulatorToyWorkload();
   Rng rng(1);
   RunPlan plan{1, 64, 100, true, std::nullopt};
-  const RunOutcome outcome = ExecuteRun(w, plan, 0.5, rng);
+  const RunOutcome outcome = ExecuteRun(Job(w), plan, rng);
   EXPECT_DOUBLE_EQ(outcome.time_s, (6.5 + 6) / 2.0 + 2 * 6.5);
   EXPECT_DOUBLE_EQ(outcome.energy_j, (6.5 * 95 + 6 * 180) / 2.0 + 2 * 6.5 * 95);
 }
@@ -50,27 +58,27 @@ TEST(SimulatorTest, CostLimitStopsBeforeTheEpochThatWouldPassIt) {
   Rng rng(1);
   // Per-epoch cost of 128 at 200 W: 0.5 * 4 * 190 + 0.5 * 200 * 4 = 780.
   RunPlan plan{1, 128, 200, false, 780.0 * 2.5};
-  RunOutcome outcome = ExecuteRun(w, plan, 0.5, rng);
+  RunOutcome outcome = ExecuteRun(Job(w), plan, rng);
   EXPECT_FALSE(outcome.reached);
   EXPECT_TRUE(outcome.ran);
   EXPECT_DOUBLE_EQ(outcome.time_s, 2 * 4);
   plan.cost_limit = 700.0;
-  outcome = ExecuteRun(w, plan, 0.5, rng);
+  outcome = ExecuteRun(Job(w), plan, rng);
   EXPECT_FALSE(outcome.ran);
   EXPECT_EQ(outcome.energy_j, 0.0);
   // Without a limit a failing run trains max_epochs.
   plan.cost_limit.reset();
-  outcome = ExecuteRun(w, plan, 0.5, rng);
+  outcome = ExecuteRun(Job(w), plan, rng);
   EXPECT_DOUBLE_EQ(outcome.time_s, 10 * 4);
 }
 
 TEST(SimulatorTest, DefaultAndOracleAreExact) {
   const Workload w = SimulatorToyWorkload();
-  ZEUS_ASSERT_OK_AND_ASSIGN(ExpectedRun d, DefaultRun(w, 0.5));
+  ZEUS_ASSERT_OK_AND_ASSIGN(ExpectedRun d, DefaultRun(Job(w)));
   EXPECT_EQ(d.batch_size, 64);
   EXPECT_EQ(d.power_limit_w, 200);
   EXPECT_DOUBLE_EQ(d.cost, 0.5 * 3 * 6 * 180 + 0.5 * 200 * 18);
-  ZEUS_ASSERT_OK_AND_ASSIGN(ExpectedRun o, OracleRun(w, 0.5));
+  ZEUS_ASSERT_OK_AND_ASSIGN(ExpectedRun o, OracleRun(Job(w)));
   // Candidates: 32@100: 0.5*3200+0.5*200*40 = 5600; 32@200: 0.5*3840+0.5*200*32 = 5120;
   // 64@100: 0.5*1852.5+0.5*200*19.5 = 2876.25; 64@200: 3420.
   EXPECT_EQ(o.batch_size, 64);
@@ -114,10 +122,10 @@ TEST(SimulatorTest, FixedPoliciesRunTheirConfiguration) {
     EXPECT_EQ(run.batch_size, 64);
     EXPECT_EQ(run.power_limit_w, 200);
   }
-  ZEUS_ASSERT_OK_AND_ASSIGN(SimulationSummary summary, Summarize(w, runs, 12, 0.5));
+  ZEUS_ASSERT_OK_AND_ASSIGN(SimulationSummary summary, Summarize(Job(w), runs, 12));
   EXPECT_DOUBLE_EQ(summary.cost_ratio, 1.0);
   ZEUS_ASSERT_OK_AND_ASSIGN(runs, Simulate(w, "oracle", 1));
-  ZEUS_ASSERT_OK_AND_ASSIGN(summary, Summarize(w, runs, 12, 0.5));
+  ZEUS_ASSERT_OK_AND_ASSIGN(summary, Summarize(Job(w), runs, 12));
   EXPECT_NEAR(summary.regret, 0.0, 1e-12);
   EXPECT_EQ(summary.final_batch_size, 64);
   EXPECT_EQ(summary.final_power_limit_w, 100);
@@ -239,6 +247,27 @@ TEST(SimulatorTest, PolicyContextIsValidated) {
   context.beta = 0.0;
   EXPECT_NE(MakePolicy("zeus", context).status().message().find("beta must be finite and > 0"),
             std::string::npos);
+}
+
+TEST(SimulatorTest, ContextCarriesTheOptionsAndPricesAtTheWorkloadsMaxPower) {
+  Workload w = SimulatorToyWorkload();
+  w.max_power_w = 250;
+  SimulationOptions options;
+  options.eta = 0.3;
+  options.beta = std::nullopt;
+  options.seed = 7;
+  const JobContext job = options.ContextFor(w);
+  EXPECT_EQ(job.workload, &w);
+  EXPECT_EQ(job.eta, 0.3);
+  EXPECT_FALSE(job.beta.has_value());
+  EXPECT_EQ(job.seed, 7u);
+  EXPECT_DOUBLE_EQ(job.Cost(1000, 10), ZeusCost(1000, 10, 0.3, 250));
+  // The default's expected cost is priced the same way: 3 epochs of 6 s at 180 W.
+  ZEUS_ASSERT_OK_AND_ASSIGN(ExpectedRun d, DefaultRun(job));
+  EXPECT_DOUBLE_EQ(d.cost, ZeusCost(3 * 6 * 180, 18, 0.3, 250));
+  EXPECT_EQ(options.RecurrencesOf(w), DefaultRecurrences(w));
+  options.num_recurrences = 3;
+  EXPECT_EQ(options.RecurrencesOf(w), 3);
 }
 
 TEST(SimulatorTest, OptionsAreValidated) {

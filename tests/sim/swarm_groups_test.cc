@@ -86,8 +86,9 @@ TEST(SwarmGroupsTest, PaysLessThanFrugalInJobGroups) {
     // which swarm meets on these draws.
     EXPECT_LE(swarm.max_cost_ratio, 1.05);
     // The regret targets (8 / 6 / 6 % mean) are NOT met; this pins
-    // where swarm stands so a regression shows (docs/BATCH_SIZE_POLICY.md).
-    EXPECT_LT(swarm.mean_regret, 0.24);
+    // where swarm stands so a regression shows (docs/BATCH_SIZE_POLICY.md:
+    // 16.1 / 11.7 / 10.9 % with the first wave, 21.4 / 13.3 / 12.8 % without).
+    EXPECT_LT(swarm.mean_regret, 0.18);
   }
 }
 

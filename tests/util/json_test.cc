@@ -149,6 +149,15 @@ TEST(JsonFieldsTest, ReadsTypedFieldsAndRanges) {
   EXPECT_EQ(*element.Int("v"), 1);
 }
 
+TEST(JsonFieldsTest, BoolArrayReadsBooleansOnly) {
+  const json j = json::parse(R"({"flags": [true, false], "mixed": [true, 1], "nil": null})");
+  ZEUS_ASSERT_OK_AND_ASSIGN(JsonFields f, JsonFields::Of(j, "ctx"));
+  EXPECT_EQ(*f.BoolArray("flags"), (std::vector<bool>{true, false}));
+  EXPECT_EQ(f.BoolArray("mixed").status().message(),
+            "ctx: field 'mixed[1]': expected a boolean, got 1");
+  EXPECT_EQ(f.BoolArray("nil").status().message(), "ctx: field 'nil': required");
+}
+
 TEST(JsonFieldsTest, EveryErrorNamesTheFieldAndTheValue) {
   const json j = Sample();
   ZEUS_ASSERT_OK_AND_ASSIGN(JsonFields f, JsonFields::Of(j, "ctx"));

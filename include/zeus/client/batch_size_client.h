@@ -14,8 +14,10 @@
 //
 // Errors: the server's answer as a Status (422/400/413 kInvalidArgument,
 // 404 kNotFound, 409 kAlreadyExists, 401 kPermissionDenied, 503 and
-// connection failures kUnavailable, others kInternal), its message kept.
-// Idempotent calls (register, report, end) are retried on kUnavailable.
+// connection failures kUnavailable, others kInternal), its message kept;
+// no answer: HttpClient's error ("server: POST http://...: connection
+// refused"). Idempotent calls (register, report, end) are retried on
+// kUnavailable. Requests share one kept-alive connection (zeus/http/client.h).
 //
 // Thread-safety: not thread-safe; use one client per thread.
 
@@ -33,11 +35,13 @@
 namespace zeus {
 
 struct BatchSizeClientOptions {
-  // Scheme, host and port of the server. Default: http://127.0.0.1:8000.
+  // Scheme, host and port of the server (https:// verified against the
+  // system's CA store). Default: http://127.0.0.1:8000.
   std::string server_url = "http://127.0.0.1:8000";
   // Sent as `Authorization: Bearer <token>` when set. Default: none.
   std::optional<std::string> token;
-  // Connect, read and write timeout of one request. Default: 30 s.
+  // Deadline of one request attempt, in s: connecting, sending and reading
+  // the whole answer (0: none). Default: 30 s.
   double timeout_s = 30.0;
   // Attempts of an idempotent call while the server is unavailable (>= 1),
   // waiting retry_delay_s, doubled each time up to max_retry_delay_s, in

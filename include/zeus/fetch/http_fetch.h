@@ -1,6 +1,6 @@
 // Fetching files over HTTP(S) with the project's one HTTP client
-// (cpp-httplib; Debian builds it with OpenSSL, so https:// URLs work and
-// server certificates are checked against the system's CA store).
+// (zeus/http/client.h): https:// URLs are verified against the system's CA
+// store, redirects are followed.
 //
 // Thread-safety: functions are reentrant.
 
@@ -19,11 +19,15 @@ namespace zeus {
 using FetchProgress = std::function<void(uint64_t received, uint64_t total)>;
 
 struct FetchOptions {
-  // Connect timeout, in s. Default: 15.
+  // Connect timeout (TLS handshake included), in s. Default: 15.
   double connect_timeout_s = 15.0;
   // Longest wait for the next bytes of the answer, in s (a stalled transfer
-  // fails after it). Default: 30.
+  // fails after it; a slow one that keeps arriving does not). Default: 30.
   double read_timeout_s = 30.0;
+  // Largest body accepted, in bytes. Default: 1 GiB.
+  uint64_t max_bytes = uint64_t{1} << 30;
+  // Redirects followed. Default: 10.
+  int max_redirects = 10;
   // Sent as User-Agent. Default: "zeus/0.1".
   std::string user_agent = "zeus/0.1";
   // Called as the body arrives. Default: none.
@@ -32,7 +36,8 @@ struct FetchOptions {
 
 // The body of `url` (http:// or https://, redirects followed). kInvalidArgument
 // naming the URL when it is malformed; kUnavailable naming the URL when the
-// server cannot be reached, the transfer fails or the answer is not 200.
+// server cannot be reached, the transfer fails or the answer is not 200;
+// kIoError when the body exceeds max_bytes.
 StatusOr<std::string> FetchUrl(const std::string& url, const FetchOptions& options = {});
 
 // Lower-case hex SHA-256 of `data` (OpenSSL EVP).

@@ -9,7 +9,10 @@
 //
 // Identifiers (job ids) are printable text of at most 256 bytes and every
 // number is range-checked before it reaches the optimizer
-// (src/server/input_limits.h).
+// (zeus/protocol/limits.h: job specs by ParseJobSpec, reports by
+// src/server/input_limits.h). A job's spec is parsed from its stored text
+// once per process and kept beside its decoded optimizer state, both keyed
+// by the exact stored text (src/server/optimizer_cache.h).
 //
 // Errors: kInvalidArgument (bad request, names the field), kNotFound
 // (unknown job or trial), kAlreadyExists (conflicting job spec),
@@ -101,7 +104,8 @@ class BatchSizeService {
     // The spec with its job_id filled in.
     BatchSizeJobSpec job;
   };
-  // Registers `spec` (validated by ParseJobSpec). An empty job_id gets
+  // Registers `spec`, checked as ParseJobSpec checks a registration
+  // (ValidateJobSpec: the same messages). An empty job_id gets
   // `<job_id_prefix>-<8 hex chars>`; a null mab_seed gets a random seed
   // (kept in the optimizer state). kAlreadyExists when the job id exists
   // with a different spec.
@@ -113,7 +117,7 @@ class BatchSizeService {
   // Decides whether the trial stops: when the metric reaches the target,
   // when the cost passes the optimizer's EarlyStopThreshold(), or at
   // max_epochs. The final report feeds the bandit and the job's lowest cost.
-  // Every number must lie in its physical range (src/server/input_limits.h;
+  // Every number must lie in its physical range (zeus/protocol/limits.h;
   // kInvalidArgument naming the field and the range otherwise). Reports are
   // monotonic per trial: one for an epoch already reported (a retry, or a
   // late report of an older epoch) changes nothing and answers the current

@@ -1,6 +1,8 @@
 // Many simulations at once: GPUs x workloads x policies x seeds, summarised
 // the way `zeus simulate` reports them. Returns data; printing is the
-// caller's (tools/simulate_command.cc).
+// caller's (tools/simulate_command.cc). Both experiments below run one loop:
+// a solo experiment is a group experiment whose only "group" per workload is
+// the recurring job of the options (one simulation per policy and seed).
 //
 // Thread-safety: RunExperiment is reentrant; callbacks run on the calling
 // thread.
@@ -75,7 +77,8 @@ using ProgressCallback = std::function<void(size_t done, size_t total)>;
 using HistoryCallback = std::function<void(const HistoryRow& row)>;
 
 // Runs every (workload, policy, seed). Fails on the first error (unknown
-// policy, invalid options, unreachable default).
+// policy, no policies or seeds, invalid options, unreachable default or
+// oracle, a (policy, seed) whose runs never started).
 StatusOr<std::vector<PolicyResult>> RunExperiment(const std::vector<Workload>& workloads,
                                                   const ExperimentOptions& options,
                                                   const ProgressCallback& progress = nullptr,
@@ -88,7 +91,7 @@ StatusOr<std::vector<PolicyResult>> RunExperiment(const std::vector<Workload>& w
 // expected runs scaled by each submission's runtime_ratio, and
 // num_recurrences counts submissions. Each group runs with seed
 // GroupSeed(seed, group name). History rows carry the submission index as
-// the recurrence.
+// the recurrence. Fails as RunExperiment does.
 StatusOr<std::vector<PolicyResult>> RunGroupExperiment(const std::vector<Workload>& workloads,
                                                        const JobGroups& groups,
                                                        const ExperimentOptions& options,

@@ -96,6 +96,11 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     const Workload& workload, Policy& policy, const std::vector<JobSubmission>& submissions,
     const SimulationOptions& options);
 
+// The groups of `groups` whose submissions run `dataset`, in name order.
+// The pointers are into `groups`.
+std::vector<const std::vector<JobSubmission>*> GroupsRunning(const JobGroups& groups,
+                                                             const std::string& dataset);
+
 // A stable per-group seed: `seed` mixed with a hash of the group name.
 uint64_t GroupSeed(uint64_t seed, const std::string& group);
 

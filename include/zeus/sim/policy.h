@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zeus/sim/job_context.h"
 #include "zeus/sim/trace.h"
 #include "zeus/status.h"
 
@@ -57,16 +58,8 @@ struct RunOutcome {
   double cost = 0.0;
 };
 
-// Everything a policy may know up front.
-struct PolicyContext {
-  const Workload* workload = nullptr;
-  // Weight of energy in the cost, in [0, 1].
-  double eta = 0.5;
-  // Early-stopping knob (> 0) or nullopt for none.
-  std::optional<double> beta = 2.0;
-  // Seed of the policy's own random choices.
-  uint64_t seed = 1;
-};
+// Everything a policy may know up front: the simulated job's context.
+using PolicyContext = JobContext;
 
 class Policy {
  public:

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "zeus/core/rng.h"
+#include "zeus/sim/job_context.h"
 #include "zeus/sim/policy.h"
 #include "zeus/sim/trace.h"
 #include "zeus/status.h"
@@ -39,6 +40,11 @@ struct SimulationOptions {
 
   // kInvalidArgument naming the field.
   Status Validate() const;
+  // The context of a simulation of `workload` under these options (eta,
+  // beta, seed). REQUIRES: `workload` outlives it.
+  JobContext ContextFor(const Workload& workload) const;
+  // num_recurrences, or DefaultRecurrences(workload) when it is 0.
+  int RecurrencesOf(const Workload& workload) const;
 };
 
 // 2 x |batch sizes| x |power limits| of `workload`, at most INT_MAX.
@@ -56,9 +62,13 @@ struct RunRecord {
   double cost = 0.0;
 };
 
-// Executes `plan` on `workload`: samples a seed run with `rng`, applies the
-// cost limit and JIT profiling. REQUIRES: the plan's configuration is in the
-// workload.
+// Executes `plan` on `job`'s workload: samples a seed run with `rng`, applies
+// the cost limit and JIT profiling, and prices the run at `job`'s eta. REQUIRES:
+// the plan's configuration is in the workload.
+RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng);
+// The same on `workload` at `eta`, for the policies' probes of a workload of
+// their own (src/sim/policies). New code passes a JobContext; this overload and
+// OracleRun's go once the policies do.
 RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta, Rng& rng);
 
 // Runs a sequentially recurring job under `policy`. Runs that never started
@@ -76,15 +86,17 @@ struct ExpectedRun {
   double time_s = 0.0;
   double cost = 0.0;
 };
+// Each prices the runs of `job`'s workload at `job`'s eta.
 // nullopt when no seed run of `batch_size` reaches the target or the power
 // limit is not in the trace.
-std::optional<ExpectedRun> Expected(const Workload& workload, int batch_size, int power_limit_w,
-                                    double eta);
+std::optional<ExpectedRun> Expected(const JobContext& job, int batch_size, int power_limit_w);
 // The default batch size at its maximum power limit. kFailedPrecondition when
 // no seed run of the default reaches the target.
-StatusOr<ExpectedRun> DefaultRun(const Workload& workload, double eta);
+StatusOr<ExpectedRun> DefaultRun(const JobContext& job);
 // The configuration with the least expected cost among those whose every seed
 // run reaches the target (any that reaches when none does).
+StatusOr<ExpectedRun> OracleRun(const JobContext& job);
+// OracleRun of `workload` at `eta`, for the policies (see ExecuteRun above).
 StatusOr<ExpectedRun> OracleRun(const Workload& workload, double eta);
 
 // How one simulation compares with the references.
@@ -111,8 +123,10 @@ struct SimulationSummary {
   ExpectedRun oracle_run;
 };
 
-StatusOr<SimulationSummary> Summarize(const Workload& workload, const std::vector<RunRecord>& runs,
-                                      int num_recurrences, double eta);
+// `runs` of a simulation of `job` against its default and oracle.
+// kInvalidArgument when there is no run or num_recurrences <= 0.
+StatusOr<SimulationSummary> Summarize(const JobContext& job, const std::vector<RunRecord>& runs,
+                                      int num_recurrences);
 
 }  // namespace zeus
 

@@ -98,6 +98,7 @@ class JsonFields {
                                           int64_t max = kMaxInt) const;
   StatusOr<std::vector<double>> DoubleArray(std::string_view field, double min = -kMaxDouble,
                                             double max = kMaxDouble) const;
+  StatusOr<std::vector<bool>> BoolArray(std::string_view field) const;
   // A required array, for callers that read its elements themselves.
   StatusOr<const nlohmann::json*> Array(std::string_view field) const;
   // A reader for the required object in `field`; its errors carry the path.

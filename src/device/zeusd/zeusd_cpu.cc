@@ -3,8 +3,6 @@
 #include <optional>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "zeus/util/json.h"
 
 #include "src/device/zeusd/zeusd_api.h"
@@ -35,7 +33,7 @@ class ZeusdCpu final : public Cpu {
     const std::string source = "zeusd at " + socket_path_ + ": " + target;
     // {"<index>": {"cpu_energy_uj": n | null, "dram_energy_uj": n | null}}
     StatusOr<uint64_t> energy_uj = [&]() -> StatusOr<uint64_t> {
-      ZEUS_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(body, source, JsonLimits{1 << 20, 4}));
+      ZEUS_ASSIGN_OR_RETURN(auto doc, ParseJson(body, source, JsonLimits{1 << 20, 4}));
       ZEUS_ASSIGN_OR_RETURN(JsonFields top, JsonFields::Of(doc, source));
       ZEUS_ASSIGN_OR_RETURN(JsonFields cpu, top.Object(std::to_string(index_)));
       const char* field = dram ? kDramEnergyUj : kCpuEnergyUj;
@@ -62,18 +60,12 @@ StatusOr<std::vector<std::unique_ptr<Cpu>>> OpenZeusdCpus(const std::string& soc
   // (the original's and ours) are read by others.
   StatusOr<std::vector<std::unique_ptr<Cpu>>> cpus =
       [&]() -> StatusOr<std::vector<std::unique_ptr<Cpu>>> {
-    ZEUS_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(body, source, JsonLimits{1 << 20, 8}));
+    ZEUS_ASSIGN_OR_RETURN(auto doc, ParseJson(body, source, JsonLimits{1 << 20, 8}));
     ZEUS_ASSIGN_OR_RETURN(JsonFields top, JsonFields::Of(doc, source));
     ZEUS_ASSIGN_OR_RETURN(std::vector<int64_t> ids, top.IntArray("cpu_ids", 0, 1 << 20));
     std::vector<bool> dram;
     if (top.Has("dram_available")) {
-      ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* flags, top.Array("dram_available"));
-      for (const nlohmann::json& flag : *flags) {
-        if (!flag.is_boolean()) {
-          return top.Error("dram_available", "expected true or false, got " + DescribeJson(flag));
-        }
-        dram.push_back(flag.get<bool>());
-      }
+      ZEUS_ASSIGN_OR_RETURN(dram, top.BoolArray("dram_available"));
     }
     std::vector<std::unique_ptr<Cpu>> out;
     for (size_t i = 0; i < ids.size(); ++i) {

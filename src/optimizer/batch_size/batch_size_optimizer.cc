@@ -297,8 +297,11 @@ GaussianTsConfig BatchSizeOptimizer::BanditConfig() const {
 bool BatchSizeOptimizer::exploring() const { return !explorer_.done(); }
 
 std::optional<int> BatchSizeOptimizer::SpeculativeSize() const {
-  // Without a bound a speculative run of a bad size runs to its end.
-  if (!EarlyStopThreshold().has_value()) return std::nullopt;
+  // Without early stopping a speculative run of a bad size runs to its end.
+  // Before any run has reached the target (the first wave) a speculative run
+  // has no bound yet; it is held to the exploration bound from its first
+  // report after a run has reached (bounds are read at report time).
+  if (!config_.beta.has_value()) return std::nullopt;
   for (int size : explorer_.Upcoming(SwarmKnobs::kSpeculationDepth)) {
     if (speculative_results_.count(size) > 0) continue;
     const bool out = std::any_of(in_flight_.begin(), in_flight_.end(), [size](const auto& entry) {

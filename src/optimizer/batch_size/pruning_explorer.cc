@@ -122,6 +122,9 @@ bool PruningExplorer::DirectionEarnedPatience() const {
 
 bool PruningExplorer::UpIsLikely() const {
   if (decisive_ratio_ <= 0) return true;
+  // The round's first step has not reported: nothing favours either
+  // direction yet.
+  if (!going_up_ && position_ == 0) return true;
   // Costs unimodal in the batch size: once a size below the start is cheaper
   // than the start, the optimum is not above it.
   return start_cost_.has_value() && best_cost_.has_value() && !(*best_cost_ < *start_cost_);

@@ -55,32 +55,50 @@ TEST(BatchSizeOptimizerSwarmTest, ConcurrentTrialsTakeTheWalksNextSizesUnderTheT
                             BatchSizeOptimizer::Create(SwarmConfig()));
   const Trial first = optimizer.NextTrial();
   EXPECT_EQ(first, (Trial{1, 64, TrialKind::kExploration}));
-  // Nothing has reached the target: no bound, so no speculation yet.
-  EXPECT_EQ(optimizer.NextTrial(), (Trial{2, 64, TrialKind::kConcurrent}));
-  ZEUS_ASSERT_OK(optimizer.ReportResult(2, 20.0, true));
-  // The walk's next sizes down (32, 16); the up direction only once the
-  // default's own step has reported and the down walk may not be decisive.
-  EXPECT_EQ(optimizer.NextTrial(), (Trial{3, 32, TrialKind::kSpeculative}));
+  // The first wave: the default's step has not reported, so both directions
+  // are open, interleaved nearest first (next down, first up, second down);
+  // nothing has reached the target, so nothing bounds them yet.
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{2, 32, TrialKind::kSpeculative}));
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{3, 128, TrialKind::kSpeculative}));
   EXPECT_EQ(optimizer.NextTrial(), (Trial{4, 16, TrialKind::kSpeculative}));
+  EXPECT_FALSE(optimizer.EarlyStopThreshold(2).has_value());
+  EXPECT_FALSE(optimizer.EarlyStopThreshold(3).has_value());
   EXPECT_EQ(optimizer.NextTrial(), (Trial{5, 64, TrialKind::kConcurrent}));
+  // A concurrent run of the default reaches first: from now on the
+  // speculative runs are held to the exploration bound at their next report.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(5, 20.0, true));
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(2), FrugalKnobs::kExplorationBeta * 20.0);
   EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(3), FrugalKnobs::kExplorationBeta * 20.0);
-  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(5), 40.0);
   // The default's own step reports last: 32 is in flight as a speculative
   // trial, so it becomes the walk's step; nothing is handed out twice.
   ZEUS_ASSERT_OK(optimizer.ReportResult(1, 20.5, true));
-  EXPECT_EQ(optimizer.in_flight().at(3).kind, TrialKind::kExploration);
-  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(3), FrugalKnobs::kExplorationBeta * 20.0);
-  // Next: 16 (out already), 128 (the up direction is open), 8.
-  EXPECT_EQ(optimizer.NextTrial(), (Trial{6, 128, TrialKind::kSpeculative}));
-  EXPECT_EQ(optimizer.NextTrial(), (Trial{7, 8, TrialKind::kSpeculative}));
-  EXPECT_EQ(optimizer.NextTrial(), (Trial{8, 64, TrialKind::kConcurrent}));
+  EXPECT_EQ(optimizer.in_flight().at(2).kind, TrialKind::kExploration);
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(2), FrugalKnobs::kExplorationBeta * 20.0);
+  // Next: 16 and 128 (out already), 8, then the best size known.
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{6, 8, TrialKind::kSpeculative}));
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{7, 64, TrialKind::kConcurrent}));
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(7), 40.0);
+
+  // Once the default's step has shown a smaller size cheaper, the up
+  // direction is no longer speculated on.
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer down, BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK(down.ReportResult(down.NextTrial().trial_number, 20.0, true));
+  EXPECT_EQ(down.NextTrial(), (Trial{2, 32, TrialKind::kExploration}));
+  EXPECT_EQ(down.NextTrial(), (Trial{3, 16, TrialKind::kSpeculative}));
+  EXPECT_EQ(down.NextTrial(), (Trial{4, 128, TrialKind::kSpeculative}));
+  ZEUS_ASSERT_OK(down.ReportResult(2, 15.0, true));
+  EXPECT_EQ(down.NextTrial(), (Trial{5, 8, TrialKind::kSpeculative}));
+  EXPECT_EQ(down.NextTrial(), (Trial{6, 32, TrialKind::kConcurrent}));
 
   BatchSizeOptimizerConfig off = SwarmConfig();
   off.beta.reset();
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer unbounded, BatchSizeOptimizer::Create(off));
-  ZEUS_ASSERT_OK(unbounded.ReportResult(unbounded.NextTrial().trial_number, 20.0, true));
   unbounded.NextTrial();
-  // Without early stopping nothing would bound a speculative run.
+  // Without early stopping nothing would bound a speculative run, in the
+  // first wave or later.
+  EXPECT_EQ(unbounded.NextTrial().kind, TrialKind::kConcurrent);
+  ZEUS_ASSERT_OK(unbounded.ReportResult(1, 20.0, true));
+  unbounded.NextTrial();
   EXPECT_EQ(unbounded.NextTrial().kind, TrialKind::kConcurrent);
 }
 
@@ -139,33 +157,34 @@ TEST(BatchSizeOptimizerSwarmTest, ASpeculativeRunTheWalkCanNoLongerReachStopsAtI
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
                             BatchSizeOptimizer::Create(SwarmConfig()));
   ASSERT_EQ(optimizer.NextTrial(), (Trial{1, 64, TrialKind::kExploration}));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{2, 64, TrialKind::kConcurrent}));
-  ZEUS_ASSERT_OK(optimizer.ReportResult(2, 20.0, true));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{3, 32, TrialKind::kSpeculative}));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{2, 32, TrialKind::kSpeculative}));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{3, 128, TrialKind::kSpeculative}));
   ASSERT_EQ(optimizer.NextTrial(), (Trial{4, 16, TrialKind::kSpeculative}));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{5, 64, TrialKind::kConcurrent}));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(5, 20.0, true));
   ZEUS_ASSERT_OK(optimizer.ReportResult(1, 20.5, true));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{5, 128, TrialKind::kSpeculative}));
+  ASSERT_EQ(optimizer.in_flight().at(2).kind, TrialKind::kExploration);
   ASSERT_EQ(optimizer.NextTrial(), (Trial{6, 8, TrialKind::kSpeculative}));
   const double exploration_bound = FrugalKnobs::kExplorationBeta * 20.0;
   // While the walk may still reach them, speculative runs keep the
   // exploration bound, the up direction's included.
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(3), exploration_bound);
   EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(4), exploration_bound);
-  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(5), exploration_bound);
   EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(6), exploration_bound);
   // 32's step fails: the down direction is over and the walk goes up to
   // 128, whose run becomes its step. 16 and 8 can no longer serve the walk
   // (one round) nor, being past a failure, likely be the best: stopped at
   // their next report.
-  ZEUS_ASSERT_OK(optimizer.ReportResult(3, 30.0, false));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(2, 30.0, false));
   ASSERT_TRUE(optimizer.exploring());
-  EXPECT_EQ(optimizer.in_flight().at(5).kind, TrialKind::kExploration);
-  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(5), exploration_bound);
+  EXPECT_EQ(optimizer.in_flight().at(3).kind, TrialKind::kExploration);
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(3), exploration_bound);
   EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(4), SwarmKnobs::kOrphanBeta * 20.0);
   EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(6), SwarmKnobs::kOrphanBeta * 20.0);
   EXPECT_LT(SwarmKnobs::kOrphanBeta, FrugalKnobs::kExplorationBeta);
   // Its stopped run is an observation, never a step of the walk.
   ZEUS_ASSERT_OK(optimizer.ReportResult(4, 0.5, false));
-  EXPECT_EQ(optimizer.in_flight().at(5).kind, TrialKind::kExploration);
+  EXPECT_EQ(optimizer.in_flight().at(3).kind, TrialKind::kExploration);
   EXPECT_TRUE(optimizer.exploring());
 }
 
@@ -218,6 +237,30 @@ std::vector<Trial> Scrambled(BatchSizeOptimizer& optimizer, int rounds) {
     trials.insert(trials.end(), batch.begin(), batch.end());
   }
   return trials;
+}
+
+TEST(BatchSizeOptimizerSwarmTest, StateRoundTripsMidFirstWave) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  optimizer.NextTrial();                     // 64, the walk's step
+  optimizer.NextTrial();                     // 32, speculative, unbounded
+  const Trial s128 = optimizer.NextTrial();  // speculative, reports first
+  optimizer.NextTrial();                     // 16, stays in flight
+  ASSERT_EQ(s128.batch_size, 128);
+  // 128 reports before anything has reached: no bound, its result waits.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(s128.trial_number, 35.0, true));
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(2), FrugalKnobs::kExplorationBeta * 35.0);
+  const nlohmann::json state = optimizer.ToJson();
+  ASSERT_TRUE(state.contains("speculative_results"));
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer loaded,
+                            BatchSizeOptimizer::FromJson(nlohmann::json::parse(state.dump())));
+  EXPECT_EQ(loaded.ToJson(), state);
+  for (BatchSizeOptimizer* o : {&optimizer, &loaded}) {
+    ZEUS_ASSERT_OK(o->ReportResult(4, 30.0, true));  // 16 before the step
+    ZEUS_ASSERT_OK(o->ReportResult(1, 20.0, true));  // the default's step
+  }
+  EXPECT_EQ(loaded.ToJson(), optimizer.ToJson());
+  EXPECT_EQ(Scrambled(loaded, 30), Scrambled(optimizer, 30));
 }
 
 TEST(BatchSizeOptimizerSwarmTest, StateRoundTripsMidSpeculationAndContinuesTheSameSequence) {

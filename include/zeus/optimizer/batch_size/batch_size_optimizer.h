@@ -73,7 +73,10 @@ enum class BatchSizePolicy {
   // cost, is the walk's failure there (a run that did not reach becomes a
   // censored arm bounded by its cost, as frugal's). When the walk reaches a
   // size whose speculative run is still out, that run becomes the walk's
-  // step. With one trial at a time it hands out exactly frugal's sequence.
+  // step. Speculation starts with the first wave: while the default's own
+  // step is in flight, both directions are speculated on, unbounded until a
+  // run has reached the target. With one trial at a time it hands out
+  // exactly frugal's sequence.
   kSwarm,
 };
 

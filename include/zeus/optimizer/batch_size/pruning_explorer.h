@@ -89,9 +89,11 @@ class PruningExplorer {
   // Whether the up direction can be skipped (see decisive_ratio above).
   bool DownWasDecisive() const;
   // Whether Upcoming() lists the up direction while walking down: always
-  // without a decisive ratio; with one, once the round's first run reached
-  // the target and no smaller size has been cheaper than it (with costs
-  // unimodal in the batch size, the optimum is then not above the start).
+  // without a decisive ratio; with one, while the round's first step has not
+  // reported (nothing favours either direction yet), and after it once it
+  // reached the target and no smaller size has been cheaper than it (with
+  // costs unimodal in the batch size, the optimum is then not above the
+  // start).
   bool UpIsLikely() const;
   // Whether the current direction ends only after `direction_patience`
   // failures in a row (see above).
