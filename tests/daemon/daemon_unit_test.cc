@@ -22,10 +22,10 @@
 
 #include "zeus/daemon/token.h"
 #include "zeus/device/fake.h"
+#include "zeus/http/peer.h"
 #include "zeus/util/file.h"
 
 #include "src/daemon/lease_table.h"
-#include "src/daemon/peer.h"
 #include "src/daemon/power_stream.h"
 #include "src/daemon/routes.h"
 #include "src/daemon/single_instance.h"
