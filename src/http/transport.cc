@@ -1,7 +1,6 @@
 #include "zeus/http/transport.h"
 
 #include <malloc.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +26,8 @@
 #include <sys/stat.h>
 
 #include "zeus/http/query.h"
+
+#include "src/http/worker_pool.h"
 
 namespace zeus {
 
@@ -60,79 +61,6 @@ constexpr std::chrono::milliseconds kMaxDrain{2000};
 constexpr size_t kLargeAnswerBytes = 64 * 1024;
 constexpr size_t kTrimAfterBytes = 1 << 20;
 constexpr std::chrono::seconds kTrimPeriod{1};
-
-// Gives each calling thread an alternate signal stack, once, so that a
-// handler of SIGSEGV can run after the thread overflowed its stack.
-void EnsureAlternateSignalStack() {
-  struct AltStack {
-    std::vector<char> memory;
-    AltStack() : memory(std::max<size_t>(SIGSTKSZ, 64 * 1024)) {
-      stack_t stack{};
-      stack.ss_sp = memory.data();
-      stack.ss_size = memory.size();
-      if (sigaltstack(&stack, nullptr) != 0) memory.clear();
-    }
-    ~AltStack() {
-      if (memory.empty()) return;
-      stack_t off{};
-      off.ss_flags = SS_DISABLE;
-      sigaltstack(&off, nullptr);
-    }
-  };
-  thread_local AltStack alt_stack;
-}
-
-// A fixed set of threads running posted tasks in order of posting.
-class WorkerPool {
- public:
-  explicit WorkerPool(int threads) {
-    for (int i = 0; i < threads; ++i) {
-      threads_.emplace_back([this] {
-        EnsureAlternateSignalStack();
-        Run();
-      });
-    }
-  }
-  ~WorkerPool() { Stop(); }
-
-  void Post(std::function<void()> task) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    queue_.push_back(std::move(task));
-    ready_.notify_one();
-  }
-  // Runs what was posted, then joins.
-  void Stop() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-      ready_.notify_all();
-    }
-    for (std::thread& t : threads_) {
-      if (t.joinable()) t.join();
-    }
-  }
-
- private:
-  void Run() {
-    while (true) {
-      std::function<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        task = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      task();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::function<void()>> queue_;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
-};
 
 // Method, target, path (percent-decoded when `decode_path`), query and
 // headers of a parsed request head.
@@ -173,6 +101,8 @@ class ConnectionBase {
 }  // namespace transport_detail
 
 using namespace transport_detail;  // NOLINT(build/namespaces): this file's own helpers.
+using http_internal::EnsureAlternateSignalStack;
+using http_internal::WorkerPool;
 
 struct HttpTransport::Impl {
   HttpTransportOptions options;
