@@ -7,10 +7,6 @@
 #ifndef ZEUS_TESTS_SERVER_EQUIVALENCE_UTIL_H_
 #define ZEUS_TESTS_SERVER_EQUIVALENCE_UTIL_H_
 
-// cpp-httplib only for group_equivalence_test.cc (helper groups4's file),
-// until it takes http() instead of client(): see client() below.
-#include <httplib.h>
-
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -137,18 +133,9 @@ class SqliteServerWithWorkloads {
   }
 
   bool ok() const { return client_ != nullptr; }
-  // REQUIRES: ok() (for the three).
+  // REQUIRES: ok() (for both).
   const std::vector<Workload>& workloads() const { return workloads_; }
   TestClient& http() { return *client_; }
-  // The same server through cpp-httplib: only group_equivalence_test.cc still
-  // calls it. To be deleted, with <httplib.h> and Send(httplib::Client&) below,
-  // once that file says `TestClient& client = setup.http();`.
-  httplib::Client& client() {
-    if (httplib_client_ == nullptr) {
-      httplib_client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
-    }
-    return *httplib_client_;
-  }
 
  private:
   TempDir dir_;
@@ -156,31 +143,7 @@ class SqliteServerWithWorkloads {
   std::vector<Workload> workloads_;
   std::unique_ptr<TestServer> server_;
   std::unique_ptr<TestClient> client_;
-  std::unique_ptr<httplib::Client> httplib_client_;
 };
-
-// Send() through SqliteServerWithWorkloads::client() (see there).
-inline HttpReply Send(httplib::Client& client, const std::string& method, const std::string& path,
-                      const std::string& body = "") {
-  httplib::Result result(nullptr, httplib::Error::Unknown);
-  if (method == "GET") {
-    result = client.Get(path.c_str());
-  } else if (method == "POST") {
-    result = client.Post(path.c_str(), body, "application/json");
-  }
-  HttpReply reply;
-  if (!result) {
-    reply.status = -1;
-    reply.raw = httplib::to_string(result.error());
-    return reply;
-  }
-  reply.status = result->status;
-  for (const auto& [name, value] : result->headers) reply.headers.emplace_back(name, value);
-  reply.raw = result->body;
-  reply.body = nlohmann::json::parse(result->body, nullptr, false);
-  if (reply.body.is_discarded()) reply.body = nullptr;
-  return reply;
-}
 
 // The registration body of job `job_id` (id prefix `prefix`) for `workload`
 // with `policy_name` and `seed`.
@@ -220,10 +183,8 @@ inline nlohmann::json FinalReport(const nlohmann::json& trial, const RunPlan& pl
 // Reports the trial `trial` at its plan's cost limit, when it has one, and
 // expects the server not to stop it. Returns the answer, or nothing when the
 // plan has no positive limit.
-// `Client`: TestClient (or httplib::Client, see above).
-template <typename Client>
-std::optional<HttpReply> ProbeAtBound(Client& client, const nlohmann::json& trial,
-                                      const RunPlan& plan) {
+inline std::optional<HttpReply> ProbeAtBound(TestClient& client, const nlohmann::json& trial,
+                                             const RunPlan& plan) {
   if (!plan.cost_limit.has_value() || *plan.cost_limit <= 0) return std::nullopt;
   nlohmann::json probe = trial;
   probe["time"] = 0.0;

@@ -43,7 +43,7 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
   Compared compared;
   SqliteServerWithWorkloads setup;
   if (!setup.ok()) return compared;
-  httplib::Client& client = setup.client();
+  TestClient& client = setup.http();
 
   const std::vector<SimulatedJob> jobs = SimulateGroups(setup.workloads(), policy_name, seed);
   for (const SimulatedJob& simulated : jobs) {
