@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config git ca-certificates
   clang-format-14 clang-14 libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libsqlite3-dev libpq-dev postgresql
   libboost-dev
   libssl-dev

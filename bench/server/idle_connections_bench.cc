@@ -53,7 +53,9 @@ using bench::Clock;
 using bench::DriveJob;
 using bench::JobBody;
 using bench::JobLatencies;
+using bench::LoopbackUrl;
 using bench::Percentile;
+using bench::PostJson;
 using bench::Server;
 
 constexpr int kJobs = 64;
@@ -133,11 +135,11 @@ void RunIdleBenchmark(benchmark::State& state, const std::string& url) {
     state.SkipWithError(server.error().c_str());
     return;
   }
-  httplib::Client admin("127.0.0.1", server.port());
+  HttpClient admin;
   for (int i = 0; i < kJobs; ++i) {
-    auto reply =
-        admin.Post("/jobs", JobBody("bench-" + std::to_string(i)).dump(), "application/json");
-    if (!reply || (reply->status != 201 && reply->status != 200)) {
+    StatusOr<HttpClientResponse> reply = PostJson(admin, LoopbackUrl(server.port()) + "/jobs",
+                                                  JobBody("bench-" + std::to_string(i)).dump());
+    if (!reply.ok() || (reply->status != 201 && reply->status != 200)) {
       state.SkipWithError("registering a job failed");
       return;
     }

@@ -7,7 +7,6 @@
 #ifndef ZEUS_BENCH_SERVER_JOB_DRIVER_H_
 #define ZEUS_BENCH_SERVER_JOB_DRIVER_H_
 
-#include <httplib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,8 @@
 
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
+
+#include "zeus/http/client.h"
 
 namespace zeus::bench {
 
@@ -36,6 +37,15 @@ inline json JobBody(const std::string& job_id) {
               {"max_power", 300.0},
               {"number_of_gpus", 1},
               {"gpu_model", "A40"}};
+}
+
+// "http://127.0.0.1:<port>".
+inline std::string LoopbackUrl(int port) { return "http://127.0.0.1:" + std::to_string(port); }
+
+// POST `body` as application/json to `url`.
+inline StatusOr<HttpClientResponse> PostJson(HttpClient& client, const std::string& url,
+                                             const std::string& body) {
+  return client.Send({"POST", url, {{"Content-Type", "application/json"}}, body});
 }
 
 inline double Percentile(std::vector<double>& values, double q) {
@@ -76,17 +86,18 @@ class Pacer {
 // after b / 32 + 1 epochs; larger batches cost more energy per epoch.
 inline void DriveJob(int port, const std::string& job_id, Clock::duration interval,
                      Clock::duration phase, Clock::time_point deadline, JobLatencies* out) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_keep_alive(true);
-  client.set_tcp_nodelay(true);
-  client.Get("/health");  // Connect before the measurement.
+  // Kept-alive connection; HttpClient sets TCP_NODELAY.
+  HttpClient client;
+  const std::string base = LoopbackUrl(port);
+  (void)client.Get(base + "/health");  // Connect before the measurement.
   Pacer pacer(interval, phase);
-  const std::string next_path = "/jobs/batch_size?job_id=" + job_id;
+  const std::string next_url = base + "/jobs/batch_size?job_id=" + job_id;
+  const std::string report_url = base + "/report";
   while (Clock::now() < deadline) {
     auto start = pacer.Wait();
-    auto trial = client.Get(next_path.c_str());
+    StatusOr<HttpClientResponse> trial = client.Get(next_url);
     out->next_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-    if (!trial || trial->status != 200) {
+    if (!trial.ok() || trial->status != 200) {
       ++out->errors;
       continue;
     }
@@ -99,10 +110,10 @@ inline void DriveJob(int port, const std::string& job_id, Clock::duration interv
       report["metric"] = epoch >= converge_epoch ? 0.9 : 0.1;
       report["current_epoch"] = epoch;
       start = pacer.Wait();
-      auto answer = client.Post("/report", report.dump(), "application/json");
+      StatusOr<HttpClientResponse> answer = PostJson(client, report_url, report.dump());
       out->report_ms.push_back(
           std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-      if (!answer || answer->status != 200) {
+      if (!answer.ok() || answer->status != 200) {
         ++out->errors;
         break;
       }

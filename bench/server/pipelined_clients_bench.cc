@@ -38,7 +38,9 @@ namespace zeus {
 namespace {
 
 using bench::Clock;
+using bench::LoopbackUrl;
 using bench::Percentile;
+using bench::PostJson;
 using bench::Server;
 using nlohmann::json;
 
@@ -121,14 +123,17 @@ void RunPipelinedBenchmark(benchmark::State& state, const std::string& url) {
     state.SkipWithError(server.error().c_str());
     return;
   }
-  httplib::Client admin("127.0.0.1", server.port());
-  admin.set_read_timeout(60, 0);
-  auto oversize = admin.Post("/jobs", WideJob("huge-1", 100'000).dump(), "application/json");
-  const bool oversize_refused = oversize && oversize->status == 422;
+  HttpClientOptions admin_options;
+  admin_options.timeout_s = 60;
+  HttpClient admin(admin_options);
+  const std::string jobs_url = LoopbackUrl(server.port()) + "/jobs";
+  StatusOr<HttpClientResponse> oversize =
+      PostJson(admin, jobs_url, WideJob("huge-1", 100'000).dump());
+  const bool oversize_refused = oversize.ok() && oversize->status == 422;
   for (int i = 0; i < kJobs; ++i) {
-    auto reply = admin.Post("/jobs", WideJob("wide-" + std::to_string(i), kBatchSizes).dump(),
-                            "application/json");
-    if (!reply || (reply->status != 201 && reply->status != 200)) {
+    StatusOr<HttpClientResponse> reply =
+        PostJson(admin, jobs_url, WideJob("wide-" + std::to_string(i), kBatchSizes).dump());
+    if (!reply.ok() || (reply->status != 201 && reply->status != 200)) {
       state.SkipWithError("registering a job failed");
       return;
     }
@@ -145,13 +150,16 @@ void RunPipelinedBenchmark(benchmark::State& state, const std::string& url) {
     for (int i = 0; i < kClients; ++i) {
       clients.emplace_back(PipelineWithoutReading, server.port(), i, deadline, &sent);
     }
-    httplib::Client health("127.0.0.1", server.port());
-    health.set_read_timeout(30, 0);
+    HttpClientOptions health_options;
+    health_options.timeout_s = 30;
+    health_options.keep_alive = false;  // As before: a connection per probe.
+    HttpClient health(health_options);
+    const std::string health_url = LoopbackUrl(server.port()) + "/health";
     while (Clock::now() < deadline) {
       const auto begin = Clock::now();
-      auto reply = health.Get("/health");
+      StatusOr<HttpClientResponse> reply = health.Get(health_url);
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
-      if (!reply || reply->status != 200) ++health_failures;
+      if (!reply.ok() || reply->status != 200) ++health_failures;
       health_ms.push_back(ms);
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

@@ -8,7 +8,6 @@
 //   ZEUS_BENCH_POSTGRES_URL=postgresql://... server_bench   adds PostgreSQL
 //     (tests/server/postgres_cluster.sh start DIR writes such a URL to DIR/url)
 
-#include <httplib.h>
 #include <unistd.h>
 
 #include <algorithm>

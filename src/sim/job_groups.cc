@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <optional>
 
 #include "zeus/core/rng.h"
 #include "zeus/util/csv.h"
@@ -143,7 +144,45 @@ struct InFlight {
   // The generator before the run's outcome was drawn: a replay under a
   // tighter bound draws the same epochs.
   Rng rng_before;
+  // Its submission's duration (a retry lasts as long, even when this run
+  // was stopped early).
+  double duration_s = 0.0;
+  // Stopped when a tighter bound found it already past it: its outcome is
+  // what it had spent by then, and its report replays nothing.
+  bool stopped_early = false;
 };
+
+// Whether bound `limit` is tighter than `current` (no value: no bound).
+bool Tighter(const std::optional<double>& limit, const std::optional<double>& current) {
+  return limit.has_value() && (!current.has_value() || *limit < *current);
+}
+
+// Holds in-flight `run` to the bound `policy` now gives it, at time `now_s`,
+// as `zeus serve` does at the run's next report: when the bound is tighter
+// than the one it runs under and the cost it has accrued so far (its cost
+// spread evenly over its duration) already reaches it, the run stops at
+// `now_s` having spent that (not reached, stopped_early); otherwise it goes
+// on under the tighter bound (replayed with the same draw of epochs). A run
+// that has not started yet (or could not) spends nothing and is replayed.
+void TightenInFlight(const JobContext& job, const Policy& policy, double now_s, InFlight& run) {
+  const std::optional<double> limit = policy.CostLimitAtReport(run.plan);
+  if (!Tighter(limit, run.plan.cost_limit)) return;
+  run.plan.cost_limit = limit;
+  const double span_s = run.end_time_s - run.start_time_s;
+  const double fraction =
+      span_s > 0.0 ? std::clamp((now_s - run.start_time_s) / span_s, 0.0, 1.0) : 0.0;
+  if (run.outcome.ran && fraction > 0.0 && run.outcome.cost * fraction >= *limit) {
+    run.outcome.energy_j *= fraction;
+    run.outcome.time_s *= fraction;
+    run.outcome.cost *= fraction;
+    run.outcome.reached = false;
+    run.end_time_s = now_s;
+    run.stopped_early = true;
+    return;
+  }
+  Rng replay = run.rng_before;
+  run.outcome = ExecuteRun(job, run.plan, replay);
+}
 
 }  // namespace
 
@@ -180,6 +219,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     run.submission = submission;
     run.tries = tries;
     run.runtime_ratio = ratio;
+    run.duration_s = end_s - start_s;
     running.push_back(run);
   };
   // Finishes every run that ends by `now`, earliest first; retries start at
@@ -194,13 +234,17 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       running.erase(next);
       // Held to the bound in force when it reports (Policy::CostLimitAtReport).
       const std::optional<double> limit = policy.CostLimitAtReport(done.plan);
-      if (limit.has_value() &&
-          (!done.plan.cost_limit.has_value() || *limit < *done.plan.cost_limit)) {
+      if (!done.stopped_early && Tighter(limit, done.plan.cost_limit)) {
         done.plan.cost_limit = limit;
         Rng replay = done.rng_before;
         done.outcome = ExecuteRun(job, done.plan, replay);
       }
       ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, done.outcome));
+      // The report may tighten the bound of runs still in flight, as the
+      // server's next per-epoch report of each would see it.
+      for (InFlight& run : running) {
+        if (!run.stopped_early) TightenInFlight(job, policy, done.end_time_s, run);
+      }
       if (done.outcome.ran) {
         GroupRunRecord record;
         record.run = {done.submission,
@@ -215,8 +259,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
         records.push_back(record);
       }
       if (!done.outcome.reached && done.tries < options.max_tries) {
-        const double duration_s = done.end_time_s - done.start_time_s;
-        launch(done.submission, done.tries + 1, done.end_time_s, done.end_time_s + duration_s,
+        launch(done.submission, done.tries + 1, done.end_time_s, done.end_time_s + done.duration_s,
                done.runtime_ratio);
       }
     }

@@ -3,12 +3,15 @@
 
 #include "zeus/fetch/trace_download.h"
 
-#include <httplib.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -21,6 +24,7 @@
 #include "zeus/sim/trace_source.h"
 #include "zeus/util/file.h"
 
+#include "tests/testing/raw_socket.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -28,34 +32,32 @@ namespace {
 
 std::string BundledTraces() { return zeus::testing::DataDir() + "/traces/zeus-nsdi23"; }
 
-// Serves a directory (and optionally corrupts one file) on a free loopback port.
+// Serves a directory (and optionally corrupts one file) on a free loopback
+// port: GET /trace/<name> answers the file (404 when there is none), GET
+// /moved/<name> redirects (302) to /trace/<name>. One request per connection
+// (every answer says Connection: close), served in turn by one thread.
 class LoopbackTraceServer {
  public:
-  LoopbackTraceServer(std::string dir, std::string corrupt = "") : dir_(std::move(dir)) {
-    server_.Get(R"(/trace/([A-Za-z0-9_.\-]+))",
-                [this, corrupt](const httplib::Request& req, httplib::Response& res) {
-                  ++requests_;
-                  const std::string name = req.matches[1];
-                  StatusOr<std::string> body = ReadFileToString(dir_ + "/" + name);
-                  if (!body.ok()) {
-                    res.status = 404;
-                    return;
-                  }
-                  std::string data = *body;
-                  if (name == corrupt) data[data.size() / 2] ^= 1;
-                  res.set_content(data, "text/csv");
-                });
-    // /moved/<name> redirects to /trace/<name>.
-    server_.Get(R"(/moved/([A-Za-z0-9_.\-]+))",
-                [](const httplib::Request& req, httplib::Response& res) {
-                  res.set_redirect("/trace/" + std::string(req.matches[1]), 302);
-                });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  LoopbackTraceServer(std::string dir, std::string corrupt = "")
+      : dir_(std::move(dir)), corrupt_(std::move(corrupt)) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(addr);
+    if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        listen(listen_fd_, 16) != 0 ||
+        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
+      ADD_FAILURE() << "cannot listen on 127.0.0.1";
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
   }
   ~LoopbackTraceServer() {
-    server_.stop();
-    thread_.join();
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    if (listen_fd_ >= 0) close(listen_fd_);
   }
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/trace"; }
   std::string moved_url(const std::string& name) const {
@@ -64,9 +66,70 @@ class LoopbackTraceServer {
   int requests() const { return requests_; }
 
  private:
+  void Serve() {
+    while (!stop_) {
+      pollfd ready{listen_fd_, POLLIN, 0};
+      if (poll(&ready, 1, 20) <= 0) continue;
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      std::string head;
+      char buffer[4096];
+      while (head.find("\r\n\r\n") == std::string::npos) {
+        pollfd readable{fd, POLLIN, 0};
+        if (poll(&readable, 1, 5000) <= 0) break;
+        const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+        if (n <= 0) break;
+        head.append(buffer, static_cast<size_t>(n));
+        if (std::isupper(static_cast<unsigned char>(head[0])) == 0) break;  // Not HTTP (TLS).
+      }
+      testing::SendAll(fd, Answer(head));
+      close(fd);
+    }
+  }
+
+  // The whole answer to the request whose head is `head`.
+  std::string Answer(const std::string& head) {
+    const std::string get = "GET ";
+    const size_t target_end = head.find(' ', get.size());
+    const std::string target = head.rfind(get, 0) == 0 && target_end != std::string::npos
+                                   ? head.substr(get.size(), target_end - get.size())
+                                   : "";
+    const std::string trace = "/trace/", moved = "/moved/";
+    if (target.rfind(trace, 0) == 0 && IsFileName(target.substr(trace.size()))) {
+      ++requests_;
+      const std::string name = target.substr(trace.size());
+      StatusOr<std::string> body = ReadFileToString(dir_ + "/" + name);
+      if (!body.ok()) return Reply("404 Not Found", "", "");
+      std::string data = *body;
+      if (name == corrupt_) data[data.size() / 2] ^= 1;
+      return Reply("200 OK", "Content-Type: text/csv\r\n", data);
+    }
+    if (target.rfind(moved, 0) == 0 && IsFileName(target.substr(moved.size()))) {
+      return Reply("302 Found", "Location: /trace/" + target.substr(moved.size()) + "\r\n", "");
+    }
+    return Reply("404 Not Found", "", "");
+  }
+
+  static bool IsFileName(const std::string& name) {
+    if (name.empty()) return false;
+    for (unsigned char c : name) {
+      if (std::isalnum(c) == 0 && c != '_' && c != '.' && c != '-') return false;
+    }
+    return true;
+  }
+
+  static std::string Reply(const std::string& status, const std::string& fields,
+                           const std::string& body) {
+    return "HTTP/1.1 " + status + "\r\n" + fields +
+           "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
+           body;
+  }
+
   std::string dir_;
-  httplib::Server server_;
+  std::string corrupt_;
+  int listen_fd_ = -1;
   int port_ = 0;
+  std::atomic<bool> stop_{false};
   std::thread thread_;
   std::atomic<int> requests_{0};
 };
@@ -166,8 +229,8 @@ TEST(TraceDownloadTest, FetchUrlNamesBadUrlsAndHttpErrors) {
   EXPECT_NE(missing.status().message().find("HTTP 404"), std::string::npos) << missing.status();
   ZEUS_ASSERT_OK_AND_ASSIGN(std::string jobs, FetchUrl(server.base_url() + "/jobs.csv"));
   EXPECT_EQ(jobs, BundledJobsCsv());
-  // Debian's cpp-httplib is built with OpenSSL: https:// is a real TLS
-  // attempt (failing here, against a plain-HTTP server), not a bad URL.
+  // The client speaks TLS: https:// is a real TLS attempt (failing here,
+  // against a plain-HTTP server), not a bad URL.
   const std::string tls_url = "https://" + server.base_url().substr(7) + "/jobs.csv";
   StatusOr<std::string> tls = FetchUrl(tls_url);
   EXPECT_EQ(tls.status().code(), StatusCode::kUnavailable) << tls.status();

@@ -61,8 +61,9 @@ Server* StartServer() {
 // Content-Length bytes of body (at most 1 MiB). An empty string when it
 // cannot connect or nothing arrives within `first_byte_ms` (an incomplete
 // request: the server is still waiting for the rest). The connection is not
-// half-closed after sending: cpp-httplib drops the answer to a client whose
-// read side is at EOF, so a half-closed client would never see one.
+// half-closed after sending: a server may drop the answer to a client whose
+// read side is at EOF (the first one of Zeus did), and the fuzzer would
+// never see it.
 std::string Exchange(int port, std::string_view request, int first_byte_ms) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) Fail("socket() failed");

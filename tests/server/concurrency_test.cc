@@ -33,7 +33,7 @@ TEST_P(ConcurrencyTest, ThirtyTwoClientsOnOneJobGetUniqueTrialsAndEachResultCoun
   json job = JobBody("conc-1", 7);
   job["num_pruning_rounds"] = 0;  // Every batch size is an arm: all observations visible.
   {
-    httplib::Client client("127.0.0.1", first.port());
+    TestClient client(first.port());
     ASSERT_EQ(Send(client, "POST", "/jobs", job.dump()).status, 201);
   }
 
@@ -44,7 +44,7 @@ TEST_P(ConcurrencyTest, ThirtyTwoClientsOnOneJobGetUniqueTrialsAndEachResultCoun
   std::vector<std::thread> threads;
   for (int i = 0; i < kClients; ++i) {
     threads.emplace_back([&, i] {
-      httplib::Client client("127.0.0.1", (i % 2 == 0 ? first : second).port());
+      TestClient client((i % 2 == 0 ? first : second).port());
       // Start together: every client connected and ready.
       waiting.fetch_sub(1);
       while (waiting.load() > 0) std::this_thread::yield();
@@ -82,7 +82,7 @@ TEST_P(ConcurrencyTest, ThirtyTwoClientsOnOneJobGetUniqueTrialsAndEachResultCoun
   EXPECT_EQ(*unique.begin(), 1);
   EXPECT_EQ(*unique.rbegin(), kClients);
 
-  httplib::Client client("127.0.0.1", second.port());
+  TestClient client(second.port());
   HttpReply trials = Send(client, "GET", "/trials?job_id=conc-1");
   ASSERT_EQ(trials.status, 200);
   ASSERT_EQ(trials.body["trials"].size(), static_cast<size_t>(kClients));

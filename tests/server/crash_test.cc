@@ -133,7 +133,7 @@ TEST_P(CrashTest, SigkillAtRandomPointsLosesNoResultAndCountsNoneTwice) {
   EXPECT_GE(kills.load(), 20) << "the server was hardly killed; the test proves little";
   std::printf("zeus serve was killed %d times during %d recurrences\n", kills.load(), recurrences);
 
-  httplib::Client http("127.0.0.1", port);
+  TestClient http(port);
   // Every trial, page by page (at most 1000 per answer).
   json all_trials = json::array();
   for (std::string after = "0"; !after.empty();) {

@@ -546,17 +546,17 @@ class DashboardHttpTest : public ::testing::Test {
     server_ =
         std::make_unique<TestServer>(NewDatabaseUrl(Backend::kSqlite, dir_, &skip_reason), options);
     ASSERT_TRUE(server_->ok()) << server_->error();
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_ = std::make_unique<TestClient>(server_->port());
     ZEUS_ASSERT_OK(SeedJob(server_->service(), "bert-a", 3));
   }
 
   TempDir dir_;
   std::unique_ptr<TestServer> server_;
-  std::unique_ptr<httplib::Client> client_;
+  std::unique_ptr<TestClient> client_;
 };
 
 TEST_F(DashboardHttpTest, CookieOpensTheDashboardButNeverTheApi) {
-  const httplib::Headers cookie = {{"Cookie", "zeus_token=73336372657420746f6b656e3b3d25"}};
+  const HttpClientFields cookie = {{"Cookie", "zeus_token=73336372657420746f6b656e3b3d25"}};
   HttpReply page = Send(*client_, "GET", "/?job=bert-a", "", cookie);
   EXPECT_EQ(page.status, 200) << page.raw;
   EXPECT_THAT(page.raw, HasSubstr("<canvas id=\"belief-chart\""));
@@ -567,30 +567,31 @@ TEST_F(DashboardHttpTest, CookieOpensTheDashboardButNeverTheApi) {
   EXPECT_EQ(Send(*client_, "GET", "/jobs", "", cookie).status, 401);
   EXPECT_EQ(Send(*client_, "DELETE", "/jobs?job_id=bert-a", "", cookie).status, 401);
   EXPECT_EQ(Send(*client_, "GET", "/dashboard/api/jobs").status, 401);
-  const httplib::Headers bearer = {{"Authorization", std::string("Bearer ") + kToken}};
+  const HttpClientFields bearer = {{"Authorization", std::string("Bearer ") + kToken}};
   EXPECT_EQ(Send(*client_, "GET", "/dashboard/api/jobs", "", bearer).status, 200);
 }
 
 TEST_F(DashboardHttpTest, PercentEncodedJobIdsReachTheHandlerDecoded) {
   ZEUS_ASSERT_OK(SeedJob(server_->service(), "odd-a b/c?d", 1));
-  const httplib::Headers bearer = {{"Authorization", std::string("Bearer ") + kToken}};
+  const HttpClientFields bearer = {{"Authorization", std::string("Bearer ") + kToken}};
   HttpReply detail = Send(*client_, "GET", "/dashboard/api/jobs/odd-a%20b%2Fc%3Fd", "", bearer);
   ASSERT_EQ(detail.status, 200) << detail.raw;
   EXPECT_EQ(detail.body["job_id"], "odd-a b/c?d");
 }
 
 TEST_F(DashboardHttpTest, SignInRedirectsWithTheCookieAndWritesAre405) {
-  httplib::Headers none;
-  auto signin = client_->Get("/?token=s3cret%20token%3B%3D%25", none);
-  ASSERT_TRUE(signin);
+  StatusOr<HttpClientResponse> signin =
+      client_->http().Get(client_->base_url() + "/?token=s3cret%20token%3B%3D%25");
+  ASSERT_TRUE(signin.ok()) << signin.status();
   EXPECT_EQ(signin->status, 303);
-  EXPECT_EQ(signin->get_header_value("Location"), "/");
-  EXPECT_THAT(signin->get_header_value("Set-Cookie"), HasSubstr("HttpOnly"));
+  EXPECT_EQ(signin->Header("Location"), "/");
+  EXPECT_THAT(signin->Header("Set-Cookie"), HasSubstr("HttpOnly"));
   HttpReply post = Send(*client_, "POST", "/", "{}");
   EXPECT_EQ(post.status, 405);
-  EXPECT_EQ(post.headers.find("Allow")->second, "GET, HEAD");
-  auto head = client_->Head("/dashboard/static/dashboard.js");
-  ASSERT_TRUE(head);
+  EXPECT_EQ(post.Header("Allow"), "GET, HEAD");
+  StatusOr<HttpClientResponse> head = client_->http().Send(
+      {"HEAD", client_->base_url() + "/dashboard/static/dashboard.js", {}, ""});
+  ASSERT_TRUE(head.ok()) << head.status();
   EXPECT_EQ(head->status, 200);
   EXPECT_TRUE(head->body.empty());
   EXPECT_EQ(Send(*client_, "GET", "/health").status, 200);

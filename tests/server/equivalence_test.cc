@@ -56,7 +56,7 @@ Compared CompareWithSimulator(const std::string& policy_name, const std::vector<
   Compared compared;
   SqliteServerWithWorkloads setup;
   if (!setup.ok()) return compared;
-  httplib::Client& client = setup.client();
+  TestClient& client = setup.http();
 
   for (const Workload& workload : setup.workloads()) {
     for (uint64_t seed : seeds) {

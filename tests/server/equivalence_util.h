@@ -7,8 +7,6 @@
 #ifndef ZEUS_TESTS_SERVER_EQUIVALENCE_UTIL_H_
 #define ZEUS_TESTS_SERVER_EQUIVALENCE_UTIL_H_
 
-#include <httplib.h>
-
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -131,20 +129,20 @@ class SqliteServerWithWorkloads {
     workloads_ = std::move(*workloads);
     server_ = std::make_unique<TestServer>(NewDatabaseUrl(Backend::kSqlite, dir_, &skip_reason_));
     EXPECT_TRUE(server_->ok()) << server_->error();
-    if (server_->ok()) client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    if (server_->ok()) client_ = std::make_unique<TestClient>(server_->port());
   }
 
   bool ok() const { return client_ != nullptr; }
   // REQUIRES: ok() (for both).
   const std::vector<Workload>& workloads() const { return workloads_; }
-  httplib::Client& client() { return *client_; }
+  TestClient& http() { return *client_; }
 
  private:
   TempDir dir_;
   std::string skip_reason_;
   std::vector<Workload> workloads_;
   std::unique_ptr<TestServer> server_;
-  std::unique_ptr<httplib::Client> client_;
+  std::unique_ptr<TestClient> client_;
 };
 
 // The registration body of job `job_id` (id prefix `prefix`) for `workload`
@@ -185,7 +183,7 @@ inline nlohmann::json FinalReport(const nlohmann::json& trial, const RunPlan& pl
 // Reports the trial `trial` at its plan's cost limit, when it has one, and
 // expects the server not to stop it. Returns the answer, or nothing when the
 // plan has no positive limit.
-inline std::optional<HttpReply> ProbeAtBound(httplib::Client& client, const nlohmann::json& trial,
+inline std::optional<HttpReply> ProbeAtBound(TestClient& client, const nlohmann::json& trial,
                                              const RunPlan& plan) {
   if (!plan.cost_limit.has_value() || *plan.cost_limit <= 0) return std::nullopt;
   nlohmann::json probe = trial;

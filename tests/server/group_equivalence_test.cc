@@ -33,13 +33,17 @@ struct Compared {
   // Trials handed out at another size than the default before the job's
   // first report (swarm's first wave of speculative trials).
   int first_wave_probes = 0;
+  // Trials the simulator stopped mid-run, when a report tightened their
+  // bound below what they had already spent; the server stopped each at
+  // that cost.
+  int stopped_mid_run = 0;
 };
 
 Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t seed) {
   Compared compared;
   SqliteServerWithWorkloads setup;
   if (!setup.ok()) return compared;
-  httplib::Client& client = setup.client();
+  TestClient& client = setup.http();
 
   const std::vector<SimulatedJob> jobs = SimulateGroups(setup.workloads(), policy_name, seed);
   for (const SimulatedJob& simulated : jobs) {
@@ -82,11 +86,22 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
       // The outcome the policy observed, held to the bound in force when it
       // reported (replayed by the simulator when that bound had tightened),
       // as a final report: cost = energy (eta 0.5, time 0). A run that could
-      // not start costs 100 x limit.
-      const json report = FinalReport(it->second, event.plan, event.outcome);
+      // not start costs 100 x limit. A run the simulator stopped mid-run
+      // (what it had spent already past its tightened bound) is a mid-run
+      // report of what it spent: the server must stop it there, charging
+      // that, and then hand out what the simulator handed out.
+      json report = FinalReport(it->second, event.plan, event.outcome);
+      const bool stopped_mid_run = event.outcome.ran && !event.outcome.reached &&
+                                   event.plan.cost_limit.has_value() &&
+                                   event.outcome.cost > *event.plan.cost_limit;
+      if (stopped_mid_run) {
+        report["current_epoch"] = 2;  // After the hand-out's probe (epoch 1).
+        report["metric"] = 0.0;
+        ++compared.stopped_mid_run;
+      }
       HttpReply answer = Send(client, "POST", "/report", report.dump());
       EXPECT_EQ(answer.status, 200) << answer.raw;
-      EXPECT_EQ(answer.body["stop_train"], true);
+      EXPECT_EQ(answer.body["stop_train"], true) << answer.raw;
       EXPECT_EQ(answer.body["converged"], event.outcome.reached)
           << answer.raw << " (simulated bound " << event.plan.cost_limit.value_or(-1.0) << ")";
       if (answer.status != 200 || answer.body["converged"] != event.outcome.reached) {
@@ -108,6 +123,8 @@ TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorSwarmPolicyWithConcurrentSubmi
   EXPECT_GE(compared.max_in_flight, 4u);
   // Speculative trials handed out before any run has reported (no bound yet).
   EXPECT_GT(compared.first_wave_probes, 0);
+  // Speculative runs the walk gave up on, and runs outbid by a new best.
+  EXPECT_GT(compared.stopped_mid_run, 0);
 }
 
 TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorFrugalPolicyWithConcurrentSubmissions) {

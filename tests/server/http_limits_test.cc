@@ -62,7 +62,7 @@ TEST_F(HttpLimitsTest, ManyIdleConnectionsHoldNoWorker) {
     ASSERT_TRUE(idle.back()->Send(kHealth));
   }
   for (auto& client : idle) ASSERT_THAT(client->ReadUntil("\"status\"", 10), HasSubstr("200"));
-  httplib::Client fresh("127.0.0.1", port());
+  TestClient fresh(port());
   EXPECT_EQ(Send(fresh, "GET", "/health").status, 200);
   // The idle ones still work.
   ASSERT_TRUE(idle.front()->Send(kHealth));
@@ -92,7 +92,7 @@ TEST_F(HttpLimitsTest, SlowSenderIsCutOffAtTheReadDeadlineWhileOthersAreServed) 
     }
   });
   // Meanwhile others are answered.
-  httplib::Client other("127.0.0.1", port());
+  TestClient other(port());
   for (int i = 0; i < 5; ++i) EXPECT_EQ(Send(other, "GET", "/health").status, 200);
   // Each slow client is closed at its deadline, long before it could finish.
   for (auto& client : slow) EXPECT_TRUE(client->ClosedWithin(10));

@@ -427,7 +427,7 @@ TEST_P(HttpServerTest, TokenGuardsEveryRouteButHealth) {
       401);
   EXPECT_EQ(Do("GET", "/jobs").status, 401);
   EXPECT_EQ(Do("GET", "/health").status, 200);
-  httplib::Headers auth{{"Authorization", "Bearer s3cret"}};
+  HttpClientFields auth{{"Authorization", "Bearer s3cret"}};
   EXPECT_EQ(Send(*client_, "POST", "/jobs", JobBody("j-1").dump(), auth).status, 201);
   EXPECT_EQ(Send(*client_, "GET", "/jobs/batch_size?job_id=j-1", "", auth).status, 200);
 }
@@ -765,7 +765,7 @@ TEST(HttpServerLogTest, IgnoredRequestFieldsAreLoggedAtDebugLevel) {
     std::string skip;
     TestServer server(NewDatabaseUrl(Backend::kSqlite, dir, &skip));
     ASSERT_TRUE(server.ok()) << server.error();
-    httplib::Client client("127.0.0.1", server.port());
+    TestClient client(server.port());
     json body = JobBody("log-1");
     body["seed"] = 7;
     body["learning_rate"] = 0.1;
@@ -800,15 +800,17 @@ TEST(HttpServerHealthTest, HealthAnswersWhileEveryApiWorkerIsBusy) {
                                              }}}));
   ZEUS_ASSERT_OK(server.Start());
   std::thread stuck([&] {
-    httplib::Client client("127.0.0.1", server.port());
-    client.set_read_timeout(30, 0);
-    client.Get("/stuck");
+    HttpClientOptions slow = TestClientOptions();
+    slow.timeout_s = 30;
+    TestClient client(server.port(), slow);
+    Send(client, "GET", "/stuck");
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // /stuck holds the worker.
-  httplib::Client probe("127.0.0.1", server.port());
-  probe.set_read_timeout(5, 0);
+  HttpClientOptions quick = TestClientOptions();
+  quick.timeout_s = 5;
+  TestClient probe(server.port(), quick);
   const auto begin = std::chrono::steady_clock::now();
-  httplib::Result health = probe.Get("/health");
+  StatusOr<HttpClientResponse> health = probe.http().Get(probe.base_url() + "/health");
   const double waited_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   {
@@ -817,7 +819,7 @@ TEST(HttpServerHealthTest, HealthAnswersWhileEveryApiWorkerIsBusy) {
   }
   released_cv.notify_all();
   stuck.join();
-  ASSERT_TRUE(health) << "no answer to /health within 5 s while the API worker was busy";
+  ASSERT_TRUE(health.ok()) << "no answer to /health within 5 s while the API worker was busy";
   EXPECT_EQ(health->status, 200);
   EXPECT_LT(waited_s, 2.0);
   server.Stop();

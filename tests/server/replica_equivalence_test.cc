@@ -55,7 +55,7 @@ struct Transcript {
 // i % clients.size(); a trial's early-stop probe goes to the next client.
 // Checks every answer against the simulator as it goes.
 Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& policy_name,
-                  uint64_t seed, const std::vector<httplib::Client*>& clients) {
+                  uint64_t seed, const std::vector<TestClient*>& clients) {
   Transcript transcript;
   for (const SimulatedJob& simulated : jobs) {
     const Workload& workload = *simulated.workload;
@@ -72,7 +72,7 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
     for (const GroupRecordingPolicy::Event& event : simulated.events) {
       SCOPED_TRACE(job_id + " event " + std::to_string(index));
       const size_t replica = index++ % clients.size();
-      httplib::Client& client = *clients[replica];
+      TestClient& client = *clients[replica];
       if (event.hand_out) {
         HttpReply trial = Send(client, "GET", "/jobs/batch_size?job_id=" + job_id);
         EXPECT_EQ(trial.status, 200) << trial.raw;
@@ -139,7 +139,7 @@ TEST_P(ReplicaEquivalenceTest, TwoReplicasOnOnePostgresDecideAsOne) {
 
   TestServer single(one_url);
   ASSERT_TRUE(single.ok()) << single.error();
-  httplib::Client single_client("127.0.0.1", single.port());
+  TestClient single_client(single.port());
   const Transcript alone = Replay(jobs, policy_name, kSeed, {&single_client});
   ASSERT_FALSE(::testing::Test::HasFailure()) << "one replica departs from the simulator";
 
@@ -147,8 +147,8 @@ TEST_P(ReplicaEquivalenceTest, TwoReplicasOnOnePostgresDecideAsOne) {
   ASSERT_TRUE(first.ok()) << first.error();
   TestServer second(two_url);
   ASSERT_TRUE(second.ok()) << second.error();
-  httplib::Client first_client("127.0.0.1", first.port());
-  httplib::Client second_client("127.0.0.1", second.port());
+  TestClient first_client(first.port());
+  TestClient second_client(second.port());
   const Transcript pair = Replay(jobs, policy_name, kSeed, {&first_client, &second_client});
 
   ASSERT_EQ(alone.answers.size(), pair.answers.size());
@@ -200,7 +200,7 @@ json Deciding(const HttpReply& reply, bool hand_out) {
   return json{{"stop_train", reply.body["stop_train"]}, {"converged", reply.body["converged"]}};
 }
 
-HttpReply SendRequest(httplib::Client& client, const std::string& job_id, const Request& request) {
+HttpReply SendRequest(TestClient& client, const std::string& job_id, const Request& request) {
   if (request.hand_out) return Send(client, "GET", "/jobs/batch_size?job_id=" + job_id);
   const json report = FinalReport(request.trial, request.cost, request.reached);
   return Send(client, "POST", "/report", report.dump());
@@ -236,7 +236,7 @@ TEST_P(ReplicaEquivalenceTest, RacingRequestsOnTwoReplicasAreEachAppliedOnce) {
   ASSERT_TRUE(second.ok()) << second.error();
   const std::string job_id = "rep-race-" + policy_name;
   {
-    httplib::Client client("127.0.0.1", first.port());
+    TestClient client(first.port());
     const HttpReply registered = Send(
         client, "POST", "/jobs", RegistrationBody(job_id, "rep", policy_name, workload, 5).dump());
     ASSERT_EQ(registered.status, 201) << registered.raw;
@@ -287,7 +287,7 @@ TEST_P(ReplicaEquivalenceTest, RacingRequestsOnTwoReplicasAreEachAppliedOnce) {
     std::vector<std::thread> threads;
     for (int k = 0; k < 2; ++k) {
       threads.emplace_back([&, k] {
-        httplib::Client client("127.0.0.1", (k == 0 ? first : second).port());
+        TestClient client((k == 0 ? first : second).port());
         ready.fetch_sub(1);
         while (ready.load() > 0) std::this_thread::yield();
         replies[k] = SendRequest(client, job_id, requests[k]);
@@ -327,7 +327,7 @@ TEST_P(ReplicaEquivalenceTest, RacingRequestsOnTwoReplicasAreEachAppliedOnce) {
   EXPECT_GT(hand_outs, 60);
 
   // Every report is recorded exactly once, whichever replica took it.
-  httplib::Client client("127.0.0.1", first.port());
+  TestClient client(first.port());
   HttpReply trials = Send(client, "GET", "/trials?job_id=" + job_id);
   ASSERT_EQ(trials.status, 200) << trials.raw;
   int succeeded = 0;

@@ -138,32 +138,48 @@ TestServer::~TestServer() {
   if (server_) server_->Stop();
 }
 
-HttpReply Send(httplib::Client& client, const std::string& method, const std::string& path,
-               const std::string& body, const httplib::Headers& headers) {
-  httplib::Result result(nullptr, httplib::Error::Unknown);
-  if (method == "GET") {
-    result = client.Get(path.c_str(), headers);
-  } else if (method == "POST") {
-    result = client.Post(path.c_str(), headers, body, "application/json");
-  } else if (method == "PATCH") {
-    result = client.Patch(path.c_str(), headers, body, "application/json");
-  } else if (method == "DELETE") {
-    result = client.Delete(path.c_str(), headers);
-  } else if (method == "PUT") {
-    result = client.Put(path.c_str(), headers, body, "application/json");
-  } else if (method == "HEAD") {
-    result = client.Head(path.c_str(), headers);
+std::string HttpReply::Header(std::string_view name) const {
+  const std::string wanted = ToLower(name);
+  for (const auto& [field, value] : headers) {
+    if (ToLower(field) == wanted) return value;
+  }
+  return "";
+}
+
+HttpClientOptions TestClientOptions() {
+  HttpClientOptions options;
+  options.timeout_s = 30.0;
+  options.keep_alive = false;
+  return options;
+}
+
+TestClient::TestClient(int port, HttpClientOptions options)
+    : TestClient("http://127.0.0.1:" + std::to_string(port), std::move(options)) {}
+
+TestClient::TestClient(std::string base_url, HttpClientOptions options)
+    : base_url_(std::move(base_url)), http_(std::move(options)) {}
+
+HttpReply Send(TestClient& client, const std::string& method, const std::string& path,
+               const std::string& body, const HttpClientFields& headers) {
+  HttpClientRequest request;
+  request.method = method;
+  request.url = client.base_url() + path;
+  request.headers = headers;
+  if (method == "POST" || method == "PATCH" || method == "PUT") {
+    request.headers.emplace_back("Content-Type", "application/json");
+    request.body = body;
   }
   HttpReply reply;
-  if (!result) {
+  StatusOr<HttpClientResponse> answer = client.http().Send(request);
+  if (!answer.ok()) {
     reply.status = -1;
-    reply.raw = httplib::to_string(result.error());
+    reply.raw = answer.status().ToString();
     return reply;
   }
-  reply.status = result->status;
-  reply.headers = result->headers;
-  reply.raw = result->body;
-  reply.body = nlohmann::json::parse(result->body, nullptr, false);
+  reply.status = answer->status;
+  reply.headers = std::move(answer->headers);
+  reply.raw = std::move(answer->body);
+  reply.body = nlohmann::json::parse(reply.raw, nullptr, false);
   if (reply.body.is_discarded()) reply.body = nullptr;
   return reply;
 }
@@ -255,7 +271,7 @@ void ServiceHttpTest::StartServer(HttpServerOptions options,
   server_.reset();
   server_ = std::make_unique<TestServer>(url, std::move(options), service_options);
   ASSERT_TRUE(server_->ok()) << server_->error();
-  client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+  client_ = std::make_unique<TestClient>(server_->port());
 }
 
 HttpReply ServiceHttpTest::Do(const std::string& method, const std::string& path,

@@ -6,10 +6,9 @@
 #ifndef ZEUS_TESTS_SERVER_SERVER_TEST_UTIL_H_
 #define ZEUS_TESTS_SERVER_SERVER_TEST_UTIL_H_
 
-#include <httplib.h>
-
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include <sys/types.h>
 
 #include "zeus/device/fake.h"
+#include "zeus/http/client.h"
 #include "zeus/server/batch_size_service.h"
 #include "zeus/server/http_server.h"
 #include "zeus/server/store.h"
@@ -68,16 +68,42 @@ class TestServer {
   std::string error_;
 };
 
-// HTTP status and parsed JSON body (null when the body is not JSON).
+// HTTP status, header fields and parsed JSON body (null when the body is not
+// JSON). status -1: no answer, `raw` says why.
 struct HttpReply {
   int status = 0;
-  httplib::Headers headers;
+  HttpClientFields headers;
   nlohmann::json body;
   std::string raw;
+
+  // The first value of header `name` (case-insensitive), or "".
+  std::string Header(std::string_view name) const;
 };
 
-HttpReply Send(httplib::Client& client, const std::string& method, const std::string& path,
-               const std::string& body = "", const httplib::Headers& headers = httplib::Headers());
+// The options of a TestClient unless given: one connection per request
+// (Connection: close), a deadline of 30 s per request.
+HttpClientOptions TestClientOptions();
+
+// An HttpClient of one server: requests name only the path ("/jobs?..."),
+// sent to `base_url` ("http://127.0.0.1:<port>"). Not thread-safe (one per
+// thread), like HttpClient.
+class TestClient {
+ public:
+  explicit TestClient(int port, HttpClientOptions options = TestClientOptions());
+  explicit TestClient(std::string base_url, HttpClientOptions options = TestClientOptions());
+
+  const std::string& base_url() const { return base_url_; }
+  HttpClient& http() { return http_; }
+
+ private:
+  std::string base_url_;
+  HttpClient http_;
+};
+
+// Sends `method` `path` with `body` (as application/json for POST, PATCH and
+// PUT) and `headers`.
+HttpReply Send(TestClient& client, const std::string& method, const std::string& path,
+               const std::string& body = "", const HttpClientFields& headers = {});
 
 // A TestServer on the parameter's backend with a client and the API's
 // calls: the fixture of the HTTP-level tests. SetUp starts the server with
@@ -104,7 +130,7 @@ class ServiceHttpTest : public ::testing::TestWithParam<Backend> {
   TempDir dir_;
   std::string url_;  // The database of the running server.
   std::unique_ptr<TestServer> server_;
-  std::unique_ptr<httplib::Client> client_;
+  std::unique_ptr<TestClient> client_;
 };
 
 // `zeus serve` (the binary ZEUS_BINARY names) as a child process whose

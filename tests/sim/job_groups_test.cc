@@ -1,6 +1,10 @@
 #include "zeus/sim/job_groups.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -225,6 +229,106 @@ TEST(JobGroupsTest, RuntimeRatioScalesEnergyAndTime) {
   const double epochs = records[0].run.time_s / (2.5 * 6);
   EXPECT_TRUE(epochs == 3 || epochs == 4) << epochs;
   EXPECT_DOUBLE_EQ(records[0].run.energy_j, 2.5 * epochs * 6 * 180);
+}
+
+// Hands out a scripted sequence of plans and, once run 2 has been observed,
+// holds run 1 to `tightened_limit` (as frugal and swarm do when a result
+// lowers the best cost). Records what it observed.
+class TighteningPolicy final : public Policy {
+ public:
+  explicit TighteningPolicy(double tightened_limit) : tightened_limit_(tightened_limit) {}
+
+  RunPlan Next() override {
+    RunPlan plan;
+    plan.run_id = ++next_id_;
+    // Run 1 never reaches the target (128); the others use 64 and do.
+    plan.batch_size = plan.run_id == 1 ? 128 : 64;
+    plan.power_limit_w = 200;
+    plan.exact_cost_limit = true;
+    return plan;
+  }
+  Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
+    observed_.emplace_back(plan, outcome);
+    return Status::Ok();
+  }
+  std::optional<double> CostLimitAtReport(const RunPlan& plan) const override {
+    const bool run2_observed = std::any_of(observed_.begin(), observed_.end(),
+                                           [](const auto& o) { return o.first.run_id == 2; });
+    if (plan.run_id == 1 && run2_observed) return tightened_limit_;
+    return plan.cost_limit;
+  }
+  const std::vector<std::pair<RunPlan, RunOutcome>>& observed() const { return observed_; }
+
+ private:
+  double tightened_limit_;
+  int64_t next_id_ = 0;
+  std::vector<std::pair<RunPlan, RunOutcome>> observed_;
+};
+
+// The cost of one epoch of 128 at 200 W (no profiling) under `options`.
+double EpochCost128(const Workload& w, const SimulationOptions& options) {
+  RunPlan plan;
+  plan.batch_size = 128;
+  plan.power_limit_w = 200;
+  Rng rng(1);
+  return ExecuteRun(options.ContextFor(w), plan, rng).cost / w.job.max_epochs;
+}
+
+// Run 1 (never reaches: 10 epochs over [0, 100] s) is in flight when run 2
+// ([10, 20] s) reports and tightens run 1's bound to 1.5 epochs. By then run
+// 1 has spent 2 epochs (20 % of its duration), so `zeus serve` stops it at
+// its next report, having spent that: it is charged 2 epochs and ends at
+// 20 s, not replayed as if the bound had held from its start (1 epoch,
+// ending at 100 s). Its retry starts then and lasts the full 100 s.
+TEST(JobGroupsTest, ARunPastATightenedBoundStopsHavingSpentWhatItRan) {
+  const Workload w = ToyWorkload();
+  SimulationOptions options;
+  const double epoch_cost = EpochCost128(w, options);
+  TighteningPolicy policy(1.5 * epoch_cost);
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      std::vector<GroupRunRecord> records,
+      SimulateJobGroup(w, policy, {{"g", 0, 100, "toy", 1.0}, {"g", 10, 20, "toy", 1.0}}, options));
+  ASSERT_EQ(records.size(), 3u);
+  // Run 2, then run 1 stopped at once, then run 1's retry.
+  EXPECT_EQ(records[0].run.recurrence, 1);
+  const GroupRunRecord& stopped = records[1];
+  EXPECT_EQ(stopped.run.recurrence, 0);
+  EXPECT_EQ(stopped.run.batch_size, 128);
+  EXPECT_FALSE(stopped.run.reached);
+  EXPECT_DOUBLE_EQ(stopped.start_time_s, 0.0);
+  EXPECT_DOUBLE_EQ(stopped.end_time_s, 20.0);
+  EXPECT_NEAR(stopped.run.cost, 2 * epoch_cost, 1e-9 * epoch_cost);
+  EXPECT_NEAR(stopped.run.time_s, 2 * 4.0, 1e-9);  // 4 s per epoch.
+  const GroupRunRecord& retry = records[2];
+  EXPECT_EQ(retry.run.recurrence, 0);
+  EXPECT_TRUE(retry.run.reached);
+  EXPECT_DOUBLE_EQ(retry.start_time_s, 20.0);
+  EXPECT_DOUBLE_EQ(retry.end_time_s, 120.0);
+  // The policy saw what was charged, under the tightened bound.
+  ASSERT_EQ(policy.observed().size(), 3u);
+  EXPECT_EQ(policy.observed()[1].first.run_id, 1);
+  EXPECT_EQ(policy.observed()[1].first.cost_limit, 1.5 * epoch_cost);
+  EXPECT_FALSE(policy.observed()[1].second.reached);
+  EXPECT_NEAR(policy.observed()[1].second.cost, 2 * epoch_cost, 1e-9 * epoch_cost);
+}
+
+// The same, with the bound tightened to 5.5 epochs: run 1 has spent less
+// (2 epochs), so it goes on under the new bound and stops after 5 epochs, at
+// its own end time.
+TEST(JobGroupsTest, ARunBelowATightenedBoundGoesOnUnderIt) {
+  const Workload w = ToyWorkload();
+  SimulationOptions options;
+  const double epoch_cost = EpochCost128(w, options);
+  TighteningPolicy policy(5.5 * epoch_cost);
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      std::vector<GroupRunRecord> records,
+      SimulateJobGroup(w, policy, {{"g", 0, 100, "toy", 1.0}, {"g", 10, 20, "toy", 1.0}}, options));
+  ASSERT_GE(records.size(), 2u);
+  const GroupRunRecord& run1 = records[1];
+  EXPECT_EQ(run1.run.recurrence, 0);
+  EXPECT_FALSE(run1.run.reached);
+  EXPECT_DOUBLE_EQ(run1.end_time_s, 100.0);
+  EXPECT_NEAR(run1.run.cost, 5 * epoch_cost, 1e-9 * epoch_cost);
 }
 
 TEST(JobGroupsTest, GroupsRunningPicksADatasetsGroupsInNameOrder) {

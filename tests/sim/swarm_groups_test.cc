@@ -86,9 +86,10 @@ TEST(SwarmGroupsTest, PaysLessThanFrugalInJobGroups) {
     // which swarm meets on these draws.
     EXPECT_LE(swarm.max_cost_ratio, 1.05);
     // The regret targets (8 / 6 / 6 % mean) are NOT met; this pins
-    // where swarm stands so a regression shows (docs/BATCH_SIZE_POLICY.md:
-    // 16.1 / 11.7 / 10.9 % with the first wave, 21.4 / 13.3 / 12.8 % without).
-    EXPECT_LT(swarm.mean_regret, 0.18);
+    // where swarm stands so a regression shows (docs/BATCH_SIZE_POLICY.md,
+    // runs charged what they spent when a tightened bound stops them: 19.0 /
+    // 13.2 / 12.2 % with the first wave, 22.0 / 14.0 / 13.6 % without).
+    EXPECT_LT(swarm.mean_regret, 0.20);
   }
 }
 

@@ -1,8 +1,8 @@
 #include "tests/testing/prometheus_server.h"
 
-#include <httplib.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sys/socket.h>
 
+#include "zeus/http/client.h"
 #include "zeus/util/file.h"
 #include "zeus/util/strings.h"
 
@@ -35,6 +36,31 @@ StatusOr<int> FreePort() {
   close(fd);
   if (!ok) return UnavailableError("no free port on 127.0.0.1");
   return static_cast<int>(ntohs(addr.sin_port));
+}
+
+// `text` as an application/x-www-form-urlencoded value: unreserved bytes as
+// they are, every other byte as %XX.
+std::string FormEncode(const std::string& text) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+// A client with a deadline of `timeout_s` per request, one connection each.
+HttpClientOptions ClientOptions(double timeout_s) {
+  HttpClientOptions options;
+  options.timeout_s = timeout_s;
+  options.keep_alive = false;
+  return options;
 }
 
 // YAML single-quoted scalar.
@@ -111,11 +137,15 @@ StatusOr<std::unique_ptr<PrometheusServer>> PrometheusServer::Start(
              "--web.listen-address=127.0.0.1:" + std::to_string(port),
              "--storage.tsdb.retention.time=1h", "--log.level=warn"},
             {}, log, log));
-    httplib::Client client("127.0.0.1", port);
-    client.set_connection_timeout(std::chrono::seconds(1));
+    HttpClientOptions probe_options = ClientOptions(0);
+    probe_options.connect_timeout_s = 1;
+    probe_options.idle_timeout_s = 5;
+    HttpClient client(probe_options);
+    const std::string ready_url = "http://127.0.0.1:" + std::to_string(port) + "/-/ready";
     const auto deadline = std::chrono::steady_clock::now() + options.start_timeout;
     while (std::chrono::steady_clock::now() < deadline && !process->Poll().has_value()) {
-      if (httplib::Result ready = client.Get("/-/ready"); ready && ready->status == 200) {
+      if (StatusOr<HttpClientResponse> ready = client.Get(ready_url);
+          ready.ok() && ready->status == 200) {
         return std::unique_ptr<PrometheusServer>(
             new PrometheusServer(options, std::move(dir), port, std::move(process)));
       }
@@ -132,23 +162,24 @@ StatusOr<std::unique_ptr<PrometheusServer>> PrometheusServer::Start(
 }
 
 StatusOr<std::string> PrometheusServer::Get(const std::string& path_and_query) {
-  httplib::Client client("127.0.0.1", port_);
-  client.set_read_timeout(std::chrono::seconds(10));
-  httplib::Result result = client.Get(path_and_query.c_str());
-  if (!result) {
-    return UnavailableError("prometheus GET " + path_and_query + ": " +
-                            httplib::to_string(result.error()));
+  HttpClient client(ClientOptions(10));
+  StatusOr<HttpClientResponse> result =
+      client.Get("http://127.0.0.1:" + std::to_string(port_) + path_and_query);
+  if (!result.ok()) {
+    return UnavailableError("prometheus GET " + path_and_query + ": " + result.status().message());
   }
   return result->body;
 }
 
 StatusOr<std::vector<PromSample>> PrometheusServer::Query(const std::string& promql) {
-  httplib::Client client("127.0.0.1", port_);
-  client.set_read_timeout(std::chrono::seconds(10));
-  httplib::Result result = client.Post("/api/v1/query", httplib::Params{{"query", promql}});
-  if (!result) {
-    return UnavailableError("prometheus query '" + promql +
-                            "': " + httplib::to_string(result.error()));
+  HttpClient client(ClientOptions(10));
+  StatusOr<HttpClientResponse> result =
+      client.Send({"POST",
+                   "http://127.0.0.1:" + std::to_string(port_) + "/api/v1/query",
+                   {{"Content-Type", "application/x-www-form-urlencoded"}},
+                   "query=" + FormEncode(promql)});
+  if (!result.ok()) {
+    return UnavailableError("prometheus query '" + promql + "': " + result.status().message());
   }
   nlohmann::json reply = nlohmann::json::parse(result->body, nullptr, false);
   if (reply.is_discarded() || !reply.is_object()) {

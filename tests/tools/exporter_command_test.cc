@@ -3,17 +3,17 @@
 // tree: scraped by Debian's real Prometheus, its values come back through
 // PromQL; it survives failing GPUs; bad flags are usage errors.
 
-#include <httplib.h>
-
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "zeus/http/client.h"
 #include "zeus/util/file.h"
 
 #include "tests/device/fake_gpu_vendor.h"
@@ -99,9 +99,11 @@ class ExporterCommandTest : public ::testing::TestWithParam<testing::FakeGpuVend
   }
 
   static std::string Scrape(const std::string& address) {
-    httplib::Client client("http://" + address);
-    httplib::Result result = client.Get("/metrics");
-    return result && result->status == 200 ? result->body : "";
+    HttpClientOptions options;
+    options.timeout_s = 5;
+    HttpClient client(options);
+    StatusOr<HttpClientResponse> result = client.Get("http://" + address + "/metrics");
+    return result.ok() && result->status == 200 ? result->body : "";
   }
 
   TempDir dir_;
@@ -185,18 +187,20 @@ TEST_P(ExporterCommandTest, RealPrometheusScrapesTheExporterAndZeusServeTogether
   const size_t start = out.find(prefix) + prefix.size();
   const std::string serve_address = out.substr(start, out.find(' ', start) - start);
 
-  httplib::Client client("http://" + serve_address);
+  HttpClient client;
   const std::string job = R"({"job_id": "bert-1", "job_id_prefix": "bert",
       "batch_sizes": [32, 64, 128], "default_batch_size": 64, "eta_knob": 0.5,
       "beta_knob": 2.0, "target_metric": 0.5, "higher_is_better_metric": true,
       "max_epochs": 10, "num_pruning_rounds": 2, "window_size": 0, "mab_prior_mean": 0.0,
       "mab_prior_precision": 0.0, "mab_num_explorations": 2, "mab_seed": 1,
       "max_power": 300.0, "number_of_gpus": 1, "gpu_model": "A40"})";
-  httplib::Result registered = client.Post("/jobs", job, "application/json");
-  ASSERT_TRUE(registered) << httplib::to_string(registered.error());
+  StatusOr<HttpClientResponse> registered = client.Send(
+      {"POST", "http://" + serve_address + "/jobs", {{"Content-Type", "application/json"}}, job});
+  ASSERT_TRUE(registered.ok()) << registered.status();
   ASSERT_EQ(registered->status, 201) << registered->body;
-  httplib::Result next = client.Get("/jobs/batch_size?job_id=bert-1");
-  ASSERT_TRUE(next && next->status == 200);
+  StatusOr<HttpClientResponse> next =
+      client.Get("http://" + serve_address + "/jobs/batch_size?job_id=bert-1");
+  ASSERT_TRUE(next.ok() && next->status == 200);
 
   PrometheusServerOptions options;
   options.targets.push_back({"zeus_exporter", exporter_address});

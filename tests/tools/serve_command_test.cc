@@ -59,7 +59,7 @@ TEST(ServeCommandTest, ServesWithTokenAndStopsOnSigterm) {
   ZEUS_ASSERT_OK(serve.Start({"--db", "sqlite:" + dir.File("z.db"), "--listen", "127.0.0.1:0",
                               "--token-file", token_file}));
   ASSERT_GT(serve.port(), 0);
-  httplib::Client client("127.0.0.1", serve.port());
+  TestClient client(serve.port());
   EXPECT_EQ(Send(client, "GET", "/health").status, 200);
   EXPECT_EQ(Send(client, "GET", "/jobs").status, 401);
   EXPECT_EQ(Send(client, "GET", "/jobs", "", {{"Authorization", "Bearer t0k"}}).status, 200);
@@ -77,7 +77,7 @@ TEST(ServeCommandTest, RefusesAPortAnotherServerListensOn) {
   EXPECT_EQ(RunServe(dir, "--db sqlite:" + dir.File("b.db") + " --listen " + address, &output), 1);
   EXPECT_THAT(output, HasSubstr("cannot bind " + address));
   EXPECT_THAT(output, HasSubstr("in use"));
-  httplib::Client client("127.0.0.1", first.port());
+  TestClient client(first.port());
   EXPECT_EQ(Send(client, "GET", "/health").status, 200);
 }
 
@@ -109,7 +109,7 @@ TEST(ServeCommandTest, ListensOnBracketedIpv6Loopback) {
   ServeProcess serve;
   ZEUS_ASSERT_OK(serve.Start({"--db", "sqlite:" + dir.File("z.db"), "--listen", "[::1]:0"}));
   ASSERT_GT(serve.port(), 0);
-  httplib::Client client("::1", serve.port());
+  TestClient client("http://[::1]:" + std::to_string(serve.port()));
   EXPECT_EQ(Send(client, "GET", "/health").status, 200);
   std::string output;
   EXPECT_EQ(RunServe(dir, "--db sqlite:" + dir.File("y.db") + " --listen [::1", &output), 1);
@@ -122,7 +122,7 @@ TEST(ServeCommandTest, AccessLogFlagLogsEveryRequest) {
   ServeProcess serve;
   ZEUS_ASSERT_OK(serve.Start(
       {"--db", "sqlite:" + dir.File("z.db"), "--listen", "127.0.0.1:0", "--access-log"}, log));
-  httplib::Client client("127.0.0.1", serve.port());
+  TestClient client(serve.port());
   EXPECT_EQ(Send(client, "GET", "/health").status, 200);
   EXPECT_EQ(Send(client, "PUT", "/jobs", "{}").status, 405);
   int status = serve.SignalAndWait(SIGTERM);
@@ -135,7 +135,7 @@ TEST(ServeCommandTest, AccessLogFlagLogsEveryRequest) {
   ServeProcess quiet;
   ZEUS_ASSERT_OK(
       quiet.Start({"--db", "sqlite:" + dir.File("q.db"), "--listen", "127.0.0.1:0"}, quiet_log));
-  httplib::Client quiet_client("127.0.0.1", quiet.port());
+  TestClient quiet_client(quiet.port());
   EXPECT_EQ(Send(quiet_client, "GET", "/health").status, 200);
   quiet.SignalAndWait(SIGTERM);
   EXPECT_THAT(ReadFileToString(quiet_log).value_or(""), Not(HasSubstr("/health")));

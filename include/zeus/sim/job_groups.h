@@ -83,12 +83,18 @@ struct GroupRunRecord {
 
 // Simulates one group on `workload` under `policy`. Every run's outcome is
 // drawn when it starts and observed by the policy when it ends, in end-time
-// order, so results arrive out of submission order when runs overlap. When
-// the policy holds a run to a tighter bound at that moment
-// (Policy::CostLimitAtReport: runs that ended meanwhile lowered the best
-// cost), the run is replayed under it with the same draw of epochs. A run
-// that misses the target is retried from its end time with the same
-// duration, up to options.max_tries per submission. REQUIRES: `submissions`
+// order, so results arrive out of submission order when runs overlap.
+// Bounds are read as `zeus serve` reads them, at every report: after each
+// observation, every run still in flight whose bound the policy has
+// tightened (Policy::CostLimitAtReport: the run that ended lowered the best
+// cost, or made the run useless to it) is charged what it has spent so far
+// (its cost spread evenly over its duration). If that already reaches the
+// new bound the run stops at that moment, having spent it, and is observed
+// next as not reaching the target; otherwise it goes on under the new bound
+// (replayed with the same draw of epochs). A run is also held to the bound
+// in force when it reports. A run that misses the target is retried from
+// its end time for its submission's duration, up to options.max_tries per
+// submission. REQUIRES: `submissions`
 // sorted by start time (as LoadJobGroups returns them). kInvalidArgument for
 // invalid options, a workload failing ValidateWorkload, or a submission out
 // of the ranges above.

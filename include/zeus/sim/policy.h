@@ -74,12 +74,14 @@ class Policy {
   // kNotFound for an unknown plan.
   virtual Status Observe(const RunPlan& plan, const RunOutcome& outcome) = 0;
   // The early-stop bound in-flight run `plan` is held to when it reports
-  // (the group simulation asks just before Observe). Default: the bound it
+  // (the group simulation asks just before Observe, and for every run still
+  // in flight after each Observe). Default: the bound it
   // was handed, plan.cost_limit, as the original simulator does. A policy
   // whose server judges a run against the lowest cost known at report time
-  // returns that bound; when it is tighter, the group simulation replays the
-  // run under it (same draw of epochs), so a run that other runs have since
-  // outbid stops there.
+  // returns that bound; when it is tighter, the group simulation charges a
+  // run in flight what it has spent so far and stops it if that reaches the
+  // bound, else replays it under the bound (same draw of epochs)
+  // (SimulateJobGroup).
   virtual std::optional<double> CostLimitAtReport(const RunPlan& plan) const {
     return plan.cost_limit;
   }
