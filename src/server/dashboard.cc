@@ -90,8 +90,8 @@ int HexValue(char c) {
   return -1;
 }
 
-// Lowercase hex of every byte: a cookie value no transport rewrites
-// (cpp-httplib percent-decodes header values).
+// Lowercase hex of every byte: a cookie value no HTTP library or proxy
+// rewrites (some percent-decode header values).
 std::string HexEncode(std::string_view text) {
   std::string out;
   for (char c : text) out += fmt::format("{:02x}", static_cast<unsigned char>(c));

@@ -1,9 +1,10 @@
 // The read-only web dashboard of `zeus serve`: a page at `/` and the JSON it
-// reads under /dashboard/api/, as transport-independent handlers. A
-// transport (cpp-httplib today) hands every request whose path satisfies
-// IsDashboardPath() to HandleDashboardRequest() and writes back the answer;
-// the dashboard does its own token check, so the transport must not apply
-// the API's bearer-token rule to these paths.
+// reads under /dashboard/api/, as transport-independent handlers. The
+// server (src/server/http_server.cc, public routes on zeus/http/router.h)
+// hands every request whose path satisfies IsDashboardPath() to
+// HandleDashboardRequest() and writes back the answer; the dashboard does its
+// own token check, so the server must not apply the API's bearer-token rule
+// to these paths.
 //
 // Routes (GET and HEAD; another method is 405 with `Allow: GET, HEAD`):
 //   /  (also /dashboard, /dashboard/)   the page; `?job=ID` selects a job
