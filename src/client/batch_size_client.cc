@@ -1,7 +1,6 @@
 #include "zeus/client/batch_size_client.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -11,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zeus/http/client.h"
+#include "zeus/http/query.h"
 #include "zeus/util/json.h"
 
 namespace zeus {
@@ -44,22 +44,6 @@ Status StatusOfHttp(int http_status, const std::string& body) {
     default:
       return InternalError(std::move(message));
   }
-}
-
-// Percent-encodes everything but unreserved characters (RFC 3986).
-std::string EncodeQueryValue(const std::string& value) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : value) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
 }
 
 // The client's transport: one kept-alive connection to the server, a
@@ -159,7 +143,7 @@ StatusOr<BatchSizeJobSpec> BatchSizeClient::Register(const BatchSizeJobSpec& spe
 StatusOr<TrialId> BatchSizeClient::NextBatchSize(const std::string& job_id) {
   ZEUS_ASSIGN_OR_RETURN(
       json answer,
-      impl_->Once("GET", std::string(kNextBatchSizePath) + "?job_id=" + EncodeQueryValue(job_id),
+      impl_->Once("GET", std::string(kNextBatchSizePath) + "?job_id=" + PercentEncode(job_id),
                   nullptr));
   std::vector<std::string> ignored;
   StatusOr<TrialId> trial = ParseTrialId(answer, &ignored);

@@ -56,6 +56,14 @@ TEST(QueryTest, PathsKeepPlus) {
   EXPECT_EQ(PercentDecode("/a+b%2Fc", false, BadEscape::kKeep).value(), "/a+b/c");
 }
 
+TEST(QueryTest, PercentEncodeKeepsOnlyUnreservedBytesAndRoundTrips) {
+  EXPECT_EQ(PercentEncode("aZ09-._~"), "aZ09-._~");
+  EXPECT_EQ(PercentEncode("a b+c&d=e/\xC3\xA9%"), "a%20b%2Bc%26d%3De%2F%C3%A9%25");
+  EXPECT_EQ(PercentEncode(std::string("\0\x7f", 2)), "%00%7F");
+  const std::string text = "job 1+2&x=\xff";
+  EXPECT_EQ(PercentDecode(PercentEncode(text), true, BadEscape::kRefuse).value(), text);
+}
+
 TEST(HttpStatusMapTest, DefaultsAndOverrides) {
   const HttpStatusMap defaults;
   EXPECT_EQ(defaults(StatusCode::kOk), 200);

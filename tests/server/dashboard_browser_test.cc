@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include "zeus/http/query.h"
 #include "zeus/util/file.h"
 
 #include "tests/server/dashboard_test_util.h"
@@ -61,22 +62,6 @@ std::string ShellQuote(const std::string& text) {
   return out + "'";
 }
 
-// Percent-encodes everything but unreserved characters.
-std::string UrlEncode(const std::string& text) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 class DashboardBrowserTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -97,7 +82,8 @@ class DashboardBrowserTest : public ::testing::Test {
 
   // The sign-in address of the page showing `job_id`.
   std::string PageUrl(const std::string& job_id) const {
-    return server_->base_url() + "/?token=" + UrlEncode(kToken) + "&job=" + UrlEncode(job_id);
+    return server_->base_url() + "/?token=" + PercentEncode(kToken) +
+           "&job=" + PercentEncode(job_id);
   }
 
   // Runs chromium headless with `action` (e.g. --dump-dom) on `url` with a

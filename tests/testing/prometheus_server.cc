@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -15,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "zeus/http/client.h"
+#include "zeus/http/query.h"
 #include "zeus/util/file.h"
 #include "zeus/util/strings.h"
 
@@ -36,23 +36,6 @@ StatusOr<int> FreePort() {
   close(fd);
   if (!ok) return UnavailableError("no free port on 127.0.0.1");
   return static_cast<int>(ntohs(addr.sin_port));
-}
-
-// `text` as an application/x-www-form-urlencoded value: unreserved bytes as
-// they are, every other byte as %XX.
-std::string FormEncode(const std::string& text) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
 }
 
 // A client with a deadline of `timeout_s` per request, one connection each.
@@ -177,7 +160,7 @@ StatusOr<std::vector<PromSample>> PrometheusServer::Query(const std::string& pro
       client.Send({"POST",
                    "http://127.0.0.1:" + std::to_string(port_) + "/api/v1/query",
                    {{"Content-Type", "application/x-www-form-urlencoded"}},
-                   "query=" + FormEncode(promql)});
+                   "query=" + PercentEncode(promql)});
   if (!result.ok()) {
     return UnavailableError("prometheus query '" + promql + "': " + result.status().message());
   }

@@ -27,6 +27,11 @@ enum class BadEscape {
 // `plus_is_space` (query strings; not paths).
 StatusOr<std::string> PercentDecode(std::string_view text, bool plus_is_space, BadEscape bad);
 
+// `text` with every byte but RFC 3986's unreserved ones (letters, digits,
+// "-._~") written as %XX (upper-case hex): safe as a query name or value and
+// as a path segment.
+std::string PercentEncode(std::string_view text);
+
 // Splits "a=1&b=x%20y" into its parameters in order, percent-decoding names
 // and values ('+' is a space); empty items ("a=1&&b=2") are skipped and a
 // name without '=' has the value "". With `refuse_repeats`, a name given
