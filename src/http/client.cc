@@ -11,6 +11,8 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <sys/un.h>
 
+#include "zeus/util/strings.h"
+
 #include "src/http/client_connection.h"
 
 namespace zeus {
@@ -177,21 +179,8 @@ struct Url {
   std::string Origin() const {
     return std::string(https ? "https" : "http") + "://" + authority_lower();
   }
-  std::string authority_lower() const {
-    std::string out = host;
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out + ":" + std::to_string(port);
-  }
+  std::string authority_lower() const { return ToLower(host) + ":" + std::to_string(port); }
 };
-
-bool StartsWithNoCase(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
-  }
-  return true;
-}
 
 StatusOr<Url> ParseUrl(const std::string& url) {
   auto bad = [&url](const std::string& why) {
@@ -202,9 +191,9 @@ StatusOr<Url> ParseUrl(const std::string& url) {
   }
   Url out;
   size_t rest = 0;
-  if (StartsWithNoCase(url, "http://")) {
+  if (StartsWithIgnoreCase(url, "http://")) {
     rest = 7;
-  } else if (StartsWithNoCase(url, "https://")) {
+  } else if (StartsWithIgnoreCase(url, "https://")) {
     out.https = true;
     out.port = 443;
     rest = 8;
@@ -252,7 +241,7 @@ StatusOr<Url> ParseUrl(const std::string& url) {
 // The URL a Location header points to, from the URL that answered.
 std::string ResolveLocation(const std::string& base, const Url& base_url,
                             const std::string& location) {
-  if (StartsWithNoCase(location, "http://") || StartsWithNoCase(location, "https://")) {
+  if (StartsWithIgnoreCase(location, "http://") || StartsWithIgnoreCase(location, "https://")) {
     return location;
   }
   const std::string origin = base.substr(0, base.find("://") + 3) + base_url.authority;
@@ -286,18 +275,11 @@ bool IsRedirect(int status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
 
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
-           return std::tolower(x) == std::tolower(y);
-         });
-}
-
 void RemoveFields(HttpClientFields* fields, std::initializer_list<std::string_view> names) {
   fields->erase(std::remove_if(fields->begin(), fields->end(),
                                [&](const std::pair<std::string, std::string>& field) {
                                  for (std::string_view name : names) {
-                                   if (EqualsNoCase(field.first, name)) return true;
+                                   if (EqualsIgnoreCase(field.first, name)) return true;
                                  }
                                  return false;
                                }),
@@ -309,7 +291,7 @@ void RemoveFields(HttpClientFields* fields, std::initializer_list<std::string_vi
 
 std::string HttpClientResponse::Header(std::string_view name) const {
   for (const auto& [field, value] : headers) {
-    if (http_client::EqualsNoCase(field, name)) return value;
+    if (EqualsIgnoreCase(field, name)) return value;
   }
   return "";
 }

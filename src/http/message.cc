@@ -1,8 +1,8 @@
 #include "zeus/http/message.h"
 
-#include <strings.h>
-
 #include <cstdio>
+
+#include "zeus/util/strings.h"
 
 namespace zeus {
 
@@ -15,9 +15,7 @@ std::optional<std::string> HttpRequest::Param(std::string_view name) const {
 
 std::string HttpRequest::Header(std::string_view name) const {
   for (const auto& [key, value] : headers) {
-    if (key.size() == name.size() && strncasecmp(key.data(), name.data(), key.size()) == 0) {
-      return value;
-    }
+    if (EqualsIgnoreCase(key, name)) return value;
   }
   return "";
 }

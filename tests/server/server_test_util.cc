@@ -139,9 +139,8 @@ TestServer::~TestServer() {
 }
 
 std::string HttpReply::Header(std::string_view name) const {
-  const std::string wanted = ToLower(name);
   for (const auto& [field, value] : headers) {
-    if (ToLower(field) == wanted) return value;
+    if (EqualsIgnoreCase(field, name)) return value;
   }
   return "";
 }

@@ -16,6 +16,14 @@ TEST(StringsTest, SplitKeepsEmptyFields) {
   EXPECT_EQ(Split("", ','), (std::vector<std::string>{""}));
 }
 
+TEST(StringsTest, IgnoreCaseComparesAsciiLettersOnly) {
+  EXPECT_TRUE(EqualsIgnoreCase("Content-Length", "content-LENGTH"));
+  EXPECT_FALSE(EqualsIgnoreCase("Content-Length", "Content-Lengt"));
+  EXPECT_FALSE(EqualsIgnoreCase("a-b", "a_b"));
+  EXPECT_TRUE(StartsWithIgnoreCase("HTTPS://x", "https://"));
+  EXPECT_FALSE(StartsWithIgnoreCase("http", "https://"));
+}
+
 TEST(StringsTest, ParsersRejectTrailingGarbageAndNameTheText) {
   EXPECT_EQ(*ParseInt64(" 42 "), 42);
   EXPECT_EQ(ParseInt64("42x").status().message(), "expected an integer, got '42x'");

@@ -16,6 +16,9 @@ namespace zeus {
 std::string_view Trim(std::string_view s);
 std::string ToLower(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
+// ASCII case-insensitive comparisons (HTTP field names, URL schemes).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+bool StartsWithIgnoreCase(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
 // Splits on every `sep`; "a,,b" gives {"a", "", "b"}, "" gives {""}.
 std::vector<std::string> Split(std::string_view s, char sep);
