@@ -9,9 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libsqlite3-dev libpq-dev postgresql
-  libboost-dev
-  libssl-dev
-  libboost-dev
+  libboost-dev libssl-dev
   libjwt-dev
   python3 python3-dev pybind11-dev
   python3-venv python3-pip python3-torch python3-pytest
