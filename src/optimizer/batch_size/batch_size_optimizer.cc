@@ -302,7 +302,8 @@ std::optional<int> BatchSizeOptimizer::SpeculativeSize() const {
   // has no bound yet; it is held to the exploration bound from its first
   // report after a run has reached (bounds are read at report time).
   if (!config_.beta.has_value()) return std::nullopt;
-  for (int size : explorer_.Upcoming(SwarmKnobs::kSpeculationDepth)) {
+  for (int size :
+       explorer_.Upcoming(SwarmKnobs::kDownSpeculationDepth, SwarmKnobs::kUpSpeculationDepth)) {
     if (speculative_results_.count(size) > 0) continue;
     const bool out = std::any_of(in_flight_.begin(), in_flight_.end(), [size](const auto& entry) {
       return entry.second.batch_size == size;

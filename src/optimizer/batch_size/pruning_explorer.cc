@@ -48,13 +48,21 @@ int PruningExplorer::Current() const {
   return going_up_ ? up_[position_] : down_[position_];
 }
 
-std::vector<int> PruningExplorer::Upcoming(size_t depth) const {
+std::vector<int> PruningExplorer::Upcoming(size_t down_depth, size_t up_depth) const {
   std::vector<int> upcoming;
   if (done_) return upcoming;
-  const std::vector<int>& walk = going_up_ ? up_ : down_;
-  for (size_t i = 0; i < depth; ++i) {
-    if (position_ + 1 + i < walk.size()) upcoming.push_back(walk[position_ + 1 + i]);
-    if (!going_up_ && i < up_.size() && UpIsLikely()) upcoming.push_back(up_[i]);
+  if (going_up_) {
+    for (size_t i = position_ + 1; i < up_.size() && i <= position_ + up_depth; ++i) {
+      upcoming.push_back(up_[i]);
+    }
+    return upcoming;
+  }
+  const bool list_up = UpIsLikely();
+  for (size_t i = 0; i < std::max(down_depth, up_depth); ++i) {
+    if (i < down_depth && position_ + 1 + i < down_.size()) {
+      upcoming.push_back(down_[position_ + 1 + i]);
+    }
+    if (list_up && i < up_depth && i < up_.size()) upcoming.push_back(up_[i]);
   }
   return upcoming;
 }

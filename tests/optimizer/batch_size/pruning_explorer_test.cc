@@ -65,6 +65,34 @@ TEST(PruningExplorerTest, MayTryListsWhatTheRoundInProgressCanStillReach) {
   for (int size : {8, 16, 32, 64, 128}) EXPECT_FALSE(explorer.MayTry(size)) << size;
 }
 
+TEST(PruningExplorerTest, UpcomingListsEachDirectionToItsOwnDepthNearestFirst) {
+  const std::vector<int> sizes = {8, 16, 32, 64, 128, 256, 512, 1024};
+  PruningExplorer explorer(sizes, 64, 1, 1, /*decisive_ratio=*/1.2);
+  // Going down, nothing reported: 2 sizes down, 3 up, interleaved.
+  EXPECT_EQ(explorer.Upcoming(2, 3), (std::vector<int>{32, 128, 16, 256, 512}));
+  EXPECT_EQ(explorer.Upcoming(3, 1), (std::vector<int>{32, 128, 16, 8}));
+  EXPECT_EQ(explorer.Upcoming(0, 0), (std::vector<int>{}));
+  ZEUS_ASSERT_OK(explorer.Report(20, true));  // 64
+  // 64 reached and nothing smaller beat it yet: up stays likely.
+  EXPECT_EQ(explorer.Upcoming(2, 3), (std::vector<int>{16, 128, 8, 256, 512}));
+  ZEUS_ASSERT_OK(explorer.Report(10, true));  // 32 is cheaper: the optimum is not above 64.
+  EXPECT_EQ(explorer.Upcoming(2, 3), (std::vector<int>{8}));
+  ZEUS_ASSERT_OK(explorer.Report(11, true));  // 16
+  // 8 fails: down is over; 32 (10) was 1.2 x cheaper than the start (20),
+  // so the up direction is skipped.
+  ZEUS_ASSERT_OK(explorer.Report(30, false));
+  EXPECT_TRUE(explorer.done());
+  EXPECT_EQ(explorer.Upcoming(2, 3), (std::vector<int>{}));
+
+  // Going up, only the up depth counts.
+  PruningExplorer up(sizes, 64, 1);
+  ZEUS_ASSERT_OK(up.Report(20, true));   // 64
+  ZEUS_ASSERT_OK(up.Report(30, false));  // 32 fails: up from 128.
+  ASSERT_EQ(up.Current(), 128);
+  EXPECT_EQ(up.Upcoming(2, 3), (std::vector<int>{256, 512, 1024}));
+  EXPECT_EQ(up.Upcoming(3, 1), (std::vector<int>{256}));
+}
+
 TEST(PruningExplorerTest, SecondRoundPrunesFurther) {
   PruningExplorer explorer({8, 16, 32}, 16, 2);
   std::map<int, std::pair<double, bool>> outcomes = {

@@ -66,7 +66,7 @@ enum class BatchSizePolicy {
   // `swarm` (docs/BATCH_SIZE_POLICY.md, "Job groups"): frugal, plus
   // speculative steps. While a walk step is in flight, a further trial does
   // not go to the best size known but to a size the walk may try next
-  // (PruningExplorer::Upcoming with SwarmKnobs::kSpeculationDepth), one run
+  // (PruningExplorer::Upcoming with SwarmKnobs' depths), one run
   // per size. Its result is kept and the walk consumes it when it reaches
   // that size, judged against the lowest cost known then: a run that did not
   // reach the target, or did above min(beta, kExplorationBeta) x the lowest
@@ -107,11 +107,13 @@ struct FrugalKnobs {
 // The fixed knob of BatchSizePolicy::kSwarm beyond frugal's, chosen once on
 // the V100 traces in generated job groups (docs/BATCH_SIZE_POLICY.md).
 struct SwarmKnobs {
-  // How far ahead of the walk's step in flight speculative trials go, per
-  // direction: the next this many sizes of the current direction and, while
-  // walking down, the first this many of the up direction. Further
+  // How far ahead of the walk's step in flight speculative trials go
+  // (PruningExplorer::Upcoming): the next kDownSpeculationDepth sizes while
+  // walking down, and kUpSpeculationDepth sizes of the up direction (its
+  // first ones while walking down, the next ones while walking up). Further
   // concurrent trials go to the best size known.
-  static constexpr size_t kSpeculationDepth = 2;
+  static constexpr size_t kDownSpeculationDepth = 2;
+  static constexpr size_t kUpSpeculationDepth = 3;
   // A speculative trial whose size the walk can no longer try (nor, once
   // the walk is over, the bandit as an arm) is held to min(beta, this) x
   // the lowest cost: 0 stops it at its next report (docs/BATCH_SIZE_POLICY.md,

@@ -48,13 +48,13 @@ class PruningExplorer {
   bool done() const { return done_; }
   // The batch size to try next. REQUIRES: !done().
   int Current() const;
-  // The sizes the walk may try after Current(), nearest first: at most
-  // `depth` further sizes of the current direction and, while the walk is
-  // still going down and the up direction is likely to be walked
-  // (UpIsLikely), at most `depth` sizes of the up direction, interleaved
-  // (next down, first up, second down, second up, ...). Whether the walk
+  // The sizes the walk may try after Current(), nearest first. Going down:
+  // at most `down_depth` further sizes down and, while the up direction is
+  // likely to be walked (UpIsLikely), at most `up_depth` sizes of the up
+  // direction, interleaved (next down, first up, second down, second up,
+  // ...). Going up: at most `up_depth` further sizes up. Whether the walk
   // reaches them depends on the outcomes still to come. Empty when done().
-  std::vector<int> Upcoming(size_t depth) const;
+  std::vector<int> Upcoming(size_t down_depth, size_t up_depth) const;
   // The sizes after Current() in the current direction, in walk order.
   // Empty when done().
   std::vector<int> AheadInDirection() const;
