@@ -102,8 +102,10 @@ Status HttpServer::Start() {
   // zeusd's wire.
   t.server_header = "zeusd (zeus daemon)";
   t.echo_http_version = true;
-  t.omit_body_for_head = false;
-  t.answer_expect_continue = false;
+  // A HEAD answer carries no body (its Content-Length says what GET would
+  // send), and a client waiting on Expect: 100-continue is told to send.
+  t.omit_body_for_head = true;
+  t.answer_expect_continue = true;
   t.drain_after_refusal = false;
   t.stop_grace = std::chrono::seconds(1);
   const HttpRouter* router = &impl_->router;

@@ -499,10 +499,14 @@ HttpHandler Routes::Guarded(bool open, Body body) {
 
 namespace {
 
-// zeusd's 405: no Allow field, the allowed method named in the message.
+// 405 with the Allow field RFC 9110 requires, the allowed method also named
+// in the message.
 HttpResponse MethodNotAllowed(const HttpRequest& request, const char* allowed) {
-  return Error(405, request.method.substr(0, 16) + " " + request.path.substr(0, 128) +
-                        ": method not allowed (use " + allowed + ")");
+  HttpResponse response =
+      Error(405, request.method.substr(0, 16) + " " + request.path.substr(0, 128) +
+                     ": method not allowed (use " + allowed + ")");
+  response.headers.emplace_back("Allow", allowed);
+  return response;
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "zeus/util/file.h"
 
 #include "tests/daemon/daemon_harness.h"
+#include "tests/testing/raw_socket.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus::testing {
@@ -34,6 +35,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 constexpr unsigned int kDefaultMw = 700'000;  // The fake's default limit.
 
@@ -375,6 +377,40 @@ TEST_P(DaemonVendorTest, HostileRequestsGetA4xxAndTheDaemonLives) {
   EXPECT_THAT(slow.body, HasSubstr("request not received within 300 ms"));
   EXPECT_EQ(Http(sock, "GET", "/time").status, 200);
   EXPECT_EQ(kill(daemon_.pid(), 0), 0);
+}
+
+TEST_P(DaemonVendorTest, HeadAndWrongMethodAnswersKeepTheConnectionFramed) {
+  // HEAD on a GET route: 405 naming the allowed method in Allow, and no
+  // body, so the next answer on the same connection starts where it should.
+  ASSERT_TRUE(daemon_.Start());
+  const int fd = ConnectUnix(daemon_.socket());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd,
+                      "HEAD /time HTTP/1.1\r\nHost: zeusd\r\n\r\n"
+                      "POST /time HTTP/1.1\r\nHost: zeusd\r\nContent-Length: 0\r\n\r\n"
+                      "GET /time HTTP/1.1\r\nHost: zeusd\r\nConnection: close\r\n\r\n"));
+  const std::string wire = ReadToClose(fd, 10);
+  close(fd);
+  const size_t post = wire.find("\r\n\r\nHTTP/1.1 405 Method Not Allowed\r\n");
+  ASSERT_NE(post, std::string::npos) << wire;
+  const std::string head_answer = wire.substr(0, post);
+  EXPECT_THAT(head_answer, StartsWith("HTTP/1.1 405 Method Not Allowed\r\n"));
+  EXPECT_THAT(head_answer, HasSubstr("\r\nAllow: GET\r\n"));
+  EXPECT_THAT(wire.substr(post), HasSubstr("\r\nAllow: GET\r\n"));
+  EXPECT_THAT(wire.substr(post),
+              HasSubstr("{\"error\":\"POST /time: method not allowed (use GET)\"}"
+                        "HTTP/1.1 200 OK\r\n"));
+  // A client that waits for 100 Continue before sending its body is told to.
+  const int fd2 = ConnectUnix(daemon_.socket());
+  ASSERT_GE(fd2, 0);
+  ASSERT_TRUE(SendAll(fd2,
+                      "POST /gpu/0/set_power_limit HTTP/1.1\r\nHost: zeusd\r\nConnection: "
+                      "close\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                      "Content-Length: 2\r\n\r\n"));
+  EXPECT_EQ(ReadOneResponse(fd2, 10).substr(0, 25), "HTTP/1.1 100 Continue\r\n\r\n");
+  ASSERT_TRUE(SendAll(fd2, "{}"));
+  EXPECT_THAT(ReadToClose(fd2, 10), StartsWith("HTTP/1.1 400 "));
+  close(fd2);
 }
 
 TEST_P(DaemonVendorTest, ReadsFollowTheZeusdApi) {
