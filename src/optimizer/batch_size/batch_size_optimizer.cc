@@ -291,6 +291,7 @@ GaussianTsConfig BatchSizeOptimizer::BanditConfig() const {
   bandit.window_size = config_.window_size;
   bandit.unimodal = frugal_like();
   bandit.second_look_sigmas = FrugalKnobs::kSecondLookSigmas;
+  if (frugal_like()) bandit.sample_stddev_scale = FrugalKnobs::kSampleStddevScale;
   return bandit;
 }
 

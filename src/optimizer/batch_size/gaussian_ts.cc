@@ -157,7 +157,9 @@ int GaussianTs::Predict(Rng& rng, const std::map<int, double>* censored,
       sample = -*bound;
     } else {
       const Belief& belief = beliefs_.at(arm);
-      const double stddev = std::isinf(belief.precision) ? 0.0 : 1.0 / std::sqrt(belief.precision);
+      const double stddev = std::isinf(belief.precision)
+                                ? 0.0
+                                : config_.sample_stddev_scale / std::sqrt(belief.precision);
       sample = rng.Normal(belief.mean, stddev);
     }
     if (sample > best_sample) {

@@ -211,6 +211,26 @@ TEST(GaussianTsTest, SamplesFavourTheCheaperArmAndAreDeterministic) {
   EXPECT_GT(picks[16], 200);
 }
 
+TEST(GaussianTsTest, SampleStddevScaleNarrowsTheDrawsAroundEachMean) {
+  // Arm 8: mean -11, posterior sd sqrt((2/3) / 3); arm 16: mean -12, sd
+  // sqrt((14/3) / 3). 16 wins a draw with probability Phi(-1 / (s x 1.333)):
+  // 22.7 % at scale s = 1, 10.6 % at 0.6, 0 at a vanishing scale.
+  auto share_of_16 = [](double scale) {
+    GaussianTsConfig config;
+    config.sample_stddev_scale = scale;
+    GaussianTs bandit({8, 16}, config);
+    for (double r : {-10.0, -12.0, -11.0}) EXPECT_TRUE(bandit.Observe(8, r).ok());
+    for (double r : {-13.0, -9.0, -14.0}) EXPECT_TRUE(bandit.Observe(16, r).ok());
+    Rng rng(7);
+    int picks = 0;
+    for (int i = 0; i < 10000; ++i) picks += bandit.Predict(rng) == 16;
+    return picks / 10000.0;
+  };
+  EXPECT_NEAR(share_of_16(1.0), 0.227, 0.015);
+  EXPECT_NEAR(share_of_16(0.6), 0.106, 0.015);
+  EXPECT_EQ(share_of_16(1e-9), 0.0);
+}
+
 TEST(GaussianTsTest, RejectsUnknownArmAndNonFiniteReward) {
   GaussianTs bandit({8}, GaussianTsConfig());
   EXPECT_EQ(bandit.Observe(16, -1).code(), StatusCode::kInvalidArgument);

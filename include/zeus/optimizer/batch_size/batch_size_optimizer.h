@@ -102,6 +102,12 @@ struct FrugalKnobs {
   // run and at most this many standard deviations above the leader's mean
   // (GaussianTsConfig::second_look_sigmas).
   static constexpr double kSecondLookSigmas = 1.0;
+  // The bandit's Thompson samples are drawn with this x each arm's posterior
+  // standard deviation (GaussianTsConfig::sample_stddev_scale): a job of tens
+  // of recurrences cannot repay the exploration of full-width samples
+  // between sizes whose costs differ by less than their runs' noise
+  // (docs/BATCH_SIZE_POLICY.md, "Narrower Thompson samples").
+  static constexpr double kSampleStddevScale = 0.6;
 };
 
 // The fixed knob of BatchSizePolicy::kSwarm beyond frugal's, chosen once on

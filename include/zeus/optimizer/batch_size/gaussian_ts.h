@@ -6,7 +6,8 @@
 // is the mean) and the arm's belief is refitted from the prior. Predict()
 // first explores arms with fewer than `num_explorations` observations, in a
 // random order; otherwise it draws one normal sample per arm from its belief
-// and returns the arm with the largest sampled reward. Arms known only from a
+// (standard deviation scaled by `sample_stddev_scale`) and returns the arm
+// with the largest sampled reward. Arms known only from a
 // censored run (see Predict) sample their bound instead. In unimodal mode
 // (frugal) the sampling is limited to the leader and its neighbours, and a
 // neighbour seen once may get a second run first (see Predict).
@@ -61,6 +62,10 @@ struct GaussianTsConfig {
   // deviations of its runs, a neighbour's one run may lie and still earn a
   // second run (see Predict). Default: 1.
   double second_look_sigmas = 1.0;
+  // Each sample's standard deviation is the belief's times this (> 0): below
+  // 1, the draws stay nearer each arm's posterior mean and the bandit tries
+  // a close rival less often. Default: 1 (Zeus's Thompson sampling).
+  double sample_stddev_scale = 1.0;
 };
 
 class GaussianTs {
@@ -71,7 +76,8 @@ class GaussianTs {
   static constexpr double kMaxAbsReward = 1e100;
 
   // REQUIRES: `arms` non-empty and unique (checked by the caller's config
-  // validation); window_size >= 0, num_explorations >= 0, prior_precision >= 0.
+  // validation); window_size >= 0, num_explorations >= 0, prior_precision >= 0,
+  // sample_stddev_scale > 0.
   GaussianTs(std::vector<int> arms, const GaussianTsConfig& config);
 
   const std::vector<int>& arms() const { return arms_; }
