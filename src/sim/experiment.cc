@@ -33,50 +33,57 @@ struct SeedTotals {
   int recurrences = 0;
 };
 
+// The runs of one unit: `runs`, and for a group also `group_runs` (the same
+// runs with their times, in the same order).
+struct UnitRuns {
+  std::vector<RunRecord> runs;
+  std::vector<GroupRunRecord> group_runs;
+};
+
 // Simulates `policy_name` on `unit` of `workload` with `seed` (a group with
 // GroupSeed(seed, its name)), adds its runs and size to `totals` and returns
 // the runs (a group's with the submission index as recurrence).
-StatusOr<std::vector<RunRecord>> SimulateUnit(const Workload& workload,
-                                              const std::string& policy_name, uint64_t seed,
-                                              Unit unit, const SimulationOptions& base,
-                                              SeedTotals& totals) {
+StatusOr<UnitRuns> SimulateUnit(const Workload& workload, const std::string& policy_name,
+                                uint64_t seed, Unit unit, const SimulationOptions& base,
+                                SeedTotals& totals) {
   SimulationOptions simulation = base;
   simulation.seed = unit == nullptr ? seed : GroupSeed(seed, unit->front().group);
   ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy,
                         MakePolicy(policy_name, simulation.ContextFor(workload)));
-  std::vector<RunRecord> runs;
+  UnitRuns out;
   if (unit == nullptr) {
-    ZEUS_ASSIGN_OR_RETURN(runs, SimulateRecurringJob(workload, *policy, simulation));
+    ZEUS_ASSIGN_OR_RETURN(out.runs, SimulateRecurringJob(workload, *policy, simulation));
     const int recurrences = simulation.RecurrencesOf(workload);
     totals.size += recurrences;
     totals.recurrences += recurrences;
   } else {
-    ZEUS_ASSIGN_OR_RETURN(std::vector<GroupRunRecord> group_runs,
-                          SimulateJobGroup(workload, *policy, *unit, simulation));
-    runs.reserve(group_runs.size());
-    for (const GroupRunRecord& run : group_runs) runs.push_back(run.run);
+    ZEUS_ASSIGN_OR_RETURN(out.group_runs, SimulateJobGroup(workload, *policy, *unit, simulation));
+    out.runs.reserve(out.group_runs.size());
+    for (const GroupRunRecord& run : out.group_runs) out.runs.push_back(run.run);
     for (const JobSubmission& s : *unit) totals.size += s.runtime_ratio;
     totals.recurrences += static_cast<int>(unit->size());
   }
-  for (const RunRecord& run : runs) {
+  for (const RunRecord& run : out.runs) {
     totals.energy_j += run.energy_j;
     totals.time_s += run.time_s;
     totals.cost += run.cost;
   }
-  return runs;
+  return out;
 }
 
-// Passes every run of one simulation to `history`.
+// Passes every run of one simulation of `unit` to `history`.
 void EmitHistory(const HistoryCallback& history, const PolicyResult& result, uint64_t seed,
-                 const std::vector<RunRecord>& runs) {
+                 Unit unit, const UnitRuns& runs) {
   if (!history) return;
   HistoryRow row;
   row.gpu = &result.gpu;
   row.dataset = &result.dataset;
   row.policy = &result.policy;
   row.seed = seed;
-  for (const RunRecord& run : runs) {
-    row.run = run;
+  if (unit != nullptr) row.group = &unit->front().group;
+  for (size_t i = 0; i < runs.runs.size(); ++i) {
+    row.run = runs.runs[i];
+    if (unit != nullptr) row.group_run = &runs.group_runs[i];
     history(row);
   }
 }
@@ -140,12 +147,11 @@ StatusOr<std::vector<PolicyResult>> RunUnits(const std::vector<Workload>& worklo
         SeedTotals totals;
         bool any_run = false;
         for (Unit unit : units) {
-          ZEUS_ASSIGN_OR_RETURN(
-              std::vector<RunRecord> runs,
-              SimulateUnit(workload, policy_name, seed, unit, options.simulation, totals));
-          any_run = any_run || !runs.empty();
-          settled.Add(runs);
-          EmitHistory(history, result, seed, runs);
+          ZEUS_ASSIGN_OR_RETURN(UnitRuns runs, SimulateUnit(workload, policy_name, seed, unit,
+                                                            options.simulation, totals));
+          any_run = any_run || !runs.runs.empty();
+          settled.Add(runs.runs);
+          EmitHistory(history, result, seed, unit, runs);
           ++done;
           if (progress) progress(done, total);
         }

@@ -253,9 +253,12 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
                       done.outcome.energy_j * done.runtime_ratio,
                       done.outcome.time_s * done.runtime_ratio,
                       done.outcome.reached,
-                      done.outcome.cost * done.runtime_ratio};
+                      done.outcome.cost * done.runtime_ratio,
+                      done.plan.kind};
         record.start_time_s = done.start_time_s;
         record.end_time_s = done.end_time_s;
+        record.attempt = done.tries;
+        record.stopped_early = done.stopped_early;
         records.push_back(record);
       }
       if (!done.outcome.reached && done.tries < options.max_tries) {

@@ -111,16 +111,40 @@ nlohmann::json ResultToJson(const PolicyResult& r) {
 
 void WriteHistoryCsvHeader(std::ostream& out) {
   out << "gpu,dataset,seed,recurrence,batch_size,power_limit,energy_j,time_s,reached,policy,"
-         "cost\n";
+         "cost,kind,group,try,start_s,end_s,stopped_early\n";
 }
+
+namespace {
+
+// `text` as one CSV field: quoted (quotes doubled) when it holds a comma, a
+// quote or a line break.
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + '"';
+}
+
+}  // namespace
 
 void WriteHistoryCsvRow(const HistoryRow& h, std::ostream& out) {
   char line[512];
-  std::snprintf(line, sizeof(line), "%s,%s,%llu,%d,%d,%d,%.10g,%.10g,%s,%s,%.10g\n", h.gpu->c_str(),
+  std::snprintf(line, sizeof(line), "%s,%s,%llu,%d,%d,%d,%.10g,%.10g,%s,%s,%.10g,", h.gpu->c_str(),
                 h.dataset->c_str(), static_cast<unsigned long long>(h.seed), h.run.recurrence,
                 h.run.batch_size, h.run.power_limit_w, h.run.energy_j, h.run.time_s,
                 h.run.reached ? "true" : "false", h.policy->c_str(), h.run.cost);
-  out << line;
+  out << line << h.run.kind;
+  if (h.group == nullptr || h.group_run == nullptr) {
+    out << ",,,,,\n";
+    return;
+  }
+  const GroupRunRecord& g = *h.group_run;
+  std::snprintf(line, sizeof(line), ",%d,%.10g,%.10g,%s\n", g.attempt, g.start_time_s, g.end_time_s,
+                g.stopped_early ? "true" : "false");
+  out << ',' << CsvField(*h.group) << line;
 }
 
 uint64_t EstimateHistoryCsvBytes(const std::vector<Workload>& workloads, const JobGroups* groups,
@@ -132,20 +156,31 @@ uint64_t EstimateHistoryCsvBytes(const std::vector<Workload>& workloads, const J
   // Typical on the NSDI'23 traces: 10 commas, a newline, recurrence, batch
   // size and power limit, "true"/"false", and three %.10g numbers.
   constexpr uint64_t kFixedRowChars = 50;
+  // The columns after cost: six commas and a trial kind (empty for the
+  // non-bandit policies); for a group run also its try, start, end and
+  // stopped_early.
+  constexpr uint64_t kSoloTailChars = 11;
+  constexpr uint64_t kGroupTailChars = 36;
   const uint64_t runs = options.policies.size() * options.seeds.size();
   uint64_t total = 0;
   for (const Workload& w : workloads) {
     uint64_t rows_per_run = 0;
+    // A group row adds its group's name: summed over the rows here.
+    uint64_t group_name_chars = 0;
     if (groups == nullptr) {
       rows_per_run = static_cast<uint64_t>(options.simulation.RecurrencesOf(w));
     } else {
       for (const auto* submissions : GroupsRunning(*groups, w.job.dataset)) {
         rows_per_run += submissions->size();
+        group_name_chars += submissions->size() * submissions->front().group.size();
       }
     }
-    const uint64_t row_chars = kFixedRowChars + w.gpu.size() + w.job.dataset.size();
+    const uint64_t row_chars = kFixedRowChars +
+                               (groups == nullptr ? kSoloTailChars : kGroupTailChars) +
+                               w.gpu.size() + w.job.dataset.size();
     total += rows_per_run * (runs * row_chars + options.seeds.size() * policy_chars +
-                             options.policies.size() * seed_chars);
+                             options.policies.size() * seed_chars) +
+             runs * group_name_chars;
   }
   return total;
 }

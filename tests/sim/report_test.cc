@@ -89,7 +89,7 @@ TEST(ReportTest, HistoryCsvHasTheExactLeadingColumnsAndParses) {
   row.dataset = &dataset;
   row.policy = &policy;
   row.seed = 7;
-  row.run = {0, 32, 200, 123456.789, 4410.5, true, 99.5};
+  row.run = {0, 32, 200, 123456.789, 4410.5, true, 99.5, "bandit"};
   WriteHistoryCsvRow(row, out);
   row.run.recurrence = 0;
   row.run.reached = false;
@@ -108,6 +108,42 @@ TEST(ReportTest, HistoryCsvHasTheExactLeadingColumnsAndParses) {
   EXPECT_EQ(table->Field(0, 8), "true");
   EXPECT_EQ(table->Field(1, 8), "false");
   EXPECT_EQ(table->Field(1, 9), "zeus");
+  EXPECT_EQ(table->Field(0, 11), "bandit");
+  // Outside a group simulation the group columns are empty.
+  for (size_t column = 12; column < 17; ++column) EXPECT_EQ(table->Field(0, column), "");
+}
+
+TEST(ReportTest, HistoryCsvGroupRowsCarryTheirGroupTryTimesAndStop) {
+  std::ostringstream out;
+  WriteHistoryCsvHeader(out);
+  const std::string gpu = "a40", dataset = "cifar100", policy = "swarm";
+  const std::string group = "sweep, \"lr\"";  // Needs quoting.
+  GroupRunRecord run;
+  run.run = {3, 2048, 175, 1000.0, 20.0, false, 1500.25, "speculative"};
+  run.start_time_s = 5019.5;
+  run.end_time_s = 10497.0;
+  run.attempt = 2;
+  run.stopped_early = true;
+  HistoryRow row;
+  row.gpu = &gpu;
+  row.dataset = &dataset;
+  row.policy = &policy;
+  row.seed = 1;
+  row.run = run.run;
+  row.group = &group;
+  row.group_run = &run;
+  WriteHistoryCsvRow(row, out);
+  StatusOr<CsvTable> table = CsvTable::Parse(out.str(), "history.csv");
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->num_rows(), 1u);
+  EXPECT_EQ(table->Field(0, 3), "3");
+  EXPECT_EQ(table->Field(0, 10), "1500.25");
+  EXPECT_EQ(table->Field(0, 11), "speculative");
+  EXPECT_EQ(table->Field(0, 12), group);
+  EXPECT_EQ(table->Field(0, 13), "2");
+  EXPECT_EQ(table->Field(0, 14), "5019.5");
+  EXPECT_EQ(table->Field(0, 15), "10497");
+  EXPECT_EQ(table->Field(0, 16), "true");
 }
 
 TEST(ReportTest, HistorySizeEstimateIsCloseToWhatTheTracesWrite) {

@@ -69,6 +69,10 @@ struct HistoryRow {
   const std::string* policy = nullptr;
   uint64_t seed = 0;
   RunRecord run;
+  // Group simulations only (null otherwise): the run's group, and its
+  // start, end, attempt and stopped_early (GroupRunRecord).
+  const std::string* group = nullptr;
+  const GroupRunRecord* group_run = nullptr;
 };
 
 // Called with (simulations done, simulations in total).

@@ -79,6 +79,11 @@ struct GroupRunRecord {
   RunRecord run;
   double start_time_s = 0.0;
   double end_time_s = 0.0;
+  // 1 for a submission's first run, 2 for its first retry, ...
+  int attempt = 1;
+  // Stopped when another run's result tightened its bound past what it had
+  // spent (see SimulateJobGroup); it did not reach the target.
+  bool stopped_early = false;
 };
 
 // Simulates one group on `workload` under `policy`. Every run's outcome is

@@ -45,6 +45,10 @@ struct RunPlan {
   // limit. true: the run stops before its real cost (RunOutcome::cost) would
   // pass the limit, as `zeus serve` stops it.
   bool exact_cost_limit = false;
+  // What the policy handed this run out as, for the history: the bandit
+  // policies' trial kind ("exploration", "concurrent", "bandit",
+  // "speculative"); empty for the others. Points to static storage.
+  std::string_view kind = {};
 };
 
 // What a run did.

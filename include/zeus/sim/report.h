@@ -37,10 +37,15 @@ nlohmann::json ResultToJson(const PolicyResult& result);
 
 // The history CSV's header. Its leading columns are exactly
 // gpu,dataset,seed,recurrence,batch_size,power_limit,energy_j,time_s,reached,policy
-// (then cost).
+// (then cost, kind, group, try, start_s, end_s, stopped_early).
 void WriteHistoryCsvHeader(std::ostream& out);
-// One run as a history CSV line (energy and time with 10 significant digits,
-// reached as true/false).
+// One run as a history CSV line (energy, time and cost with 10 significant
+// digits, reached as true/false). kind: RunPlan::kind (empty for policies
+// without trial kinds). The last five columns are empty outside group
+// simulations; in one they are the run's group (quoted when it needs to
+// be), try (1 = the submission's first run), start and end in the group's
+// time (s), and whether it stopped when another run's result tightened its
+// bound (true/false).
 void WriteHistoryCsvRow(const HistoryRow& row, std::ostream& out);
 // An estimate of the bytes of the history rows RunExperiment (`groups` null)
 // or RunGroupExperiment would write: one row of typical width per recurrence

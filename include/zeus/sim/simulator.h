@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "zeus/core/rng.h"
@@ -60,6 +61,8 @@ struct RunRecord {
   double time_s = 0.0;
   bool reached = false;
   double cost = 0.0;
+  // RunPlan::kind of the run.
+  std::string_view kind = {};
 };
 
 // Executes `plan` on `job`'s workload: samples a seed run with `rng`, applies

@@ -28,6 +28,7 @@ class BanditPolicy final : public Policy {
     RunPlan plan;
     plan.run_id = trial.trial_number;
     plan.batch_size = trial.batch_size;
+    plan.kind = TrialKindName(trial.kind);
     if (jit_power_limit_) {
       plan.power_limit_w = jit_.For(trial.batch_size, &plan.profile_power);
     } else {

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Where a policy's regret in job groups goes, by trial kind (docs/BATCH_SIZE_POLICY.md).
+
+Runs
+
+    zeus simulate --generate-groups N --eta E --seeds S --policy P --policy oracle
+                  --history-csv FILE [--gpu G] [--traces DIR] [arrival-model flags]
+
+and splits P's excess cost over the oracle by the kind each run was handed
+out as (the history's `kind` column: exploration, speculative, concurrent,
+bandit) and whether it reached the target. A run that reached counts its cost
+minus the oracle's run of the same group and submission; one that did not
+counts whole (its submission still needs a run). Each share is in points of
+the workload's regret: the excess over the sum of the oracle's runs of the
+same groups and seeds. The oracle's runs draw their own epochs, so the total
+differs from `zeus simulate`'s expected regret by the oracle's luck (a few
+points on small draws). Standard library only.
+
+    scripts/group_regret_by_kind.py --zeus build/tools/zeus --groups 16 --gpu v100
+"""
+
+import argparse
+import collections
+import csv
+import os
+import subprocess
+import tempfile
+
+
+def simulate(args, history):
+    cmd = [args.zeus, "simulate", "--quiet", "--generate-groups", str(args.groups),
+           "--eta", str(args.eta), "--seeds", args.seeds, "--policy", args.policy,
+           "--policy", "oracle", "--history-csv", history]
+    if args.gpu:
+        cmd += ["--gpu", args.gpu]
+    if args.traces:
+        cmd += ["--traces", args.traces]
+    for flag in ("submissions", "interarrival_s", "duration_s", "runtime_sigma"):
+        value = getattr(args, "group_" + flag)
+        if value is not None:
+            cmd += ["--group-" + flag.replace("_", "-"), str(value)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+
+def shares(rows, policy):
+    """(gpu, dataset) -> {(kind, "reached" | "failed"): points}, and the totals."""
+    oracle = {}
+    oracle_total = collections.Counter()
+    for r in rows:
+        if r["policy"] == "oracle" and r["reached"] == "true":
+            key = (r["gpu"], r["dataset"], r["seed"], r["group"], r["recurrence"])
+            oracle[key] = float(r["cost"])
+            oracle_total[(r["gpu"], r["dataset"])] += float(r["cost"])
+    excess = collections.defaultdict(collections.Counter)
+    for r in rows:
+        if r["policy"] != policy:
+            continue
+        workload = (r["gpu"], r["dataset"])
+        cost = float(r["cost"])
+        if r["reached"] == "true":
+            key = (r["gpu"], r["dataset"], r["seed"], r["group"], r["recurrence"])
+            excess[workload][(r["kind"] or "-", "reached")] += cost - oracle[key]
+        else:
+            excess[workload][(r["kind"] or "-", "failed")] += cost
+    return {w: {k: 100.0 * v / oracle_total[w] for k, v in parts.items()}
+            for w, parts in excess.items()}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--zeus", default="build/tools/zeus", help="the zeus CLI")
+    parser.add_argument("--policy", default="swarm")
+    parser.add_argument("--groups", type=int, default=16)
+    parser.add_argument("--eta", type=float, default=0.5)
+    parser.add_argument("--seeds", default="1-10")
+    parser.add_argument("--gpu", help="one GPU's traces only (default: every GPU)")
+    parser.add_argument("--traces", help="trace directory (default: the bundled traces)")
+    parser.add_argument("--group-submissions", type=int)
+    parser.add_argument("--group-interarrival-s", type=float)
+    parser.add_argument("--group-duration-s", type=float)
+    parser.add_argument("--group-runtime-sigma", type=float)
+    args = parser.parse_args()
+    if args.policy == "oracle":
+        parser.error("--policy oracle: the oracle is the reference; name another policy")
+    with tempfile.TemporaryDirectory() as tmp:
+        history = os.path.join(tmp, "history.csv")
+        simulate(args, history)
+        with open(history, newline="") as f:
+            rows = list(csv.DictReader(f))
+    print("| workload | total | shares (points of regret, largest first) |")
+    print("|---|---|---|")
+    for (gpu, dataset), parts in sorted(shares(rows, args.policy).items()):
+        ranked = sorted(parts.items(), key=lambda item: -item[1])
+        text = ", ".join(f"{kind} {outcome} {points:.1f}" for (kind, outcome), points in ranked
+                         if abs(points) >= 0.1)
+        print(f"| {gpu}/{dataset} | {sum(parts.values()):.1f} | {text} |")
+
+
+if __name__ == "__main__":
+    main()
