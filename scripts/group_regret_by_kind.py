@@ -26,19 +26,14 @@ import os
 import subprocess
 import tempfile
 
+import group_simulation_args
+
 
 def simulate(args, history):
     cmd = [args.zeus, "simulate", "--quiet", "--generate-groups", str(args.groups),
            "--eta", str(args.eta), "--seeds", args.seeds, "--policy", args.policy,
            "--policy", "oracle", "--history-csv", history]
-    if args.gpu:
-        cmd += ["--gpu", args.gpu]
-    if args.traces:
-        cmd += ["--traces", args.traces]
-    for flag in ("submissions", "interarrival_s", "duration_s", "runtime_sigma"):
-        value = getattr(args, "group_" + flag)
-        if value is not None:
-            cmd += ["--group-" + flag.replace("_", "-"), str(value)]
+    cmd += group_simulation_args.simulate_flags(args)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
 
@@ -73,12 +68,7 @@ def main():
     parser.add_argument("--groups", type=int, default=16)
     parser.add_argument("--eta", type=float, default=0.5)
     parser.add_argument("--seeds", default="1-10")
-    parser.add_argument("--gpu", help="one GPU's traces only (default: every GPU)")
-    parser.add_argument("--traces", help="trace directory (default: the bundled traces)")
-    parser.add_argument("--group-submissions", type=int)
-    parser.add_argument("--group-interarrival-s", type=float)
-    parser.add_argument("--group-duration-s", type=float)
-    parser.add_argument("--group-runtime-sigma", type=float)
+    group_simulation_args.add_arguments(parser)
     args = parser.parse_args()
     if args.policy == "oracle":
         parser.error("--policy oracle: the oracle is the reference; name another policy")

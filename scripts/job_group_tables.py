@@ -22,18 +22,12 @@ import json
 import subprocess
 import sys
 
+import group_simulation_args
+
 
 def run(args, groups, eta, seeds):
     cmd = [args.zeus, "simulate", "--quiet", "--json", "--generate-groups", str(groups),
-           "--eta", str(eta), "--seeds", seeds]
-    if args.gpu:
-        cmd += ["--gpu", args.gpu]
-    if args.traces:
-        cmd += ["--traces", args.traces]
-    for flag in ("submissions", "interarrival_s", "duration_s", "runtime_sigma"):
-        value = getattr(args, "group_" + flag)
-        if value is not None:
-            cmd += ["--group-" + flag.replace("_", "-"), str(value)]
+           "--eta", str(eta), "--seeds", seeds] + group_simulation_args.simulate_flags(args)
     for policy in args.policies.split(","):
         cmd += ["--policy", policy]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -51,12 +45,7 @@ def main():
                              "11-20/21-30 (each range draws its own groups from its first "
                              "seed; the row then gives the mean over the draws of the mean "
                              "and of the max regret, and the worst cost ratios)")
-    parser.add_argument("--gpu", help="one GPU's traces only (default: every GPU)")
-    parser.add_argument("--traces", help="trace directory (default: the bundled traces)")
-    parser.add_argument("--group-submissions", type=int)
-    parser.add_argument("--group-interarrival-s", type=float)
-    parser.add_argument("--group-duration-s", type=float)
-    parser.add_argument("--group-runtime-sigma", type=float)
+    group_simulation_args.add_arguments(parser)
     parser.add_argument("--per-workload", action="store_true")
     args = parser.parse_args()
     if args.per_workload and "/" in args.seeds:

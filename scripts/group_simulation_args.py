@@ -1,0 +1,26 @@
+"""The `zeus simulate` options the job-group scripts share: which traces, and
+the arrival model of `--generate-groups`. Standard library only."""
+
+
+def add_arguments(parser):
+    """Adds --gpu, --traces and the arrival-model flags to `parser`."""
+    parser.add_argument("--gpu", help="one GPU's traces only (default: every GPU)")
+    parser.add_argument("--traces", help="trace directory (default: the bundled traces)")
+    parser.add_argument("--group-submissions", type=int)
+    parser.add_argument("--group-interarrival-s", type=float)
+    parser.add_argument("--group-duration-s", type=float)
+    parser.add_argument("--group-runtime-sigma", type=float)
+
+
+def simulate_flags(args):
+    """The `zeus simulate` flags for the options add_arguments() parsed."""
+    flags = []
+    if args.gpu:
+        flags += ["--gpu", args.gpu]
+    if args.traces:
+        flags += ["--traces", args.traces]
+    for name in ("submissions", "interarrival_s", "duration_s", "runtime_sigma"):
+        value = getattr(args, "group_" + name)
+        if value is not None:
+            flags += ["--group-" + name.replace("_", "-"), str(value)]
+    return flags
