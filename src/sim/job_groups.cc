@@ -163,9 +163,17 @@ bool Tighter(const std::optional<double>& limit, const std::optional<double>& cu
 // spread evenly over its duration) already reaches it, the run stops at
 // `now_s` having spent that (not reached, stopped_early); otherwise it goes
 // on under the tighter bound (replayed with the same draw of epochs). A run
-// that has not started yet (or could not) spends nothing and is replayed.
-void TightenInFlight(const JobContext& job, const Policy& policy, double now_s, InFlight& run) {
+// that has not started yet (or could not) spends nothing and is replayed. A
+// looser bound (swarm's walk step once outbid from further along) lets the
+// run, still going, go on under it: replayed the same way.
+void RefreshBound(const JobContext& job, const Policy& policy, double now_s, InFlight& run) {
   const std::optional<double> limit = policy.CostLimitAtReport(run.plan);
+  if (Tighter(run.plan.cost_limit, limit)) {
+    run.plan.cost_limit = limit;
+    Rng replay = run.rng_before;
+    run.outcome = ExecuteRun(job, run.plan, replay);
+    return;
+  }
   if (!Tighter(limit, run.plan.cost_limit)) return;
   run.plan.cost_limit = limit;
   const double span_s = run.end_time_s - run.start_time_s;
@@ -234,7 +242,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       running.erase(next);
       // Held to the bound in force when it reports (Policy::CostLimitAtReport).
       const std::optional<double> limit = policy.CostLimitAtReport(done.plan);
-      if (!done.stopped_early && Tighter(limit, done.plan.cost_limit)) {
+      if (!done.stopped_early && limit != done.plan.cost_limit) {
         done.plan.cost_limit = limit;
         Rng replay = done.rng_before;
         done.outcome = ExecuteRun(job, done.plan, replay);
@@ -243,7 +251,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       // The report may tighten the bound of runs still in flight, as the
       // server's next per-epoch report of each would see it.
       for (InFlight& run : running) {
-        if (!run.stopped_early) TightenInFlight(job, policy, done.end_time_s, run);
+        if (!run.stopped_early) RefreshBound(job, policy, done.end_time_s, run);
       }
       if (done.outcome.ran) {
         GroupRunRecord record;

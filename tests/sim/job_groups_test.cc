@@ -231,12 +231,15 @@ TEST(JobGroupsTest, RuntimeRatioScalesEnergyAndTime) {
   EXPECT_DOUBLE_EQ(records[0].run.energy_j, 2.5 * epochs * 6 * 180);
 }
 
-// Hands out a scripted sequence of plans and, once run 2 has been observed,
-// holds run 1 to `tightened_limit` (as frugal and swarm do when a result
-// lowers the best cost). Records what it observed.
+// Hands out a scripted sequence of plans (run 1 under `initial_limit`) and,
+// once run 2 has been observed, holds run 1 to `tightened_limit` (as frugal
+// and swarm do when a result lowers the best cost; a looser one, as swarm
+// does for a walk step outbid from further along). Records what it observed.
 class TighteningPolicy final : public Policy {
  public:
-  explicit TighteningPolicy(double tightened_limit) : tightened_limit_(tightened_limit) {}
+  explicit TighteningPolicy(double tightened_limit,
+                            std::optional<double> initial_limit = std::nullopt)
+      : tightened_limit_(tightened_limit), initial_limit_(initial_limit) {}
 
   RunPlan Next() override {
     RunPlan plan;
@@ -245,6 +248,7 @@ class TighteningPolicy final : public Policy {
     plan.batch_size = plan.run_id == 1 ? 128 : 64;
     plan.power_limit_w = 200;
     plan.exact_cost_limit = true;
+    if (plan.run_id == 1) plan.cost_limit = initial_limit_;
     return plan;
   }
   Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
@@ -261,6 +265,7 @@ class TighteningPolicy final : public Policy {
 
  private:
   double tightened_limit_;
+  std::optional<double> initial_limit_;
   int64_t next_id_ = 0;
   std::vector<std::pair<RunPlan, RunOutcome>> observed_;
 };
@@ -329,6 +334,26 @@ TEST(JobGroupsTest, ARunBelowATightenedBoundGoesOnUnderIt) {
   EXPECT_FALSE(run1.run.reached);
   EXPECT_DOUBLE_EQ(run1.end_time_s, 100.0);
   EXPECT_NEAR(run1.run.cost, 5 * epoch_cost, 1e-9 * epoch_cost);
+}
+
+// Run 1 handed out under 1.5 epochs (it would stop after one), loosened to
+// 5.5 epochs when run 2 reports: still going, it goes on under the looser
+// bound and stops after 5 epochs at its own end time.
+TEST(JobGroupsTest, ARunWhoseBoundLoosensGoesOnUnderIt) {
+  const Workload w = ToyWorkload();
+  SimulationOptions options;
+  const double epoch_cost = EpochCost128(w, options);
+  TighteningPolicy policy(5.5 * epoch_cost, 1.5 * epoch_cost);
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      std::vector<GroupRunRecord> records,
+      SimulateJobGroup(w, policy, {{"g", 0, 100, "toy", 1.0}, {"g", 10, 20, "toy", 1.0}}, options));
+  ASSERT_GE(records.size(), 2u);
+  const GroupRunRecord& run1 = records[1];
+  EXPECT_EQ(run1.run.recurrence, 0);
+  EXPECT_FALSE(run1.stopped_early);
+  EXPECT_DOUBLE_EQ(run1.end_time_s, 100.0);
+  EXPECT_NEAR(run1.run.cost, 5 * epoch_cost, 1e-9 * epoch_cost);
+  EXPECT_EQ(policy.observed()[1].first.cost_limit, 5.5 * epoch_cost);
 }
 
 TEST(JobGroupsTest, GroupsRunningPicksADatasetsGroupsInNameOrder) {

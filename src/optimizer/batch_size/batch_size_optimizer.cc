@@ -460,6 +460,10 @@ std::optional<double> BatchSizeOptimizer::EarlyStopThreshold(int64_t trial_numbe
   if (speculative && Orphaned(it->second.batch_size)) {
     return EarlyStopCostBound(std::min(*config_.beta, SwarmKnobs::kOrphanBeta), min_cost_);
   }
+  // A walk step outbid from further along tells the walk nothing more (its
+  // failure would not end the direction): it is only a submission that
+  // needs to finish, held to beta as a concurrent run is.
+  if (exploration_trial_ == trial_number && PassedFurtherAlong()) return EarlyStopThreshold();
   return EarlyStopCostBound(std::min(*config_.beta, FrugalKnobs::kExplorationBeta), min_cost_);
 }
 

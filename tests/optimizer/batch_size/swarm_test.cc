@@ -195,16 +195,18 @@ TEST(BatchSizeOptimizerSwarmTest, AStepOutbidByASizeFurtherAlongDoesNotEndTheDir
   const Trial step = optimizer.NextTrial();  // 32
   const Trial s16 = optimizer.NextTrial();
   ASSERT_EQ(s16, (Trial{3, 16, TrialKind::kSpeculative}));
-  // 16 reaches at 8: the lowest cost drops, and 32's run (stopped at 11
-  // without reaching) fails under the bound in force when it reports
-  // (1.25 x 8 = 10).
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(step.trial_number), 25.0);  // 1.25 x 20.
+  // 16 reaches at 8: the lowest cost drops. 32's result can no longer end
+  // the direction, so its run is held to beta (2 x 8 = 16) as a concurrent
+  // run would be, not to the exploration bound (1.25 x 8 = 10); it stops at
+  // 17 without reaching.
   ZEUS_ASSERT_OK(optimizer.ReportResult(s16.trial_number, 8.0, true));
-  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(step.trial_number), 10.0);
-  ZEUS_ASSERT_OK(optimizer.ReportResult(step.trial_number, 11.0, false));
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(step.trial_number), 16.0);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(step.trial_number, 17.0, false));
   // Frugal's walk would end the direction at this first failure (no steep
   // slope of its own yet) and never use 16's result; swarm's goes on: 16
   // passes and the walk reaches 8.
-  EXPECT_EQ(optimizer.censored(), (std::map<int, double>{{32, 10.0}}));
+  EXPECT_EQ(optimizer.censored(), (std::map<int, double>{{32, 16.0}}));
   EXPECT_TRUE(optimizer.exploring());
   EXPECT_EQ(optimizer.NextTrial(), (Trial{4, 8, TrialKind::kExploration}));
 }

@@ -233,8 +233,11 @@ class BatchSizeOptimizer {
   // for frugal's and swarm's exploration step, and swarm's speculative
   // trials, the tighter min(beta, FrugalKnobs::kExplorationBeta) x
   // min_cost(), and for swarm's speculative trials the walk can no longer
-  // use, min(beta, SwarmKnobs::kOrphanBeta) x min_cost(). Equal to
-  // EarlyStopThreshold() under kZeus and for trials not in flight.
+  // use, min(beta, SwarmKnobs::kOrphanBeta) x min_cost(). Swarm's
+  // exploration step, once a speculative run further along its direction
+  // has reached the target within the exploration bound, is held to
+  // EarlyStopThreshold() again. Equal to EarlyStopThreshold() under kZeus
+  // and for trials not in flight.
   std::optional<double> EarlyStopThreshold(int64_t trial_number) const;
   // The cheapest batch size that reached the target so far, else the default.
   int best_batch_size() const { return best_batch_size_; }
