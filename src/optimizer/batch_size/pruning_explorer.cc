@@ -80,7 +80,10 @@ bool PruningExplorer::MayTry(int batch_size) const {
       walk.end()) {
     return true;
   }
-  return !going_up_ && std::find(up_.begin(), up_.end(), batch_size) != up_.end();
+  // A decisive down walk stays decisive (the best cost only falls): the up
+  // direction will be skipped.
+  return !going_up_ && !DownWasDecisive() &&
+         std::find(up_.begin(), up_.end(), batch_size) != up_.end();
 }
 
 Status PruningExplorer::Report(double cost, bool reached_target, bool keep_direction) {

@@ -65,6 +65,25 @@ TEST(PruningExplorerTest, MayTryListsWhatTheRoundInProgressCanStillReach) {
   for (int size : {8, 16, 32, 64, 128}) EXPECT_FALSE(explorer.MayTry(size)) << size;
 }
 
+TEST(PruningExplorerTest, MayTryDropsTheUpDirectionOnceTheDownWalkIsDecisive) {
+  PruningExplorer explorer({8, 16, 32, 64, 128}, 32, 1, 1, /*decisive_ratio=*/1.25);
+  ZEUS_ASSERT_OK(explorer.Report(10, true));  // 32, the start.
+  ZEUS_ASSERT_OK(explorer.Report(9, true));   // 16: cheaper, not decisively.
+  EXPECT_TRUE(explorer.MayTry(64));
+  ZEUS_ASSERT_OK(explorer.Report(7, true));  // 8: 10 > 1.25 x 7, decisive.
+  // The down walk is over and the up direction skipped: nothing is left.
+  EXPECT_TRUE(explorer.done());
+
+  PruningExplorer still_down({4, 8, 16, 32, 64, 128}, 32, 1, 1, 1.25);
+  ZEUS_ASSERT_OK(still_down.Report(10, true));  // 32
+  EXPECT_TRUE(still_down.MayTry(64));
+  ZEUS_ASSERT_OK(still_down.Report(7, true));  // 16: decisive, 8 and 4 still ahead.
+  ASSERT_FALSE(still_down.done());
+  EXPECT_TRUE(still_down.MayTry(8));
+  EXPECT_FALSE(still_down.MayTry(64));
+  EXPECT_FALSE(still_down.MayTry(128));
+}
+
 TEST(PruningExplorerTest, UpcomingListsEachDirectionToItsOwnDepthNearestFirst) {
   const std::vector<int> sizes = {8, 16, 32, 64, 128, 256, 512, 1024};
   PruningExplorer explorer(sizes, 64, 1, 1, /*decisive_ratio=*/1.2);

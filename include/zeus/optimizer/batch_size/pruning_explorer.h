@@ -60,7 +60,8 @@ class PruningExplorer {
   std::vector<int> AheadInDirection() const;
   // Whether the round in progress may still try `batch_size`: Current(),
   // further along the current direction or, while going down, in the up
-  // direction. False when done().
+  // direction unless the down walk is already decisive (the up direction
+  // will be skipped). False when done().
   bool MayTry(int batch_size) const;
   // The outcome of running Current(); advances the walk. kFailedPrecondition
   // when done(). With `keep_direction`, a failure neither counts as a miss
