@@ -279,6 +279,14 @@ double EpochCost128(const Workload& w, const SimulationOptions& options) {
   return ExecuteRun(options.ContextFor(w), plan, rng).cost / w.job.max_epochs;
 }
 
+// The group the bound tests simulate under `policy`: run 1 over [0, 100] s
+// and run 2 over [10, 20] s (each retried as needed).
+StatusOr<std::vector<GroupRunRecord>> SimulateTwoSubmissions(TighteningPolicy& policy) {
+  const Workload w = ToyWorkload();
+  return SimulateJobGroup(w, policy, {{"g", 0, 100, "toy", 1.0}, {"g", 10, 20, "toy", 1.0}},
+                          SimulationOptions());
+}
+
 // Run 1 (never reaches: 10 epochs over [0, 100] s) is in flight when run 2
 // ([10, 20] s) reports and tightens run 1's bound to 1.5 epochs. By then run
 // 1 has spent 2 epochs (20 % of its duration), so `zeus serve` stops it at
@@ -286,13 +294,9 @@ double EpochCost128(const Workload& w, const SimulationOptions& options) {
 // 20 s, not replayed as if the bound had held from its start (1 epoch,
 // ending at 100 s). Its retry starts then and lasts the full 100 s.
 TEST(JobGroupsTest, ARunPastATightenedBoundStopsHavingSpentWhatItRan) {
-  const Workload w = ToyWorkload();
-  SimulationOptions options;
-  const double epoch_cost = EpochCost128(w, options);
+  const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
   TighteningPolicy policy(1.5 * epoch_cost);
-  ZEUS_ASSERT_OK_AND_ASSIGN(
-      std::vector<GroupRunRecord> records,
-      SimulateJobGroup(w, policy, {{"g", 0, 100, "toy", 1.0}, {"g", 10, 20, "toy", 1.0}}, options));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
   ASSERT_EQ(records.size(), 3u);
   // Run 2, then run 1 stopped at once, then run 1's retry.
   EXPECT_EQ(records[0].run.recurrence, 1);
@@ -321,13 +325,9 @@ TEST(JobGroupsTest, ARunPastATightenedBoundStopsHavingSpentWhatItRan) {
 // (2 epochs), so it goes on under the new bound and stops after 5 epochs, at
 // its own end time.
 TEST(JobGroupsTest, ARunBelowATightenedBoundGoesOnUnderIt) {
-  const Workload w = ToyWorkload();
-  SimulationOptions options;
-  const double epoch_cost = EpochCost128(w, options);
+  const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
   TighteningPolicy policy(5.5 * epoch_cost);
-  ZEUS_ASSERT_OK_AND_ASSIGN(
-      std::vector<GroupRunRecord> records,
-      SimulateJobGroup(w, policy, {{"g", 0, 100, "toy", 1.0}, {"g", 10, 20, "toy", 1.0}}, options));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
   ASSERT_GE(records.size(), 2u);
   const GroupRunRecord& run1 = records[1];
   EXPECT_EQ(run1.run.recurrence, 0);
@@ -340,13 +340,9 @@ TEST(JobGroupsTest, ARunBelowATightenedBoundGoesOnUnderIt) {
 // 5.5 epochs when run 2 reports: still going, it goes on under the looser
 // bound and stops after 5 epochs at its own end time.
 TEST(JobGroupsTest, ARunWhoseBoundLoosensGoesOnUnderIt) {
-  const Workload w = ToyWorkload();
-  SimulationOptions options;
-  const double epoch_cost = EpochCost128(w, options);
+  const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
   TighteningPolicy policy(5.5 * epoch_cost, 1.5 * epoch_cost);
-  ZEUS_ASSERT_OK_AND_ASSIGN(
-      std::vector<GroupRunRecord> records,
-      SimulateJobGroup(w, policy, {{"g", 0, 100, "toy", 1.0}, {"g", 10, 20, "toy", 1.0}}, options));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
   ASSERT_GE(records.size(), 2u);
   const GroupRunRecord& run1 = records[1];
   EXPECT_EQ(run1.run.recurrence, 0);
