@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
+#include "zeus/util/csv.h"
 #include "zeus/util/strings.h"
 
 namespace zeus {
@@ -24,13 +25,7 @@ std::string EnergyCsvHeader(size_t num_gpus) {
 }
 
 std::string EnergyCsvRow(const Measurement& m) {
-  std::string name = m.name;
-  if (name.find_first_of(",\"\r\n") != std::string::npos) {  // RFC 4180 quoting.
-    std::string quoted = "\"";
-    for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    name = quoted + "\"";
-  }
-  std::string row = fmt::format("{},{},{}", m.start_wall_time_s, name, m.time_s);
+  std::string row = fmt::format("{},{},{}", m.start_wall_time_s, CsvQuote(m.name), m.time_s);
   for (double j : m.gpu_energy_j) row += fmt::format(",{}", j);
   return row;
 }

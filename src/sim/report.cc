@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "zeus/util/csv.h"
+
 namespace zeus {
 
 void WriteResultsTable(const std::vector<PolicyResult>& results, size_t num_seeds,
@@ -114,22 +116,6 @@ void WriteHistoryCsvHeader(std::ostream& out) {
          "cost,kind,group,try,start_s,end_s,stopped_early\n";
 }
 
-namespace {
-
-// `text` as one CSV field: quoted (quotes doubled) when it holds a comma, a
-// quote or a line break.
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + '"';
-}
-
-}  // namespace
-
 void WriteHistoryCsvRow(const HistoryRow& h, std::ostream& out) {
   char line[512];
   std::snprintf(line, sizeof(line), "%s,%s,%llu,%d,%d,%d,%.10g,%.10g,%s,%s,%.10g,", h.gpu->c_str(),
@@ -144,7 +130,7 @@ void WriteHistoryCsvRow(const HistoryRow& h, std::ostream& out) {
   const GroupRunRecord& g = *h.group_run;
   std::snprintf(line, sizeof(line), ",%d,%.10g,%.10g,%s\n", g.attempt, g.start_time_s, g.end_time_s,
                 g.stopped_early ? "true" : "false");
-  out << ',' << CsvField(*h.group) << line;
+  out << ',' << CsvQuote(*h.group) << line;
 }
 
 uint64_t EstimateHistoryCsvBytes(const std::vector<Workload>& workloads, const JobGroups* groups,

@@ -151,4 +151,14 @@ StatusOr<int64_t> CsvTable::Int(size_t row, size_t column) const {
   return v;
 }
 
+std::string CsvQuote(std::string_view field) {
+  if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
+  std::string quoted = "\"";
+  for (char c : field) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + '"';
+}
+
 }  // namespace zeus

@@ -76,6 +76,21 @@ TEST(CsvTableTest, BinaryDataIsRefusedAtItsLineAndColumn) {
             "f.csv:1:1: byte 0x89 is not UTF-8 text; expected a CSV text file, this looks binary");
 }
 
+TEST(CsvQuoteTest, QuotesOnlyWhatNeedsItAndTheReaderReadsItBack) {
+  EXPECT_EQ(CsvQuote("group-0"), "group-0");
+  EXPECT_EQ(CsvQuote(""), "");
+  EXPECT_EQ(CsvQuote("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvQuote("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvQuote("two\nlines"), "\"two\nlines\"");
+  // The reader is line-based (no line breaks in fields): the rest round-trip.
+  const std::vector<std::string> fields = {"plain", "a,b", "q\"uote", ""};
+  std::string text = "a,b,c,d\n";
+  for (size_t i = 0; i < fields.size(); ++i) text += (i ? "," : "") + CsvQuote(fields[i]);
+  ZEUS_ASSERT_OK_AND_ASSIGN(CsvTable table, CsvTable::Parse(text + "\n", "quoted.csv"));
+  ASSERT_EQ(table.num_rows(), 1u);
+  for (size_t i = 0; i < fields.size(); ++i) EXPECT_EQ(table.Field(0, i), fields[i]) << i;
+}
+
 TEST(FileTest, DirectoryIsNamedAsSuch) {
   testing::TempDir dir;
   StatusOr<std::string> text = ReadFileToString(dir.path());

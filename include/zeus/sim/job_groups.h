@@ -98,12 +98,12 @@ struct GroupRunRecord {
 // next as not reaching the target; otherwise it goes on under the new bound
 // (replayed with the same draw of epochs). A bound that loosens (swarm's
 // walk step outbid from further along) is replayed the same way for a run
-// still going. A run is also held to the bound in force when it reports. A run that misses the
-// target is retried from its end time for its submission's duration, up to options.max_tries per
-// submission. REQUIRES: `submissions`
-// sorted by start time (as LoadJobGroups returns them). kInvalidArgument for
-// invalid options, a workload failing ValidateWorkload, or a submission out
-// of the ranges above.
+// still going. A run is also held to the bound in force when it reports. A
+// run that misses the target is retried from its end time for its
+// submission's duration, up to options.max_tries per submission.
+// REQUIRES: `submissions` sorted by start time (as LoadJobGroups returns
+// them). kInvalidArgument for invalid options, a workload failing
+// ValidateWorkload, or a submission out of the ranges above.
 StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     const Workload& workload, Policy& policy, const std::vector<JobSubmission>& submissions,
     const SimulationOptions& options);

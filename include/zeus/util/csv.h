@@ -1,4 +1,5 @@
-// A strict CSV reader for the trace and profile files Zeus consumes.
+// A strict CSV reader for the trace and profile files Zeus consumes, and
+// the field quoting its writers share.
 //
 // Every error names the file, the 1-based line and column, and what was
 // expected: "traces/summary_power_a40.csv:12:6: column 'time_per_epoch':
@@ -58,6 +59,10 @@ class CsvTable {
   std::vector<std::string> header_;
   std::vector<Row> rows_;
 };
+
+// `field` as one CSV field (RFC 4180): as is, or quoted with its quotes
+// doubled when it holds a comma, a quote or a line break.
+std::string CsvQuote(std::string_view field);
 
 }  // namespace zeus
 
