@@ -157,29 +157,31 @@ bool Tighter(const std::optional<double>& limit, const std::optional<double>& cu
   return limit.has_value() && (!current.has_value() || *limit < *current);
 }
 
+// Runs `run` again under bound `limit`, with the same draw of epochs.
+void ReplayUnder(const JobContext& job, const std::optional<double>& limit, InFlight& run) {
+  run.plan.cost_limit = limit;
+  Rng replay = run.rng_before;
+  run.outcome = ExecuteRun(job, run.plan, replay);
+}
+
 // Holds in-flight `run` to the bound `policy` now gives it, at time `now_s`,
 // as `zeus serve` does at the run's next report: when the bound is tighter
 // than the one it runs under and the cost it has accrued so far (its cost
 // spread evenly over its duration) already reaches it, the run stops at
-// `now_s` having spent that (not reached, stopped_early); otherwise it goes
-// on under the tighter bound (replayed with the same draw of epochs). A run
-// that has not started yet (or could not) spends nothing and is replayed. A
-// looser bound (swarm's walk step once outbid from further along) lets the
-// run, still going, go on under it: replayed the same way.
+// `now_s` having spent that (not reached, stopped_early); otherwise, and
+// when the bound loosened (swarm's walk step once outbid from further
+// along), it goes on under the new bound (replayed with the same draw of
+// epochs). A run that has not started yet (or could not) spends nothing and
+// is replayed.
 void RefreshBound(const JobContext& job, const Policy& policy, double now_s, InFlight& run) {
   const std::optional<double> limit = policy.CostLimitAtReport(run.plan);
-  if (Tighter(run.plan.cost_limit, limit)) {
-    run.plan.cost_limit = limit;
-    Rng replay = run.rng_before;
-    run.outcome = ExecuteRun(job, run.plan, replay);
-    return;
-  }
-  if (!Tighter(limit, run.plan.cost_limit)) return;
-  run.plan.cost_limit = limit;
+  if (limit == run.plan.cost_limit) return;
   const double span_s = run.end_time_s - run.start_time_s;
   const double fraction =
       span_s > 0.0 ? std::clamp((now_s - run.start_time_s) / span_s, 0.0, 1.0) : 0.0;
-  if (run.outcome.ran && fraction > 0.0 && run.outcome.cost * fraction >= *limit) {
+  if (Tighter(limit, run.plan.cost_limit) && run.outcome.ran && fraction > 0.0 &&
+      run.outcome.cost * fraction >= *limit) {
+    run.plan.cost_limit = limit;
     run.outcome.energy_j *= fraction;
     run.outcome.time_s *= fraction;
     run.outcome.cost *= fraction;
@@ -188,8 +190,7 @@ void RefreshBound(const JobContext& job, const Policy& policy, double now_s, InF
     run.stopped_early = true;
     return;
   }
-  Rng replay = run.rng_before;
-  run.outcome = ExecuteRun(job, run.plan, replay);
+  ReplayUnder(job, limit, run);
 }
 
 }  // namespace
@@ -242,11 +243,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       running.erase(next);
       // Held to the bound in force when it reports (Policy::CostLimitAtReport).
       const std::optional<double> limit = policy.CostLimitAtReport(done.plan);
-      if (!done.stopped_early && limit != done.plan.cost_limit) {
-        done.plan.cost_limit = limit;
-        Rng replay = done.rng_before;
-        done.outcome = ExecuteRun(job, done.plan, replay);
-      }
+      if (!done.stopped_early && limit != done.plan.cost_limit) ReplayUnder(job, limit, done);
       ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, done.outcome));
       // The report may tighten the bound of runs still in flight, as the
       // server's next per-epoch report of each would see it.
