@@ -144,6 +144,9 @@ struct InFlight {
   // The generator before the run's outcome was drawn: a replay under a
   // tighter bound draws the same epochs.
   Rng rng_before;
+  // The same draw with no bound: the run spends at this pace, evenly over
+  // `duration_s`, until its bound stops it.
+  RunOutcome unbounded;
   // Its submission's duration (a retry lasts as long, even when this run
   // was stopped early).
   double duration_s = 0.0;
@@ -157,11 +160,20 @@ bool Tighter(const std::optional<double>& limit, const std::optional<double>& cu
   return limit.has_value() && (!current.has_value() || *limit < *current);
 }
 
+// Sets `run`'s end: a run its bound stops ends when it has spent what it
+// ran (its unbounded pace), not at its submission's end.
+void SetEndTime(InFlight& run) {
+  const double fraction =
+      run.unbounded.cost > 0.0 ? std::clamp(run.outcome.cost / run.unbounded.cost, 0.0, 1.0) : 1.0;
+  run.end_time_s = run.start_time_s + run.duration_s * (run.outcome.ran ? fraction : 0.0);
+}
+
 // Runs `run` again under bound `limit`, with the same draw of epochs.
 void ReplayUnder(const JobContext& job, const std::optional<double>& limit, InFlight& run) {
   run.plan.cost_limit = limit;
   Rng replay = run.rng_before;
   run.outcome = ExecuteRun(job, run.plan, replay);
+  SetEndTime(run);
 }
 
 // Holds in-flight `run` to the bound `policy` now gives it, at time `now_s`,
@@ -176,21 +188,23 @@ void ReplayUnder(const JobContext& job, const std::optional<double>& limit, InFl
 void RefreshBound(const JobContext& job, const Policy& policy, double now_s, InFlight& run) {
   const std::optional<double> limit = policy.CostLimitAtReport(run.plan);
   if (limit == run.plan.cost_limit) return;
-  const double span_s = run.end_time_s - run.start_time_s;
-  const double fraction =
-      span_s > 0.0 ? std::clamp((now_s - run.start_time_s) / span_s, 0.0, 1.0) : 0.0;
+  const double fraction = run.duration_s > 0.0
+                              ? std::clamp((now_s - run.start_time_s) / run.duration_s, 0.0, 1.0)
+                              : 0.0;
   if (Tighter(limit, run.plan.cost_limit) && run.outcome.ran && fraction > 0.0 &&
-      run.outcome.cost * fraction >= *limit) {
+      run.unbounded.cost * fraction >= *limit) {
     run.plan.cost_limit = limit;
-    run.outcome.energy_j *= fraction;
-    run.outcome.time_s *= fraction;
-    run.outcome.cost *= fraction;
+    run.outcome.energy_j = run.unbounded.energy_j * fraction;
+    run.outcome.time_s = run.unbounded.time_s * fraction;
+    run.outcome.cost = run.unbounded.cost * fraction;
     run.outcome.reached = false;
     run.end_time_s = now_s;
     run.stopped_early = true;
     return;
   }
   ReplayUnder(job, limit, run);
+  // Stopped between two epochs' worth of its pace: it stops at this report.
+  run.end_time_s = std::max(run.end_time_s, now_s);
 }
 
 }  // namespace
@@ -222,13 +236,17 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     InFlight run;
     run.plan = policy.Next();
     run.rng_before = rng;
+    RunPlan unbounded_plan = run.plan;
+    unbounded_plan.cost_limit.reset();
+    Rng unbounded_rng = rng;
+    run.unbounded = ExecuteRun(job, unbounded_plan, unbounded_rng);
     run.outcome = ExecuteRun(job, run.plan, rng);
     run.start_time_s = start_s;
-    run.end_time_s = end_s;
     run.submission = submission;
     run.tries = tries;
     run.runtime_ratio = ratio;
     run.duration_s = end_s - start_s;
+    SetEndTime(run);
     running.push_back(run);
   };
   // Finishes every run that ends by `now`, earliest first; retries start at

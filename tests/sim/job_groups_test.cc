@@ -322,34 +322,58 @@ TEST(JobGroupsTest, ARunPastATightenedBoundStopsHavingSpentWhatItRan) {
 }
 
 // The same, with the bound tightened to 5.5 epochs: run 1 has spent less
-// (2 epochs), so it goes on under the new bound and stops after 5 epochs, at
-// its own end time.
+// (2 epochs), so it goes on under the new bound and stops after 5 epochs,
+// when it has spent them (50 s: half its 10 epochs' duration), not at the
+// end of its submission's duration.
 TEST(JobGroupsTest, ARunBelowATightenedBoundGoesOnUnderIt) {
   const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
   TighteningPolicy policy(5.5 * epoch_cost);
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
-  ASSERT_GE(records.size(), 2u);
+  ASSERT_EQ(records.size(), 3u);
   const GroupRunRecord& run1 = records[1];
   EXPECT_EQ(run1.run.recurrence, 0);
   EXPECT_FALSE(run1.run.reached);
-  EXPECT_DOUBLE_EQ(run1.end_time_s, 100.0);
+  EXPECT_FALSE(run1.stopped_early);
+  EXPECT_DOUBLE_EQ(run1.end_time_s, 50.0);
   EXPECT_NEAR(run1.run.cost, 5 * epoch_cost, 1e-9 * epoch_cost);
+  // Its retry starts when it stopped and lasts the submission's duration.
+  EXPECT_DOUBLE_EQ(records[2].start_time_s, 50.0);
+  EXPECT_DOUBLE_EQ(records[2].end_time_s, 150.0);
 }
 
-// Run 1 handed out under 1.5 epochs (it would stop after one), loosened to
-// 5.5 epochs when run 2 reports: still going, it goes on under the looser
-// bound and stops after 5 epochs at its own end time.
+// Run 1 handed out under 3.5 epochs (it would stop after 3, at 30 s),
+// loosened to 5.5 epochs when run 2 reports at 20 s: still going, it goes on
+// under the looser bound and stops after 5 epochs, at 50 s.
 TEST(JobGroupsTest, ARunWhoseBoundLoosensGoesOnUnderIt) {
   const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
-  TighteningPolicy policy(5.5 * epoch_cost, 1.5 * epoch_cost);
+  TighteningPolicy policy(5.5 * epoch_cost, 3.5 * epoch_cost);
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
   ASSERT_GE(records.size(), 2u);
   const GroupRunRecord& run1 = records[1];
   EXPECT_EQ(run1.run.recurrence, 0);
   EXPECT_FALSE(run1.stopped_early);
-  EXPECT_DOUBLE_EQ(run1.end_time_s, 100.0);
+  EXPECT_DOUBLE_EQ(run1.end_time_s, 50.0);
   EXPECT_NEAR(run1.run.cost, 5 * epoch_cost, 1e-9 * epoch_cost);
   EXPECT_EQ(policy.observed()[1].first.cost_limit, 5.5 * epoch_cost);
+}
+
+// A run its own bound stops ends when it has spent the bound, at the pace of
+// its unbounded run: here run 1 under 1.5 epochs stops after one, at 10 s
+// (one tenth of its 10 epochs' 100 s), before run 2 ([10, 20] s) reports,
+// and is observed first.
+TEST(JobGroupsTest, ARunItsBoundStopsEndsWhenItHasSpentTheBound) {
+  const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
+  TighteningPolicy policy(5.5 * epoch_cost, 1.5 * epoch_cost);
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
+  ASSERT_GE(records.size(), 2u);
+  const GroupRunRecord& run1 = records[0];
+  EXPECT_EQ(run1.run.recurrence, 0);
+  EXPECT_FALSE(run1.run.reached);
+  EXPECT_FALSE(run1.stopped_early);
+  EXPECT_DOUBLE_EQ(run1.end_time_s, 10.0);
+  EXPECT_NEAR(run1.run.cost, epoch_cost, 1e-9 * epoch_cost);
+  EXPECT_EQ(policy.observed()[0].first.run_id, 1);
+  EXPECT_EQ(policy.observed()[0].first.cost_limit, 1.5 * epoch_cost);
 }
 
 TEST(JobGroupsTest, GroupsRunningPicksADatasetsGroupsInNameOrder) {
