@@ -10,6 +10,7 @@ def add_arguments(parser):
     parser.add_argument("--group-interarrival-s", type=float)
     parser.add_argument("--group-duration-s", type=float)
     parser.add_argument("--group-runtime-sigma", type=float)
+    parser.add_argument("--group-run-time", choices=("scaled", "submission"))
 
 
 def simulate_flags(args):
@@ -19,7 +20,7 @@ def simulate_flags(args):
         flags += ["--gpu", args.gpu]
     if args.traces:
         flags += ["--traces", args.traces]
-    for name in ("submissions", "interarrival_s", "duration_s", "runtime_sigma"):
+    for name in ("submissions", "interarrival_s", "duration_s", "runtime_sigma", "run_time"):
         value = getattr(args, "group_" + name)
         if value is not None:
             flags += ["--group-" + name.replace("_", "-"), str(value)]

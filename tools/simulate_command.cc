@@ -6,7 +6,7 @@
 //                 [--json] [--quiet] [--groups FILE | --generate-groups N
 //                 [--group-submissions 40] [--group-interarrival-s 3600]
 //                 [--group-duration-s 5400] [--group-runtime-sigma 0.25]]
-//                 [--plot DIR]
+//                 [--group-run-time scaled|submission] [--plot DIR]
 //
 // Prints, per GPU, workload and policy, the cumulative energy, time and cost
 // relative to `default`, the regret against `oracle`, and the configuration
@@ -18,7 +18,10 @@
 // arrival model of JobGroupGeneratorOptions (zeus/sim/job_groups.h): per
 // group, one dataset and --group-submissions submissions with exponential
 // gaps of mean --group-interarrival-s, each lasting --group-duration-s x its
-// runtime ratio, a log-normal draw with sigma --group-runtime-sigma. A
+// runtime ratio, a log-normal draw with sigma --group-runtime-sigma.
+// --group-run-time (GroupRunTime, zeus/sim/simulator.h) says how long each
+// run of a group lasts: scaled by its time to the target (default) or its
+// submission's duration whatever its batch size (the original's). A
 // --history-csv estimated above
 // kLargeHistoryBytes is refused unless --allow-large-history is given.
 // --plot DIR draws SVG figures with gnuplot (tools/simulate_plots.h) after
@@ -74,6 +77,8 @@ struct SimulateArgs {
   int generate_groups = 0;
   // The arrival model of --generate-groups (JobGroupGeneratorOptions).
   JobGroupGeneratorOptions arrival;
+  // How long a group's run lasts (GroupRunTime): "scaled" or "submission".
+  std::string group_run_time = "scaled";
   std::string plot_dir;
 };
 
@@ -213,6 +218,9 @@ void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGro
                               {"mean_duration_s", args.arrival.mean_duration_s},
                               {"runtime_ratio_sigma", args.arrival.runtime_ratio_sigma}}
              : nlohmann::json()},
+        {"group_run_time", groups != nullptr
+                               ? nlohmann::json(GroupRunTimeName(options.simulation.group_run_time))
+                               : nlohmann::json()},
         {"eta", options.simulation.eta},
         {"beta", beta.has_value() ? nlohmann::json(*beta) : nlohmann::json()},
         {"seeds", options.seeds},
@@ -226,7 +234,8 @@ void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGro
     size_t submissions = 0;
     for (const auto& [name, group] : *groups) submissions += group.size();
     std::cout << "job groups: " << groups->size() << " groups, " << submissions
-              << " submissions (recs = submissions per workload)\n";
+              << " submissions (recs = submissions per workload), run time "
+              << GroupRunTimeName(options.simulation.group_run_time) << "\n";
   }
   std::cout << "\n";
   WriteResultsTable(results, options.seeds.size(), std::cout);
@@ -264,6 +273,7 @@ int RunSimulate(const SimulateArgs& args) {
   options.simulation.eta = args.eta;
   options.simulation.beta = beta;
   options.simulation.num_recurrences = args.recurrences;
+  options.simulation.group_run_time = *ParseGroupRunTime(args.group_run_time);
 
   StatusOr<JobGroups> groups = SelectJobGroups(args, seeds.front(), *workloads);
   if (!groups.ok()) return fail(groups.status());
@@ -393,10 +403,25 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->needs(generate_option)
       ->check(NumberIn(0.0, 5.0));
+  auto* run_time_option =
+      cmd->add_option("--group-run-time", args->group_run_time,
+                      "How long a group's run lasts: 'scaled', its submission's duration x its "
+                      "time to the target / the default batch size's (a faster configuration "
+                      "finishes sooner); 'submission', its submission's duration whatever its "
+                      "batch size (the original Zeus simulator's). A run stopped early ends when "
+                      "it has spent what it ran")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"scaled", "submission"}));
   cmd->add_option("--plot", args->plot_dir,
                   "Also draw SVG figures into DIR (created if missing): cumulative cost per "
                   "recurrence, and each policy's path in the energy-time plane (needs gnuplot)");
-  cmd->callback([args, exit_code] { *exit_code = RunSimulate(*args); });
+  cmd->callback([args, exit_code, run_time_option] {
+    if (run_time_option->count() > 0 && args->groups.empty() && args->generate_groups == 0) {
+      throw UsageError("--group-run-time", "'" + args->group_run_time + "'",
+                       "applies to job groups only; pass --groups FILE or --generate-groups N");
+    }
+    *exit_code = RunSimulate(*args);
+  });
 }
 
 }  // namespace zeus::cli

@@ -144,10 +144,11 @@ struct InFlight {
   // The generator before the run's outcome was drawn: a replay under a
   // tighter bound draws the same epochs.
   Rng rng_before;
-  // The same draw with no bound: the run spends at this pace, evenly over
-  // `duration_s`, until its bound stops it.
+  // The same draw with no bound, and how long it would last: the run
+  // spends at that pace, evenly, until its bound stops it.
   RunOutcome unbounded;
-  // Its submission's duration (a retry lasts as long, even when this run
+  double unbounded_span_s = 0.0;
+  // Its submission's duration (a retry starts from it, even when this run
   // was stopped early).
   double duration_s = 0.0;
   // Stopped when a tighter bound found it already past it: its outcome is
@@ -161,11 +162,11 @@ bool Tighter(const std::optional<double>& limit, const std::optional<double>& cu
 }
 
 // Sets `run`'s end: a run its bound stops ends when it has spent what it
-// ran (its unbounded pace), not at its submission's end.
+// ran, at its unbounded pace.
 void SetEndTime(InFlight& run) {
   const double fraction =
       run.unbounded.cost > 0.0 ? std::clamp(run.outcome.cost / run.unbounded.cost, 0.0, 1.0) : 1.0;
-  run.end_time_s = run.start_time_s + run.duration_s * (run.outcome.ran ? fraction : 0.0);
+  run.end_time_s = run.start_time_s + run.unbounded_span_s * (run.outcome.ran ? fraction : 0.0);
 }
 
 // Runs `run` again under bound `limit`, with the same draw of epochs.
@@ -188,9 +189,10 @@ void ReplayUnder(const JobContext& job, const std::optional<double>& limit, InFl
 void RefreshBound(const JobContext& job, const Policy& policy, double now_s, InFlight& run) {
   const std::optional<double> limit = policy.CostLimitAtReport(run.plan);
   if (limit == run.plan.cost_limit) return;
-  const double fraction = run.duration_s > 0.0
-                              ? std::clamp((now_s - run.start_time_s) / run.duration_s, 0.0, 1.0)
-                              : 0.0;
+  const double fraction =
+      run.unbounded_span_s > 0.0
+          ? std::clamp((now_s - run.start_time_s) / run.unbounded_span_s, 0.0, 1.0)
+          : 0.0;
   if (Tighter(limit, run.plan.cost_limit) && run.outcome.ran && fraction > 0.0 &&
       run.unbounded.cost * fraction >= *limit) {
     run.plan.cost_limit = limit;
@@ -228,6 +230,18 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     }
   }
   const JobContext job = options.ContextFor(workload);
+  // kScaled: a run lasts its submission's duration x its time / this.
+  double default_time_s = 0.0;
+  if (options.group_run_time == GroupRunTime::kScaled) {
+    StatusOr<ExpectedRun> default_run = DefaultRun(job);
+    if (!default_run.ok()) {
+      return Status(default_run.status().code(),
+                    "job groups: runs last their time relative to the default batch size's "
+                    "(--group-run-time scaled): " +
+                        default_run.status().message());
+    }
+    default_time_s = default_run->time_s;
+  }
   Rng rng(options.seed ^ 0x5851f42d4c957f2dULL);
   std::vector<InFlight> running;
   std::vector<GroupRunRecord> records;
@@ -246,6 +260,9 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     run.tries = tries;
     run.runtime_ratio = ratio;
     run.duration_s = end_s - start_s;
+    run.unbounded_span_s = options.group_run_time == GroupRunTime::kScaled && default_time_s > 0.0
+                               ? run.duration_s * run.unbounded.time_s / default_time_s
+                               : run.duration_s;
     SetEndTime(run);
     running.push_back(run);
   };

@@ -13,6 +13,18 @@
 
 namespace zeus {
 
+std::string_view GroupRunTimeName(GroupRunTime model) {
+  return model == GroupRunTime::kScaled ? "scaled" : "submission";
+}
+
+StatusOr<GroupRunTime> ParseGroupRunTime(std::string_view name) {
+  for (GroupRunTime model : {GroupRunTime::kScaled, GroupRunTime::kSubmission}) {
+    if (name == GroupRunTimeName(model)) return model;
+  }
+  return InvalidArgumentError("group run time: expected 'scaled' or 'submission', got '" +
+                              std::string(name) + "'");
+}
+
 Status SimulationOptions::Validate() const {
   if (!(eta >= 0.0 && eta <= 1.0)) {
     return InvalidArgumentError("simulation options: field 'eta': must be in [0, 1], got " +

@@ -279,12 +279,16 @@ double EpochCost128(const Workload& w, const SimulationOptions& options) {
   return ExecuteRun(options.ContextFor(w), plan, rng).cost / w.job.max_epochs;
 }
 
-// The group the bound tests simulate under `policy`: run 1 over [0, 100] s
-// and run 2 over [10, 20] s (each retried as needed).
-StatusOr<std::vector<GroupRunRecord>> SimulateTwoSubmissions(TighteningPolicy& policy) {
+// The group the bound tests simulate under `policy`: submission 1 over
+// [0, 100] s and submission 2 over [10, 20] s (each retried as needed). With
+// kSubmission (the bound tests) each run lasts its submission's duration.
+StatusOr<std::vector<GroupRunRecord>> SimulateTwoSubmissions(
+    TighteningPolicy& policy, GroupRunTime run_time = GroupRunTime::kSubmission) {
   const Workload w = ToyWorkload();
+  SimulationOptions options;
+  options.group_run_time = run_time;
   return SimulateJobGroup(w, policy, {{"g", 0, 100, "toy", 1.0}, {"g", 10, 20, "toy", 1.0}},
-                          SimulationOptions());
+                          options);
 }
 
 // Run 1 (never reaches: 10 epochs over [0, 100] s) is in flight when run 2
@@ -374,6 +378,39 @@ TEST(JobGroupsTest, ARunItsBoundStopsEndsWhenItHasSpentTheBound) {
   EXPECT_NEAR(run1.run.cost, epoch_cost, 1e-9 * epoch_cost);
   EXPECT_EQ(policy.observed()[0].first.run_id, 1);
   EXPECT_EQ(policy.observed()[0].first.cost_limit, 1.5 * epoch_cost);
+}
+
+// Under kScaled (the default) a run lasts its submission's duration x its
+// time / the default's expected time (64 at 200 W: 3 or 4 epochs of 6 s, 21 s
+// on average). Run 2 (64) over [10, 20] s lasts 10 s x its own time / 21 s;
+// run 1 (128, 10 epochs of 4 s) would last 100 s x 40 / 21, and stopped by
+// a bound of 5.5 epochs after 5, it ends halfway through that.
+TEST(JobGroupsTest, ScaledRunTimeLastsTheSubmissionsDurationTimesTheRunsTimeOverTheDefaults) {
+  const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
+  TighteningPolicy policy(5.5 * epoch_cost);
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records,
+                            SimulateTwoSubmissions(policy, GroupRunTime::kScaled));
+  ASSERT_GE(records.size(), 2u);
+  const GroupRunRecord& run2 = records[0];
+  EXPECT_EQ(run2.run.recurrence, 1);
+  EXPECT_TRUE(run2.run.reached);
+  EXPECT_TRUE(run2.run.time_s == 18.0 || run2.run.time_s == 24.0) << run2.run.time_s;
+  EXPECT_NEAR(run2.end_time_s, 10.0 + 10.0 * run2.run.time_s / 21.0, 1e-9);
+  const GroupRunRecord& run1 = records[1];
+  EXPECT_EQ(run1.run.recurrence, 0);
+  EXPECT_FALSE(run1.run.reached);
+  EXPECT_NEAR(run1.run.cost, 5 * epoch_cost, 1e-9 * epoch_cost);
+  EXPECT_NEAR(run1.end_time_s, 0.5 * 100.0 * 40.0 / 21.0, 1e-9);
+}
+
+TEST(JobGroupsTest, GroupRunTimeNamesRoundTrip) {
+  for (GroupRunTime model : {GroupRunTime::kScaled, GroupRunTime::kSubmission}) {
+    ZEUS_ASSERT_OK_AND_ASSIGN(GroupRunTime parsed, ParseGroupRunTime(GroupRunTimeName(model)));
+    EXPECT_EQ(parsed, model);
+  }
+  Status bad = ParseGroupRunTime("fixed").status();
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("'fixed'"), std::string::npos) << bad.message();
 }
 
 TEST(JobGroupsTest, GroupsRunningPicksADatasetsGroupsInNameOrder) {

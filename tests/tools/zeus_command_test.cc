@@ -109,7 +109,17 @@ TEST_F(ZeusCommandTest, SimulateTakesTheGroupArrivalModelAndReportsIt) {
   EXPECT_THAT(out_, HasSubstr("\"mean_duration_s\": 40.0"));
   EXPECT_THAT(out_, HasSubstr("\"runtime_ratio_sigma\": 0.0"));
   EXPECT_THAT(out_, HasSubstr("\"recurrences\": 6"));
-  // The model's flags need --generate-groups and are range-checked.
+  EXPECT_THAT(out_, HasSubstr("\"group_run_time\": \"scaled\""));
+  ASSERT_EQ(Run(Simulate() + "--json --seeds 1 --policy default --generate-groups 2 "
+                             "--group-run-time submission"),
+            0)
+      << err_;
+  EXPECT_THAT(out_, HasSubstr("\"group_run_time\": \"submission\""));
+  // The model's flags need job groups and are range-checked.
+  EXPECT_EQ(Run(Simulate() + "--group-run-time submission"), 2);
+  EXPECT_THAT(err_, HasSubstr("--group-run-time 'submission': applies to job groups only"));
+  EXPECT_EQ(Run(Simulate() + "--generate-groups 2 --group-run-time fixed"), 2);
+  EXPECT_THAT(err_, HasSubstr("--group-run-time: fixed not in {scaled,submission}"));
   EXPECT_EQ(Run(Simulate() + "--group-duration-s 40"), 2);
   EXPECT_THAT(err_, HasSubstr("--group-duration-s requires --generate-groups"));
   EXPECT_EQ(Run(Simulate() + "--generate-groups 2 --group-interarrival-s 0"), 2);

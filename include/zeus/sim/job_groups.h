@@ -93,14 +93,18 @@ struct GroupRunRecord {
 // observation, every run still in flight whose bound the policy has
 // tightened (Policy::CostLimitAtReport: the run that ended lowered the best
 // cost, or made the run useless to it) is charged what it has spent so far
-// (its cost spread evenly over its duration). If that already reaches the
+// (its unbounded cost spread evenly over its unbounded span: see
+// GroupRunTime for how long a run lasts). If that already reaches the
 // new bound the run stops at that moment, having spent it, and is observed
 // next as not reaching the target; otherwise it goes on under the new bound
 // (replayed with the same draw of epochs). A bound that loosens (swarm's
 // walk step outbid from further along) is replayed the same way for a run
-// still going. A run is also held to the bound in force when it reports. A
-// run that misses the target is retried from its end time for its
-// submission's duration, up to options.max_tries per submission.
+// still going. A run is also held to the bound in force when it reports; a
+// run its bound stops ends when it has spent it. A run that misses the
+// target is retried from its end time with its submission's duration, up to
+// options.max_tries per submission. With GroupRunTime::kScaled,
+// kFailedPrecondition when no seed run of the default batch size reaches
+// the target.
 // REQUIRES: `submissions` sorted by start time (as LoadJobGroups returns
 // them). kInvalidArgument for invalid options, a workload failing
 // ValidateWorkload, or a submission out of the ranges above.

@@ -25,6 +25,26 @@
 
 namespace zeus {
 
+// How long a run of a job group lasts (SimulateJobGroup). Either way a run
+// spends its cost evenly over that span, and one its bound stops ends when
+// it has spent what it ran.
+enum class GroupRunTime {
+  // Its submission's duration x its time to the target / the default batch
+  // size's expected time at the maximum power limit (DefaultRun): the
+  // submission's duration is how long the job takes as its user configured
+  // it, a configuration that trains faster finishes sooner, and every run
+  // spends cost at the pace its GPU's power allows.
+  kScaled,
+  // Its submission's duration whatever its batch size, as in the original
+  // Zeus simulator: a batch size that needs 5x the default's time spends
+  // cost 5x as fast.
+  kSubmission,
+};
+// "scaled" or "submission".
+std::string_view GroupRunTimeName(GroupRunTime model);
+// kInvalidArgument naming the text and the known names otherwise.
+StatusOr<GroupRunTime> ParseGroupRunTime(std::string_view name);
+
 struct SimulationOptions {
   // Weight of energy in the cost, in [0, 1]. Default: 0.5.
   double eta = 0.5;
@@ -38,6 +58,8 @@ struct SimulationOptions {
   uint64_t seed = 1;
   // Tries per recurrence before giving up on it. Default: 20.
   int max_tries = 20;
+  // Job groups only. Default: kScaled.
+  GroupRunTime group_run_time = GroupRunTime::kScaled;
 
   // kInvalidArgument naming the field.
   Status Validate() const;
