@@ -325,7 +325,7 @@ bool BatchSizeOptimizer::PassedFurtherAlong() const {
   for (int size : explorer_.AheadInDirection()) {
     auto it = speculative_results_.find(size);
     if (it != speculative_results_.end() && it->second.reached_target &&
-        (!bound.has_value() || it->second.cost <= *bound)) {
+        (!bound.has_value() || it->second.cost <= *bound || size == best_batch_size_)) {
       return true;
     }
   }
@@ -343,7 +343,10 @@ Status BatchSizeOptimizer::AdvanceWalk() {
       const SpeculativeResult r = result->second;
       speculative_results_.erase(result);
       const std::optional<double> bound = ExplorationBound();
-      const bool passed = r.reached_target && (!bound.has_value() || r.cost <= *bound);
+      // The size of the lowest cost known (its concurrent runs' or its own)
+      // passes whatever this run cost.
+      const bool passed =
+          r.reached_target && (!bound.has_value() || r.cost <= *bound || size == best_batch_size_);
       // A run that stopped short is censored at what it spent (its cost is
       // known to exceed that); a run that reached above the bound keeps its
       // observation and is pruned.
@@ -490,7 +493,13 @@ void BatchSizeOptimizer::Observe(int batch_size, double cost) {
 
 void BatchSizeOptimizer::StartBandit() {
   std::vector<int> arms = explorer_.survivors();
-  if (arms.empty()) arms = {best_batch_size_};
+  // Swarm: the size of the lowest cost known is an arm even when the walk
+  // did not keep it (its result came from a size the walk never reached).
+  // Zeus and frugal walk every size they hand out before the bandit.
+  if (arms.empty() || (config_.policy == BatchSizePolicy::kSwarm &&
+                       std::find(arms.begin(), arms.end(), best_batch_size_) == arms.end())) {
+    arms.push_back(best_batch_size_);
+  }
   // Censored sizes join as arms without their failed run (its cost is only a
   // bound); a size that is also an arm otherwise keeps its observations.
   for (auto it = censored_.begin(); it != censored_.end();) {

@@ -1,6 +1,7 @@
 // BatchSizePolicy::kSwarm: frugal plus speculative steps on concurrent
 // submissions, with results accepted in any order.
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -209,6 +210,43 @@ TEST(BatchSizeOptimizerSwarmTest, AStepOutbidByASizeFurtherAlongDoesNotEndTheDir
   EXPECT_EQ(optimizer.censored(), (std::map<int, double>{{32, 16.0}}));
   EXPECT_TRUE(optimizer.exploring());
   EXPECT_EQ(optimizer.NextTrial(), (Trial{4, 8, TrialKind::kExploration}));
+}
+
+// The size of the lowest cost known is judged by its best run: its own
+// speculative result (10) is above the exploration bound once its concurrent
+// run has lowered the lowest cost (to 6, bound 7.5), yet it passes, and the
+// steps before it are outbid by it. Without that the walk ended at 128's
+// failure and the bandit, without 512 among its arms, sent every later trial
+// to sizes that fail at 2 x 6 (seen under heavy overlap: 3.4x the default's
+// cost).
+TEST(BatchSizeOptimizerSwarmTest, TheSizeOfTheLowestCostKnownIsNeverLostByTheWalk) {
+  BatchSizeOptimizerConfig config = SwarmConfig();
+  config.batch_sizes = {16, 32, 64, 128, 256, 512};
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(config));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{2, 32, TrialKind::kExploration}));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{3, 16, TrialKind::kSpeculative}));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{4, 128, TrialKind::kSpeculative}));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{5, 256, TrialKind::kSpeculative}));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{6, 512, TrialKind::kSpeculative}));
+  // 32 fails: the walk goes up, and 128's run becomes its step.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(2, 30.0, false));
+  ASSERT_EQ(optimizer.in_flight().at(4).kind, TrialKind::kExploration);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(6, 10.0, true));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{7, 512, TrialKind::kConcurrent}));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(7, 6.0, true));
+  // 128 and 256 are outbid by 512: held to beta (2 x 6), their failures do
+  // not end the direction.
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(4), 12.0);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(4, 12.0, false));
+  ASSERT_TRUE(optimizer.exploring());
+  ASSERT_EQ(optimizer.in_flight().at(5).kind, TrialKind::kExploration);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(5, 9.0, true));
+  // 512's own result (10 > 7.5) passes: the walk is over with 512 an arm.
+  EXPECT_FALSE(optimizer.exploring());
+  std::vector<int> arms;
+  for (const ArmState& arm : optimizer.ArmStates()) arms.push_back(arm.batch_size);
+  EXPECT_NE(std::find(arms.begin(), arms.end(), 512), arms.end());
 }
 
 TEST(BatchSizeOptimizerSwarmTest, ReportFailureOfASpeculativeTrialLetsTheSizeBeTriedAgain) {
