@@ -303,8 +303,15 @@ std::optional<int> BatchSizeOptimizer::SpeculativeSize() const {
   // has no bound yet; it is held to the exploration bound from its first
   // report after a run has reached (bounds are read at report time).
   if (!config_.beta.has_value()) return std::nullopt;
+  // Once a walk step has passed without beating the best size known (now
+  // two or more sizes behind the step in flight), the walk is at or past
+  // the optimum of costs unimodal in the batch size: no speculation further
+  // along its direction.
+  const bool walk_improving = explorer_.StepsBehind(best_batch_size_) < 2;
+  const std::vector<int> ahead = explorer_.AheadInDirection();
   for (int size :
        explorer_.Upcoming(SwarmKnobs::kDownSpeculationDepth, SwarmKnobs::kUpSpeculationDepth)) {
+    if (!walk_improving && std::find(ahead.begin(), ahead.end(), size) != ahead.end()) continue;
     if (speculative_results_.count(size) > 0) continue;
     const bool out = std::any_of(in_flight_.begin(), in_flight_.end(), [size](const auto& entry) {
       return entry.second.batch_size == size;

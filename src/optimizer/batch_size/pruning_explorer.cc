@@ -73,6 +73,15 @@ std::vector<int> PruningExplorer::AheadInDirection() const {
   return std::vector<int>(walk.begin() + static_cast<std::ptrdiff_t>(position_) + 1, walk.end());
 }
 
+int PruningExplorer::StepsBehind(int batch_size) const {
+  if (done_) return 0;
+  const auto current = std::find(candidates_.begin(), candidates_.end(), Current());
+  const auto other = std::find(candidates_.begin(), candidates_.end(), batch_size);
+  if (current == candidates_.end() || other == candidates_.end()) return 0;
+  const auto larger_by = static_cast<int>(other - current);
+  return going_up_ ? -larger_by : larger_by;
+}
+
 bool PruningExplorer::MayTry(int batch_size) const {
   if (done_) return false;
   const std::vector<int>& walk = going_up_ ? up_ : down_;

@@ -112,6 +112,28 @@ TEST(PruningExplorerTest, UpcomingListsEachDirectionToItsOwnDepthNearestFirst) {
   EXPECT_EQ(up.Upcoming(3, 1), (std::vector<int>{256}));
 }
 
+TEST(PruningExplorerTest, StepsBehindCountsCandidatesBackAlongTheCurrentDirection) {
+  PruningExplorer explorer({8, 16, 32, 64, 128, 256}, 64, 1);
+  // The start: nothing behind it.
+  EXPECT_EQ(explorer.StepsBehind(64), 0);
+  EXPECT_EQ(explorer.StepsBehind(32), -1);
+  ZEUS_ASSERT_OK(explorer.Report(20, true));  // 64
+  ZEUS_ASSERT_OK(explorer.Report(15, true));  // 32
+  ASSERT_EQ(explorer.Current(), 16);
+  EXPECT_EQ(explorer.StepsBehind(32), 1);
+  EXPECT_EQ(explorer.StepsBehind(64), 2);
+  EXPECT_EQ(explorer.StepsBehind(8), -1);
+  EXPECT_EQ(explorer.StepsBehind(100), 0);     // Not a candidate.
+  ZEUS_ASSERT_OK(explorer.Report(30, false));  // 16 fails: up from 128.
+  ASSERT_EQ(explorer.Current(), 128);
+  EXPECT_EQ(explorer.StepsBehind(64), 1);
+  EXPECT_EQ(explorer.StepsBehind(32), 2);
+  EXPECT_EQ(explorer.StepsBehind(256), -1);
+  ZEUS_ASSERT_OK(explorer.Report(40, false));  // 128 fails: the walk is over.
+  ASSERT_TRUE(explorer.done());
+  EXPECT_EQ(explorer.StepsBehind(64), 0);
+}
+
 TEST(PruningExplorerTest, SecondRoundPrunesFurther) {
   PruningExplorer explorer({8, 16, 32}, 16, 2);
   std::map<int, std::pair<double, bool>> outcomes = {

@@ -103,6 +103,25 @@ TEST(BatchSizeOptimizerSwarmTest, ConcurrentTrialsTakeTheWalksNextSizesUnderTheT
   EXPECT_EQ(unbounded.NextTrial().kind, TrialKind::kConcurrent);
 }
 
+TEST(BatchSizeOptimizerSwarmTest, NoSpeculationPastAStepThatDidNotBeatTheBest) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{2, 32, TrialKind::kExploration}));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{3, 16, TrialKind::kSpeculative}));
+  // 32 reaches within the exploration bound (22 <= 25) without beating the
+  // default: the walk goes on to 16, now its step, but the best size is two
+  // sizes behind it, so 8 is not speculated on; the up direction still is.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(2, 22.0, true));
+  ASSERT_EQ(optimizer.in_flight().at(3).kind, TrialKind::kExploration);
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{4, 128, TrialKind::kSpeculative}));
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{5, 64, TrialKind::kConcurrent}));
+  // 16 beats the default: the walk goes on to 8, its step now.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(5, 20.0, true));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(3, 12.0, true));
+  ASSERT_EQ(optimizer.NextTrial(), (Trial{6, 8, TrialKind::kExploration}));
+}
+
 TEST(BatchSizeOptimizerSwarmTest, ResultsInAnyOrderAreJudgedWhenTheWalkReachesThem) {
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
                             BatchSizeOptimizer::Create(SwarmConfig()));

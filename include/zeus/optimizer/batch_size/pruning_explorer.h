@@ -58,6 +58,11 @@ class PruningExplorer {
   // The sizes after Current() in the current direction, in walk order.
   // Empty when done().
   std::vector<int> AheadInDirection() const;
+  // How many candidate sizes `batch_size` lies behind Current() in the
+  // current direction: 1 for the size just before it in walk order (going
+  // down, the next larger candidate), 0 for Current(), negative further
+  // along. 0 when done() or `batch_size` is not a candidate of the round.
+  int StepsBehind(int batch_size) const;
   // Whether the round in progress may still try `batch_size`: Current(),
   // further along the current direction or, while going down, in the up
   // direction unless the down walk is already decisive (the up direction
