@@ -75,8 +75,10 @@ enum class BatchSizePolicy {
   // size whose speculative run is still out, that run becomes the walk's
   // step. Speculation starts with the first wave: while the default's own
   // step is in flight, both directions are speculated on, unbounded until a
-  // run has reached the target. With one trial at a time it hands out
-  // exactly frugal's sequence.
+  // run has reached the target. Once a step has passed without beating the
+  // best size known, nothing further along its direction is speculated on;
+  // the size of the lowest cost known passes the walk and is a bandit arm.
+  // With one trial at a time it hands out exactly frugal's sequence.
   kSwarm,
 };
 
