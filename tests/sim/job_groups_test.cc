@@ -403,6 +403,25 @@ TEST(JobGroupsTest, ScaledRunTimeLastsTheSubmissionsDurationTimesTheRunsTimeOver
   EXPECT_NEAR(run1.end_time_s, 0.5 * 100.0 * 40.0 / 21.0, 1e-9);
 }
 
+// Scaled run times need the default's expected time: a default that never
+// reaches the target is refused with the option named, and the original's
+// fixed durations still simulate it.
+TEST(JobGroupsTest, ScaledRunTimeNeedsADefaultThatReachesTheTarget) {
+  Workload w = ToyWorkload();
+  w.default_batch_size = 128;  // Never reaches the target.
+  PolicyContext context;
+  context.workload = &w;
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakePolicy("default", context));
+  SimulationOptions options;
+  options.max_tries = 2;
+  Status status = SimulateJobGroup(w, *policy, {{"g", 0, 10, "toy", 1.0}}, options).status();
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(status.message().find("--group-run-time scaled"), std::string::npos)
+      << status.message();
+  options.group_run_time = GroupRunTime::kSubmission;
+  ZEUS_EXPECT_OK(SimulateJobGroup(w, *policy, {{"g", 0, 10, "toy", 1.0}}, options).status());
+}
+
 TEST(JobGroupsTest, GroupRunTimeNamesRoundTrip) {
   for (GroupRunTime model : {GroupRunTime::kScaled, GroupRunTime::kSubmission}) {
     ZEUS_ASSERT_OK_AND_ASSIGN(GroupRunTime parsed, ParseGroupRunTime(GroupRunTimeName(model)));
