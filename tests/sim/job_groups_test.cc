@@ -291,6 +291,17 @@ StatusOr<std::vector<GroupRunRecord>> SimulateTwoSubmissions(
                           options);
 }
 
+// Run 1 (submission 0, never reaching the target) as its own bound stopped
+// it: `epochs` epochs spent, ending at `end_time_s`.
+void ExpectRun1StoppedByItsBound(const GroupRunRecord& run1, double end_time_s, double epochs,
+                                 double epoch_cost) {
+  EXPECT_EQ(run1.run.recurrence, 0);
+  EXPECT_FALSE(run1.run.reached);
+  EXPECT_FALSE(run1.stopped_early);
+  EXPECT_DOUBLE_EQ(run1.end_time_s, end_time_s);
+  EXPECT_NEAR(run1.run.cost, epochs * epoch_cost, 1e-9 * epoch_cost);
+}
+
 // Run 1 (never reaches: 10 epochs over [0, 100] s) is in flight when run 2
 // ([10, 20] s) reports and tightens run 1's bound to 1.5 epochs. By then run
 // 1 has spent 2 epochs (20 % of its duration), so `zeus serve` stops it at
@@ -334,12 +345,7 @@ TEST(JobGroupsTest, ARunBelowATightenedBoundGoesOnUnderIt) {
   TighteningPolicy policy(5.5 * epoch_cost);
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
   ASSERT_EQ(records.size(), 3u);
-  const GroupRunRecord& run1 = records[1];
-  EXPECT_EQ(run1.run.recurrence, 0);
-  EXPECT_FALSE(run1.run.reached);
-  EXPECT_FALSE(run1.stopped_early);
-  EXPECT_DOUBLE_EQ(run1.end_time_s, 50.0);
-  EXPECT_NEAR(run1.run.cost, 5 * epoch_cost, 1e-9 * epoch_cost);
+  ExpectRun1StoppedByItsBound(records[1], 50.0, 5, epoch_cost);
   // Its retry starts when it stopped and lasts the submission's duration.
   EXPECT_DOUBLE_EQ(records[2].start_time_s, 50.0);
   EXPECT_DOUBLE_EQ(records[2].end_time_s, 150.0);
@@ -353,11 +359,7 @@ TEST(JobGroupsTest, ARunWhoseBoundLoosensGoesOnUnderIt) {
   TighteningPolicy policy(5.5 * epoch_cost, 3.5 * epoch_cost);
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
   ASSERT_GE(records.size(), 2u);
-  const GroupRunRecord& run1 = records[1];
-  EXPECT_EQ(run1.run.recurrence, 0);
-  EXPECT_FALSE(run1.stopped_early);
-  EXPECT_DOUBLE_EQ(run1.end_time_s, 50.0);
-  EXPECT_NEAR(run1.run.cost, 5 * epoch_cost, 1e-9 * epoch_cost);
+  ExpectRun1StoppedByItsBound(records[1], 50.0, 5, epoch_cost);
   EXPECT_EQ(policy.observed()[1].first.cost_limit, 5.5 * epoch_cost);
 }
 
@@ -370,12 +372,7 @@ TEST(JobGroupsTest, ARunItsBoundStopsEndsWhenItHasSpentTheBound) {
   TighteningPolicy policy(5.5 * epoch_cost, 1.5 * epoch_cost);
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
   ASSERT_GE(records.size(), 2u);
-  const GroupRunRecord& run1 = records[0];
-  EXPECT_EQ(run1.run.recurrence, 0);
-  EXPECT_FALSE(run1.run.reached);
-  EXPECT_FALSE(run1.stopped_early);
-  EXPECT_DOUBLE_EQ(run1.end_time_s, 10.0);
-  EXPECT_NEAR(run1.run.cost, epoch_cost, 1e-9 * epoch_cost);
+  ExpectRun1StoppedByItsBound(records[0], 10.0, 1, epoch_cost);
   EXPECT_EQ(policy.observed()[0].first.run_id, 1);
   EXPECT_EQ(policy.observed()[0].first.cost_limit, 1.5 * epoch_cost);
 }

@@ -38,6 +38,11 @@ std::vector<int> SwarmRunSequential(BatchSizeOptimizer& optimizer, int n) {
   return sizes;
 }
 
+// Expects `optimizer` to hand out `trials` next, in order.
+void ExpectNextTrials(BatchSizeOptimizer& optimizer, const std::vector<Trial>& trials) {
+  for (const Trial& trial : trials) EXPECT_EQ(optimizer.NextTrial(), trial);
+}
+
 TEST(BatchSizeOptimizerSwarmTest, OneTrialAtATimeIsFrugalsSequence) {
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer swarm, BatchSizeOptimizer::Create(SwarmConfig()));
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer frugal,
@@ -176,11 +181,11 @@ TEST(BatchSizeOptimizerSwarmTest, ASpeculativeRunAboveTheBoundKnownAtReportIsAFa
 TEST(BatchSizeOptimizerSwarmTest, ASpeculativeRunTheWalkCanNoLongerReachStopsAtItsNextReport) {
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
                             BatchSizeOptimizer::Create(SwarmConfig()));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{1, 64, TrialKind::kExploration}));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{2, 32, TrialKind::kSpeculative}));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{3, 128, TrialKind::kSpeculative}));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{4, 16, TrialKind::kSpeculative}));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{5, 64, TrialKind::kConcurrent}));
+  ExpectNextTrials(optimizer, {{1, 64, TrialKind::kExploration},
+                               {2, 32, TrialKind::kSpeculative},
+                               {3, 128, TrialKind::kSpeculative},
+                               {4, 16, TrialKind::kSpeculative},
+                               {5, 64, TrialKind::kConcurrent}});
   ZEUS_ASSERT_OK(optimizer.ReportResult(5, 20.0, true));
   ZEUS_ASSERT_OK(optimizer.ReportResult(1, 20.5, true));
   ASSERT_EQ(optimizer.in_flight().at(2).kind, TrialKind::kExploration);
@@ -243,11 +248,11 @@ TEST(BatchSizeOptimizerSwarmTest, TheSizeOfTheLowestCostKnownIsNeverLostByTheWal
   config.batch_sizes = {16, 32, 64, 128, 256, 512};
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(config));
   ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{2, 32, TrialKind::kExploration}));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{3, 16, TrialKind::kSpeculative}));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{4, 128, TrialKind::kSpeculative}));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{5, 256, TrialKind::kSpeculative}));
-  ASSERT_EQ(optimizer.NextTrial(), (Trial{6, 512, TrialKind::kSpeculative}));
+  ExpectNextTrials(optimizer, {{2, 32, TrialKind::kExploration},
+                               {3, 16, TrialKind::kSpeculative},
+                               {4, 128, TrialKind::kSpeculative},
+                               {5, 256, TrialKind::kSpeculative},
+                               {6, 512, TrialKind::kSpeculative}});
   // 32 fails: the walk goes up, and 128's run becomes its step.
   ZEUS_ASSERT_OK(optimizer.ReportResult(2, 30.0, false));
   ASSERT_EQ(optimizer.in_flight().at(4).kind, TrialKind::kExploration);
