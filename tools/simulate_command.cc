@@ -273,7 +273,9 @@ int RunSimulate(const SimulateArgs& args) {
   options.simulation.eta = args.eta;
   options.simulation.beta = beta;
   options.simulation.num_recurrences = args.recurrences;
-  options.simulation.group_run_time = *ParseGroupRunTime(args.group_run_time);
+  StatusOr<GroupRunTime> group_run_time = ParseGroupRunTime(args.group_run_time);
+  if (!group_run_time.ok()) return fail(group_run_time.status());
+  options.simulation.group_run_time = *group_run_time;
 
   StatusOr<JobGroups> groups = SelectJobGroups(args, seeds.front(), *workloads);
   if (!groups.ok()) return fail(groups.status());
