@@ -8,7 +8,9 @@
 // aborts, which is the bug this target exists to find): a loaded workload
 // passes ValidateWorkload; every policy can be made for it (except those
 // planning from an oracle when no batch size reaches the target) and
-// simulates it without an error; and every run, summary and group run it
+// simulates it without an error; every group simulates under fixed
+// submission durations, and under scaled run times unless the default batch
+// size never reaches the target; and every run, summary and group run it
 // yields is finite.
 
 #include <algorithm>
@@ -119,8 +121,20 @@ void SimulateGroups(const zeus::Workload& workload, const zeus::JobGroups& group
                                                        std::min<size_t>(submissions.size(), 16)));
     zeus::StatusOr<std::unique_ptr<zeus::Policy>> policy = zeus::MakePolicy("zeus", context);
     Check(policy.ok(), "the zeus policy cannot be made");
+    options.group_run_time = zeus::GroupRunTime::kScaled;
     zeus::StatusOr<std::vector<zeus::GroupRunRecord>> runs =
         zeus::SimulateJobGroup(workload, **policy, some, options);
+    if (!runs.ok()) {
+      // Scaled run times are relative to the default batch size's; a loaded
+      // workload whose default never reaches the target is refused for them,
+      // and only for them: fixed submission durations must still simulate.
+      Check(runs.status().code() == zeus::StatusCode::kFailedPrecondition,
+            "a loaded group fails to simulate:", runs.status().ToString());
+      options.group_run_time = zeus::GroupRunTime::kSubmission;
+      policy = zeus::MakePolicy("zeus", context);
+      Check(policy.ok(), "the zeus policy cannot be made");
+      runs = zeus::SimulateJobGroup(workload, **policy, some, options);
+    }
     Check(runs.ok(),
           "a loaded group fails to simulate:", runs.ok() ? "" : runs.status().ToString());
     for (const zeus::GroupRunRecord& run : *runs) {
