@@ -14,7 +14,11 @@ counts whole (its submission still needs a run). Each share is in points of
 the workload's regret: the excess over the sum of the oracle's runs of the
 same groups and seeds. The oracle's runs draw their own epochs, so the total
 differs from `zeus simulate`'s expected regret by the oracle's luck (a few
-points on small draws). Standard library only.
+points on small draws). `--failed-cost-scale Q` adds what the regret would
+be if every run that did not reach the target had cost Q times what it spent
+(the same decisions: a what-if for cheaper failure detection, such as a
+stop that reads the learning curve; docs/BATCH_SIZE_POLICY.md, "What failed
+runs cost"). The last row is the mean over workloads. Standard library only.
 
     scripts/group_regret_by_kind.py --zeus build/tools/zeus --groups 16 --gpu v100
 """
@@ -68,6 +72,8 @@ def main():
     parser.add_argument("--groups", type=int, default=16)
     parser.add_argument("--eta", type=float, default=0.5)
     parser.add_argument("--seeds", default="1-10")
+    parser.add_argument("--failed-cost-scale", type=float, default=None, metavar="Q",
+                        help="also print the regret if failed runs had cost Q x what they spent")
     group_simulation_args.add_arguments(parser)
     args = parser.parse_args()
     if args.policy == "oracle":
@@ -77,13 +83,28 @@ def main():
         simulate(args, history)
         with open(history, newline="") as f:
             rows = list(csv.DictReader(f))
-    print("| workload | total | shares (points of regret, largest first) |")
-    print("|---|---|---|")
-    for (gpu, dataset), parts in sorted(shares(rows, args.policy).items()):
+    q = args.failed_cost_scale
+    if q is not None and not 0.0 <= q <= 1.0:
+        parser.error(f"--failed-cost-scale must be in [0, 1], got {q}")
+    what_if = f" if failed x{q:g} |" if q is not None else ""
+    print(f"| workload | total | failed runs |{what_if} shares (points of regret, largest first) |")
+    print("|---|---|---|" + ("---|" if q is not None else "") + "---|")
+    by_workload = sorted(shares(rows, args.policy).items())
+    sums = collections.Counter()
+    for (gpu, dataset), parts in by_workload:
+        total = sum(parts.values())
+        failed = sum(points for (_, outcome), points in parts.items() if outcome == "failed")
+        sums["total"] += total
+        sums["failed"] += failed
         ranked = sorted(parts.items(), key=lambda item: -item[1])
         text = ", ".join(f"{kind} {outcome} {points:.1f}" for (kind, outcome), points in ranked
                          if abs(points) >= 0.1)
-        print(f"| {gpu}/{dataset} | {sum(parts.values()):.1f} | {text} |")
+        scaled = f" {total - (1.0 - q) * failed:.1f} |" if q is not None else ""
+        print(f"| {gpu}/{dataset} | {total:.1f} | {failed:.1f} |{scaled} {text} |")
+    n = max(len(by_workload), 1)
+    scaled = (f" {(sums['total'] - (1.0 - q) * sums['failed']) / n:.2f} |"
+              if q is not None else "")
+    print(f"| mean | {sums['total'] / n:.2f} | {sums['failed'] / n:.2f} |{scaled} |")
 
 
 if __name__ == "__main__":
