@@ -18,7 +18,9 @@ points on small draws). `--failed-cost-scale Q` adds what the regret would
 be if every run that did not reach the target had cost Q times what it spent
 (the same decisions: a what-if for cheaper failure detection, such as a
 stop that reads the learning curve; docs/BATCH_SIZE_POLICY.md, "What failed
-runs cost"). The last row is the mean over workloads. Standard library only.
+runs cost"). The last row is the mean over workloads. `--failed-by-size`
+adds a table of where the failed runs were: their points by batch size (as
+a multiple of the oracle's size b*) and kind. Standard library only.
 
     scripts/group_regret_by_kind.py --zeus build/tools/zeus --groups 16 --gpu v100
 """
@@ -65,6 +67,29 @@ def shares(rows, policy):
             for w, parts in excess.items()}
 
 
+def failed_by_size(rows, policy):
+    """(gpu, dataset) -> (b*, {(batch size, kind): points}) for runs that failed."""
+    oracle_size = {}
+    oracle_total = collections.Counter()
+    for r in rows:
+        if r["policy"] == "oracle":
+            oracle_size[(r["gpu"], r["dataset"])] = int(r["batch_size"])
+            if r["reached"] == "true":
+                oracle_total[(r["gpu"], r["dataset"])] += float(r["cost"])
+    failed = collections.defaultdict(collections.Counter)
+    for r in rows:
+        if r["policy"] == policy and r["reached"] != "true":
+            workload = (r["gpu"], r["dataset"])
+            failed[workload][(int(r["batch_size"]), r["kind"] or "-")] += float(r["cost"])
+    return {w: (oracle_size[w], {k: 100.0 * v / oracle_total[w] for k, v in parts.items()})
+            for w, parts in failed.items()}
+
+
+def ratio_text(size, best):
+    ratio = size / best
+    return f"{ratio:.3g}x" if ratio >= 1 else f"1/{1 / ratio:.3g}x"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--zeus", default="build/tools/zeus", help="the zeus CLI")
@@ -74,6 +99,8 @@ def main():
     parser.add_argument("--seeds", default="1-10")
     parser.add_argument("--failed-cost-scale", type=float, default=None, metavar="Q",
                         help="also print the regret if failed runs had cost Q x what they spent")
+    parser.add_argument("--failed-by-size", action="store_true",
+                        help="also print the failed runs' points by batch size and kind")
     group_simulation_args.add_arguments(parser)
     args = parser.parse_args()
     if args.policy == "oracle":
@@ -105,6 +132,15 @@ def main():
     scaled = (f" {(sums['total'] - (1.0 - q) * sums['failed']) / n:.2f} |"
               if q is not None else "")
     print(f"| mean | {sums['total'] / n:.2f} | {sums['failed'] / n:.2f} |{scaled} |")
+    if args.failed_by_size:
+        print()
+        print("| workload | b* | failed runs: batch size (x b*) kind points, largest first |")
+        print("|---|---|---|")
+        for (gpu, dataset), (best, parts) in sorted(failed_by_size(rows, args.policy).items()):
+            ranked = sorted(parts.items(), key=lambda item: -item[1])
+            text = ", ".join(f"{size} ({ratio_text(size, best)}) {kind} {points:.1f}"
+                             for (size, kind), points in ranked if points >= 0.1)
+            print(f"| {gpu}/{dataset} | {best} | {text} |")
 
 
 if __name__ == "__main__":
