@@ -422,12 +422,31 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
   }
   const int batch_size = it->second.batch_size;
   const TrialKind kind = it->second.kind;
+  auto progress = trial_progress_.find(trial_number);
+  // A run that the reference curve stopped (it had spent that curve's bound
+  // before getting as far as the reference) is known only to be slower than
+  // the reference: it counts as costing its whole bound, as a run that bound
+  // stopped does.
+  double observed = cost;
+  if (!reached_target && progress != trial_progress_.end() && !progress->second.empty()) {
+    const std::optional<double> whole = EarlyStopThreshold(trial_number);
+    const std::optional<double> at_progress =
+        EarlyStopThreshold(trial_number, progress->second.back().progress);
+    if (whole.has_value() && at_progress.has_value() && *at_progress < *whole &&
+        cost > *at_progress) {
+      observed = std::max(cost, *whole);
+    }
+  }
   in_flight_.erase(it);
-  Observe(batch_size, cost);
+  Observe(batch_size, observed);
   if (reached_target && (!min_cost_.has_value() || cost < *min_cost_)) {
     min_cost_ = cost;
     best_batch_size_ = batch_size;
+    // The new reference, or none when this run recorded no curve.
+    reference_progress_.clear();
+    if (progress != trial_progress_.end()) reference_progress_ = std::move(progress->second);
   }
+  if (progress != trial_progress_.end()) trial_progress_.erase(progress);
   if (exploration_trial_ == trial_number) {
     // Frugal keeps a size whose run stopped at the tight exploration bound as
     // a censored arm: one unlucky run does not prune a size for good.
@@ -437,10 +456,10 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
     }
     exploration_trial_.reset();
     ZEUS_RETURN_IF_ERROR(
-        explorer_.Report(cost, reached_target, !reached_target && PassedFurtherAlong()));
+        explorer_.Report(observed, reached_target, !reached_target && PassedFurtherAlong()));
     if (explorer_.done()) StartBandit();
   } else if (kind == TrialKind::kSpeculative && !explorer_.done()) {
-    speculative_results_[batch_size] = {cost, reached_target};
+    speculative_results_[batch_size] = {observed, reached_target};
   }
   return AdvanceWalk();
 }
@@ -452,8 +471,51 @@ Status BatchSizeOptimizer::ReportFailure(int64_t trial_number) {
                          " is not in flight");
   }
   in_flight_.erase(it);
+  trial_progress_.erase(trial_number);
   if (exploration_trial_ == trial_number) exploration_trial_.reset();
   return Status::Ok();
+}
+
+Status BatchSizeOptimizer::RecordProgress(int64_t trial_number, double cost, double progress) {
+  if (in_flight_.count(trial_number) == 0) {
+    return NotFoundError("batch size optimizer: trial " + std::to_string(trial_number) +
+                         " is not in flight");
+  }
+  if (!frugal_like()) return Status::Ok();
+  std::vector<ProgressPoint> curve = trial_progress_[trial_number];
+  Status appended = AppendProgress(curve, cost, progress);
+  if (!appended.ok()) {
+    if (trial_progress_[trial_number].empty()) trial_progress_.erase(trial_number);
+    return InvalidArgumentError("batch size optimizer: trial " + std::to_string(trial_number) +
+                                ": " + appended.message());
+  }
+  trial_progress_[trial_number] = std::move(curve);
+  return Status::Ok();
+}
+
+std::optional<double> BatchSizeOptimizer::BestProgress(int64_t trial_number) const {
+  auto it = trial_progress_.find(trial_number);
+  if (it == trial_progress_.end() || it->second.empty()) return std::nullopt;
+  return it->second.back().progress;
+}
+
+std::vector<ProgressPoint> BatchSizeOptimizer::ProgressLimits(int64_t trial_number) const {
+  const std::optional<double> bound = EarlyStopThreshold(trial_number);
+  if (!frugal_like() || !bound.has_value() || !min_cost_.has_value() || !(*min_cost_ > 0.0)) {
+    return {};
+  }
+  const double ratio = *bound / *min_cost_;
+  std::vector<ProgressPoint> limits = reference_progress_;
+  for (ProgressPoint& point : limits) point.cost *= ratio;
+  return limits;
+}
+
+std::optional<double> BatchSizeOptimizer::EarlyStopThreshold(int64_t trial_number,
+                                                             double progress) const {
+  const std::optional<double> bound = EarlyStopThreshold(trial_number);
+  const std::optional<double> curve = ProgressBound(ProgressLimits(trial_number), progress, 1.0);
+  if (!curve.has_value()) return bound;
+  return bound.has_value() ? std::min(*bound, *curve) : curve;
 }
 
 std::optional<double> BatchSizeOptimizer::EarlyStopThreshold() const {
@@ -578,6 +640,14 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
     }
     json["speculative_results"] = speculative;
   }
+  if (!reference_progress_.empty()) json["reference_progress"] = ProgressToJson(reference_progress_);
+  if (!trial_progress_.empty()) {
+    nlohmann::json curves = nlohmann::json::array();
+    for (const auto& [number, curve] : trial_progress_) {
+      curves.push_back({{"trial_number", number}, {"curve", ProgressToJson(curve)}});
+    }
+    json["trial_progress"] = curves;
+  }
   return json;
 }
 
@@ -693,7 +763,42 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
     }
     ZEUS_ASSIGN_OR_RETURN(optimizer.speculative_results_, ReadSpeculative(state, c));
   }
+  ZEUS_RETURN_IF_ERROR(optimizer.ReadProgress(state));
   return optimizer;
+}
+
+Status BatchSizeOptimizer::ReadProgress(const JsonFields& state) {
+  const bool any = state.Has("reference_progress") || state.Has("trial_progress");
+  if (any && !frugal_like()) {
+    return state.Error(state.Has("reference_progress") ? "reference_progress" : "trial_progress",
+                       "only the frugal policy (and swarm, built on it) keeps learning curves");
+  }
+  if (state.Has("reference_progress")) {
+    if (!min_cost_.has_value()) {
+      return state.Error("reference_progress", "must be absent while min_cost is null");
+    }
+    StatusOr<std::vector<ProgressPoint>> curve =
+        ProgressFromJson(state.object().at("reference_progress"), "reference_progress");
+    if (!curve.ok()) return curve.status().WithContext(kStateContext);
+    reference_progress_ = std::move(*curve);
+  }
+  if (!state.Has("trial_progress")) return Status::Ok();
+  ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* curves, state.Array("trial_progress"));
+  for (size_t i = 0; i < curves->size(); ++i) {
+    ZEUS_ASSIGN_OR_RETURN(JsonFields entry, state.Element("trial_progress", i));
+    ZEUS_ASSIGN_OR_RETURN(int64_t number, entry.Int("trial_number", 1));
+    if (in_flight_.count(number) == 0) {
+      return entry.Error("trial_number", std::to_string(number) + " is not in flight");
+    }
+    if (trial_progress_.count(number) > 0) {
+      return entry.Error("trial_number", std::to_string(number) + " appears twice");
+    }
+    ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* points, entry.Array("curve"));
+    StatusOr<std::vector<ProgressPoint>> curve = ProgressFromJson(*points, "trial_progress.curve");
+    if (!curve.ok()) return curve.status().WithContext(kStateContext);
+    trial_progress_[number] = std::move(*curve);
+  }
+  return Status::Ok();
 }
 
 }  // namespace zeus

@@ -39,6 +39,7 @@
 #include "zeus/core/cost.h"
 #include "zeus/core/rng.h"
 #include "zeus/optimizer/batch_size/gaussian_ts.h"
+#include "zeus/optimizer/batch_size/progress_curve.h"
 #include "zeus/optimizer/batch_size/pruning_explorer.h"
 #include "zeus/status.h"
 
@@ -223,6 +224,15 @@ class BatchSizeOptimizer {
   // abandoned exploration step is handed out again. kNotFound as above.
   Status ReportFailure(int64_t trial_number);
 
+  // frugal and swarm: in-flight trial `trial_number` after another epoch,
+  // with its cost so far and its validation metric oriented so that higher
+  // is better (progress_curve.h). Kept until the trial's result; the curve
+  // of the run that sets a new lowest cost becomes the reference that
+  // EarlyStopThreshold(trial_number, progress) holds runs to. No-op under
+  // zeus. kNotFound as above; kInvalidArgument as AppendProgress (nothing
+  // recorded).
+  Status RecordProgress(int64_t trial_number, double cost, double progress);
+
   // True while the pruning walk is not over.
   bool exploring() const;
   // The lowest cost of a run that reached the target; nullopt before any did.
@@ -241,6 +251,24 @@ class BatchSizeOptimizer {
   // EarlyStopThreshold() again. Equal to EarlyStopThreshold() under kZeus
   // and for trials not in flight.
   std::optional<double> EarlyStopThreshold(int64_t trial_number) const;
+  // The bound for in-flight trial `trial_number` whose best progress so far
+  // is `progress`: EarlyStopThreshold(trial_number), and under frugal and
+  // swarm, once the run of the lowest cost known recorded its curve, also
+  // the same multiple of that curve's cost where it first got further than
+  // `progress` (ProgressBound): a run that learns slower than the reference
+  // stops as soon as it has spent that much, not only at the whole bound.
+  std::optional<double> EarlyStopThreshold(int64_t trial_number, double progress) const;
+  // The best progress in-flight trial `trial_number` has recorded; nullopt
+  // when it recorded none (and under zeus).
+  std::optional<double> BestProgress(int64_t trial_number) const;
+  // The reference curve with its costs scaled by the multiple in-flight
+  // trial `trial_number` is held to: ProgressBound(ProgressLimits(t), p, 1)
+  // is the curve's part of EarlyStopThreshold(t, p). Empty when no curve
+  // bounds the trial (zeus, no reference yet, no early stopping).
+  std::vector<ProgressPoint> ProgressLimits(int64_t trial_number) const;
+  // The curve of the run of the lowest cost known; empty before one
+  // recorded its progress, and under zeus.
+  const std::vector<ProgressPoint>& reference_progress() const { return reference_progress_; }
   // The cheapest batch size that reached the target so far, else the default.
   int best_batch_size() const { return best_batch_size_; }
 
@@ -301,6 +329,9 @@ class BatchSizeOptimizer {
   // the walk (PruningExplorer::MayTry is false for it) or, once
   // the walk is over, the bandit (not an arm).
   bool Orphaned(int batch_size) const;
+  // FromJson's reader of reference_progress and trial_progress (after
+  // in_flight and min_cost); kInvalidArgument naming the field at fault.
+  Status ReadProgress(const JsonFields& state);
   // FromJson's check that the in-flight explorations match the explorer;
   // kInvalidArgument naming the field of `state` at fault.
   Status ValidateExplorationTrial(const JsonFields& state) const;
@@ -322,6 +353,10 @@ class BatchSizeOptimizer {
   std::map<int, double> censored_;
   // See speculative_results().
   std::map<int, SpeculativeResult> speculative_results_;
+  // frugal and swarm: the curves of trials in flight that recorded progress.
+  std::map<int64_t, std::vector<ProgressPoint>> trial_progress_;
+  // See reference_progress().
+  std::vector<ProgressPoint> reference_progress_;
 };
 
 }  // namespace zeus
