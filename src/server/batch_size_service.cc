@@ -314,8 +314,28 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     }
     ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
     const double cost = ZeusCost(result.energy_j, result.time_s, spec.eta_knob, spec.max_power_w);
-    const std::optional<double> cost_bound = optimizer.EarlyStopThreshold(trial.trial_number);
+    // frugal and swarm hold a run to the learning curve of the run of the
+    // lowest cost too: each report is a point of the trial's curve.
+    bool recorded = false;
+    if (optimizer.config().policy != BatchSizePolicy::kZeus) {
+      const double progress = spec.higher_is_better_metric ? result.metric : -result.metric;
+      Status status = optimizer.RecordProgress(trial.trial_number, cost, progress);
+      // A point the curve refuses (a cumulative cost below an earlier one)
+      // is left out of it; the report counts all the same.
+      if (!status.ok() && status.code() != StatusCode::kInvalidArgument) {
+        return InternalError(
+            "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
+            " is dispatched but the optimizer rejects its progress: " + status.ToString());
+      }
+      recorded = status.ok();
+    }
+    const std::optional<double> whole_bound = optimizer.EarlyStopThreshold(trial.trial_number);
+    const std::optional<double> best_progress = optimizer.BestProgress(trial.trial_number);
+    const std::optional<double> cost_bound =
+        best_progress ? optimizer.EarlyStopThreshold(trial.trial_number, *best_progress)
+                      : whole_bound;
     const bool within_bound = !cost_bound || cost <= *cost_bound;
+    const bool curve_bound = cost_bound && (!whole_bound || *cost_bound < *whole_bound);
     const bool reached = spec.higher_is_better_metric ? result.metric >= spec.target_metric
                                                       : result.metric <= spec.target_metric;
     trial.updated_at_s = clock_->WallTimeS();
@@ -325,6 +345,10 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     trial.current_epoch = result.current_epoch;
     if (within_bound && !reached && result.current_epoch < spec.max_epochs) {
       response = ReportResponse{false, false, kKeepTraining};
+      if (recorded) {
+        StoreOptimizer(optimizer, &job, cache);
+        ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
+      }
       return txn.UpdateTrial(trial);
     }
     // A run that converged cost something: a zero cost (no time and no
@@ -340,7 +364,17 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
           spec.eta_knob));
     }
     // The run is over: feed the bandit and the job's lowest cost.
-    if (!within_bound) {
+    if (!within_bound && curve_bound) {
+      // The trial's best metric so far, in the metric's own orientation.
+      const double best_metric = spec.higher_is_better_metric ? *best_progress : -*best_progress;
+      const double ratio = whole_bound.value_or(0.0) / optimizer.min_cost().value_or(1.0);
+      response.message = fmt::format(
+          "Batch size {} is learning slower than the run of the lowest cost: cost {} > bound {} "
+          "at metric {} ({} x what that run had spent when it first got past that metric; "
+          "beta_knob {}, {} policy)",
+          trial.batch_size, cost, *cost_bound, best_metric, ratio, spec.beta_knob.value_or(0.0),
+          spec.policy);
+    } else if (!within_bound) {
       response.message = fmt::format(
           "Batch size {} exceeded the cost upper bound: cost {} > bound {} (beta_knob {}, {} "
           "policy, x min_cost {})",

@@ -169,12 +169,38 @@ void SetEndTime(InFlight& run) {
   run.end_time_s = run.start_time_s + run.unbounded_span_s * (run.outcome.ran ? fraction : 0.0);
 }
 
-// Runs `run` again under bound `limit`, with the same draw of epochs.
-void ReplayUnder(const JobContext& job, const std::optional<double>& limit, InFlight& run) {
+// Runs `run` again under bound `limit` and learning-curve limits
+// `progress_limits`, with the same draw of epochs.
+void ReplayUnder(const JobContext& job, const std::optional<double>& limit,
+                 const std::vector<ProgressPoint>& progress_limits, InFlight& run) {
   run.plan.cost_limit = limit;
+  run.plan.progress_limits = progress_limits;
   Rng replay = run.rng_before;
   run.outcome = ExecuteRun(job, run.plan, replay);
   SetEndTime(run);
+}
+
+// Stops in-flight `run` at `now_s`, when it has run `fraction` of its
+// unbounded span: it spent that fraction of its unbounded outcome, did not
+// reach the target, and reports nothing more (stopped_early).
+void StopAt(double now_s, double fraction, InFlight& run) {
+  run.outcome.energy_j = run.unbounded.energy_j * fraction;
+  run.outcome.time_s = run.unbounded.time_s * fraction;
+  run.outcome.cost = run.unbounded.cost * fraction;
+  run.outcome.reached = false;
+  // Its curve up to now (the policy tells a curve stop from it).
+  run.outcome.progress.clear();
+  for (const ProgressPoint& point : run.unbounded.progress) {
+    if (point.cost > run.outcome.cost) break;
+    run.outcome.progress.push_back(point);
+  }
+  if (run.plan.record_progress) {
+    const double progress =
+        run.outcome.progress.empty() ? 0.0 : run.outcome.progress.back().progress;
+    run.outcome.progress.push_back({run.outcome.cost, progress});
+  }
+  run.end_time_s = now_s;
+  run.stopped_early = true;
 }
 
 // Holds in-flight `run` to the bound `policy` now gives it, at time `now_s`,
@@ -188,7 +214,8 @@ void ReplayUnder(const JobContext& job, const std::optional<double>& limit, InFl
 // is replayed.
 void RefreshBound(const JobContext& job, const Policy& policy, double now_s, InFlight& run) {
   const std::optional<double> limit = policy.CostLimitAtReport(run.plan);
-  if (limit == run.plan.cost_limit) return;
+  std::vector<ProgressPoint> progress_limits = policy.ProgressLimitsAtReport(run.plan);
+  if (limit == run.plan.cost_limit && progress_limits == run.plan.progress_limits) return;
   const double fraction =
       run.unbounded_span_s > 0.0
           ? std::clamp((now_s - run.start_time_s) / run.unbounded_span_s, 0.0, 1.0)
@@ -196,15 +223,18 @@ void RefreshBound(const JobContext& job, const Policy& policy, double now_s, InF
   if (Tighter(limit, run.plan.cost_limit) && run.outcome.ran && fraction > 0.0 &&
       run.unbounded.cost * fraction >= *limit) {
     run.plan.cost_limit = limit;
-    run.outcome.energy_j = run.unbounded.energy_j * fraction;
-    run.outcome.time_s = run.unbounded.time_s * fraction;
-    run.outcome.cost = run.unbounded.cost * fraction;
-    run.outcome.reached = false;
-    run.end_time_s = now_s;
-    run.stopped_early = true;
+    run.plan.progress_limits = std::move(progress_limits);
+    StopAt(now_s, fraction, run);
     return;
   }
-  ReplayUnder(job, limit, run);
+  ReplayUnder(job, limit, progress_limits, run);
+  // A run the new learning-curve limits would have stopped before now learns
+  // of them only now: it stops at this report, having spent what it ran.
+  if (!run.plan.progress_limits.empty() && run.outcome.ran && !run.outcome.reached &&
+      run.end_time_s < now_s && fraction > 0.0) {
+    StopAt(now_s, fraction, run);
+    return;
+  }
   // Stopped between two epochs' worth of its pace: it stops at this report.
   run.end_time_s = std::max(run.end_time_s, now_s);
 }
@@ -252,6 +282,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     run.rng_before = rng;
     RunPlan unbounded_plan = run.plan;
     unbounded_plan.cost_limit.reset();
+    unbounded_plan.progress_limits.clear();
     Rng unbounded_rng = rng;
     run.unbounded = ExecuteRun(job, unbounded_plan, unbounded_rng);
     run.outcome = ExecuteRun(job, run.plan, rng);
@@ -278,7 +309,11 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       running.erase(next);
       // Held to the bound in force when it reports (Policy::CostLimitAtReport).
       const std::optional<double> limit = policy.CostLimitAtReport(done.plan);
-      if (!done.stopped_early && limit != done.plan.cost_limit) ReplayUnder(job, limit, done);
+      std::vector<ProgressPoint> progress_limits = policy.ProgressLimitsAtReport(done.plan);
+      if (!done.stopped_early &&
+          (limit != done.plan.cost_limit || progress_limits != done.plan.progress_limits)) {
+        ReplayUnder(job, limit, progress_limits, done);
+      }
       ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, done.outcome));
       // The report may tighten the bound of runs still in flight, as the
       // server's next per-epoch report of each would see it.

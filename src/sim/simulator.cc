@@ -77,8 +77,8 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
   ZEUS_CHECK(trace != nullptr);
   const PowerPoint* point = trace->At(plan.power_limit_w);
   ZEUS_CHECK(point != nullptr);
-  const std::optional<double>& target_epoch =
-      trace->target_epochs[rng.UniformInt(trace->target_epochs.size())];
+  const size_t seed_run = rng.UniformInt(trace->target_epochs.size());
+  const std::optional<double>& target_epoch = trace->target_epochs[seed_run];
 
   double max_epochs = workload.job.max_epochs;
   // The first epoch spread evenly over every power limit (JIT profiling).
@@ -117,14 +117,51 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
     epochs = *target_epoch;
     outcome.reached = true;
   }
-  if (plan.profile_power) {
-    outcome.energy_j = first_energy_j + (epochs - 1) * point->energy_per_epoch_j();
-    outcome.time_s = first_time_s + (epochs - 1) * point->time_per_epoch_s;
-  } else {
-    outcome.energy_j = epochs * point->energy_per_epoch_j();
-    outcome.time_s = epochs * point->time_per_epoch_s;
+  const auto spent = [&](double e, double* energy_j, double* time_s) {
+    if (plan.profile_power) {
+      *energy_j = first_energy_j + (e - 1) * point->energy_per_epoch_j();
+      *time_s = first_time_s + (e - 1) * point->time_per_epoch_s;
+    } else {
+      *energy_j = e * point->energy_per_epoch_j();
+      *time_s = e * point->time_per_epoch_s;
+    }
+    return job.Cost(*energy_j, *time_s);
+  };
+  if ((plan.record_progress || !plan.progress_limits.empty()) &&
+      epochs <= static_cast<double>(kMaxProgressPoints)) {
+    // Progress after epoch e: the milestones reached by then, plus one at
+    // the target.
+    const auto progress_after = [&](double e) {
+      double progress = 0.0;
+      if (seed_run < trace->milestone_epochs.size()) {
+        for (const std::optional<double>& at : trace->milestone_epochs[seed_run]) {
+          progress += at.has_value() && *at <= e;
+        }
+      }
+      return progress + (outcome.reached && e >= epochs ? 1.0 : 0.0);
+    };
+    double energy_j = 0.0;
+    double time_s = 0.0;
+    double recorded = -1.0;
+    for (double e = 1; e < epochs; ++e) {
+      const double progress = progress_after(e);
+      const double cost = spent(e, &energy_j, &time_s);
+      const std::optional<double> bound = ProgressBound(plan.progress_limits, progress, 1.0);
+      if (bound.has_value() && cost > *bound) {
+        epochs = e;
+        outcome.reached = false;
+        break;
+      }
+      if (plan.record_progress && progress > recorded) {
+        outcome.progress.push_back({cost, progress});
+        recorded = progress;
+      }
+    }
+    if (plan.record_progress) {
+      outcome.progress.push_back({spent(epochs, &energy_j, &time_s), progress_after(epochs)});
+    }
   }
-  outcome.cost = job.Cost(outcome.energy_j, outcome.time_s);
+  outcome.cost = spent(epochs, &outcome.energy_j, &outcome.time_s);
   return outcome;
 }
 

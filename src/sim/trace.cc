@@ -13,6 +13,8 @@
 #include "zeus/util/csv.h"
 #include "zeus/util/strings.h"
 
+#include "src/sim/milestones.h"
+
 namespace zeus {
 namespace {
 
@@ -240,6 +242,7 @@ Status ValidateWorkload(const Workload& w) {
       if (!epoch.has_value()) continue;
       ZEUS_RETURN_IF_ERROR(InRange(size, "target epoch", *epoch, 1, kMaxTraceInteger));
     }
+    ZEUS_RETURN_IF_ERROR(ValidateMilestoneEpochs(size, w.milestones.size(), trace));
   }
   return Status::Ok();
 }
@@ -277,6 +280,7 @@ StatusOr<std::vector<Workload>> BuildWorkloads(const std::string& gpu,
     const WorkloadKey key{job.dataset, job.network, job.optimizer};
     std::map<int, BatchSizeTrace> by_size;
     std::map<int, std::set<int>> runs_seen;
+    std::map<int, std::vector<int>> run_ids;  // By batch size, in target_epochs' order.
     int largest_power_size = 0;
     for (const PowerRow& row : power) {
       if (WorkloadKey{row.dataset, row.network, row.optimizer} != key) continue;
@@ -300,7 +304,10 @@ StatusOr<std::vector<Workload>> BuildWorkloads(const std::string& gpu,
                                     std::to_string(job.target_metric));
       }
       it->second.target_epochs.push_back(row.target_epoch);
+      run_ids[row.batch_size].push_back(row.run);
     }
+    const std::vector<double> milestones = MilestoneLevels(job, train);
+    AddMilestoneEpochs(job, train, milestones, run_ids, by_size);
 
     Workload workload;
     workload.gpu = gpu;
@@ -317,6 +324,7 @@ StatusOr<std::vector<Workload>> BuildWorkloads(const std::string& gpu,
       workload.batch_sizes.push_back(std::move(trace));
     }
     workload.power_limits_w.assign(limits.begin(), limits.end());
+    workload.milestones = milestones;
     if (workload.batch_sizes.empty()) {
       return InvalidArgumentError("traces for " + gpu + ": job " + job.dataset + "/" + job.network +
                                   " has no batch size in both the train trace " + "(at target " +

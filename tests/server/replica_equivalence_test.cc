@@ -176,15 +176,22 @@ struct Request {
 };
 
 // Applies `request` to `optimizer` as the service does for a final report
-// (cost = energy / 2 at eta 0.5 and time 0) and returns the answer's
-// deciding fields: {batch_size, trial_number} or {stop_train, converged}.
+// (cost = energy / 2 at eta 0.5 and time 0; the report is a point of the
+// trial's learning curve, its metric 1 or 0 as FinalReport sends it) and
+// returns the answer's deciding fields: {batch_size, trial_number} or
+// {stop_train, converged}.
 json ApplyInMemory(BatchSizeOptimizer& optimizer, const Request& request) {
   if (request.hand_out) {
     Trial trial = optimizer.NextTrial();
     return json{{"batch_size", trial.batch_size}, {"trial_number", trial.trial_number}};
   }
   const int64_t number = request.trial["trial_number"].get<int64_t>();
-  const std::optional<double> bound = optimizer.EarlyStopThreshold(number);
+  // A no-op under zeus.
+  Status recorded = optimizer.RecordProgress(number, request.cost, request.reached ? 1.0 : 0.0);
+  EXPECT_TRUE(recorded.ok()) << recorded;
+  const std::optional<double> progress = optimizer.BestProgress(number);
+  const std::optional<double> bound = progress ? optimizer.EarlyStopThreshold(number, *progress)
+                                               : optimizer.EarlyStopThreshold(number);
   const bool converged = request.reached && (!bound || request.cost <= *bound);
   Status status = optimizer.ReportResult(number, request.cost, converged);
   EXPECT_TRUE(status.ok()) << status;

@@ -117,6 +117,12 @@ class BatchSizeService {
   // Decides whether the trial stops: when the metric reaches the target,
   // when the cost passes the optimizer's EarlyStopThreshold(), or at
   // max_epochs. The final report feeds the bandit and the job's lowest cost.
+  // Under the frugal and swarm policies each report is also a point of the
+  // trial's learning curve (kept in the job state; a point whose cost is
+  // below an earlier one is left out), and the bound is
+  // EarlyStopThreshold(trial, best progress so far): a run the optimizer
+  // holds to the curve of the run of the lowest cost stops before its whole
+  // bound when it learns slower.
   // Every number must lie in its physical range (zeus/protocol/limits.h;
   // kInvalidArgument naming the field and the range otherwise). Reports are
   // monotonic per trial: one for an epoch already reported (a retry, or a

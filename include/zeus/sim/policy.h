@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zeus/optimizer/batch_size/progress_curve.h"
 #include "zeus/sim/job_context.h"
 #include "zeus/sim/trace.h"
 #include "zeus/status.h"
@@ -45,6 +46,13 @@ struct RunPlan {
   // limit. true: the run stops before its real cost (RunOutcome::cost) would
   // pass the limit, as `zeus serve` stops it.
   bool exact_cost_limit = false;
+  // Early stopping on the learning curve (frugal and swarm): after an epoch
+  // that does not end the run, it stops once its cost so far passes
+  // ProgressBound(progress_limits, its progress, 1) (progress_curve.h).
+  // Empty: no such stop.
+  std::vector<ProgressPoint> progress_limits = {};
+  // Whether the outcome records the run's curve (RunOutcome::progress).
+  bool record_progress = false;
   // What the policy handed this run out as, for the history: the bandit
   // policies' trial kind ("exploration", "concurrent", "bandit",
   // "speculative"); empty for the others. Points to static storage.
@@ -60,6 +68,11 @@ struct RunOutcome {
   bool ran = true;
   // ZeusCost(energy_j, time_s, eta, MaxPower).
   double cost = 0.0;
+  // With RunPlan::record_progress: the run's cost so far and progress (the
+  // workload's milestones reached, plus one for the target) after each
+  // epoch at which its progress rose, and after its last epoch. Empty for
+  // runs of more than kMaxProgressPoints epochs.
+  std::vector<ProgressPoint> progress = {};
 };
 
 // Everything a policy may know up front: the simulated job's context.
@@ -88,6 +101,11 @@ class Policy {
   // (SimulateJobGroup).
   virtual std::optional<double> CostLimitAtReport(const RunPlan& plan) const {
     return plan.cost_limit;
+  }
+  // The learning-curve limits in-flight run `plan` is held to when it
+  // reports, as CostLimitAtReport. Default: plan.progress_limits.
+  virtual std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const {
+    return plan.progress_limits;
   }
 };
 

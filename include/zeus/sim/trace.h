@@ -103,6 +103,11 @@ struct BatchSizeTrace {
   std::vector<PowerPoint> power;
   // One entry per seed run: the epoch that reached the target, or nullopt.
   std::vector<std::optional<double>> target_epochs;
+  // Per seed run, in the order of target_epochs: the first epoch at which it
+  // reached each of Workload::milestones (nullopt: never). Consistent: a run
+  // reaches a level no later than a harder one, and than the target. May be
+  // empty when the workload has no milestones.
+  std::vector<std::vector<std::optional<double>>> milestone_epochs = {};
 
   // The point at `power_limit_w`, or nullptr.
   const PowerPoint* At(int power_limit_w) const;
@@ -121,6 +126,12 @@ struct Workload {
   std::vector<BatchSizeTrace> batch_sizes;
   // Every power limit of this workload, ascending.
   std::vector<int> power_limits_w;
+  // The metric levels a run passes on its way to the target (the train
+  // trace's rows at other target_metric values), in the order runs reach
+  // them, the target excluded; empty when the trace records none. A run's
+  // progress after an epoch is how many of them it has reached, plus one
+  // once it reached the target (RunOutcome::progress).
+  std::vector<double> milestones;
   // MaxPower of a run's cost (see zeus/core/cost.h), in W: the largest power
   // limit of the GPU's whole power trace (other workloads included), one GPU.
   double max_power_w = 0.0;

@@ -504,6 +504,13 @@ std::vector<ProgressPoint> BatchSizeOptimizer::ProgressLimits(int64_t trial_numb
   if (!frugal_like() || !bound.has_value() || !min_cost_.has_value() || !(*min_cost_ > 0.0)) {
     return {};
   }
+  // Only probes: concurrent and bandit runs go to sizes known to reach the
+  // target, whose runs differ in early pace more than in cost.
+  auto trial = in_flight_.find(trial_number);
+  if (trial == in_flight_.end() || (trial->second.kind != TrialKind::kExploration &&
+                                    trial->second.kind != TrialKind::kSpeculative)) {
+    return {};
+  }
   const double ratio = *bound / *min_cost_;
   std::vector<ProgressPoint> limits = reference_progress_;
   for (ProgressPoint& point : limits) point.cost *= ratio;
@@ -640,7 +647,8 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
     }
     json["speculative_results"] = speculative;
   }
-  if (!reference_progress_.empty()) json["reference_progress"] = ProgressToJson(reference_progress_);
+  if (!reference_progress_.empty())
+    json["reference_progress"] = ProgressToJson(reference_progress_);
   if (!trial_progress_.empty()) {
     nlohmann::json curves = nlohmann::json::array();
     for (const auto& [number, curve] : trial_progress_) {

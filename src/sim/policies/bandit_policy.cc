@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
@@ -39,6 +40,10 @@ class BanditPolicy final : public Policy {
     // histories); frugal's and swarm's tighter exploration bound is applied
     // as the server applies it.
     plan.exact_cost_limit = optimizer_.config().policy != BatchSizePolicy::kZeus;
+    // frugal and swarm also stop a run that learns slower than the run of
+    // the lowest cost known, as the server does from per-epoch reports.
+    plan.record_progress = plan.exact_cost_limit && !context_.workload->milestones.empty();
+    plan.progress_limits = optimizer_.ProgressLimits(trial.trial_number);
     return plan;
   }
 
@@ -47,6 +52,9 @@ class BanditPolicy final : public Policy {
       // Could not afford one epoch: a failure priced far above the limit.
       const double cost = plan.cost_limit.has_value() ? 100.0 * *plan.cost_limit : 0.0;
       return optimizer_.ReportResult(plan.run_id, cost, false);
+    }
+    for (const ProgressPoint& point : outcome.progress) {
+      ZEUS_RETURN_IF_ERROR(optimizer_.RecordProgress(plan.run_id, point.cost, point.progress));
     }
     return optimizer_.ReportResult(plan.run_id, outcome.cost, outcome.reached);
   }
@@ -57,6 +65,10 @@ class BanditPolicy final : public Policy {
   std::optional<double> CostLimitAtReport(const RunPlan& plan) const override {
     if (!plan.exact_cost_limit) return plan.cost_limit;
     return optimizer_.EarlyStopThreshold(plan.run_id);
+  }
+  std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const override {
+    if (!plan.exact_cost_limit) return plan.progress_limits;
+    return optimizer_.ProgressLimits(plan.run_id);
   }
 
  private:

@@ -8,11 +8,15 @@
 //   2. (`walk-floor` only) each size strictly between the default and b*,
 //      in walk order, profiled, stopped at beta x the oracle's expected cost
 //      (a walk must pass through them; every early-stopping policy of the
-//      kind would stop a run there or sooner);
+//      kind would stop a run there or sooner), and, where the trace records
+//      milestones, at beta x the oracle's mean learning curve (a run that
+//      learns slower than b* stops there, as frugal's and swarm's probes
+//      stop against the curve of the run of the lowest cost known);
 //   3. b*'s first run, profiled (unless b* is the default);
 //   4. each neighbour of b* in the batch-size list not run yet, profiled,
-//      under the early-stop limit L >= the oracle's expected cost that costs
-//      least in expectation over the trace's seed runs (a stopped run also
+//      under the early-stop limit L >= the oracle's expected cost (and L /
+//      that cost x the oracle's mean curve) that costs least in expectation
+//      over the trace's seed runs (a stopped run also
 //      costs the recurrence a run of b*): a run stopped below the oracle's
 //      cost leaves open that the neighbour is cheaper than b*, and until
 //      that is ruled out no policy can know b* is the best;
@@ -45,10 +49,12 @@
 namespace zeus::sim_policies {
 namespace {
 
-// One exploration run: a batch size and its early-stop cost limit.
+// One exploration run: a batch size, its early-stop cost limit and its
+// learning-curve limits.
 struct Step {
   int batch_size = 0;
   std::optional<double> cost_limit;
+  std::vector<ProgressPoint> progress_limits = {};
 };
 
 class FloorPolicy final : public Policy {
@@ -70,6 +76,7 @@ class FloorPolicy final : public Policy {
     plan.power_limit_w = jit_.For(step.batch_size, &plan.profile_power);
     plan.cost_limit = step.cost_limit;
     plan.exact_cost_limit = true;
+    plan.progress_limits = step.progress_limits;
     in_flight_.insert(plan.run_id);
     return plan;
   }
@@ -94,25 +101,77 @@ class FloorPolicy final : public Policy {
 // (nullopt: none), on each of the trace's seed runs in turn, priced by
 // ExecuteRun.
 std::vector<RunOutcome> ProbeOutcomes(const Workload& workload, double eta, int batch_size,
-                                      int power_limit_w, std::optional<double> cost_limit) {
+                                      int power_limit_w, std::optional<double> cost_limit,
+                                      const std::vector<ProgressPoint>& progress_limits = {},
+                                      bool profile_power = true) {
   const BatchSizeTrace& trace = *workload.Find(batch_size);
   Workload one_seed;
   one_seed.job = workload.job;
   one_seed.max_power_w = workload.max_power_w;
+  one_seed.milestones = workload.milestones;
   one_seed.batch_sizes = {trace};
   RunPlan plan;
   plan.batch_size = batch_size;
   plan.power_limit_w = power_limit_w;
-  plan.profile_power = true;
+  plan.profile_power = profile_power;
   plan.cost_limit = cost_limit;
   plan.exact_cost_limit = true;
+  plan.progress_limits = progress_limits;
+  plan.record_progress = true;
   std::vector<RunOutcome> outcomes;
-  for (const std::optional<double>& epoch : trace.target_epochs) {
-    one_seed.batch_sizes[0].target_epochs = {epoch};
+  for (size_t i = 0; i < trace.target_epochs.size(); ++i) {
+    one_seed.batch_sizes[0].target_epochs = {trace.target_epochs[i]};
+    one_seed.batch_sizes[0].milestone_epochs.clear();
+    if (i < trace.milestone_epochs.size()) {
+      one_seed.batch_sizes[0].milestone_epochs = {trace.milestone_epochs[i]};
+    }
     Rng rng(1);
     outcomes.push_back(ExecuteRun(one_seed, plan, eta, rng));
   }
   return outcomes;
+}
+
+// The oracle's mean learning curve: for each progress level, the mean cost
+// at which b*'s seed runs that reach the target first got there (at the
+// oracle's limit, not profiled), costs made ascending. Empty without
+// milestones. Floor probes are held to it as frugal's and swarm's probes are
+// held to the curve of the run of the lowest cost known.
+std::vector<ProgressPoint> OracleCurve(const Workload& workload, double eta,
+                                       const ExpectedRun& oracle) {
+  if (workload.milestones.empty()) return {};
+  std::vector<double> sum(workload.milestones.size() + 1, 0.0);
+  int reached = 0;
+  for (const RunOutcome& run : ProbeOutcomes(workload, eta, oracle.batch_size, oracle.power_limit_w,
+                                             std::nullopt, {}, false)) {
+    if (!run.reached) continue;
+    ++reached;
+    for (size_t level = 0; level < sum.size(); ++level) {
+      for (const ProgressPoint& point : run.progress) {
+        if (point.progress >= static_cast<double>(level + 1)) {
+          sum[level] += point.cost;
+          break;
+        }
+      }
+    }
+  }
+  std::vector<ProgressPoint> curve;
+  if (reached == 0) return curve;
+  for (size_t level = 0; level < sum.size(); ++level) {
+    const double cost = sum[level] / reached;
+    curve.push_back(
+        {curve.empty() ? cost : std::max(cost, curve.back().cost), static_cast<double>(level + 1)});
+  }
+  return curve;
+}
+
+// `curve` with its costs scaled by `limit` / `oracle_cost`; empty without a
+// limit.
+std::vector<ProgressPoint> Scaled(const std::vector<ProgressPoint>& curve,
+                                  const std::optional<double>& limit, double oracle_cost) {
+  if (!limit.has_value() || !(oracle_cost > 0.0)) return {};
+  std::vector<ProgressPoint> scaled = curve;
+  for (ProgressPoint& point : scaled) point.cost *= *limit / oracle_cost;
+  return scaled;
 }
 
 // The early-stop limit, at least `oracle_cost`, under which a probe of
@@ -122,7 +181,8 @@ std::vector<RunOutcome> ProbeOutcomes(const Workload& workload, double eta, int 
 // cost, so the candidates are the oracle's cost, each seed run's unstopped
 // cost above it, and no limit; ties go to the lower limit.
 std::optional<double> CheapestProbeLimit(const Workload& workload, double eta, int batch_size,
-                                         double oracle_cost) {
+                                         double oracle_cost,
+                                         const std::vector<ProgressPoint>& oracle_curve) {
   JitPowerLimit jit(workload, eta);
   bool profile = false;
   const int power_limit_w = jit.For(batch_size, &profile);
@@ -140,7 +200,8 @@ std::optional<double> CheapestProbeLimit(const Workload& workload, double eta, i
   for (size_t i = 0; i < candidates.size(); ++i) {
     double excess = 0.0;
     for (const RunOutcome& run :
-         ProbeOutcomes(workload, eta, batch_size, power_limit_w, candidates[i])) {
+         ProbeOutcomes(workload, eta, batch_size, power_limit_w, candidates[i],
+                       Scaled(oracle_curve, candidates[i], oracle_cost))) {
       excess += (run.ran ? run.cost : 0.0) + (run.reached ? 0.0 : oracle_cost);
     }
     if (i == 0 || excess < best_excess) {
@@ -160,6 +221,7 @@ StatusOr<std::unique_ptr<Policy>> MakeFloor(const PolicyContext& context, bool w
   };
   const int from = index_of(workload.default_batch_size);
   const int best = index_of(oracle.batch_size);
+  const std::vector<ProgressPoint> curve = OracleCurve(workload, context.eta, oracle);
   std::deque<Step> steps{{sizes[from], std::nullopt}};
   std::vector<bool> run(sizes.size(), false);
   run[from] = true;
@@ -168,7 +230,7 @@ StatusOr<std::unique_ptr<Policy>> MakeFloor(const PolicyContext& context, bool w
     if (context.beta.has_value()) path_limit = *context.beta * oracle.cost;
     const int direction = best < from ? -1 : 1;
     for (int i = from + direction; i != best; i += direction) {
-      steps.push_back({sizes[i], path_limit});
+      steps.push_back({sizes[i], path_limit, Scaled(curve, path_limit, oracle.cost)});
       run[i] = true;
     }
   }
@@ -178,8 +240,9 @@ StatusOr<std::unique_ptr<Policy>> MakeFloor(const PolicyContext& context, bool w
   }
   for (int neighbour : {best - 1, best + 1}) {
     if (neighbour < 0 || neighbour >= static_cast<int>(sizes.size()) || run[neighbour]) continue;
-    steps.push_back({sizes[neighbour],
-                     CheapestProbeLimit(workload, context.eta, sizes[neighbour], oracle.cost)});
+    const std::optional<double> limit =
+        CheapestProbeLimit(workload, context.eta, sizes[neighbour], oracle.cost, curve);
+    steps.push_back({sizes[neighbour], limit, Scaled(curve, limit, oracle.cost)});
   }
   return std::unique_ptr<Policy>(
       std::make_unique<FloorPolicy>(context, oracle.batch_size, std::move(steps)));

@@ -253,10 +253,13 @@ class BatchSizeOptimizer {
   std::optional<double> EarlyStopThreshold(int64_t trial_number) const;
   // The bound for in-flight trial `trial_number` whose best progress so far
   // is `progress`: EarlyStopThreshold(trial_number), and under frugal and
-  // swarm, once the run of the lowest cost known recorded its curve, also
-  // the same multiple of that curve's cost where it first got further than
-  // `progress` (ProgressBound): a run that learns slower than the reference
-  // stops as soon as it has spent that much, not only at the whole bound.
+  // swarm, for a probe (an exploration step or a speculative trial) once
+  // the run of the lowest cost known recorded its curve, also the same
+  // multiple of that curve's cost where it first got further than
+  // `progress` (ProgressBound): a probe that learns slower than the
+  // reference stops as soon as it has spent that much, not only at the
+  // whole bound. Concurrent and bandit runs (sizes known to reach the
+  // target) are held to the whole bound only.
   std::optional<double> EarlyStopThreshold(int64_t trial_number, double progress) const;
   // The best progress in-flight trial `trial_number` has recorded; nullopt
   // when it recorded none (and under zeus).
@@ -264,7 +267,8 @@ class BatchSizeOptimizer {
   // The reference curve with its costs scaled by the multiple in-flight
   // trial `trial_number` is held to: ProgressBound(ProgressLimits(t), p, 1)
   // is the curve's part of EarlyStopThreshold(t, p). Empty when no curve
-  // bounds the trial (zeus, no reference yet, no early stopping).
+  // bounds the trial (zeus, not a probe, no reference yet, no early
+  // stopping).
   std::vector<ProgressPoint> ProgressLimits(int64_t trial_number) const;
   // The curve of the run of the lowest cost known; empty before one
   // recorded its progress, and under zeus.

@@ -1,0 +1,283 @@
+// Learning-curve early stopping over HTTP: under frugal and swarm each
+// report is a point of the trial's curve, kept in the job state, and a run
+// that learns slower than the run of the lowest cost stops before its whole
+// bound; zeus jobs are held to the whole bound only. On SQLite and on
+// PostgreSQL.
+//
+// Every job below has eta_knob 0.5 and reports no time: a report's cost is
+// half its energy. The first trial (the default 128, an exploration step)
+// reaches the target at epoch 4 for a cost of 200 and becomes the
+// reference; frugal's next exploration step is then held to 1.25 x 200 =
+// 250 as a whole, and to 1.25 x what the reference had spent when it first
+// got further than the step's best metric so far.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/server/server_test_util.h"
+
+namespace zeus::testing {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr char kCurveMessage[] = "is learning slower than the run of the lowest cost";
+
+class CurveStopTest : public ServiceHttpTest {
+ protected:
+  // Registers `job_id` under `policy`, lower metrics better when
+  // `higher_is_better` is false.
+  void RegisterJob(const std::string& job_id, const std::string& policy, bool higher_is_better,
+                   double target_metric) {
+    json body = JobBody(job_id);
+    body["policy"] = policy;
+    body["higher_is_better_metric"] = higher_is_better;
+    body["target_metric"] = target_metric;
+    HttpReply created = Register(body);
+    ASSERT_EQ(created.status, 201) << created.raw;
+  }
+
+  // The next trial of `job_id`: {batch_size, trial_number}.
+  std::pair<int64_t, int64_t> NextTrial(const std::string& job_id) {
+    HttpReply next = Next(job_id);
+    EXPECT_EQ(next.status, 200) << next.raw;
+    return {next.body.value("batch_size", int64_t{0}), next.body.value("trial_number", int64_t{0})};
+  }
+
+  // Reports epochs 1, 2, ... of a trial with cumulative costs `costs` and
+  // metrics `metrics` until the server stops it; returns the last answer
+  // and sets `*epochs` to the number of reports sent.
+  HttpReply RunTrial(const std::string& job_id, std::pair<int64_t, int64_t> trial,
+                     const std::vector<double>& costs, const std::vector<double>& metrics,
+                     int* epochs) {
+    HttpReply reply;
+    *epochs = 0;
+    for (size_t i = 0; i < costs.size(); ++i) {
+      // eta_knob 0.5 and no time: the cost is half the energy.
+      reply = Report(job_id, trial.first, trial.second, 0.0, 2.0 * costs[i], metrics[i],
+                     static_cast<int64_t>(i) + 1);
+      ++*epochs;
+      EXPECT_EQ(reply.status, 200) << reply.raw;
+      if (reply.status != 200 || reply.body["stop_train"] == true) break;
+    }
+    return reply;
+  }
+
+  // The stored optimizer state of `job_id`, as the database holds it now.
+  std::string StoredState(const std::string& job_id) {
+    std::string state;
+    Status status =
+        server_->store().RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) {
+          ZEUS_ASSIGN_OR_RETURN(std::optional<JobRecord> job, txn.GetJob(job_id));
+          if (!job) return NotFoundError(job_id);
+          state = job->state_json;
+          return Status::Ok();
+        });
+    EXPECT_TRUE(status.ok()) << status;
+    return state;
+  }
+
+  double MinCost(const std::string& job_id) {
+    HttpReply job = Do("GET", "/jobs?job_id=" + job_id);
+    EXPECT_EQ(job.status, 200) << job.raw;
+    return job.body["min_cost"].is_number() ? job.body["min_cost"].get<double>() : -1.0;
+  }
+
+  // A new server (and service: an empty optimizer cache) on the same
+  // database.
+  void Restart() {
+    server_.reset();
+    server_ = std::make_unique<TestServer>(url_);
+    ASSERT_TRUE(server_->ok()) << server_->error();
+    client_ = std::make_unique<TestClient>(server_->port());
+  }
+
+  // Runs the reference: trial 1 reaches `metrics.back()` (the target) at
+  // epoch 4 for a cost of 200.
+  void RunReference(const std::string& job_id, const std::vector<double>& metrics) {
+    std::pair<int64_t, int64_t> first = NextTrial(job_id);
+    ASSERT_EQ(first, std::make_pair(int64_t{128}, int64_t{1}));
+    int epochs = 0;
+    HttpReply done = RunTrial(job_id, first, {50, 100, 150, 200}, metrics, &epochs);
+    ASSERT_EQ(epochs, 4) << done.raw;
+    ASSERT_EQ(done.body["converged"], true) << done.raw;
+    ASSERT_EQ(MinCost(job_id), 200.0);
+  }
+};
+
+TEST_P(CurveStopTest, FrugalStopsARunLearningSlowerThanTheReferenceBeforeItsWholeBound) {
+  RegisterJob("cs-1", "frugal", true, 0.5);
+  RunReference("cs-1", {0.1, 0.2, 0.3, 0.5});
+  // The down step, 64: at the reference's pace of cost, its metric lags.
+  std::pair<int64_t, int64_t> slow = NextTrial("cs-1");
+  ASSERT_EQ(slow.first, 64);
+  int epochs = 0;
+  HttpReply stopped = RunTrial("cs-1", slow, {50, 100, 150, 200, 250, 300},
+                               {0.05, 0.1, 0.15, 0.2, 0.25, 0.3}, &epochs);
+  // Epoch 3: best metric 0.15; the reference first got past it at cost 100:
+  // bound 1.25 x 100 = 125 < 150, while the whole bound is 250.
+  EXPECT_EQ(epochs, 3);
+  EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
+  EXPECT_EQ(stopped.body["converged"], false) << stopped.raw;
+  const std::string message = stopped.body.value("message", "");
+  EXPECT_THAT(message, HasSubstr("Batch size 64 " + std::string(kCurveMessage))) << message;
+  EXPECT_THAT(message, HasSubstr("cost 150 > bound 125 at metric 0.15")) << message;
+  EXPECT_THAT(message, HasSubstr("frugal policy")) << message;
+  json trial = Trial("cs-1", 1);
+  EXPECT_EQ(trial["converged"], false);
+  EXPECT_EQ(trial["cost"], 150.0);
+  EXPECT_EQ(trial["message"], message);
+  EXPECT_EQ(MinCost("cs-1"), 200.0);
+  // The up step, 256, keeps pace with the reference: never stopped.
+  std::pair<int64_t, int64_t> apace = NextTrial("cs-1");
+  ASSERT_EQ(apace.first, 256);
+  HttpReply done = RunTrial("cs-1", apace, {55, 110, 165, 220}, {0.1, 0.2, 0.3, 0.5}, &epochs);
+  EXPECT_EQ(epochs, 4);
+  EXPECT_EQ(done.body["converged"], true) << done.raw;
+}
+
+TEST_P(CurveStopTest, LowerIsBetterMetricsAreHeldToTheCurveToo) {
+  // A word error rate: lower is better, target 0.2.
+  RegisterJob("wer-1", "frugal", false, 0.2);
+  RunReference("wer-1", {0.9, 0.7, 0.5, 0.2});
+  std::pair<int64_t, int64_t> slow = NextTrial("wer-1");
+  ASSERT_EQ(slow.first, 64);
+  int epochs = 0;
+  HttpReply stopped = RunTrial("wer-1", slow, {50, 100, 150, 200}, {0.95, 0.95, 0.9, 0.8}, &epochs);
+  // Epoch 2: best 0.95; the reference got past it at once (cost 50): bound
+  // 1.25 x 50 = 62.5 < 100.
+  EXPECT_EQ(epochs, 2);
+  EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
+  EXPECT_EQ(stopped.body["converged"], false) << stopped.raw;
+  const std::string message = stopped.body.value("message", "");
+  EXPECT_THAT(message, HasSubstr(kCurveMessage)) << message;
+  EXPECT_THAT(message, HasSubstr("cost 100 > bound 62.5 at metric 0.95")) << message;
+  std::pair<int64_t, int64_t> apace = NextTrial("wer-1");
+  ASSERT_EQ(apace.first, 256);
+  HttpReply done = RunTrial("wer-1", apace, {50, 100, 150, 200}, {0.9, 0.7, 0.5, 0.2}, &epochs);
+  EXPECT_EQ(epochs, 4);
+  EXPECT_EQ(done.body["converged"], true) << done.raw;
+}
+
+TEST_P(CurveStopTest, SwarmStopsARunLearningSlowerThanTheReference) {
+  RegisterJob("sw-1", "swarm", true, 0.5);
+  RunReference("sw-1", {0.1, 0.2, 0.3, 0.5});
+  std::pair<int64_t, int64_t> slow = NextTrial("sw-1");
+  ASSERT_EQ(slow.first, 64);
+  int epochs = 0;
+  HttpReply stopped = RunTrial("sw-1", slow, {50, 100, 150, 200, 250, 300},
+                               {0.05, 0.1, 0.15, 0.2, 0.25, 0.3}, &epochs);
+  EXPECT_EQ(epochs, 3);
+  EXPECT_EQ(stopped.body["converged"], false) << stopped.raw;
+  EXPECT_THAT(stopped.body.value("message", ""), HasSubstr("swarm policy")) << stopped.raw;
+  EXPECT_THAT(stopped.body.value("message", ""), HasSubstr(kCurveMessage)) << stopped.raw;
+}
+
+TEST_P(CurveStopTest, ZeusIsHeldToTheWholeBoundAndItsReportsDoNotWriteTheJobState) {
+  RegisterJob("z-1", "zeus", true, 0.5);
+  RunReference("z-1", {0.1, 0.2, 0.3, 0.5});
+  const std::string state = StoredState("z-1");
+  EXPECT_EQ(state.find("progress"), std::string::npos) << state;
+  std::pair<int64_t, int64_t> slow = NextTrial("z-1");
+  const std::string dispatched = StoredState("z-1");
+  int epochs = 0;
+  // Flat at 0.05: the curve would stop it at epoch 2; beta 2 x 200 = 400
+  // stops it once its cost passes 400.
+  std::vector<double> costs;
+  for (int epoch = 1; epoch <= 10; ++epoch) costs.push_back(50.0 * epoch);
+  HttpReply stopped = RunTrial("z-1", slow, costs, std::vector<double>(10, 0.05), &epochs);
+  EXPECT_EQ(epochs, 9);
+  EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
+  EXPECT_EQ(stopped.body["converged"], false) << stopped.raw;
+  const std::string message = stopped.body.value("message", "");
+  EXPECT_THAT(message, HasSubstr("exceeded the cost upper bound: cost 450 > bound 400")) << message;
+  EXPECT_THAT(message, ::testing::Not(HasSubstr(kCurveMessage))) << message;
+  // Only the final report wrote the job state.
+  std::pair<int64_t, int64_t> next = NextTrial("z-1");
+  const std::string before = StoredState("z-1");
+  HttpReply keep = Report("z-1", next.first, next.second, 0.0, 100.0, 0.1, 1);
+  EXPECT_EQ(keep.body["stop_train"], false) << keep.raw;
+  EXPECT_EQ(StoredState("z-1"), before);
+  EXPECT_NE(before, dispatched);
+}
+
+TEST_P(CurveStopTest, FrugalIntermediateReportsKeepTheCurveInTheJobState) {
+  RegisterJob("kp-1", "frugal", true, 0.5);
+  std::pair<int64_t, int64_t> first = NextTrial("kp-1");
+  const std::string before = StoredState("kp-1");
+  HttpReply keep = Report("kp-1", first.first, first.second, 0.0, 100.0, 0.1, 1);
+  EXPECT_EQ(keep.body["stop_train"], false) << keep.raw;
+  const std::string after = StoredState("kp-1");
+  EXPECT_NE(after, before);
+  EXPECT_NE(after.find("trial_progress"), std::string::npos) << after;
+  // A retry of the same epoch changes nothing.
+  EXPECT_EQ(Report("kp-1", first.first, first.second, 0.0, 100.0, 0.1, 1).body["stop_train"],
+            false);
+  EXPECT_EQ(StoredState("kp-1"), after);
+  // Nor does a late report of an older epoch, however far its metric got.
+  HttpReply two = Report("kp-1", first.first, first.second, 0.0, 200.0, 0.2, 2);
+  EXPECT_EQ(two.body["stop_train"], false) << two.raw;
+  const std::string at_two = StoredState("kp-1");
+  EXPECT_NE(at_two, after);
+  HttpReply late = Report("kp-1", first.first, first.second, 0.0, 300.0, 0.4, 1);
+  EXPECT_THAT(late.body.value("message", ""), HasSubstr("ignored")) << late.raw;
+  EXPECT_EQ(StoredState("kp-1"), at_two);
+}
+
+TEST_P(CurveStopTest, ACumulativeCostThatGoesDownIsAnsweredAndLeftOffTheCurve) {
+  RegisterJob("dn-1", "frugal", true, 0.5);
+  std::pair<int64_t, int64_t> first = NextTrial("dn-1");
+  HttpReply one = Report("dn-1", first.first, first.second, 0.0, 200.0, 0.1, 1);  // Cost 100.
+  ASSERT_EQ(one.status, 200) << one.raw;
+  const std::string state = StoredState("dn-1");
+  HttpReply down = Report("dn-1", first.first, first.second, 0.0, 100.0, 0.2, 2);  // Cost 50.
+  ASSERT_EQ(down.status, 200) << down.raw;
+  EXPECT_EQ(down.body["stop_train"], false) << down.raw;
+  EXPECT_EQ(StoredState("dn-1"), state);  // Nothing to keep.
+  EXPECT_EQ(Trial("dn-1", 0)["current_epoch"], 2);
+  HttpReply done = Report("dn-1", first.first, first.second, 0.0, 400.0, 0.6, 3);  // Cost 200.
+  ASSERT_EQ(done.status, 200) << done.raw;
+  EXPECT_EQ(done.body["converged"], true) << done.raw;
+  EXPECT_EQ(MinCost("dn-1"), 200.0);
+  // The reference is the curve without the refused point.
+  EXPECT_NE(StoredState("dn-1").find("\"reference_progress\":[[100.0,0.1],[200.0,0.6]]"),
+            std::string::npos)
+      << StoredState("dn-1");
+  std::pair<int64_t, int64_t> next = NextTrial("dn-1");
+  EXPECT_EQ(next.second, 2);
+  EXPECT_EQ(Report("dn-1", next.first, next.second, 0.0, 20.0, 0.2, 1).status, 200);
+  ExpectHealthy();
+}
+
+TEST_P(CurveStopTest, TheCurveOfARunInFlightSurvivesARestart) {
+  RegisterJob("rs-1", "frugal", true, 0.5);
+  RunReference("rs-1", {0.1, 0.2, 0.3, 0.5});
+  std::pair<int64_t, int64_t> trial = NextTrial("rs-1");
+  ASSERT_EQ(trial.first, 64);
+  // Epoch 1 gets to 0.25 at cost 50 (the reference first passed it at 150).
+  HttpReply keep = Report("rs-1", trial.first, trial.second, 0.0, 100.0, 0.25, 1);
+  ASSERT_EQ(keep.body["stop_train"], false) << keep.raw;
+  Restart();
+  // Epoch 2 falls back to 0.05 at cost 100: held to its best, 0.25 (bound
+  // 1.25 x 150), it goes on; held to 0.05 alone (bound 1.25 x 50), it would
+  // stop.
+  HttpReply after = Report("rs-1", trial.first, trial.second, 0.0, 200.0, 0.05, 2);
+  ASSERT_EQ(after.status, 200) << after.raw;
+  EXPECT_EQ(after.body["stop_train"], false) << after.raw;
+  // Epoch 3 at cost 200 passes 187.5.
+  HttpReply stopped = Report("rs-1", trial.first, trial.second, 0.0, 400.0, 0.05, 3);
+  EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
+  EXPECT_THAT(stopped.body.value("message", ""), HasSubstr("bound 187.5 at metric 0.25"))
+      << stopped.raw;
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, CurveStopTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendParamName);
+
+}  // namespace
+}  // namespace zeus::testing
