@@ -284,3 +284,77 @@ TEST(SimulatorTest, OptionsAreValidated) {
 
 }  // namespace
 }  // namespace zeus
+
+namespace zeus {
+namespace {
+
+// The toy workload with two milestones on the way to the target: 64 (cost
+// per epoch 0.5 * 6 * 180 + 0.5 * 200 * 6 = 1140 at 200 W) passes them at
+// epochs 1 and 2 and reaches at 3; 32 (0.5 * 8 * 120 + 0.5 * 200 * 8 = 1280
+// per epoch) at epochs 2 and 3 and reaches at 4.
+Workload MilestoneToyWorkload() {
+  Workload w = SimulatorToyWorkload();
+  w.milestones = {0.2, 0.4};
+  w.batch_sizes[0].milestone_epochs = {{2.0, 3.0}, {2.0, 3.0}};
+  w.batch_sizes[1].milestone_epochs = {{1.0, 2.0}, {1.0, 2.0}};
+  w.batch_sizes[2].milestone_epochs = {{1.0, std::nullopt}, {1.0, std::nullopt}};
+  return w;
+}
+
+TEST(SimulatorTest, RecordsTheCurveWhereProgressRisesAndAtTheEnd) {
+  const Workload w = MilestoneToyWorkload();
+  ZEUS_ASSERT_OK(ValidateWorkload(w));
+  Rng rng(1);
+  RunPlan plan{1, 32, 200, false, std::nullopt};
+  plan.record_progress = true;
+  const RunOutcome outcome = ExecuteRun(Job(w), plan, rng);
+  ASSERT_TRUE(outcome.reached);
+  // Its first epoch, then each epoch its progress rose.
+  EXPECT_EQ(outcome.progress, (std::vector<ProgressPoint>{
+                                  {1280.0, 0}, {2 * 1280.0, 1}, {3 * 1280.0, 2}, {4 * 1280.0, 3}}));
+  EXPECT_DOUBLE_EQ(outcome.progress.back().cost, outcome.cost);
+}
+
+TEST(SimulatorTest, ProgressLimitsStopARunThatLearnsSlowerThanTheReference) {
+  const Workload w = MilestoneToyWorkload();
+  Rng rng(1);
+  // 64's curve, held at 1.25x: past progress 0 by 1425, 1 by 2850.
+  const std::vector<ProgressPoint> limits = {{1.25 * 1140, 1}, {1.25 * 2280, 2}, {1.25 * 3420, 3}};
+  RunPlan plan{1, 32, 200, false, std::nullopt};
+  plan.progress_limits = limits;
+  plan.record_progress = true;
+  // 32 after epoch 1: progress 0 at 1280 <= 1425, goes on; after epoch 2:
+  // progress 1 at 2560 <= 2850; after epoch 3: progress 2, and only the
+  // target is further along the curve: it reaches.
+  RunOutcome outcome = ExecuteRun(Job(w), plan, rng);
+  EXPECT_TRUE(outcome.reached);
+  // At 1.0x, 32 has spent 1280 > 1140 after epoch 1 without progress: stopped.
+  for (ProgressPoint& point : plan.progress_limits) point.cost /= 1.25;
+  outcome = ExecuteRun(Job(w), plan, rng);
+  EXPECT_FALSE(outcome.reached);
+  EXPECT_DOUBLE_EQ(outcome.cost, 1280.0);
+  EXPECT_EQ(outcome.progress, (std::vector<ProgressPoint>{{1280.0, 0}}));
+  // Without limits the same draw reaches.
+  plan.progress_limits.clear();
+  EXPECT_TRUE(ExecuteRun(Job(w), plan, rng).reached);
+}
+
+TEST(SimulatorTest, MilestoneEpochsMustMatchTheSeedRunsAndAscend) {
+  Workload w = MilestoneToyWorkload();
+  w.batch_sizes[0].milestone_epochs.pop_back();
+  EXPECT_EQ(ValidateWorkload(w).code(), StatusCode::kInvalidArgument);
+  w = MilestoneToyWorkload();
+  w.batch_sizes[0].milestone_epochs[0] = {3.0, 2.0};
+  const Status descending = ValidateWorkload(w);
+  EXPECT_EQ(descending.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(descending.message().find("ascend"), std::string::npos) << descending;
+  w = MilestoneToyWorkload();
+  w.batch_sizes[0].milestone_epochs[0] = {std::nullopt, 3.0};  // Harder before easier.
+  EXPECT_EQ(ValidateWorkload(w).code(), StatusCode::kInvalidArgument);
+  w = MilestoneToyWorkload();
+  w.batch_sizes[0].milestone_epochs[0] = {2.0, 5.0};  // After the target (epoch 4).
+  EXPECT_EQ(ValidateWorkload(w).code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace zeus

@@ -232,3 +232,38 @@ TEST_F(TraceTest, FindsGpusByPowerTraceFiles) {
 
 }  // namespace
 }  // namespace zeus
+
+namespace zeus {
+namespace {
+
+TEST(TraceMilestonesTest, BundledTracesKeepTheLevelsOnTheWayToTheTarget) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<Workload> workloads,
+                            LoadWorkloads(testing::DataDir() + "/traces/zeus-nsdi23", "a40"));
+  std::map<std::string, const Workload*> by_dataset;
+  for (const Workload& w : workloads) by_dataset[w.job.dataset] = &w;
+  // Accuracy upwards: 0.05, 0.1, ... below the target 0.6.
+  const Workload& cifar = *by_dataset.at("cifar100");
+  ASSERT_EQ(cifar.milestones.size(), 11u);
+  EXPECT_DOUBLE_EQ(cifar.milestones.front(), 0.05);
+  EXPECT_DOUBLE_EQ(cifar.milestones.back(), 0.55);
+  // A word error rate downwards: 65, 60, ... above the target 40.
+  const Workload& librispeech = *by_dataset.at("librispeech");
+  ASSERT_FALSE(librispeech.milestones.empty());
+  EXPECT_GT(librispeech.milestones.front(), librispeech.milestones.back());
+  EXPECT_GT(librispeech.milestones.back(), librispeech.job.target_metric);
+  for (const Workload& w : workloads) {
+    ZEUS_EXPECT_OK(ValidateWorkload(w));
+    for (const BatchSizeTrace& trace : w.batch_sizes) {
+      ASSERT_EQ(trace.milestone_epochs.size(), trace.target_epochs.size()) << w.job.dataset;
+    }
+  }
+  // cifar100's default (1024), seed run 1: 0.05 at epoch 1, ..., 0.55 at 29,
+  // the target 0.6 at 74.
+  const BatchSizeTrace& default_trace = *cifar.Find(1024);
+  EXPECT_EQ(default_trace.milestone_epochs[0].front(), 1.0);
+  EXPECT_EQ(default_trace.milestone_epochs[0].back(), 29.0);
+  EXPECT_EQ(default_trace.target_epochs[0], 74.0);
+}
+
+}  // namespace
+}  // namespace zeus

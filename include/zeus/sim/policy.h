@@ -69,9 +69,9 @@ struct RunOutcome {
   // ZeusCost(energy_j, time_s, eta, MaxPower).
   double cost = 0.0;
   // With RunPlan::record_progress: the run's cost so far and progress (the
-  // workload's milestones reached, plus one for the target) after each
-  // epoch at which its progress rose, and after its last epoch. Empty for
-  // runs of more than kMaxProgressPoints epochs.
+  // workload's milestones reached, plus one for the target) after its first
+  // epoch, each epoch at which its progress rose, and its last epoch. Empty
+  // for runs of more than kMaxProgressPoints epochs.
   std::vector<ProgressPoint> progress = {};
 };
 

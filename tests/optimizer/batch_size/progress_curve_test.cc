@@ -1,0 +1,175 @@
+// Learning curves (progress_curve.h) and the optimizer's use of them:
+// frugal's and swarm's probes stop once they have spent their bound's
+// multiple of the reference run's curve.
+
+#include "zeus/optimizer/batch_size/progress_curve.h"
+
+#include <optional>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+TEST(ProgressCurveTest, AppendKeepsARunningBestAndRefusesBadPoints) {
+  std::vector<ProgressPoint> curve;
+  ZEUS_ASSERT_OK(AppendProgress(curve, 10, 0.2));
+  ZEUS_ASSERT_OK(AppendProgress(curve, 20, 0.1));  // A dip keeps the best so far.
+  ZEUS_ASSERT_OK(AppendProgress(curve, 20, 0.5));
+  EXPECT_EQ(curve, (std::vector<ProgressPoint>{{10, 0.2}, {20, 0.2}, {20, 0.5}}));
+  const Status down = AppendProgress(curve, 19, 0.6);
+  EXPECT_EQ(down.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(down.message().find("cumulative"), std::string::npos) << down;
+  EXPECT_EQ(AppendProgress(curve, -1, 0.6).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(AppendProgress(curve, 30, 1e16).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(AppendProgress(curve, 30, std::nan("")).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(curve.size(), 3u);  // Nothing recorded by a refusal.
+  std::vector<ProgressPoint> full(kMaxProgressPoints, ProgressPoint{1, 1});
+  ZEUS_ASSERT_OK(AppendProgress(full, 2, 2));
+  EXPECT_EQ(full.size(), kMaxProgressPoints);
+}
+
+TEST(ProgressCurveTest, BoundIsTheRatioOfTheFirstPointFurtherAlongExceptTheLast) {
+  const std::vector<ProgressPoint> reference = {{10, 1}, {20, 1}, {30, 2}, {50, 3}};
+  EXPECT_EQ(ProgressBound(reference, 0, 1.25), 12.5);          // Got past 0 at cost 10.
+  EXPECT_EQ(ProgressBound(reference, 1, 1.25), 37.5);          // Past 1 at cost 30.
+  EXPECT_EQ(ProgressBound(reference, 1.5, 2.0), 60.0);         // Past 1.5 at cost 30 too.
+  EXPECT_EQ(ProgressBound(reference, 2, 1.25), std::nullopt);  // Only the target is further.
+  EXPECT_EQ(ProgressBound(reference, 3, 1.25), std::nullopt);
+  EXPECT_EQ(ProgressBound({}, 0, 1.25), std::nullopt);
+  EXPECT_EQ(ProgressBound({{50, 3}}, 0, 1.25), std::nullopt);  // The target alone.
+}
+
+TEST(ProgressCurveTest, JsonRoundTripAndStrictParsing) {
+  const std::vector<ProgressPoint> curve = {{10, 0.5}, {20, 0.75}};
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<ProgressPoint> back,
+                            ProgressFromJson(ProgressToJson(curve), "curve"));
+  EXPECT_EQ(back, curve);
+  for (const char* text : {R"({"a": 1})", R"([[1]])", R"([[1, "x"]])", R"([[2, 1], [1, 2]])",
+                           R"([[1, 2], [2, 1]])", R"([[-1, 0]])"}) {
+    const StatusOr<std::vector<ProgressPoint>> bad =
+        ProgressFromJson(nlohmann::json::parse(text), "curve");
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(bad.status().message().find("'curve'"), std::string::npos) << bad.status();
+  }
+}
+
+BatchSizeOptimizerConfig Config(BatchSizePolicy policy) {
+  BatchSizeOptimizerConfig config;
+  config.batch_sizes = {8, 16, 32, 64, 128};
+  config.default_batch_size = 64;
+  config.seed = 5;
+  config.policy = policy;
+  return config;
+}
+
+// Reports trial `trial` after epochs of cost 10 each, with `progress` after
+// each, then its result.
+void RunWithCurve(BatchSizeOptimizer& optimizer, const Trial& trial,
+                  const std::vector<double>& progress, bool reached) {
+  double cost = 0;
+  for (double p : progress) {
+    cost += 10;
+    ZEUS_ASSERT_OK(optimizer.RecordProgress(trial.trial_number, cost, p));
+  }
+  ZEUS_ASSERT_OK(optimizer.ReportResult(trial.trial_number, cost, reached));
+}
+
+TEST(ProgressCurveTest, FrugalProbesAreHeldToTheReferenceCurveAtTheirBoundsMultiple) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(Config(BatchSizePolicy::kFrugal)));
+  const Trial first = optimizer.NextTrial();           // The default, 64.
+  RunWithCurve(optimizer, first, {1, 2, 3, 4}, true);  // Reached at cost 40.
+  EXPECT_EQ(optimizer.reference_progress(),
+            (std::vector<ProgressPoint>{{10, 1}, {20, 2}, {30, 3}, {40, 4}}));
+  const Trial probe = optimizer.NextTrial();  // 32, held to 1.25 x 40 = 50.
+  ASSERT_EQ(probe.kind, TrialKind::kExploration);
+  EXPECT_EQ(optimizer.EarlyStopThreshold(probe.trial_number), 50.0);
+  EXPECT_EQ(optimizer.EarlyStopThreshold(probe.trial_number, 0), 12.5);  // 1.25 x 10.
+  EXPECT_EQ(optimizer.EarlyStopThreshold(probe.trial_number, 2), 37.5);  // 1.25 x 30.
+  EXPECT_EQ(optimizer.EarlyStopThreshold(probe.trial_number, 3), 50.0);  // The whole bound.
+  EXPECT_EQ(optimizer.ProgressLimits(probe.trial_number),
+            (std::vector<ProgressPoint>{{12.5, 1}, {25, 2}, {37.5, 3}, {50, 4}}));
+  // A concurrent run of the best size is held to the whole bound only.
+  const Trial concurrent = optimizer.NextTrial();
+  ASSERT_EQ(concurrent.kind, TrialKind::kConcurrent);
+  EXPECT_EQ(optimizer.EarlyStopThreshold(concurrent.trial_number, 0), 80.0);
+  EXPECT_TRUE(optimizer.ProgressLimits(concurrent.trial_number).empty());
+  // The probe lags: at cost 30 its best progress is 1, which the reference
+  // got past at cost 20 (bound 25). Stopped there, it counts at its whole
+  // bound (50), not at what it spent, and is censored at that bound.
+  ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 10, 0));
+  ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 30, 1));
+  EXPECT_EQ(optimizer.BestProgress(probe.trial_number), 1.0);
+  EXPECT_LT(*optimizer.EarlyStopThreshold(probe.trial_number, 1), 30.0);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(probe.trial_number, 30, false));
+  EXPECT_EQ(optimizer.censored().at(32), 50.0);
+  bool found = false;
+  for (const ArmState& arm : optimizer.ArmStates()) {
+    if (arm.batch_size == 32 && arm.num_observations == 1) {
+      found = true;
+      EXPECT_DOUBLE_EQ(arm.mean, -50.0);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(ProgressCurveTest, ANewLowestCostBringsItsCurveOrNone) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(Config(BatchSizePolicy::kSwarm)));
+  RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2}, true);  // 64 at cost 20.
+  const Trial probe = optimizer.NextTrial();
+  RunWithCurve(optimizer, probe, {2}, true);  // 32 at cost 10: the new reference.
+  EXPECT_EQ(optimizer.reference_progress(), (std::vector<ProgressPoint>{{10, 2}}));
+  // A cheaper run without a curve leaves no reference (its pace is unknown).
+  const Trial next = optimizer.NextTrial();
+  ZEUS_ASSERT_OK(optimizer.ReportResult(next.trial_number, 5, true));
+  EXPECT_TRUE(optimizer.reference_progress().empty());
+}
+
+TEST(ProgressCurveTest, ZeusRecordsNothingAndIsHeldToTheWholeBound) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(Config(BatchSizePolicy::kZeus)));
+  RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);
+  EXPECT_TRUE(optimizer.reference_progress().empty());
+  const Trial probe = optimizer.NextTrial();
+  ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 10, 0));
+  EXPECT_EQ(optimizer.BestProgress(probe.trial_number), std::nullopt);
+  EXPECT_EQ(optimizer.EarlyStopThreshold(probe.trial_number, 0),
+            optimizer.EarlyStopThreshold(probe.trial_number));
+  EXPECT_FALSE(optimizer.ToJson().contains("trial_progress"));
+  EXPECT_EQ(optimizer.RecordProgress(999, 10, 0).code(), StatusCode::kNotFound);
+}
+
+TEST(ProgressCurveTest, CurvesSurviveTheStateAndBadOnesAreRefused) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(Config(BatchSizePolicy::kFrugal)));
+  RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);
+  const Trial probe = optimizer.NextTrial();
+  ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 10, 1));
+  const nlohmann::json state = optimizer.ToJson();
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored, BatchSizeOptimizer::FromJson(state));
+  EXPECT_EQ(restored.ToJson(), state);
+  EXPECT_EQ(restored.reference_progress(), optimizer.reference_progress());
+  EXPECT_EQ(restored.BestProgress(probe.trial_number), 1.0);
+
+  nlohmann::json not_in_flight = state;
+  not_in_flight["trial_progress"][0]["trial_number"] = 99;
+  nlohmann::json decreasing = state;
+  decreasing["reference_progress"] = {{20, 1}, {10, 2}};
+  nlohmann::json zeus = state;
+  zeus["config"].erase("policy");
+  for (const nlohmann::json& bad : {not_in_flight, decreasing, zeus}) {
+    const StatusOr<BatchSizeOptimizer> refused = BatchSizeOptimizer::FromJson(bad);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("progress"), std::string::npos) << refused.status();
+  }
+}
+
+}  // namespace
+}  // namespace zeus
