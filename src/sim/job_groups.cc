@@ -180,6 +180,12 @@ void ReplayUnder(const JobContext& job, const std::optional<double>& limit,
   SetEndTime(run);
 }
 
+// Whether `run` (unbounded) has reached the target once it has spent
+// `spent`.
+bool ReachedBy(const InFlight& run, double spent) {
+  return run.unbounded.reached && run.unbounded.cost <= spent;
+}
+
 // Stops in-flight `run` at `now_s`, when it has run `fraction` of its
 // unbounded span: it spent that fraction of its unbounded outcome, did not
 // reach the target, and reports nothing more (stopped_early).
@@ -227,14 +233,26 @@ void RefreshBound(const JobContext& job, const Policy& policy, double now_s, InF
     StopAt(now_s, fraction, run);
     return;
   }
-  ReplayUnder(job, limit, progress_limits, run);
-  // A run the new learning-curve limits would have stopped before now learns
-  // of them only now: it stops at this report, having spent what it ran.
-  if (!run.plan.progress_limits.empty() && run.outcome.ran && !run.outcome.reached &&
-      run.end_time_s < now_s && fraction > 0.0) {
-    StopAt(now_s, fraction, run);
-    return;
+  // New learning-curve limits hold the run from this report on, judged at
+  // its progress now: past them already, it stops here having spent what it
+  // ran; otherwise they apply to its epochs after now.
+  if (progress_limits != run.plan.progress_limits && run.outcome.ran && fraction > 0.0) {
+    const double spent = run.unbounded.cost * fraction;
+    double progress = 0.0;
+    for (const ProgressPoint& point : run.unbounded.progress) {
+      if (point.cost > spent) break;
+      progress = point.progress;
+    }
+    const std::optional<double> curve = ProgressBound(progress_limits, progress, 1.0);
+    if (curve.has_value() && spent > *curve && !ReachedBy(run, spent)) {
+      run.plan.cost_limit = limit;
+      run.plan.progress_limits = std::move(progress_limits);
+      StopAt(now_s, fraction, run);
+      return;
+    }
+    run.plan.progress_limits_from_cost = spent;
   }
+  ReplayUnder(job, limit, progress_limits, run);
   // Stopped between two epochs' worth of its pace: it stops at this report.
   run.end_time_s = std::max(run.end_time_s, now_s);
 }
@@ -309,10 +327,10 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       running.erase(next);
       // Held to the bound in force when it reports (Policy::CostLimitAtReport).
       const std::optional<double> limit = policy.CostLimitAtReport(done.plan);
-      std::vector<ProgressPoint> progress_limits = policy.ProgressLimitsAtReport(done.plan);
-      if (!done.stopped_early &&
-          (limit != done.plan.cost_limit || progress_limits != done.plan.progress_limits)) {
-        ReplayUnder(job, limit, progress_limits, done);
+      // (Its learning-curve limits, refreshed at each report of another run,
+      // do not judge its epochs again: its last report ends it either way.)
+      if (!done.stopped_early && limit != done.plan.cost_limit) {
+        ReplayUnder(job, limit, done.plan.progress_limits, done);
       }
       ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, done.outcome));
       // The report may tighten the bound of runs still in flight, as the

@@ -147,7 +147,7 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
       const double progress = progress_after(e);
       const double cost = spent(e, &energy_j, &time_s);
       const std::optional<double> bound = ProgressBound(plan.progress_limits, progress, 1.0);
-      if (bound.has_value() && cost > *bound) {
+      if (bound.has_value() && cost > *bound && cost > plan.progress_limits_from_cost) {
         epochs = e;
         outcome.reached = false;
         break;

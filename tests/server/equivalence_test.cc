@@ -2,7 +2,10 @@
 // batch-size sequence as the simulator's `zeus` (or `frugal`) policy with
 // that seed, when both see the same run outcomes (taken from the simulator on
 // the paper's A40 traces: early-stopped, failed and retried runs included),
-// and stops each run where the simulator's plan bounded it.
+// and stops each run where the simulator's plan bounded it. frugal's runs
+// report their learning curve epoch by epoch (the traces' milestones as the
+// metric), and the server stops a probe that learns slower than the run of
+// the lowest cost where the simulator did.
 
 #include <cstdint>
 #include <map>
@@ -32,6 +35,10 @@ class RecordingPolicy final : public Policy {
 
   RunPlan Next() override { return inner_->Next(); }
   Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
+    // One run at a time: the bounds in force at its report are those it
+    // was handed out with, which the replay holds it to.
+    EXPECT_EQ(inner_->CostLimitAtReport(plan), plan.cost_limit);
+    EXPECT_EQ(inner_->ProgressLimitsAtReport(plan), plan.progress_limits);
     steps_.push_back(Step{plan, outcome});
     return inner_->Observe(plan, outcome);
   }
@@ -48,6 +55,8 @@ struct Compared {
   // Runs of a batch size whose first run had failed (frugal's censored sizes
   // tried again by the bandit).
   int retries_after_failure = 0;
+  // Runs replayed as their learning curve.
+  CurveReplayStats curves;
 };
 
 // Registers one job per A40 workload and seed in `seeds` with `policy` and
@@ -90,12 +99,28 @@ Compared CompareWithSimulator(const std::string& policy_name, const std::vector<
         if (trial.status != 200 || trial.body["batch_size"] != step.plan.batch_size) {
           return compared;
         }
-        // The server's bound for this trial is the simulator's cost limit:
-        // a report just above it stops the run, one at it does not.
+        // The server's bounds for this trial are the simulator's: a report
+        // at the cost limit does not stop a run without a curve; the stored
+        // bounds of a run with one (its cost limit and, for frugal's
+        // probes, its learning-curve limits) are the plan's.
         ProbeAtBound(client, trial.body, step.plan);
+        if (step.plan.record_progress) {
+          ExpectServerBounds(setup.store(), job_id, trial.body["trial_number"].get<int64_t>(),
+                             step.plan.cost_limit, step.plan.progress_limits);
+        }
+        const double target = TargetMetric(workload);
+        if (!step.outcome.progress.empty()) {
+          // The run's learning curve, epoch by epoch.
+          const SimulatedRun run{&step.plan, &step.outcome, step.plan.cost_limit,
+                                 step.plan.progress_limits, false};
+          ReplayRun({&client}, 0, trial.body, run, target, &compared.curves);
+          if (::testing::Test::HasFailure()) return compared;
+          ++compared.steps;
+          continue;
+        }
         // The outcome the policy observed, as a final report: cost = energy
         // (eta 0.5, time 0). A run that could not start costs 100 x limit.
-        const json report = FinalReport(trial.body, step.plan, step.outcome);
+        const json report = FinalReport(trial.body, step.plan, step.outcome, target);
         HttpReply answer = Send(client, "POST", "/report", report.dump());
         EXPECT_EQ(answer.status, 200) << answer.raw;
         EXPECT_EQ(answer.body["stop_train"], true);
@@ -111,7 +136,10 @@ Compared CompareWithSimulator(const std::string& policy_name, const std::vector<
 }
 
 TEST(EquivalenceTest, HttpJobFollowsSimulatorZeusPolicySequence) {
-  EXPECT_GT(CompareWithSimulator("zeus", {1, 7}).steps, 500);
+  const Compared compared = CompareWithSimulator("zeus", {1, 7});
+  EXPECT_GT(compared.steps, 500);
+  // zeus's runs report once, at their end.
+  EXPECT_EQ(compared.curves.runs, 0);
 }
 
 TEST(EquivalenceTest, HttpJobFollowsSimulatorFrugalPolicySequence) {
@@ -120,6 +148,16 @@ TEST(EquivalenceTest, HttpJobFollowsSimulatorFrugalPolicySequence) {
   const Compared compared = CompareWithSimulator("frugal", {1, 7, 11});
   EXPECT_GT(compared.steps, 600);
   EXPECT_GT(compared.retries_after_failure, 10);
+  // Runs reported epoch by epoch; probes the server stopped on the learning
+  // curve where the simulator did, failed runs it ended at max_epochs, and
+  // probes at a curve's bound and at the whole bound that it let go on.
+  EXPECT_GT(compared.curves.runs, 600);
+  EXPECT_GE(compared.curves.curve_stops, 6);
+  EXPECT_GT(compared.curves.ran_out, 0);
+  EXPECT_GT(compared.curves.curve_probes, 0);
+  EXPECT_GT(compared.curves.bound_probes, 0);
+  // One run at a time: no bound tightens mid-run.
+  EXPECT_EQ(compared.curves.bound_stops, 0);
 }
 
 }  // namespace

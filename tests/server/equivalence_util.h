@@ -1,12 +1,14 @@
 // Shared pieces of the server-versus-simulator equivalence tests
 // (equivalence_test.cc, group_equivalence_test.cc,
 // replica_equivalence_test.cc): recording the simulator's group hand-outs and
-// observations, registering a job for a workload, and the report bodies and
-// early-stop probe they send. Failures are gtest expectations.
+// observations, registering a job for a workload, the report bodies and
+// early-stop probes they send, and the replay of a simulated run's learning
+// curve as per-epoch reports. Failures are gtest expectations.
 
 #ifndef ZEUS_TESTS_SERVER_EQUIVALENCE_UTIL_H_
 #define ZEUS_TESTS_SERVER_EQUIVALENCE_UTIL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -17,6 +19,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+#include "zeus/optimizer/batch_size/progress_curve.h"
 #include "zeus/sim/job_groups.h"
 #include "zeus/sim/policy.h"
 #include "zeus/sim/simulator.h"
@@ -32,25 +36,42 @@ class GroupRecordingPolicy final : public Policy {
  public:
   struct Event {
     bool hand_out = true;
+    // Observations: the plan as the simulation held the run to it (its
+    // limits those in force when the run reported, or when a tighter bound
+    // stopped it mid-run).
     RunPlan plan;
     RunOutcome outcome;  // Observations only.
+    // Observations: the bounds the policy held the run to as it observed
+    // it (CostLimitAtReport, ProgressLimitsAtReport), which the server
+    // applies to the run's reports.
+    std::optional<double> cost_limit_at_report;
+    std::vector<ProgressPoint> progress_limits_at_report;
+    // Observations: the simulation stopped the run mid-run when another
+    // run's result tightened its bound past what it had spent
+    // (GroupRunRecord::stopped_early; set by SimulateGroups).
+    bool stopped_early = false;
   };
 
   explicit GroupRecordingPolicy(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
 
   RunPlan Next() override {
     RunPlan plan = inner_->Next();
-    events_.push_back(Event{true, plan, RunOutcome()});
+    events_.push_back(Event{true, plan, RunOutcome(), std::nullopt, {}, false});
     return plan;
   }
   Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
-    events_.push_back(Event{false, plan, outcome});
+    events_.push_back(Event{false, plan, outcome, inner_->CostLimitAtReport(plan),
+                            inner_->ProgressLimitsAtReport(plan), false});
     return inner_->Observe(plan, outcome);
   }
   std::optional<double> CostLimitAtReport(const RunPlan& plan) const override {
     return inner_->CostLimitAtReport(plan);
   }
+  std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const override {
+    return inner_->ProgressLimitsAtReport(plan);
+  }
   const std::vector<Event>& events() const { return events_; }
+  std::vector<Event>& mutable_events() { return events_; }
 
  private:
   std::unique_ptr<Policy> inner_;
@@ -102,10 +123,21 @@ inline std::vector<SimulatedJob> SimulateGroups(const std::vector<Workload>& wor
     std::unique_ptr<Policy> inner = MakeSimulatedPolicy(policy_name, workload, options, seed);
     if (inner == nullptr) return {};
     GroupRecordingPolicy policy(std::move(inner));
-    Status simulated =
-        SimulateJobGroup(workload, policy, groups->begin()->second, options).status();
-    EXPECT_TRUE(simulated.ok()) << simulated;
-    if (!simulated.ok()) return {};
+    StatusOr<std::vector<GroupRunRecord>> records =
+        SimulateJobGroup(workload, policy, groups->begin()->second, options);
+    EXPECT_TRUE(records.ok()) << records.status();
+    if (!records.ok()) return {};
+    // The records are the observed runs that ran, in observation order.
+    size_t next = 0;
+    for (GroupRecordingPolicy::Event& event : policy.mutable_events()) {
+      if (event.hand_out || !event.outcome.ran) continue;
+      EXPECT_LT(next, records->size());
+      if (next >= records->size()) return {};
+      const GroupRunRecord& record = (*records)[next++];
+      EXPECT_EQ(record.run.batch_size, event.plan.batch_size);
+      event.stopped_early = record.stopped_early;
+    }
+    EXPECT_EQ(next, records->size());
     jobs.push_back(SimulatedJob{&workload, policy.events()});
   }
   return jobs;
@@ -133,9 +165,10 @@ class SqliteServerWithWorkloads {
   }
 
   bool ok() const { return client_ != nullptr; }
-  // REQUIRES: ok() (for both).
+  // REQUIRES: ok() (for all three).
   const std::vector<Workload>& workloads() const { return workloads_; }
   TestClient& http() { return *client_; }
+  Store& store() { return server_->store(); }
 
  private:
   TempDir dir_;
@@ -144,6 +177,13 @@ class SqliteServerWithWorkloads {
   std::unique_ptr<TestServer> server_;
   std::unique_ptr<TestClient> client_;
 };
+
+// The target metric the tests register for `workload`: a run's progress
+// (its milestones reached, plus one at the target; RunOutcome::progress) is
+// the metric it reports, higher being better.
+inline double TargetMetric(const Workload& workload) {
+  return static_cast<double>(workload.milestones.size()) + 1.0;
+}
 
 // The registration body of job `job_id` (id prefix `prefix`) for `workload`
 // with `policy_name` and `seed`.
@@ -157,44 +197,288 @@ inline nlohmann::json RegistrationBody(const std::string& job_id, const std::str
   job["default_batch_size"] = workload.default_batch_size;
   job["max_power"] = workload.max_power_w;
   job["max_epochs"] = 1000;
+  job["target_metric"] = TargetMetric(workload);
+  job["higher_is_better_metric"] = true;
   return job;
 }
 
-// A final report of the trial `trial` (its hand-out body) with `cost` and
-// whether it `reached` the target: cost = energy / 2 at eta 0.5 and time 0.
-inline nlohmann::json FinalReport(const nlohmann::json& trial, double cost, bool reached) {
+// The epoch of a final report that ends a run at max_epochs
+// (RegistrationBody).
+inline constexpr int kLastEpoch = 1000;
+
+// A report of the trial `trial` (its hand-out body) after epoch `epoch`,
+// with cost so far `cost` (energy / 2 at eta 0.5 and time 0) and metric
+// `metric`.
+inline nlohmann::json EpochReport(const nlohmann::json& trial, int epoch, double cost,
+                                  double metric) {
   nlohmann::json report = trial;
   report["time"] = 0.0;
   report["energy"] = 2.0 * cost;
-  report["metric"] = reached ? 1.0 : 0.0;
-  report["current_epoch"] = reached ? 2 : 1000;
+  report["metric"] = metric;
+  report["current_epoch"] = epoch;
   return report;
+}
+
+// A final report of the trial `trial` with `cost` and whether it `reached`
+// the target `target_metric`: metric target_metric at epoch 2, or 0 at
+// max_epochs.
+inline nlohmann::json FinalReport(const nlohmann::json& trial, double cost, bool reached,
+                                  double target_metric) {
+  return EpochReport(trial, reached ? 2 : kLastEpoch, cost, reached ? target_metric : 0.0);
 }
 
 // The final report of a simulated outcome: a run that could not start costs
 // 100 x its plan's limit.
 inline nlohmann::json FinalReport(const nlohmann::json& trial, const RunPlan& plan,
-                                  const RunOutcome& outcome) {
+                                  const RunOutcome& outcome, double target_metric) {
   double cost = outcome.cost;
   if (!outcome.ran) cost = 100.0 * plan.cost_limit.value_or(0.0);
-  return FinalReport(trial, cost, outcome.reached);
+  return FinalReport(trial, cost, outcome.reached, target_metric);
 }
 
 // Reports the trial `trial` at its plan's cost limit, when it has one, and
 // expects the server not to stop it. Returns the answer, or nothing when the
-// plan has no positive limit.
+// plan has no positive limit or records its learning curve.
+//
+// Only for plans that do not record their curve: under frugal and swarm a
+// report is a point of the trial's learning curve at the server, and this
+// one, at the whole bound before the run's first epoch, would be a point no
+// later report could go below (costs are cumulative, so the server leaves
+// every later point out of the curve): the trial's curve would no longer be
+// the simulator's (a reference cut short, curve stops decided at progress
+// 0). ReplayRun probes a failed run of those plans at the bound in force at
+// its last progress instead, and ExpectServerBounds compares the bounds of
+// every one.
 inline std::optional<HttpReply> ProbeAtBound(TestClient& client, const nlohmann::json& trial,
                                              const RunPlan& plan) {
+  if (plan.record_progress) return std::nullopt;
   if (!plan.cost_limit.has_value() || *plan.cost_limit <= 0) return std::nullopt;
-  nlohmann::json probe = trial;
-  probe["time"] = 0.0;
-  probe["energy"] = 2.0 * *plan.cost_limit;
-  probe["metric"] = 0.0;
-  probe["current_epoch"] = 1;
-  HttpReply at_bound = Send(client, "POST", "/report", probe.dump());
+  HttpReply at_bound =
+      Send(client, "POST", "/report", EpochReport(trial, 1, *plan.cost_limit, 0.0).dump());
   EXPECT_EQ(at_bound.status, 200) << at_bound.raw;
   EXPECT_EQ(at_bound.body["stop_train"], false) << at_bound.raw;
   return at_bound;
+}
+
+// The optimizer state of job `job_id` as the server stored it.
+inline StatusOr<nlohmann::json> StoredState(Store& store, const std::string& job_id) {
+  nlohmann::json state;
+  Status status = store.RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) {
+    ZEUS_ASSIGN_OR_RETURN(std::optional<JobRecord> job, txn.GetJob(job_id));
+    if (!job) return NotFoundError("job " + job_id + " is gone");
+    state = nlohmann::json::parse(job->state_json);
+    return Status::Ok();
+  });
+  if (!status.ok()) return status;
+  return state;
+}
+
+// Expects the server's stored optimizer of job `job_id` to hold in-flight
+// trial `trial_number` to the bounds the simulator's policy holds the run
+// to: `cost_limit` (the whole bound) and `progress_limits` (the learning
+// curve's part). Exactly: both sides compute them with the same code from
+// the same state. For runs that record their curve, which ProbeAtBound
+// cannot probe at their hand-out (ReplayRun probes a failed one where it
+// ends).
+inline void ExpectServerBounds(Store& store, const std::string& job_id, int64_t trial_number,
+                               const std::optional<double>& cost_limit,
+                               const std::vector<ProgressPoint>& progress_limits) {
+  StatusOr<nlohmann::json> state = StoredState(store, job_id);
+  EXPECT_TRUE(state.ok()) << state.status();
+  if (!state.ok()) return;
+  StatusOr<BatchSizeOptimizer> optimizer = BatchSizeOptimizer::FromJson(*state);
+  EXPECT_TRUE(optimizer.ok()) << optimizer.status();
+  if (!optimizer.ok()) return;
+  EXPECT_EQ(optimizer->EarlyStopThreshold(trial_number), cost_limit);
+  EXPECT_EQ(optimizer->ProgressLimits(trial_number), progress_limits)
+      << "server: " << ProgressToJson(optimizer->ProgressLimits(trial_number)).dump()
+      << "; simulator: " << ProgressToJson(progress_limits).dump();
+}
+
+// A simulated run with a learning curve (RunOutcome::progress not empty), as
+// the server sees it when the run reports.
+struct SimulatedRun {
+  const RunPlan* plan = nullptr;
+  const RunOutcome* outcome = nullptr;
+  // The bounds in force at the run's report (Policy::CostLimitAtReport and
+  // ProgressLimitsAtReport as the policy observed it).
+  std::optional<double> cost_limit;
+  std::vector<ProgressPoint> progress_limits;
+  // Stopped mid-run by a bound that tightened while it ran (group
+  // simulation): its points before the stop were reported under the looser
+  // bounds of their time, so only its last point is replayed.
+  bool stopped_early = false;
+  // Its first points already replayed at its hand-out (ReplayEarlyPoints):
+  // how many, skipped here.
+  int replayed_early = 0;
+};
+
+// The points of observed run `observed` that the group simulation judged
+// under the curve limits of earlier reports: those at most its
+// plan.progress_limits_from_cost (a report of another run changed its curve
+// limits while it ran), never its last point.
+inline size_t EarlyPoints(const RunPlan& observed_plan, const RunOutcome& outcome) {
+  size_t n = 0;
+  while (n + 1 < outcome.progress.size() &&
+         outcome.progress[n].cost <= observed_plan.progress_limits_from_cost) {
+    ++n;
+  }
+  return n;
+}
+
+// Replays, right after the hand-out of trial `trial` (its hand-out body;
+// `handed_out` the plan the policy handed out), the first EarlyPoints of
+// its later observation (`observed_plan`, `outcome`) as epochs 1, 2, ...:
+// the simulation judged them before other reports changed the run's curve
+// limits, so the server must judge them before those reports too. Each must
+// lie within the hand-out's bounds and keep the run going. Returns how many
+// it sent.
+inline int ReplayEarlyPoints(TestClient& client, const nlohmann::json& trial,
+                             const RunPlan& handed_out, const RunPlan& observed_plan,
+                             const RunOutcome& outcome) {
+  const size_t n = EarlyPoints(observed_plan, outcome);
+  for (size_t i = 0; i < n; ++i) {
+    const ProgressPoint& point = outcome.progress[i];
+    SCOPED_TRACE("early point " + std::to_string(i) + " cost " + std::to_string(point.cost));
+    const std::optional<double> at = ProgressBound(handed_out.progress_limits, point.progress, 1.0);
+    EXPECT_TRUE(!at || point.cost <= *at) << "an early point passes the hand-out's curve bound";
+    const HttpReply answer =
+        Send(client, "POST", "/report",
+             EpochReport(trial, static_cast<int>(i) + 1, point.cost, point.progress).dump());
+    EXPECT_EQ(answer.status, 200) << answer.raw;
+    EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
+  }
+  return static_cast<int>(n);
+}
+
+// What replaying learning curves exercised.
+struct CurveReplayStats {
+  // Runs replayed as their curve, and the reports that took.
+  int runs = 0;
+  int reports = 0;
+  // Failed runs the server stopped on the learning curve ("learning slower
+  // than the run of the lowest cost"), as the simulator did.
+  int curve_stops = 0;
+  // Failed runs the server stopped at the whole bound ("exceeded the cost
+  // upper bound"): runs the group simulation stopped mid-run when their
+  // bound tightened.
+  int bound_stops = 0;
+  // Of curve_stops and bound_stops, runs the group simulation stopped
+  // mid-run when their bound tightened.
+  int stopped_early = 0;
+  // Failed runs the server ended at max_epochs: out of epochs, or stopped
+  // by the simulator's exact rule before the epoch that would pass the
+  // whole bound.
+  int ran_out = 0;
+  // Probes at exactly the bound in force at a failed run's last progress
+  // that the server let go on: a curve's bound, or the whole bound.
+  int curve_probes = 0;
+  int bound_probes = 0;
+  // Runs the group simulation stopped mid-run although, at their last
+  // point, the server would not stop them (replayed as ending at
+  // max_epochs): see group_equivalence_test.cc.
+  int stopped_early_within_bound = 0;
+  // Runs whose first points were replayed at their hand-out, before a report
+  // changed their curve limits (ReplayEarlyPoints).
+  int replayed_early = 0;
+};
+
+// Replays `run` to the server as the per-epoch reports of the trial `trial`
+// (its hand-out body), report i to clients[(first_client + i) % size]: one
+// report per point of its curve, epochs 1, 2, ..., cost so far = energy / 2
+// (eta 0.5, time 0) and metric = progress. Every report but the last must
+// keep the run going. The last ends it:
+// - the target reached: converged;
+// - its cost past the bound in force at its progress (the whole bound, or
+//   ProgressBound of the curve limits where lower): stopped there, on the
+//   curve or at the whole bound as the message must say, not converged;
+// - otherwise (out of epochs, or stopped by the simulator's exact rule
+//   before the epoch that would pass the whole bound, at or below it):
+//   reported at max_epochs, not converged.
+// A failed run is probed first at exactly the bound in force at its last
+// progress, which must not stop it: at the progress of its last point, so
+// the curve the server keeps of it ends at the simulator's (a failed run's
+// curve counts only through its last progress; a run that reached the
+// target, whose curve may become the reference, is not probed). Returns the
+// answers in order.
+inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
+                                        size_t first_client, const nlohmann::json& trial,
+                                        const SimulatedRun& run, double target_metric,
+                                        CurveReplayStats* stats) {
+  std::vector<HttpReply> answers;
+  const RunOutcome& outcome = *run.outcome;
+  EXPECT_FALSE(outcome.progress.empty());
+  EXPECT_TRUE(outcome.ran);
+  if (outcome.progress.empty() || !outcome.ran) return answers;
+  ++stats->runs;
+  const ProgressPoint last = outcome.progress.back();
+  // The bound the server holds the run to at its last progress.
+  const std::optional<double> curve = ProgressBound(run.progress_limits, last.progress, 1.0);
+  const bool curve_binds = curve.has_value() && (!run.cost_limit || *curve < *run.cost_limit);
+  const std::optional<double> bound = curve_binds ? curve : run.cost_limit;
+  const bool stops_here = !outcome.reached && bound.has_value() && last.cost > *bound;
+  // What this relies on: a run reaches the target at its last point,
+  // within its whole bound (the exact rule); a run not stopped mid-run by a
+  // tightened bound stays within its bounds up to its last point (checked
+  // below), and only a curve may stop it there.
+  EXPECT_EQ(outcome.reached, last.progress >= target_metric);
+  EXPECT_TRUE(!outcome.reached || !run.cost_limit || last.cost <= *run.cost_limit)
+      << "cost " << last.cost << " reached the target past its bound "
+      << run.cost_limit.value_or(-1.0);
+  EXPECT_TRUE(!stops_here || run.stopped_early || curve_binds)
+      << "cost " << last.cost << " passed the whole bound " << run.cost_limit.value_or(-1.0);
+  if (run.stopped_early && !stops_here) ++stats->stopped_early_within_bound;
+
+  size_t next_client = first_client;
+  int epoch = run.replayed_early;
+  auto send = [&](int at, double cost, double metric) {
+    ++stats->reports;
+    TestClient& client = *clients[next_client++ % clients.size()];
+    answers.push_back(Send(client, "POST", "/report", EpochReport(trial, at, cost, metric).dump()));
+    EXPECT_EQ(answers.back().status, 200) << answers.back().raw;
+    return answers.back();
+  };
+  if (!run.stopped_early) {
+    for (size_t i = static_cast<size_t>(run.replayed_early); i + 1 < outcome.progress.size(); ++i) {
+      const ProgressPoint& point = outcome.progress[i];
+      SCOPED_TRACE("point " + std::to_string(i) + " cost " + std::to_string(point.cost) +
+                   " progress " + std::to_string(point.progress));
+      const std::optional<double> at = ProgressBound(run.progress_limits, point.progress, 1.0);
+      EXPECT_TRUE(!at || point.cost <= *at) << "the simulator let the run pass its curve bound";
+      EXPECT_TRUE(!run.cost_limit || point.cost <= *run.cost_limit)
+          << "the simulator let the run pass its bound";
+      const HttpReply answer = send(++epoch, point.cost, point.progress);
+      EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
+      if (answer.body["stop_train"] != false) return answers;
+    }
+  }
+  if (!outcome.reached && bound.has_value()) {
+    SCOPED_TRACE("probe at the bound " + std::to_string(*bound) + " at progress " +
+                 std::to_string(last.progress));
+    const HttpReply answer = send(++epoch, *bound, last.progress);
+    EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
+    if (answer.body["stop_train"] != false) return answers;
+    ++(curve_binds ? stats->curve_probes : stats->bound_probes);
+  }
+  const bool ends_at_max = !outcome.reached && !stops_here;
+  const HttpReply answer = send(ends_at_max ? kLastEpoch : ++epoch, last.cost, last.progress);
+  const std::string message = answer.body.value("message", "");
+  EXPECT_EQ(answer.body["stop_train"], true) << answer.raw;
+  EXPECT_EQ(answer.body["converged"], outcome.reached) << answer.raw;
+  if (outcome.reached) {
+    EXPECT_NE(message.find("Train succeeded"), std::string::npos) << answer.raw;
+  } else if (ends_at_max) {
+    EXPECT_NE(message.find("failed to converge"), std::string::npos) << answer.raw;
+    ++stats->ran_out;
+  } else {
+    EXPECT_NE(message.find(curve_binds ? "learning slower than the run of the lowest cost"
+                                       : "exceeded the cost upper bound"),
+              std::string::npos)
+        << answer.raw;
+    ++(curve_binds ? stats->curve_stops : stats->bound_stops);
+    if (run.stopped_early) ++stats->stopped_early;
+  }
+  return answers;
 }
 
 }  // namespace zeus::testing

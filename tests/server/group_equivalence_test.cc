@@ -3,7 +3,10 @@
 // simulation with that seed, when both see the same run outcomes in the same
 // order: several trials in flight at once, reported out of order (overlapping
 // generated job groups on the paper's A40 traces, retries included), with
-// the same early-stop bound for each trial.
+// the same early-stop bounds for each trial: each run reports its learning
+// curve epoch by epoch (the traces' milestones as the metric), and the
+// server stops a probe that learns slower than the run of the lowest cost
+// where the simulator did.
 
 #include <cstdint>
 #include <map>
@@ -35,8 +38,10 @@ struct Compared {
   int first_wave_probes = 0;
   // Trials the simulator stopped mid-run, when a report tightened their
   // bound below what they had already spent; the server stopped each at
-  // that cost.
+  // that cost (runs without a curve; curves.stopped_early for the others).
   int stopped_mid_run = 0;
+  // Runs replayed as their learning curve.
+  CurveReplayStats curves;
 };
 
 Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t seed) {
@@ -56,6 +61,7 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
     if (registered.status != 201) return compared;
 
     std::map<int64_t, json> trials;  // The server's trial bodies by trial number.
+    std::map<int64_t, int> early;    // Points replayed at hand-out, by trial number.
     int event_number = 0;
     bool reported = false;
     for (const GroupRecordingPolicy::Event& event : simulated.events) {
@@ -73,9 +79,22 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
           ++compared.first_wave_probes;
         }
         compared.max_in_flight = std::max(compared.max_in_flight, trials.size());
-        // The server's bound for this trial is the simulator's cost limit: a
-        // report at it does not stop the run.
+        // The server's bounds for this trial are the simulator's: a report
+        // at the cost limit does not stop a run without a curve; the stored
+        // bounds of a run with one are the plan's.
         ProbeAtBound(client, trial.body, event.plan);
+        if (event.plan.record_progress) {
+          ExpectServerBounds(setup.store(), job_id, event.plan.run_id, event.plan.cost_limit,
+                             event.plan.progress_limits);
+          // Epochs it ran before a report changed its curve limits.
+          for (const GroupRecordingPolicy::Event& later : simulated.events) {
+            if (!later.hand_out && later.plan.run_id == event.plan.run_id && !later.stopped_early) {
+              early[event.plan.run_id] =
+                  ReplayEarlyPoints(client, trial.body, event.plan, later.plan, later.outcome);
+              compared.curves.replayed_early += early[event.plan.run_id] > 0;
+            }
+          }
+        }
         ++compared.events;
         continue;
       }
@@ -83,6 +102,30 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
       EXPECT_NE(it, trials.end()) << "report of a trial never handed out";
       if (it == trials.end()) return compared;
       if (it != trials.begin()) ++compared.out_of_order;
+      // The bounds the server holds a run with a curve to now are those the
+      // policy held it to as it observed it.
+      if (event.plan.record_progress) {
+        ExpectServerBounds(setup.store(), job_id, event.plan.run_id, event.cost_limit_at_report,
+                           event.progress_limits_at_report);
+      }
+      const double target = TargetMetric(workload);
+      if (!event.outcome.progress.empty()) {
+        // The run's learning curve, epoch by epoch, held to the bounds in
+        // force when it reported: the server must stop it where the
+        // simulator did.
+        const SimulatedRun run{&event.plan,
+                               &event.outcome,
+                               event.cost_limit_at_report,
+                               event.progress_limits_at_report,
+                               event.stopped_early,
+                               early[event.plan.run_id]};
+        ReplayRun({&client}, 0, it->second, run, target, &compared.curves);
+        if (::testing::Test::HasFailure()) return compared;
+        trials.erase(it);
+        reported = true;
+        ++compared.events;
+        continue;
+      }
       // The outcome the policy observed, held to the bound in force when it
       // reported (replayed by the simulator when that bound had tightened),
       // as a final report: cost = energy (eta 0.5, time 0). A run that could
@@ -90,7 +133,7 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
       // (what it had spent already past its tightened bound) is a mid-run
       // report of what it spent: the server must stop it there, charging
       // that, and then hand out what the simulator handed out.
-      json report = FinalReport(it->second, event.plan, event.outcome);
+      json report = FinalReport(it->second, event.plan, event.outcome, target);
       const bool stopped_mid_run = event.outcome.ran && !event.outcome.reached &&
                                    event.plan.cost_limit.has_value() &&
                                    event.outcome.cost > *event.plan.cost_limit;
@@ -116,6 +159,24 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
   return compared;
 }
 
+// Expects the replay to have held runs to their learning curves: runs
+// reported epoch by epoch, at least `min_curve_stops` of them stopped by the
+// server on the curve where the simulator stopped them, failed runs the
+// server ended at max_epochs, and probes at a curve's bound and at the whole
+// bound that did not stop the run.
+void ExpectCurvesExercised(const CurveReplayStats& curves, int min_curve_stops) {
+  EXPECT_GT(curves.runs, 150);
+  EXPECT_GE(curves.curve_stops, min_curve_stops);
+  EXPECT_GT(curves.ran_out, 0);
+  EXPECT_GT(curves.curve_probes, 0);
+  EXPECT_GT(curves.bound_probes, 0);
+  // A run the simulation stopped in flight when a report tightened its
+  // curve limits was past them at its progress then, as the server judges
+  // each report (RefreshBound); none is stopped while within them.
+  EXPECT_EQ(curves.stopped_early_within_bound, 0);
+  EXPECT_GT(curves.replayed_early, 0);
+}
+
 TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorSwarmPolicyWithConcurrentSubmissions) {
   const Compared compared = CompareGroupsWithSimulator("swarm", 3);
   EXPECT_GT(compared.events, 300);
@@ -124,7 +185,8 @@ TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorSwarmPolicyWithConcurrentSubmi
   // Speculative trials handed out before any run has reported (no bound yet).
   EXPECT_GT(compared.first_wave_probes, 0);
   // Speculative runs the walk gave up on, and runs outbid by a new best.
-  EXPECT_GT(compared.stopped_mid_run, 0);
+  EXPECT_GT(compared.stopped_mid_run + compared.curves.stopped_early, 0);
+  ExpectCurvesExercised(compared.curves, 3);
 }
 
 TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorFrugalPolicyWithConcurrentSubmissions) {
@@ -132,6 +194,7 @@ TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorFrugalPolicyWithConcurrentSubm
   EXPECT_GT(compared.events, 300);
   EXPECT_GT(compared.out_of_order, 20);
   EXPECT_EQ(compared.first_wave_probes, 0);
+  ExpectCurvesExercised(compared.curves, 2);
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 //
 // 1. Replayed sequence: the simulator's group simulation of a swarm (or
 //    frugal) job with overlapping submissions (several trials in flight,
-//    out-of-order reports) is replayed against one replica and, on a second
-//    database, spread over two replicas (events alternate between them; a
-//    trial is often handed out by one and reported to the other). Every
+//    out-of-order reports, each run's learning curve reported epoch by
+//    epoch) is replayed against one replica and, on a second database,
+//    spread over two replicas (events alternate between them, and so do a
+//    run's per-epoch reports; a trial is often handed out by one and
+//    reported to the other). Every
 //    answer (batch size, trial number, stop_train, converged, message) and
 //    the final arm states are identical, and match the simulator.
 // 2. Racing: pairs of requests (two reports, or a hand-out and a report) go
@@ -49,10 +51,12 @@ struct Transcript {
   int out_of_order = 0;
   int cross_replica_reports = 0;
   size_t max_in_flight = 0;
+  CurveReplayStats curves;
 };
 
 // Replays `jobs` through `clients`: event i of a job goes to client
-// i % clients.size(); a trial's early-stop probe goes to the next client.
+// i % clients.size(); a trial's early-stop probe goes to the next client,
+// and a learning curve's reports to successive clients from the event's.
 // Checks every answer against the simulator as it goes.
 Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& policy_name,
                   uint64_t seed, const std::vector<TestClient*>& clients) {
@@ -68,6 +72,7 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
 
     std::map<int64_t, json> trials;       // Trial bodies by trial number.
     std::map<int64_t, size_t> handed_by;  // Client that handed each trial out.
+    std::map<int64_t, int> early;         // Points replayed at hand-out.
     size_t index = 0;
     for (const GroupRecordingPolicy::Event& event : simulated.events) {
       SCOPED_TRACE(job_id + " event " + std::to_string(index));
@@ -90,6 +95,15 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
         std::optional<HttpReply> at_bound =
             ProbeAtBound(*clients[(replica + 1) % clients.size()], trial.body, event.plan);
         if (at_bound) transcript.answers.push_back(at_bound->body);
+        // Epochs it ran before a report changed its curve limits.
+        for (const GroupRecordingPolicy::Event& later : simulated.events) {
+          if (event.plan.record_progress && !later.hand_out &&
+              later.plan.run_id == event.plan.run_id && !later.stopped_early) {
+            early[event.plan.run_id] =
+                ReplayEarlyPoints(*clients[(replica + 1) % clients.size()], trial.body, event.plan,
+                                  later.plan, later.outcome);
+          }
+        }
         continue;
       }
       auto it = trials.find(event.plan.run_id);
@@ -97,9 +111,27 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
       if (it == trials.end()) return transcript;
       if (it != trials.begin()) ++transcript.out_of_order;
       if (handed_by[event.plan.run_id] != replica) ++transcript.cross_replica_reports;
+      const double target = TargetMetric(workload);
+      if (!event.outcome.progress.empty()) {
+        // The run's learning curve, epoch by epoch, held to the bounds in
+        // force when it reported.
+        const SimulatedRun run{&event.plan,
+                               &event.outcome,
+                               event.cost_limit_at_report,
+                               event.progress_limits_at_report,
+                               event.stopped_early,
+                               early[event.plan.run_id]};
+        for (const HttpReply& answer :
+             ReplayRun(clients, replica, it->second, run, target, &transcript.curves)) {
+          transcript.answers.push_back(answer.body);
+        }
+        if (::testing::Test::HasFailure()) return transcript;
+        trials.erase(it);
+        continue;
+      }
       // The observed outcome as a final report: cost = energy / 2 at eta 0.5
       // and time 0; a run that could not start costs 100 x its limit.
-      const json report = FinalReport(it->second, event.plan, event.outcome);
+      const json report = FinalReport(it->second, event.plan, event.outcome, target);
       HttpReply answer = Send(client, "POST", "/report", report.dump());
       EXPECT_EQ(answer.status, 200) << answer.raw;
       EXPECT_EQ(answer.body["stop_train"], true) << answer.raw;
@@ -160,8 +192,13 @@ TEST_P(ReplicaEquivalenceTest, TwoReplicasOnOnePostgresDecideAsOne) {
     // The arms carry the job id, which is the same in both databases.
     EXPECT_EQ(alone.arms[i], pair.arms[i]) << "job " << i;
   }
-  // The sequence exercised what it claims to.
+  // The sequence exercised what it claims to: learning curves included, and
+  // runs the replicas stopped on them.
   EXPECT_GT(alone.answers.size(), 300u);
+  EXPECT_GT(pair.curves.runs, 150);
+  EXPECT_GE(pair.curves.curve_stops, 2);
+  EXPECT_EQ(pair.curves.curve_stops, alone.curves.curve_stops);
+  EXPECT_EQ(pair.curves.reports, alone.curves.reports);
   EXPECT_GT(pair.out_of_order, 20);
   EXPECT_GT(pair.cross_replica_reports, 50);
   EXPECT_GE(pair.max_in_flight, 4u);
@@ -177,17 +214,18 @@ struct Request {
 
 // Applies `request` to `optimizer` as the service does for a final report
 // (cost = energy / 2 at eta 0.5 and time 0; the report is a point of the
-// trial's learning curve, its metric 1 or 0 as FinalReport sends it) and
-// returns the answer's deciding fields: {batch_size, trial_number} or
-// {stop_train, converged}.
-json ApplyInMemory(BatchSizeOptimizer& optimizer, const Request& request) {
+// trial's learning curve, its metric `target_metric` or 0 as FinalReport
+// sends it) and returns the answer's deciding fields: {batch_size,
+// trial_number} or {stop_train, converged}.
+json ApplyInMemory(BatchSizeOptimizer& optimizer, const Request& request, double target_metric) {
   if (request.hand_out) {
     Trial trial = optimizer.NextTrial();
     return json{{"batch_size", trial.batch_size}, {"trial_number", trial.trial_number}};
   }
   const int64_t number = request.trial["trial_number"].get<int64_t>();
   // A no-op under zeus.
-  Status recorded = optimizer.RecordProgress(number, request.cost, request.reached ? 1.0 : 0.0);
+  Status recorded =
+      optimizer.RecordProgress(number, request.cost, request.reached ? target_metric : 0.0);
   EXPECT_TRUE(recorded.ok()) << recorded;
   const std::optional<double> progress = optimizer.BestProgress(number);
   const std::optional<double> bound = progress ? optimizer.EarlyStopThreshold(number, *progress)
@@ -207,22 +245,11 @@ json Deciding(const HttpReply& reply, bool hand_out) {
   return json{{"stop_train", reply.body["stop_train"]}, {"converged", reply.body["converged"]}};
 }
 
-HttpReply SendRequest(TestClient& client, const std::string& job_id, const Request& request) {
+HttpReply SendRequest(TestClient& client, const std::string& job_id, const Request& request,
+                      double target_metric) {
   if (request.hand_out) return Send(client, "GET", "/jobs/batch_size?job_id=" + job_id);
-  const json report = FinalReport(request.trial, request.cost, request.reached);
+  const json report = FinalReport(request.trial, request.cost, request.reached, target_metric);
   return Send(client, "POST", "/report", report.dump());
-}
-
-StatusOr<json> StoredState(Store& store, const std::string& job_id) {
-  json state;
-  Status status = store.RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) {
-    ZEUS_ASSIGN_OR_RETURN(std::optional<JobRecord> job, txn.GetJob(job_id));
-    if (!job) return NotFoundError("job " + job_id + " is gone");
-    state = json::parse(job->state_json);
-    return Status::Ok();
-  });
-  if (!status.ok()) return status;
-  return state;
 }
 
 TEST_P(ReplicaEquivalenceTest, RacingRequestsOnTwoReplicasAreEachAppliedOnce) {
@@ -236,6 +263,7 @@ TEST_P(ReplicaEquivalenceTest, RacingRequestsOnTwoReplicasAreEachAppliedOnce) {
   ASSERT_TRUE(workloads.ok()) << workloads.status();
   ASSERT_FALSE(workloads->empty());
   const Workload& workload = workloads->front();
+  const double target = TargetMetric(workload);
 
   TestServer first(url);
   ASSERT_TRUE(first.ok()) << first.error();
@@ -297,7 +325,7 @@ TEST_P(ReplicaEquivalenceTest, RacingRequestsOnTwoReplicasAreEachAppliedOnce) {
         TestClient client((k == 0 ? first : second).port());
         ready.fetch_sub(1);
         while (ready.load() > 0) std::this_thread::yield();
-        replies[k] = SendRequest(client, job_id, requests[k]);
+        replies[k] = SendRequest(client, job_id, requests[k], target);
       });
     }
     for (std::thread& t : threads) t.join();
@@ -311,8 +339,8 @@ TEST_P(ReplicaEquivalenceTest, RacingRequestsOnTwoReplicasAreEachAppliedOnce) {
     for (int o = 0; o < 2 && !order; ++o) {
       BatchSizeOptimizer candidate = *reference;
       json expected[2];
-      expected[o] = ApplyInMemory(candidate, requests[o]);
-      expected[1 - o] = ApplyInMemory(candidate, requests[1 - o]);
+      expected[o] = ApplyInMemory(candidate, requests[o], target);
+      expected[1 - o] = ApplyInMemory(candidate, requests[1 - o], target);
       if (candidate.ToJson() == *stored && expected[0] == answers[0] && expected[1] == answers[1]) {
         order = o;
         *reference = candidate;

@@ -51,6 +51,10 @@ struct RunPlan {
   // ProgressBound(progress_limits, its progress, 1) (progress_curve.h).
   // Empty: no such stop.
   std::vector<ProgressPoint> progress_limits = {};
+  // The curve limits apply only after epochs whose cost so far is above this
+  // (J): a run in flight is held to new limits from its next report on, as
+  // the server holds it. Default 0: from its first epoch.
+  double progress_limits_from_cost = 0.0;
   // Whether the outcome records the run's curve (RunOutcome::progress).
   bool record_progress = false;
   // What the policy handed this run out as, for the history: the bandit
