@@ -27,8 +27,11 @@ namespace zeus::bench {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-inline json JobBody(const std::string& job_id) {
+// `policy`: the job's batch-size policy ("zeus", "frugal" or "swarm"; frugal
+// and swarm also store each per-epoch report's learning-curve point).
+inline json JobBody(const std::string& job_id, const std::string& policy = "zeus") {
   return json{{"job_id", job_id},
+              {"policy", policy},
               {"job_id_prefix", "bench"},
               {"batch_sizes", {16, 32, 64, 128, 256}},
               {"default_batch_size", 64},

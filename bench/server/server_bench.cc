@@ -44,7 +44,8 @@ constexpr double kRunSeconds = 4.0;
 
 // state.range(0): offered load in requests/s over all jobs; 0 = every job
 // sends its next request as soon as the previous one is answered.
-void RunServerBenchmark(benchmark::State& state, const std::string& url) {
+void RunServerBenchmark(benchmark::State& state, const std::string& url,
+                        const std::string& policy) {
   const double offered_per_s = static_cast<double>(state.range(0));
   const Clock::duration interval = offered_per_s > 0
                                        ? std::chrono::duration_cast<Clock::duration>(
@@ -65,7 +66,7 @@ void RunServerBenchmark(benchmark::State& state, const std::string& url) {
     return;
   }
   for (int i = 0; i < kJobs; ++i) {
-    BatchSizeJobSpec spec = *ParseJobSpec(JobBody("bench-" + std::to_string(i)));
+    BatchSizeJobSpec spec = *ParseJobSpec(JobBody("bench-" + std::to_string(i), policy));
     if (!service.RegisterJob(spec).ok()) {
       state.SkipWithError("registering a job failed");
       return;
@@ -109,18 +110,38 @@ void RunServerBenchmark(benchmark::State& state, const std::string& url) {
   state.counters["report_p99_ms"] = Percentile(report_ms, 0.99);
 }
 
+void RunZeusJobs(benchmark::State& state, const std::string& url) {
+  RunServerBenchmark(state, url, "zeus");
+}
+
+// frugal: every per-epoch report also writes the job's optimizer state (its
+// learning-curve point).
+void RunFrugalJobs(benchmark::State& state, const std::string& url) {
+  RunServerBenchmark(state, url, "frugal");
+}
+
 void BM_Server64JobsSqlite(benchmark::State& state) {
-  bench::OnTempSqlite(state, "zeus-bench-", RunServerBenchmark);
+  bench::OnTempSqlite(state, "zeus-bench-", RunZeusJobs);
+}
+
+void BM_Server64FrugalJobsSqlite(benchmark::State& state) {
+  bench::OnTempSqlite(state, "zeus-bench-", RunFrugalJobs);
 }
 
 void BM_Server64JobsPostgres(benchmark::State& state) {
-  bench::OnBenchPostgres(state, RunServerBenchmark);
+  bench::OnBenchPostgres(state, RunZeusJobs);
 }
 
 BENCHMARK(BM_Server64JobsSqlite)
     ->Arg(0)
     ->Arg(2000)
     ->Arg(2500)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
+BENCHMARK(BM_Server64FrugalJobsSqlite)
+    ->Arg(0)
+    ->Arg(2000)
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);
