@@ -301,6 +301,8 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     RunPlan unbounded_plan = run.plan;
     unbounded_plan.cost_limit.reset();
     unbounded_plan.progress_limits.clear();
+    // Its curve tells its progress at any time (RefreshBound).
+    unbounded_plan.record_progress = true;
     Rng unbounded_rng = rng;
     run.unbounded = ExecuteRun(job, unbounded_plan, unbounded_rng);
     run.outcome = ExecuteRun(job, run.plan, rng);

@@ -450,3 +450,100 @@ TEST(JobGroupsTest, GroupSeedDependsOnTheName) {
 
 }  // namespace
 }  // namespace zeus
+
+namespace zeus {
+namespace {
+
+// Hands out run 1 (128, never reaching the target, recording its curve) and
+// then runs of 64; once run 2 has been observed, holds run 1 to learning-
+// curve limits `limits` (as frugal and swarm do when a result brings a new
+// reference curve).
+class CurvePolicy final : public Policy {
+ public:
+  explicit CurvePolicy(std::vector<ProgressPoint> limits) : limits_(std::move(limits)) {}
+
+  RunPlan Next() override {
+    RunPlan plan;
+    plan.run_id = ++next_id_;
+    plan.batch_size = plan.run_id == 1 ? 128 : 64;
+    plan.power_limit_w = 200;
+    plan.exact_cost_limit = true;
+    plan.record_progress = true;
+    return plan;
+  }
+  Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
+    observed_.emplace_back(plan, outcome);
+    return Status::Ok();
+  }
+  std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const override {
+    const bool run2_observed = std::any_of(observed_.begin(), observed_.end(),
+                                           [](const auto& o) { return o.first.run_id == 2; });
+    if (plan.run_id == 1 && run2_observed) return limits_;
+    return plan.progress_limits;
+  }
+  const std::vector<std::pair<RunPlan, RunOutcome>>& observed() const { return observed_; }
+
+ private:
+  std::vector<ProgressPoint> limits_;
+  int64_t next_id_ = 0;
+  std::vector<std::pair<RunPlan, RunOutcome>> observed_;
+};
+
+// The toy workload with two milestones: 128 passes the first after epoch 2
+// and the second after epoch 6 (it never reaches the target in 10 epochs);
+// 32 and 64 pass both after epochs 1 and 2.
+Workload MilestoneToyWorkload() {
+  Workload w = ToyWorkload();
+  w.milestones = {0.2, 0.4};
+  w.batch_sizes[0].milestone_epochs = {{1.0, 2.0}, {1.0, 2.0}};
+  w.batch_sizes[1].milestone_epochs = {{1.0, 2.0}, {1.0, 2.0}};
+  w.batch_sizes[2].milestone_epochs = {{2.0, 6.0}, {2.0, 6.0}};
+  return w;
+}
+
+StatusOr<std::vector<GroupRunRecord>> SimulateTwoSubmissions(CurvePolicy& policy) {
+  const Workload w = MilestoneToyWorkload();
+  SimulationOptions options;
+  options.group_run_time = GroupRunTime::kSubmission;
+  return SimulateJobGroup(w, policy, {{"g", 0, 100, "toy", 1.0}, {"g", 10, 20, "toy", 1.0}},
+                          options);
+}
+
+// Run 1 (10 epochs over [0, 100] s) has spent 2 epochs and passed the first
+// milestone (progress 1) when run 2 reports at 20 s with a curve that wants
+// progress 2 by 1.5 epochs' cost: past it already, run 1 stops there.
+TEST(JobGroupsCurveTest, ARunPastANewCurveAtItsProgressStopsAtTheReport) {
+  const double epoch = EpochCost128(MilestoneToyWorkload(), SimulationOptions());
+  CurvePolicy policy({{0.5 * epoch, 1}, {1.5 * epoch, 2}, {9 * epoch, 3}});
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
+  ASSERT_GE(records.size(), 2u);
+  const GroupRunRecord& run1 = records[1];
+  EXPECT_EQ(run1.run.recurrence, 0);
+  EXPECT_FALSE(run1.run.reached);
+  EXPECT_TRUE(run1.stopped_early);
+  EXPECT_DOUBLE_EQ(run1.end_time_s, 20.0);
+  EXPECT_NEAR(run1.run.cost, 2 * epoch, 1e-9 * epoch);
+  // The policy sees its curve up to then.
+  ASSERT_GE(policy.observed().size(), 2u);
+  EXPECT_EQ(policy.observed()[1].second.progress.back().progress, 1.0);
+}
+
+// The same run at 20 s is within a curve that wanted progress 1 by half an
+// epoch (its first epoch, at progress 0, would have passed that) and wants
+// progress 2 by 4.5 epochs: judged at its progress now, it goes on, and the
+// curve stops it after epoch 5 (cost 5 > 4.5 at progress 1), at 50 s.
+TEST(JobGroupsCurveTest, ANewCurveJudgesOnlyTheEpochsAfterItArrives) {
+  const double epoch = EpochCost128(MilestoneToyWorkload(), SimulationOptions());
+  CurvePolicy policy({{0.5 * epoch, 1}, {4.5 * epoch, 2}, {9 * epoch, 3}});
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
+  ASSERT_GE(records.size(), 2u);
+  const GroupRunRecord& run1 = records[1];
+  EXPECT_EQ(run1.run.recurrence, 0);
+  EXPECT_FALSE(run1.run.reached);
+  EXPECT_FALSE(run1.stopped_early);
+  EXPECT_DOUBLE_EQ(run1.end_time_s, 50.0);
+  EXPECT_NEAR(run1.run.cost, 5 * epoch, 1e-9 * epoch);
+}
+
+}  // namespace
+}  // namespace zeus
