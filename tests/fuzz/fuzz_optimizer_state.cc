@@ -5,7 +5,8 @@
 // state serializes back to a state that loads, every arm's belief is finite,
 // the loaded optimizer can hand out and settle a trial, and its early-stop
 // bound for that trial (the frugal policy's exploration bound included) is
-// finite and non-negative.
+// finite and non-negative, as is its bound at a progress it recorded (no
+// looser than the whole bound).
 
 #include <cmath>
 #include <cstddef>
@@ -63,6 +64,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::optional<double> bound = optimizer->EarlyStopThreshold(trial.trial_number);
   Check(!bound.has_value() || (std::isfinite(*bound) && *bound >= 0.0),
         "a trial's early-stop bound is not finite and >= 0");
+  // Its learning curve: one epoch recorded, and the bound at that progress
+  // (frugal's and swarm's curve bound included) no looser than the whole one.
+  Check(optimizer->RecordProgress(trial.trial_number, 0.5, 0.0).ok(),
+        "a trial just handed out cannot record progress");
+  const std::optional<double> at_progress = optimizer->EarlyStopThreshold(trial.trial_number, 0.0);
+  Check(!at_progress.has_value() || (std::isfinite(*at_progress) && *at_progress >= 0.0 &&
+                                     (!bound.has_value() || *at_progress <= *bound)),
+        "a trial's bound at its progress is not finite, >= 0 and within its whole bound");
   Check(optimizer->ReportResult(trial.trial_number, 1.0, true).ok(),
         "a trial just handed out cannot be reported");
   CheckFinite(optimizer->ArmStates());
