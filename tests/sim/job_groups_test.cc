@@ -492,7 +492,7 @@ class CurvePolicy final : public Policy {
 // The toy workload with two milestones: 128 passes the first after epoch 2
 // and the second after epoch 6 (it never reaches the target in 10 epochs);
 // 32 and 64 pass both after epochs 1 and 2.
-Workload MilestoneToyWorkload() {
+Workload GroupMilestoneToyWorkload() {
   Workload w = ToyWorkload();
   w.milestones = {0.2, 0.4};
   w.batch_sizes[0].milestone_epochs = {{1.0, 2.0}, {1.0, 2.0}};
@@ -502,7 +502,7 @@ Workload MilestoneToyWorkload() {
 }
 
 StatusOr<std::vector<GroupRunRecord>> SimulateTwoSubmissions(CurvePolicy& policy) {
-  const Workload w = MilestoneToyWorkload();
+  const Workload w = GroupMilestoneToyWorkload();
   SimulationOptions options;
   options.group_run_time = GroupRunTime::kSubmission;
   return SimulateJobGroup(w, policy, {{"g", 0, 100, "toy", 1.0}, {"g", 10, 20, "toy", 1.0}},
@@ -513,7 +513,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateTwoSubmissions(CurvePolicy& policy
 // milestone (progress 1) when run 2 reports at 20 s with a curve that wants
 // progress 2 by 1.5 epochs' cost: past it already, run 1 stops there.
 TEST(JobGroupsCurveTest, ARunPastANewCurveAtItsProgressStopsAtTheReport) {
-  const double epoch = EpochCost128(MilestoneToyWorkload(), SimulationOptions());
+  const double epoch = EpochCost128(GroupMilestoneToyWorkload(), SimulationOptions());
   CurvePolicy policy({{0.5 * epoch, 1}, {1.5 * epoch, 2}, {9 * epoch, 3}});
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
   ASSERT_GE(records.size(), 2u);
@@ -533,7 +533,7 @@ TEST(JobGroupsCurveTest, ARunPastANewCurveAtItsProgressStopsAtTheReport) {
 // progress 2 by 4.5 epochs: judged at its progress now, it goes on, and the
 // curve stops it after epoch 5 (cost 5 > 4.5 at progress 1), at 50 s.
 TEST(JobGroupsCurveTest, ANewCurveJudgesOnlyTheEpochsAfterItArrives) {
-  const double epoch = EpochCost128(MilestoneToyWorkload(), SimulationOptions());
+  const double epoch = EpochCost128(GroupMilestoneToyWorkload(), SimulationOptions());
   CurvePolicy policy({{0.5 * epoch, 1}, {4.5 * epoch, 2}, {9 * epoch, 3}});
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
   ASSERT_GE(records.size(), 2u);
