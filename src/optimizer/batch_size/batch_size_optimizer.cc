@@ -482,14 +482,14 @@ Status BatchSizeOptimizer::RecordProgress(int64_t trial_number, double cost, dou
                          " is not in flight");
   }
   if (!frugal_like()) return Status::Ok();
-  std::vector<ProgressPoint> curve = trial_progress_[trial_number];
+  // AppendProgress leaves the curve as it was when it refuses a point.
+  std::vector<ProgressPoint>& curve = trial_progress_[trial_number];
   Status appended = AppendProgress(curve, cost, progress);
   if (!appended.ok()) {
-    if (trial_progress_[trial_number].empty()) trial_progress_.erase(trial_number);
+    if (curve.empty()) trial_progress_.erase(trial_number);
     return InvalidArgumentError("batch size optimizer: trial " + std::to_string(trial_number) +
                                 ": " + appended.message());
   }
-  trial_progress_[trial_number] = std::move(curve);
   return Status::Ok();
 }
 
@@ -499,28 +499,36 @@ std::optional<double> BatchSizeOptimizer::BestProgress(int64_t trial_number) con
   return it->second.back().progress;
 }
 
-std::vector<ProgressPoint> BatchSizeOptimizer::ProgressLimits(int64_t trial_number) const {
+std::optional<double> BatchSizeOptimizer::CurveRatio(int64_t trial_number) const {
   const std::optional<double> bound = EarlyStopThreshold(trial_number);
-  if (!frugal_like() || !bound.has_value() || !min_cost_.has_value() || !(*min_cost_ > 0.0)) {
-    return {};
+  if (!frugal_like() || reference_progress_.empty() || !bound.has_value() ||
+      !min_cost_.has_value() || !(*min_cost_ > 0.0)) {
+    return std::nullopt;
   }
   // Only probes: concurrent and bandit runs go to sizes known to reach the
   // target, whose runs differ in early pace more than in cost.
   auto trial = in_flight_.find(trial_number);
   if (trial == in_flight_.end() || (trial->second.kind != TrialKind::kExploration &&
                                     trial->second.kind != TrialKind::kSpeculative)) {
-    return {};
+    return std::nullopt;
   }
-  const double ratio = *bound / *min_cost_;
+  return *bound / *min_cost_;
+}
+
+std::vector<ProgressPoint> BatchSizeOptimizer::ProgressLimits(int64_t trial_number) const {
+  const std::optional<double> ratio = CurveRatio(trial_number);
+  if (!ratio.has_value()) return {};
   std::vector<ProgressPoint> limits = reference_progress_;
-  for (ProgressPoint& point : limits) point.cost *= ratio;
+  for (ProgressPoint& point : limits) point.cost *= *ratio;
   return limits;
 }
 
 std::optional<double> BatchSizeOptimizer::EarlyStopThreshold(int64_t trial_number,
                                                              double progress) const {
   const std::optional<double> bound = EarlyStopThreshold(trial_number);
-  const std::optional<double> curve = ProgressBound(ProgressLimits(trial_number), progress, 1.0);
+  const std::optional<double> ratio = CurveRatio(trial_number);
+  const std::optional<double> curve =
+      ratio.has_value() ? ProgressBound(reference_progress_, progress, *ratio) : std::nullopt;
   if (!curve.has_value()) return bound;
   return bound.has_value() ? std::min(*bound, *curve) : curve;
 }

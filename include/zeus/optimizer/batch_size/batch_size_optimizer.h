@@ -327,6 +327,10 @@ class BatchSizeOptimizer {
   // direction reached the target within the exploration bound known now; a
   // failure of the walk's step then does not end the direction.
   bool PassedFurtherAlong() const;
+  // The multiple of the reference curve that in-flight trial `trial_number`
+  // is held to (its bound over min_cost()); nullopt when no curve bounds it
+  // (see ProgressLimits).
+  std::optional<double> CurveRatio(int64_t trial_number) const;
   // min(beta, kExplorationBeta) x min_cost(); nullopt without either.
   std::optional<double> ExplorationBound() const;
   // swarm: whether a speculative trial of `batch_size` can no longer serve
