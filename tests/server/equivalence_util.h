@@ -327,20 +327,27 @@ inline size_t EarlyPoints(const RunPlan& observed_plan, const RunOutcome& outcom
 }
 
 // Replays, right after the hand-out of trial `trial` (its hand-out body;
-// `handed_out` the plan the policy handed out), the first EarlyPoints of
-// its later observation (`observed_plan`, `outcome`) as epochs 1, 2, ...:
+// `handed_out` the policy's hand-out event, `events` the simulation's), the
+// first EarlyPoints of the trial's later observation as epochs 1, 2, ...:
 // the simulation judged them before other reports changed the run's curve
 // limits, so the server must judge them before those reports too. Each must
 // lie within the hand-out's bounds and keep the run going. Returns how many
-// it sent.
+// it sent (none for a run without a curve or one stopped mid-run).
 inline int ReplayEarlyPoints(TestClient& client, const nlohmann::json& trial,
-                             const RunPlan& handed_out, const RunPlan& observed_plan,
-                             const RunOutcome& outcome) {
-  const size_t n = EarlyPoints(observed_plan, outcome);
+                             const GroupRecordingPolicy::Event& handed_out,
+                             const std::vector<GroupRecordingPolicy::Event>& events) {
+  if (!handed_out.plan.record_progress) return 0;
+  auto observed = std::find_if(events.begin(), events.end(), [&](const auto& event) {
+    return !event.hand_out && event.plan.run_id == handed_out.plan.run_id;
+  });
+  if (observed == events.end() || observed->stopped_early) return 0;
+  const RunOutcome& outcome = observed->outcome;
+  const size_t n = EarlyPoints(observed->plan, outcome);
   for (size_t i = 0; i < n; ++i) {
     const ProgressPoint& point = outcome.progress[i];
     SCOPED_TRACE("early point " + std::to_string(i) + " cost " + std::to_string(point.cost));
-    const std::optional<double> at = ProgressBound(handed_out.progress_limits, point.progress, 1.0);
+    const std::optional<double> at =
+        ProgressBound(handed_out.plan.progress_limits, point.progress, 1.0);
     EXPECT_TRUE(!at || point.cost <= *at) << "an early point passes the hand-out's curve bound";
     const HttpReply answer =
         Send(client, "POST", "/report",
@@ -349,6 +356,18 @@ inline int ReplayEarlyPoints(TestClient& client, const nlohmann::json& trial,
     EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
   }
   return static_cast<int>(n);
+}
+
+// The run of observation `observed` as ReplayRun replays it, its first
+// `replayed_early` points already sent at its hand-out.
+inline SimulatedRun SimulatedRunOf(const GroupRecordingPolicy::Event& observed,
+                                   int replayed_early) {
+  return SimulatedRun{&observed.plan,
+                      &observed.outcome,
+                      observed.cost_limit_at_report,
+                      observed.progress_limits_at_report,
+                      observed.stopped_early,
+                      replayed_early};
 }
 
 // What replaying learning curves exercised.

@@ -87,13 +87,8 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
           ExpectServerBounds(setup.store(), job_id, event.plan.run_id, event.plan.cost_limit,
                              event.plan.progress_limits);
           // Epochs it ran before a report changed its curve limits.
-          for (const GroupRecordingPolicy::Event& later : simulated.events) {
-            if (!later.hand_out && later.plan.run_id == event.plan.run_id && !later.stopped_early) {
-              early[event.plan.run_id] =
-                  ReplayEarlyPoints(client, trial.body, event.plan, later.plan, later.outcome);
-              compared.curves.replayed_early += early[event.plan.run_id] > 0;
-            }
-          }
+          early[event.plan.run_id] = ReplayEarlyPoints(client, trial.body, event, simulated.events);
+          compared.curves.replayed_early += early[event.plan.run_id] > 0;
         }
         ++compared.events;
         continue;
@@ -113,13 +108,8 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
         // The run's learning curve, epoch by epoch, held to the bounds in
         // force when it reported: the server must stop it where the
         // simulator did.
-        const SimulatedRun run{&event.plan,
-                               &event.outcome,
-                               event.cost_limit_at_report,
-                               event.progress_limits_at_report,
-                               event.stopped_early,
-                               early[event.plan.run_id]};
-        ReplayRun({&client}, 0, it->second, run, target, &compared.curves);
+        ReplayRun({&client}, 0, it->second, SimulatedRunOf(event, early[event.plan.run_id]), target,
+                  &compared.curves);
         if (::testing::Test::HasFailure()) return compared;
         trials.erase(it);
         reported = true;

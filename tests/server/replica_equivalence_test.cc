@@ -96,14 +96,8 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
             ProbeAtBound(*clients[(replica + 1) % clients.size()], trial.body, event.plan);
         if (at_bound) transcript.answers.push_back(at_bound->body);
         // Epochs it ran before a report changed its curve limits.
-        for (const GroupRecordingPolicy::Event& later : simulated.events) {
-          if (event.plan.record_progress && !later.hand_out &&
-              later.plan.run_id == event.plan.run_id && !later.stopped_early) {
-            early[event.plan.run_id] =
-                ReplayEarlyPoints(*clients[(replica + 1) % clients.size()], trial.body, event.plan,
-                                  later.plan, later.outcome);
-          }
-        }
+        early[event.plan.run_id] = ReplayEarlyPoints(*clients[(replica + 1) % clients.size()],
+                                                     trial.body, event, simulated.events);
         continue;
       }
       auto it = trials.find(event.plan.run_id);
@@ -115,12 +109,7 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
       if (!event.outcome.progress.empty()) {
         // The run's learning curve, epoch by epoch, held to the bounds in
         // force when it reported.
-        const SimulatedRun run{&event.plan,
-                               &event.outcome,
-                               event.cost_limit_at_report,
-                               event.progress_limits_at_report,
-                               event.stopped_early,
-                               early[event.plan.run_id]};
+        const SimulatedRun run = SimulatedRunOf(event, early[event.plan.run_id]);
         for (const HttpReply& answer :
              ReplayRun(clients, replica, it->second, run, target, &transcript.curves)) {
           transcript.answers.push_back(answer.body);

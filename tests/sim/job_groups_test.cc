@@ -231,15 +231,20 @@ TEST(JobGroupsTest, RuntimeRatioScalesEnergyAndTime) {
   EXPECT_DOUBLE_EQ(records[0].run.energy_j, 2.5 * epochs * 6 * 180);
 }
 
-// Hands out a scripted sequence of plans (run 1 under `initial_limit`) and,
-// once run 2 has been observed, holds run 1 to `tightened_limit` (as frugal
-// and swarm do when a result lowers the best cost; a looser one, as swarm
-// does for a walk step outbid from further along). Records what it observed.
+// Hands out a scripted sequence of plans (run 1 under `initial_limit`,
+// recording its learning curve) and, once run 2 has been observed, holds
+// run 1 to `tightened_limit` (as frugal and swarm do when a result lowers
+// the best cost; a looser one, as swarm does for a walk step outbid from
+// further along) and, when given, to learning-curve limits
+// `tightened_curve` (a new reference curve). Records what it observed.
 class TighteningPolicy final : public Policy {
  public:
-  explicit TighteningPolicy(double tightened_limit,
-                            std::optional<double> initial_limit = std::nullopt)
-      : tightened_limit_(tightened_limit), initial_limit_(initial_limit) {}
+  explicit TighteningPolicy(std::optional<double> tightened_limit,
+                            std::optional<double> initial_limit = std::nullopt,
+                            std::vector<ProgressPoint> tightened_curve = {})
+      : tightened_limit_(tightened_limit),
+        initial_limit_(initial_limit),
+        tightened_curve_(std::move(tightened_curve)) {}
 
   RunPlan Next() override {
     RunPlan plan;
@@ -248,6 +253,7 @@ class TighteningPolicy final : public Policy {
     plan.batch_size = plan.run_id == 1 ? 128 : 64;
     plan.power_limit_w = 200;
     plan.exact_cost_limit = true;
+    plan.record_progress = true;
     if (plan.run_id == 1) plan.cost_limit = initial_limit_;
     return plan;
   }
@@ -256,16 +262,23 @@ class TighteningPolicy final : public Policy {
     return Status::Ok();
   }
   std::optional<double> CostLimitAtReport(const RunPlan& plan) const override {
-    const bool run2_observed = std::any_of(observed_.begin(), observed_.end(),
-                                           [](const auto& o) { return o.first.run_id == 2; });
-    if (plan.run_id == 1 && run2_observed) return tightened_limit_;
-    return plan.cost_limit;
+    return Tightens(plan) ? tightened_limit_ : plan.cost_limit;
+  }
+  std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const override {
+    return Tightens(plan) ? tightened_curve_ : plan.progress_limits;
   }
   const std::vector<std::pair<RunPlan, RunOutcome>>& observed() const { return observed_; }
 
  private:
-  double tightened_limit_;
+  // Whether `plan` is run 1 and run 2 has been observed.
+  bool Tightens(const RunPlan& plan) const {
+    return plan.run_id == 1 && std::any_of(observed_.begin(), observed_.end(),
+                                           [](const auto& o) { return o.first.run_id == 2; });
+  }
+
+  std::optional<double> tightened_limit_;
   std::optional<double> initial_limit_;
+  std::vector<ProgressPoint> tightened_curve_;
   int64_t next_id_ = 0;
   std::vector<std::pair<RunPlan, RunOutcome>> observed_;
 };
@@ -283,8 +296,8 @@ double EpochCost128(const Workload& w, const SimulationOptions& options) {
 // [0, 100] s and submission 2 over [10, 20] s (each retried as needed). With
 // kSubmission (the bound tests) each run lasts its submission's duration.
 StatusOr<std::vector<GroupRunRecord>> SimulateTwoSubmissions(
-    TighteningPolicy& policy, GroupRunTime run_time = GroupRunTime::kSubmission) {
-  const Workload w = ToyWorkload();
+    TighteningPolicy& policy, GroupRunTime run_time = GroupRunTime::kSubmission,
+    const Workload& w = ToyWorkload()) {
   SimulationOptions options;
   options.group_run_time = run_time;
   return SimulateJobGroup(w, policy, {{"g", 0, 100, "toy", 1.0}, {"g", 10, 20, "toy", 1.0}},
@@ -454,41 +467,6 @@ TEST(JobGroupsTest, GroupSeedDependsOnTheName) {
 namespace zeus {
 namespace {
 
-// Hands out run 1 (128, never reaching the target, recording its curve) and
-// then runs of 64; once run 2 has been observed, holds run 1 to learning-
-// curve limits `limits` (as frugal and swarm do when a result brings a new
-// reference curve).
-class CurvePolicy final : public Policy {
- public:
-  explicit CurvePolicy(std::vector<ProgressPoint> limits) : limits_(std::move(limits)) {}
-
-  RunPlan Next() override {
-    RunPlan plan;
-    plan.run_id = ++next_id_;
-    plan.batch_size = plan.run_id == 1 ? 128 : 64;
-    plan.power_limit_w = 200;
-    plan.exact_cost_limit = true;
-    plan.record_progress = true;
-    return plan;
-  }
-  Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
-    observed_.emplace_back(plan, outcome);
-    return Status::Ok();
-  }
-  std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const override {
-    const bool run2_observed = std::any_of(observed_.begin(), observed_.end(),
-                                           [](const auto& o) { return o.first.run_id == 2; });
-    if (plan.run_id == 1 && run2_observed) return limits_;
-    return plan.progress_limits;
-  }
-  const std::vector<std::pair<RunPlan, RunOutcome>>& observed() const { return observed_; }
-
- private:
-  std::vector<ProgressPoint> limits_;
-  int64_t next_id_ = 0;
-  std::vector<std::pair<RunPlan, RunOutcome>> observed_;
-};
-
 // The toy workload with two milestones: 128 passes the first after epoch 2
 // and the second after epoch 6 (it never reaches the target in 10 epochs);
 // 32 and 64 pass both after epochs 1 and 2.
@@ -501,21 +479,16 @@ Workload GroupMilestoneToyWorkload() {
   return w;
 }
 
-StatusOr<std::vector<GroupRunRecord>> SimulateTwoSubmissions(CurvePolicy& policy) {
-  const Workload w = GroupMilestoneToyWorkload();
-  SimulationOptions options;
-  options.group_run_time = GroupRunTime::kSubmission;
-  return SimulateJobGroup(w, policy, {{"g", 0, 100, "toy", 1.0}, {"g", 10, 20, "toy", 1.0}},
-                          options);
-}
-
 // Run 1 (10 epochs over [0, 100] s) has spent 2 epochs and passed the first
 // milestone (progress 1) when run 2 reports at 20 s with a curve that wants
 // progress 2 by 1.5 epochs' cost: past it already, run 1 stops there.
 TEST(JobGroupsCurveTest, ARunPastANewCurveAtItsProgressStopsAtTheReport) {
   const double epoch = EpochCost128(GroupMilestoneToyWorkload(), SimulationOptions());
-  CurvePolicy policy({{0.5 * epoch, 1}, {1.5 * epoch, 2}, {9 * epoch, 3}});
-  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
+  TighteningPolicy policy(std::nullopt, std::nullopt,
+                          {{0.5 * epoch, 1}, {1.5 * epoch, 2}, {9 * epoch, 3}});
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      std::vector<GroupRunRecord> records,
+      SimulateTwoSubmissions(policy, GroupRunTime::kSubmission, GroupMilestoneToyWorkload()));
   ASSERT_GE(records.size(), 2u);
   const GroupRunRecord& run1 = records[1];
   EXPECT_EQ(run1.run.recurrence, 0);
@@ -534,8 +507,11 @@ TEST(JobGroupsCurveTest, ARunPastANewCurveAtItsProgressStopsAtTheReport) {
 // curve stops it after epoch 5 (cost 5 > 4.5 at progress 1), at 50 s.
 TEST(JobGroupsCurveTest, ANewCurveJudgesOnlyTheEpochsAfterItArrives) {
   const double epoch = EpochCost128(GroupMilestoneToyWorkload(), SimulationOptions());
-  CurvePolicy policy({{0.5 * epoch, 1}, {4.5 * epoch, 2}, {9 * epoch, 3}});
-  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
+  TighteningPolicy policy(std::nullopt, std::nullopt,
+                          {{0.5 * epoch, 1}, {4.5 * epoch, 2}, {9 * epoch, 3}});
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      std::vector<GroupRunRecord> records,
+      SimulateTwoSubmissions(policy, GroupRunTime::kSubmission, GroupMilestoneToyWorkload()));
   ASSERT_GE(records.size(), 2u);
   const GroupRunRecord& run1 = records[1];
   EXPECT_EQ(run1.run.recurrence, 0);

@@ -11,6 +11,7 @@
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
+#include "tests/optimizer/batch_size/five_sizes_config.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -59,15 +60,6 @@ TEST(ProgressCurveTest, JsonRoundTripAndStrictParsing) {
   }
 }
 
-BatchSizeOptimizerConfig Config(BatchSizePolicy policy) {
-  BatchSizeOptimizerConfig config;
-  config.batch_sizes = {8, 16, 32, 64, 128};
-  config.default_batch_size = 64;
-  config.seed = 5;
-  config.policy = policy;
-  return config;
-}
-
 // Reports trial `trial` after epochs of cost 10 each, with `progress` after
 // each, then its result.
 void RunWithCurve(BatchSizeOptimizer& optimizer, const Trial& trial,
@@ -81,8 +73,9 @@ void RunWithCurve(BatchSizeOptimizer& optimizer, const Trial& trial,
 }
 
 TEST(ProgressCurveTest, FrugalProbesAreHeldToTheReferenceCurveAtTheirBoundsMultiple) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(Config(BatchSizePolicy::kFrugal)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      BatchSizeOptimizer optimizer,
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
   const Trial first = optimizer.NextTrial();           // The default, 64.
   RunWithCurve(optimizer, first, {1, 2, 3, 4}, true);  // Reached at cost 40.
   EXPECT_EQ(optimizer.reference_progress(),
@@ -120,8 +113,9 @@ TEST(ProgressCurveTest, FrugalProbesAreHeldToTheReferenceCurveAtTheirBoundsMulti
 }
 
 TEST(ProgressCurveTest, ANewLowestCostBringsItsCurveOrNone) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(Config(BatchSizePolicy::kSwarm)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      BatchSizeOptimizer optimizer,
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kSwarm)));
   RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2}, true);  // 64 at cost 20.
   const Trial probe = optimizer.NextTrial();
   RunWithCurve(optimizer, probe, {2}, true);  // 32 at cost 10: the new reference.
@@ -133,8 +127,9 @@ TEST(ProgressCurveTest, ANewLowestCostBringsItsCurveOrNone) {
 }
 
 TEST(ProgressCurveTest, ZeusRecordsNothingAndIsHeldToTheWholeBound) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(Config(BatchSizePolicy::kZeus)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      BatchSizeOptimizer optimizer,
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kZeus)));
   RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);
   EXPECT_TRUE(optimizer.reference_progress().empty());
   const Trial probe = optimizer.NextTrial();
@@ -147,8 +142,9 @@ TEST(ProgressCurveTest, ZeusRecordsNothingAndIsHeldToTheWholeBound) {
 }
 
 TEST(ProgressCurveTest, CurvesSurviveTheStateAndBadOnesAreRefused) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(Config(BatchSizePolicy::kFrugal)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      BatchSizeOptimizer optimizer,
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
   RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);
   const Trial probe = optimizer.NextTrial();
   ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 10, 1));

@@ -10,18 +10,14 @@
 
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
+#include "tests/optimizer/batch_size/five_sizes_config.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
 namespace {
 
 BatchSizeOptimizerConfig SwarmConfig(BatchSizePolicy policy = BatchSizePolicy::kSwarm) {
-  BatchSizeOptimizerConfig config;
-  config.batch_sizes = {8, 16, 32, 64, 128};
-  config.default_batch_size = 64;
-  config.seed = 5;
-  config.policy = policy;
-  return config;
+  return testing::FiveSizesConfig(policy);
 }
 
 // Sequential recurrences with fixed outcomes; returns the sizes handed out.
