@@ -105,7 +105,8 @@ StatusOr<std::map<int, double>> ReadCensored(const JsonFields& state,
 }
 
 // swarm's speculative results of a stored state: distinct batch sizes, each
-// with a cost in [0, kMaxAbsReward] and whether its run reached the target.
+// with a cost in [0, kMaxAbsReward], whether its run reached the target and,
+// optionally, whether the learning curve stopped it.
 StatusOr<std::map<int, BatchSizeOptimizer::SpeculativeResult>> ReadSpeculative(
     const JsonFields& state, const BatchSizeOptimizerConfig& config) {
   ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* entries, state.Array("speculative_results"));
@@ -119,6 +120,12 @@ StatusOr<std::map<int, BatchSizeOptimizer::SpeculativeResult>> ReadSpeculative(
     BatchSizeOptimizer::SpeculativeResult result;
     ZEUS_ASSIGN_OR_RETURN(result.cost, entry.Double("cost", 0.0, GaussianTs::kMaxAbsReward));
     ZEUS_ASSIGN_OR_RETURN(result.reached_target, entry.Bool("reached_target"));
+    ZEUS_ASSIGN_OR_RETURN(std::optional<bool> learned_slower, entry.OptionalBool("learned_slower"));
+    result.learned_slower = learned_slower.value_or(false);
+    if (result.learned_slower && result.reached_target) {
+      return entry.Error("learned_slower",
+                         "must be false for a run that reached the target (it was not stopped)");
+    }
     if (!results.emplace(static_cast<int>(batch_size), result).second) {
       return entry.Error("batch_size", std::to_string(batch_size) + " appears twice");
     }
@@ -339,6 +346,11 @@ bool BatchSizeOptimizer::PassedFurtherAlong() const {
   return false;
 }
 
+PruningExplorer::Miss BatchSizeOptimizer::MissOf(bool learned_slower) const {
+  if (PassedFurtherAlong()) return PruningExplorer::Miss::kOutbid;
+  return learned_slower ? PruningExplorer::Miss::kLearnedSlower : PruningExplorer::Miss::kCounts;
+}
+
 Status BatchSizeOptimizer::AdvanceWalk() {
   if (config_.policy != BatchSizePolicy::kSwarm) return Status::Ok();
   while (!explorer_.done() && !exploration_trial_.has_value()) {
@@ -358,7 +370,7 @@ Status BatchSizeOptimizer::AdvanceWalk() {
       // known to exceed that); a run that reached above the bound keeps its
       // observation and is pruned.
       if (!r.reached_target && config_.beta.has_value()) censored_[size] = r.cost;
-      ZEUS_RETURN_IF_ERROR(explorer_.Report(r.cost, passed, !passed && PassedFurtherAlong()));
+      ZEUS_RETURN_IF_ERROR(explorer_.Report(r.cost, passed, MissOf(r.learned_slower)));
       continue;
     }
     for (auto& [number, trial] : in_flight_) {
@@ -428,6 +440,7 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
   // the reference: it counts as costing its whole bound, as a run that bound
   // stopped does.
   double observed = cost;
+  bool learned_slower = false;
   if (!reached_target && progress != trial_progress_.end() && !progress->second.empty()) {
     const std::optional<double> whole = EarlyStopThreshold(trial_number);
     const std::optional<double> at_progress =
@@ -435,6 +448,7 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
     if (whole.has_value() && at_progress.has_value() && *at_progress < *whole &&
         cost > *at_progress) {
       observed = std::max(cost, *whole);
+      learned_slower = true;
     }
   }
   in_flight_.erase(it);
@@ -455,11 +469,10 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
       censored_[batch_size] = *bound;
     }
     exploration_trial_.reset();
-    ZEUS_RETURN_IF_ERROR(
-        explorer_.Report(observed, reached_target, !reached_target && PassedFurtherAlong()));
+    ZEUS_RETURN_IF_ERROR(explorer_.Report(observed, reached_target, MissOf(learned_slower)));
     if (explorer_.done()) StartBandit();
   } else if (kind == TrialKind::kSpeculative && !explorer_.done()) {
-    speculative_results_[batch_size] = {observed, reached_target};
+    speculative_results_[batch_size] = {observed, reached_target, learned_slower};
   }
   return AdvanceWalk();
 }
@@ -649,9 +662,11 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
   if (!speculative_results_.empty()) {
     nlohmann::json speculative = nlohmann::json::array();
     for (const auto& [batch_size, result] : speculative_results_) {
-      speculative.push_back({{"batch_size", batch_size},
-                             {"cost", result.cost},
-                             {"reached_target", result.reached_target}});
+      nlohmann::json entry = {{"batch_size", batch_size},
+                              {"cost", result.cost},
+                              {"reached_target", result.reached_target}};
+      if (result.learned_slower) entry["learned_slower"] = true;
+      speculative.push_back(std::move(entry));
     }
     json["speculative_results"] = speculative;
   }

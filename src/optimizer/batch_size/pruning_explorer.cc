@@ -95,7 +95,7 @@ bool PruningExplorer::MayTry(int batch_size) const {
          std::find(up_.begin(), up_.end(), batch_size) != up_.end();
 }
 
-Status PruningExplorer::Report(double cost, bool reached_target, bool keep_direction) {
+Status PruningExplorer::Report(double cost, bool reached_target, Miss miss) {
   if (done_) return FailedPreconditionError("pruning explorer: exploration is already over");
   const int batch_size = Current();
   if (reached_target && !going_up_ && position_ == 0) start_cost_ = cost;
@@ -107,10 +107,11 @@ Status PruningExplorer::Report(double cost, bool reached_target, bool keep_direc
     }
     good_.push_back(batch_size);
     misses_in_a_row_ = 0;
-  } else if (!keep_direction) {
+  } else if (miss != Miss::kOutbid) {
     ++misses_in_a_row_;
   }
-  const int patience = DirectionEarnedPatience() ? direction_patience_ : 1;
+  int patience = DirectionEarnedPatience() ? direction_patience_ : 1;
+  if (!reached_target && miss == Miss::kLearnedSlower) patience = 1;
   Advance(/*direction_over=*/misses_in_a_row_ >= patience);
   return Status::Ok();
 }

@@ -112,6 +112,87 @@ TEST(ProgressCurveTest, FrugalProbesAreHeldToTheReferenceCurveAtTheirBoundsMulti
   EXPECT_TRUE(found);
 }
 
+// Patience (a second failure before a steep direction ends) is for one
+// unlucky run that missed the bound at the end; a run the curve stopped was
+// slower all along and ends the direction.
+TEST(ProgressCurveTest, AProbeTheCurveStoppedEndsItsDirectionWhateverItsPatience) {
+  for (const bool learned_slower : {false, true}) {
+    SCOPED_TRACE(learned_slower ? "curve stop" : "near miss");
+    ZEUS_ASSERT_OK_AND_ASSIGN(
+        BatchSizeOptimizer optimizer,
+        BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
+    RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);  // 64 at 40.
+    const Trial step = optimizer.NextTrial();                            // 32.
+    ASSERT_EQ(step.batch_size, 32);
+    // 32 at 40 / 2: a steep slope, which earns the down walk its patience.
+    for (int i = 1; i <= 4; ++i)
+      ZEUS_ASSERT_OK(optimizer.RecordProgress(step.trial_number, 5 * i, i));
+    ZEUS_ASSERT_OK(optimizer.ReportResult(step.trial_number, 20, true));
+    const Trial probe = optimizer.NextTrial();  // 16, held to 1.25 x 20 = 25.
+    ASSERT_EQ(probe.batch_size, 16);
+    if (learned_slower) {
+      // Progress 0 at cost 10: past 1.25 x 5, where the reference got further.
+      ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 10, 0));
+      ZEUS_ASSERT_OK(optimizer.ReportResult(probe.trial_number, 10, false));
+    } else {
+      // On the reference's pace to its last level, then over the whole bound.
+      for (int i = 1; i <= 3; ++i) {
+        ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 6 * i, i));
+      }
+      ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 25, 3));
+      ZEUS_ASSERT_OK(optimizer.ReportResult(probe.trial_number, 25, false));
+    }
+    // The near miss leaves the walk its second chance at 8; the curve stop
+    // ends it (and the up direction is skipped: 32 was decisive).
+    const Trial next = optimizer.NextTrial();
+    if (learned_slower) {
+      EXPECT_EQ(next.kind, TrialKind::kBandit);
+    } else {
+      EXPECT_EQ(next, (Trial{next.trial_number, 8, TrialKind::kExploration}));
+    }
+  }
+}
+
+// swarm: a speculative run the curve stopped keeps that in its result until
+// the walk reaches its size, through the stored state.
+TEST(ProgressCurveTest, ASpeculativeCurveStopEndsTheDirectionWhenTheWalkReachesIt) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      BatchSizeOptimizer optimizer,
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kSwarm)));
+  const Trial first = optimizer.NextTrial();   // 64.
+  const Trial down = optimizer.NextTrial();    // Speculative 32.
+  const Trial up = optimizer.NextTrial();      // Speculative 128.
+  const Trial deeper = optimizer.NextTrial();  // Speculative 16.
+  ASSERT_EQ(down, (Trial{2, 32, TrialKind::kSpeculative}));
+  ASSERT_EQ(up.batch_size, 128);
+  ASSERT_EQ(deeper, (Trial{4, 16, TrialKind::kSpeculative}));
+  RunWithCurve(optimizer, first, {1, 2, 3, 4}, true);  // 64 at 40; 32 is the walk's step.
+  // 16 learns slower than 64's curve (1.25 x 10 at progress 0) and stops.
+  ZEUS_ASSERT_OK(optimizer.RecordProgress(deeper.trial_number, 20, 0));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(deeper.trial_number, 20, false));
+  ASSERT_EQ(optimizer.speculative_results().count(16), 1u);
+  EXPECT_TRUE(optimizer.speculative_results().at(16).learned_slower);
+
+  const nlohmann::json state = optimizer.ToJson();
+  EXPECT_EQ(state["speculative_results"][0]["learned_slower"], true);
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored, BatchSizeOptimizer::FromJson(state));
+  EXPECT_EQ(restored.ToJson(), state);
+  nlohmann::json reached = state;
+  reached["speculative_results"][0]["reached_target"] = true;
+  nlohmann::json not_bool = state;
+  not_bool["speculative_results"][0]["learned_slower"] = "yes";
+  for (const nlohmann::json& bad : {reached, not_bool}) {
+    const StatusOr<BatchSizeOptimizer> refused = BatchSizeOptimizer::FromJson(bad);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("learned_slower"), std::string::npos)
+        << refused.status();
+  }
+
+  // 32 at 20 is steep (2x), yet the walk ends at 16's result: no step at 8.
+  RunWithCurve(restored, down, {1, 2}, true);
+  EXPECT_EQ(restored.NextTrial().kind, TrialKind::kBandit);
+}
+
 TEST(ProgressCurveTest, ANewLowestCostBringsItsCurveOrNone) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
       BatchSizeOptimizer optimizer,

@@ -292,6 +292,8 @@ class BatchSizeOptimizer {
   struct SpeculativeResult {
     double cost = 0.0;
     bool reached_target = false;
+    // Stopped by the learning curve (PruningExplorer::Miss::kLearnedSlower).
+    bool learned_slower = false;
   };
   const std::map<int, SpeculativeResult>& speculative_results() const {
     return speculative_results_;
@@ -327,6 +329,9 @@ class BatchSizeOptimizer {
   // direction reached the target within the exploration bound known now; a
   // failure of the walk's step then does not end the direction.
   bool PassedFurtherAlong() const;
+  // How the walk's step failing now bears on its direction: outbid
+  // (PassedFurtherAlong), learned slower than the reference, or a miss.
+  PruningExplorer::Miss MissOf(bool learned_slower) const;
   // The multiple of the reference curve that in-flight trial `trial_number`
   // is held to (its bound over min_cost()); nullopt when no curve bounds it
   // (see ProgressLimits).

@@ -68,11 +68,21 @@ class PruningExplorer {
   // direction unless the down walk is already decisive (the up direction
   // will be skipped). False when done().
   bool MayTry(int batch_size) const;
-  // The outcome of running Current(); advances the walk. kFailedPrecondition
-  // when done(). With `keep_direction`, a failure neither counts as a miss
-  // nor ends the direction (the caller already knows a size further along
-  // it reached the target).
-  Status Report(double cost, bool reached_target, bool keep_direction = false);
+  // How a failure of Current() bears on its direction.
+  enum class Miss {
+    // A miss: the direction ends once its misses in a row reach its patience.
+    kCounts,
+    // Neither a miss nor the direction's end: the caller already knows a size
+    // further along it reached the target.
+    kOutbid,
+    // The direction ends whatever its patience: the run learned slower than
+    // the run of the lowest cost (a learning-curve stop), so it was not one
+    // unlucky run that missed the bound at the end, which patience is for.
+    kLearnedSlower,
+  };
+  // The outcome of running Current(); advances the walk. `miss` matters only
+  // when `reached_target` is false. kFailedPrecondition when done().
+  Status Report(double cost, bool reached_target, Miss miss = Miss::kCounts);
 
   // The surviving batch sizes, sorted. REQUIRES: done(). Empty when every
   // size was pruned.
