@@ -45,9 +45,12 @@ StatusOr<std::map<int, std::vector<double>>> ReadCosts(const JsonFields& state,
   return costs;
 }
 
-// The trials handed out and not yet reported, by trial number.
+// The trials handed out and not yet reported, by trial number, and into
+// `min_cost_at_handout` the lowest cost known when each concurrent trial that
+// records it was handed out (frugal and swarm only).
 StatusOr<std::map<int64_t, Trial>> ReadInFlight(const JsonFields& state,
-                                                const BatchSizeOptimizerConfig& config) {
+                                                const BatchSizeOptimizerConfig& config,
+                                                std::map<int64_t, double>* min_cost_at_handout) {
   ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* entries, state.Array("in_flight"));
   std::map<int64_t, Trial> in_flight;
   for (size_t i = 0; i < entries->size(); ++i) {
@@ -65,6 +68,17 @@ StatusOr<std::map<int64_t, Trial>> ReadInFlight(const JsonFields& state,
     StatusOr<TrialKind> parsed = ParseTrialKind(kind);
     if (!parsed.ok()) return entry.Error("kind", parsed.status().message());
     trial.kind = *parsed;
+    ZEUS_ASSIGN_OR_RETURN(
+        std::optional<double> min_cost,
+        entry.OptionalDouble("min_cost_at_handout", 0.0, GaussianTs::kMaxAbsReward));
+    if (min_cost.has_value()) {
+      if (trial.kind != TrialKind::kConcurrent || config.policy == BatchSizePolicy::kZeus) {
+        return entry.Error("min_cost_at_handout",
+                           "only a concurrent trial of frugal or swarm records it, not trial " +
+                               std::to_string(trial.trial_number) + " (" + kind + ")");
+      }
+      (*min_cost_at_handout)[trial.trial_number] = *min_cost;
+    }
     if (!in_flight.emplace(trial.trial_number, trial).second) {
       return entry.Error("trial_number", std::to_string(trial.trial_number) + " appears twice");
     }
@@ -418,6 +432,9 @@ Trial BatchSizeOptimizer::NextTrial() {
     trial.kind = TrialKind::kBandit;
   }
   in_flight_[trial.trial_number] = trial;
+  if (frugal_like() && trial.kind == TrialKind::kConcurrent && min_cost_.has_value()) {
+    min_cost_at_handout_[trial.trial_number] = *min_cost_;
+  }
   return trial;
 }
 
@@ -452,6 +469,7 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
     }
   }
   in_flight_.erase(it);
+  min_cost_at_handout_.erase(trial_number);
   Observe(batch_size, observed);
   if (reached_target && (!min_cost_.has_value() || cost < *min_cost_)) {
     min_cost_ = cost;
@@ -484,6 +502,7 @@ Status BatchSizeOptimizer::ReportFailure(int64_t trial_number) {
                          " is not in flight");
   }
   in_flight_.erase(it);
+  min_cost_at_handout_.erase(trial_number);
   trial_progress_.erase(trial_number);
   if (exploration_trial_ == trial_number) exploration_trial_.reset();
   return Status::Ok();
@@ -555,6 +574,13 @@ std::optional<double> BatchSizeOptimizer::EarlyStopThreshold(int64_t trial_numbe
   const bool speculative = it != in_flight_.end() && it->second.kind == TrialKind::kSpeculative;
   if (!frugal_like() || (exploration_trial_ != trial_number && !speculative) ||
       !config_.beta.has_value()) {
+    // A concurrent run went to the best size known then, to finish its
+    // submission: a cheaper size found since does not tighten its bound
+    // (stopping it would waste what it ran and cost a retry).
+    auto handed = min_cost_at_handout_.find(trial_number);
+    if (handed != min_cost_at_handout_.end()) {
+      return EarlyStopCostBound(config_.beta, handed->second);
+    }
     return EarlyStopThreshold();
   }
   if (speculative && Orphaned(it->second.batch_size)) {
@@ -635,9 +661,12 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
   }
   nlohmann::json in_flight = nlohmann::json::array();
   for (const auto& [number, trial] : in_flight_) {
-    in_flight.push_back({{"trial_number", number},
-                         {"batch_size", trial.batch_size},
-                         {"kind", TrialKindName(trial.kind)}});
+    nlohmann::json entry = {{"trial_number", number},
+                            {"batch_size", trial.batch_size},
+                            {"kind", TrialKindName(trial.kind)}};
+    auto handed = min_cost_at_handout_.find(number);
+    if (handed != min_cost_at_handout_.end()) entry["min_cost_at_handout"] = handed->second;
+    in_flight.push_back(std::move(entry));
   }
   nlohmann::json json = {{"version", kStateVersion},
                          {"config", config_.ToJson()},
@@ -741,7 +770,8 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
   optimizer.explorer_ = std::move(*restored_explorer);
 
   ZEUS_ASSIGN_OR_RETURN(optimizer.costs_, ReadCosts(state, c));
-  ZEUS_ASSIGN_OR_RETURN(optimizer.in_flight_, ReadInFlight(state, c));
+  ZEUS_ASSIGN_OR_RETURN(optimizer.in_flight_,
+                        ReadInFlight(state, c, &optimizer.min_cost_at_handout_));
   ZEUS_ASSIGN_OR_RETURN(optimizer.next_trial_number_, state.Int("next_trial_number", 1));
   if (!optimizer.in_flight_.empty() &&
       optimizer.in_flight_.rbegin()->first >= optimizer.next_trial_number_) {

@@ -630,6 +630,52 @@ TEST(BatchSizeOptimizerFrugalTest, ExplorationTrialsStopAtTheTighterBound) {
   EXPECT_EQ(off_optimizer.EarlyStopThreshold(off_optimizer.NextTrial().trial_number), std::nullopt);
 }
 
+// A concurrent run went to the best size known to finish its submission: a
+// cheaper size found while it runs does not tighten its bound.
+TEST(BatchSizeOptimizerFrugalTest, ConcurrentTrialsKeepTheBoundTheyWereHandedOutWith) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(FrugalConfig()));
+  const Trial first = optimizer.NextTrial();  // 64.
+  const Trial unbounded = optimizer.NextTrial();
+  ASSERT_EQ(unbounded.kind, TrialKind::kConcurrent);
+  EXPECT_EQ(optimizer.EarlyStopThreshold(unbounded.trial_number), std::nullopt);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(first.trial_number, 100.0, true));
+  const Trial step = optimizer.NextTrial();  // 32.
+  const Trial concurrent = optimizer.NextTrial();
+  ASSERT_EQ(concurrent, (Trial{concurrent.trial_number, 64, TrialKind::kConcurrent}));
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(concurrent.trial_number), 200.0);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(step.trial_number, 40.0, true));
+  // Handed out under 2 x 100, it keeps that; the one handed out before any
+  // cost was known follows the lowest cost, as a later one does.
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(concurrent.trial_number), 200.0);
+  EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(unbounded.trial_number), 80.0);
+
+  const nlohmann::json state = optimizer.ToJson();
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored, BatchSizeOptimizer::FromJson(state));
+  EXPECT_EQ(restored.ToJson(), state);
+  EXPECT_DOUBLE_EQ(*restored.EarlyStopThreshold(concurrent.trial_number), 200.0);
+  ZEUS_ASSERT_OK(restored.ReportResult(concurrent.trial_number, 150.0, true));
+  EXPECT_FALSE(restored.ToJson().dump().find("min_cost_at_handout") != std::string::npos);
+
+  // Only a concurrent trial of frugal or swarm records it, as a cost.
+  nlohmann::json on_bandit = state;
+  nlohmann::json as_text = state;
+  nlohmann::json under_zeus = state;
+  under_zeus["config"].erase("policy");
+  for (nlohmann::json& entry : on_bandit["in_flight"]) {
+    if (entry.contains("min_cost_at_handout")) entry["kind"] = "bandit";
+  }
+  for (nlohmann::json& entry : as_text["in_flight"]) {
+    if (entry.contains("min_cost_at_handout")) entry["min_cost_at_handout"] = "100";
+  }
+  for (const nlohmann::json& bad : {on_bandit, as_text, under_zeus}) {
+    const StatusOr<BatchSizeOptimizer> refused = BatchSizeOptimizer::FromJson(bad);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("min_cost_at_handout"), std::string::npos)
+        << refused.status();
+  }
+}
+
 TEST(BatchSizeOptimizerFrugalTest, ZeusThresholdIsTheSameForEveryTrial) {
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
   ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 100.0, true));

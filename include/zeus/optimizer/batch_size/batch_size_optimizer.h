@@ -248,8 +248,10 @@ class BatchSizeOptimizer {
   // use, min(beta, SwarmKnobs::kOrphanBeta) x min_cost(). Swarm's
   // exploration step, once a speculative run further along its direction
   // has reached the target within the exploration bound, is held to
-  // EarlyStopThreshold() again. Equal to EarlyStopThreshold() under kZeus
-  // and for trials not in flight.
+  // EarlyStopThreshold() again. Frugal's and swarm's concurrent trials
+  // keep the bound they were handed out with: beta x the lowest cost known
+  // then (EarlyStopThreshold() when none was). Equal to EarlyStopThreshold()
+  // under kZeus and for trials not in flight.
   std::optional<double> EarlyStopThreshold(int64_t trial_number) const;
   // The bound for in-flight trial `trial_number` whose best progress so far
   // is `progress`: EarlyStopThreshold(trial_number), and under frugal and
@@ -366,6 +368,10 @@ class BatchSizeOptimizer {
   std::map<int, double> censored_;
   // See speculative_results().
   std::map<int, SpeculativeResult> speculative_results_;
+  // frugal and swarm: the lowest cost known when each in-flight concurrent
+  // trial was handed out (none when none was known); its bound stays beta x
+  // that.
+  std::map<int64_t, double> min_cost_at_handout_;
   // frugal and swarm: the curves of trials in flight that recorded progress.
   std::map<int64_t, std::vector<ProgressPoint>> trial_progress_;
   // See reference_progress().
