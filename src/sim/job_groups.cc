@@ -154,6 +154,8 @@ struct InFlight {
   // Stopped when a tighter bound found it already past it: its outcome is
   // what it had spent by then, and its report replays nothing.
   bool stopped_early = false;
+  // Policy::RunOn was called for its outcome's ran_on.
+  bool ran_on = false;
 };
 
 // Whether bound `limit` is tighter than `current` (no value: no bound).
@@ -169,12 +171,14 @@ void SetEndTime(InFlight& run) {
   run.end_time_s = run.start_time_s + run.unbounded_span_s * (run.outcome.ran ? fraction : 0.0);
 }
 
-// Runs `run` again under bound `limit` and learning-curve limits
-// `progress_limits`, with the same draw of epochs.
+// Runs `run` again under bound `limit`, learning-curve limits
+// `progress_limits` and run-on limit `run_on`, with the same draw of epochs.
 void ReplayUnder(const JobContext& job, const std::optional<double>& limit,
-                 const std::vector<ProgressPoint>& progress_limits, InFlight& run) {
+                 const std::vector<ProgressPoint>& progress_limits,
+                 const std::optional<double>& run_on, InFlight& run) {
   run.plan.cost_limit = limit;
   run.plan.progress_limits = progress_limits;
+  run.plan.run_on_cost_limit = run_on;
   Rng replay = run.rng_before;
   run.outcome = ExecuteRun(job, run.plan, replay);
   SetEndTime(run);
@@ -218,20 +222,42 @@ void StopAt(double now_s, double fraction, InFlight& run) {
 // along), it goes on under the new bound (replayed with the same draw of
 // epochs). A run that has not started yet (or could not) spends nothing and
 // is replayed.
-void RefreshBound(const JobContext& job, const Policy& policy, double now_s, InFlight& run) {
-  const std::optional<double> limit = policy.CostLimitAtReport(run.plan);
+Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFlight& run) {
+  std::optional<double> limit = policy.CostLimitAtReport(run.plan);
   std::vector<ProgressPoint> progress_limits = policy.ProgressLimitsAtReport(run.plan);
-  if (limit == run.plan.cost_limit && progress_limits == run.plan.progress_limits) return;
+  std::optional<double> run_on = policy.RunOnLimitAtReport(run.plan);
+  if (limit == run.plan.cost_limit && progress_limits == run.plan.progress_limits &&
+      run_on == run.plan.run_on_cost_limit) {
+    return Status::Ok();
+  }
   const double fraction =
       run.unbounded_span_s > 0.0
           ? std::clamp((now_s - run.start_time_s) / run.unbounded_span_s, 0.0, 1.0)
           : 0.0;
   if (Tighter(limit, run.plan.cost_limit) && run.outcome.ran && fraction > 0.0 &&
       run.unbounded.cost * fraction >= *limit) {
-    run.plan.cost_limit = limit;
-    run.plan.progress_limits = std::move(progress_limits);
-    StopAt(now_s, fraction, run);
-    return;
+    // Past its new bound: a near miss within its run-on limit runs on from
+    // here (as the server's next report would let it), any other run stops.
+    const double spent = run.unbounded.cost * fraction;
+    double within = -1.0;  // Its progress at its last epoch within the bound.
+    for (const ProgressPoint& point : run.unbounded.progress) {
+      if (point.cost > *limit) break;
+      within = point.progress;
+    }
+    if (!run.ran_on && run_on.has_value() && spent <= *run_on && within >= 0.0 &&
+        !ProgressBound(progress_limits, within, 1.0).has_value() && !ReachedBy(run, spent)) {
+      ZEUS_RETURN_IF_ERROR(policy.RunOn(run.plan, within));
+      run.ran_on = true;
+      limit = policy.CostLimitAtReport(run.plan);
+      progress_limits = policy.ProgressLimitsAtReport(run.plan);
+      run_on = policy.RunOnLimitAtReport(run.plan);
+    } else {
+      run.plan.cost_limit = limit;
+      run.plan.progress_limits = std::move(progress_limits);
+      run.plan.run_on_cost_limit = run_on;
+      StopAt(now_s, fraction, run);
+      return Status::Ok();
+    }
   }
   // New learning-curve limits hold the run from this report on, judged at
   // its progress now: past them already, it stops here having spent what it
@@ -247,14 +273,16 @@ void RefreshBound(const JobContext& job, const Policy& policy, double now_s, InF
     if (curve.has_value() && spent > *curve && !ReachedBy(run, spent)) {
       run.plan.cost_limit = limit;
       run.plan.progress_limits = std::move(progress_limits);
+      run.plan.run_on_cost_limit = run_on;
       StopAt(now_s, fraction, run);
-      return;
+      return Status::Ok();
     }
     run.plan.progress_limits_from_cost = spent;
   }
-  ReplayUnder(job, limit, progress_limits, run);
+  ReplayUnder(job, limit, progress_limits, run_on, run);
   // Stopped between two epochs' worth of its pace: it stops at this report.
   run.end_time_s = std::max(run.end_time_s, now_s);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -319,11 +347,40 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
   };
   // Finishes every run that ends by `now`, earliest first; retries start at
   // their predecessor's end and may themselves end by `now`.
+  // When in-flight `run` passes its bound as a near miss and runs on (the
+  // end of that epoch; infinity when it does not, or already did).
+  auto run_on_time = [](const InFlight& run) {
+    if (run.ran_on || run.stopped_early || !run.outcome.ran_on.has_value() ||
+        !(run.unbounded.cost > 0.0)) {
+      return std::numeric_limits<double>::infinity();
+    }
+    return run.start_time_s +
+           run.unbounded_span_s *
+               std::clamp(run.outcome.ran_on->cost / run.unbounded.cost, 0.0, 1.0);
+  };
+  // Finishes every run that ends by `now`, earliest first, and tells the
+  // policy of every run that runs on past its bound by then, as it happens;
+  // retries start at their predecessor's end and may themselves end by `now`.
   auto reap = [&](double now) -> Status {
     while (true) {
       auto next = std::min_element(
           running.begin(), running.end(),
           [](const InFlight& a, const InFlight& b) { return a.end_time_s < b.end_time_s; });
+      auto runs_on = std::min_element(
+          running.begin(), running.end(),
+          [&](const InFlight& a, const InFlight& b) { return run_on_time(a) < run_on_time(b); });
+      if (runs_on != running.end() && run_on_time(*runs_on) <= now &&
+          (next == running.end() || run_on_time(*runs_on) <= next->end_time_s)) {
+        const double at = run_on_time(*runs_on);
+        runs_on->ran_on = true;
+        ZEUS_RETURN_IF_ERROR(policy.RunOn(runs_on->plan, runs_on->outcome.ran_on->progress));
+        // Its verdict may change the bounds of every run in flight, its own
+        // first (a concurrent run's now).
+        for (InFlight& run : running) {
+          if (!run.stopped_early) ZEUS_RETURN_IF_ERROR(RefreshBound(job, policy, at, run));
+        }
+        continue;
+      }
       if (next == running.end() || next->end_time_s > now) return Status::Ok();
       InFlight done = *next;
       running.erase(next);
@@ -332,13 +389,22 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       // (Its learning-curve limits, refreshed at each report of another run,
       // do not judge its epochs again: its last report ends it either way.)
       if (!done.stopped_early && limit != done.plan.cost_limit) {
-        ReplayUnder(job, limit, done.plan.progress_limits, done);
+        ReplayUnder(job, limit, done.plan.progress_limits, policy.RunOnLimitAtReport(done.plan),
+                    done);
+        // Past its new bound as a near miss at its last report: it runs on
+        // there, and ends as a run that ran on.
+        if (done.outcome.ran_on.has_value() && !done.ran_on) {
+          done.ran_on = true;
+          ZEUS_RETURN_IF_ERROR(policy.RunOn(done.plan, done.outcome.ran_on->progress));
+        }
       }
       ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, done.outcome));
       // The report may tighten the bound of runs still in flight, as the
       // server's next per-epoch report of each would see it.
       for (InFlight& run : running) {
-        if (!run.stopped_early) RefreshBound(job, policy, done.end_time_s, run);
+        if (!run.stopped_early) {
+          ZEUS_RETURN_IF_ERROR(RefreshBound(job, policy, done.end_time_s, run));
+        }
       }
       if (done.outcome.ran) {
         GroupRunRecord record;

@@ -91,13 +91,24 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
   const double num_limits = static_cast<double>(trace->power.size());
   first_energy_j /= num_limits;
   first_time_s /= num_limits;
+  // A near miss may run on past cost_limit (RunPlan::run_on_cost_limit);
+  // the epochs are then bounded by the run-on limit and the per-epoch loop
+  // below stops the others before the epoch that passes cost_limit.
+  bool may_run_on = plan.exact_cost_limit && plan.cost_limit.has_value() &&
+                    plan.run_on_cost_limit.has_value() &&
+                    *plan.run_on_cost_limit > *plan.cost_limit && !plan.progress_limits.empty();
   if (plan.cost_limit.has_value() && plan.exact_cost_limit) {
     const double cost_per_epoch = job.Cost(point->energy_per_epoch_j(), point->time_per_epoch_s);
     const double first_cost =
         plan.profile_power ? job.Cost(first_energy_j, first_time_s) : cost_per_epoch;
-    const double epochs = *plan.cost_limit < first_cost
-                              ? 0.0
-                              : 1.0 + std::floor((*plan.cost_limit - first_cost) / cost_per_epoch);
+    const auto epochs_within = [&](double limit) {
+      return limit < first_cost ? 0.0 : 1.0 + std::floor((limit - first_cost) / cost_per_epoch);
+    };
+    double epochs = epochs_within(may_run_on ? *plan.run_on_cost_limit : *plan.cost_limit);
+    if (may_run_on && std::min(epochs, max_epochs) > static_cast<double>(kMaxProgressPoints)) {
+      may_run_on = false;  // No curve is kept that long: no near miss to tell.
+      epochs = epochs_within(*plan.cost_limit);
+    }
     max_epochs = std::min(epochs, max_epochs);
   } else if (plan.cost_limit.has_value()) {
     // The per-epoch cost weighs time at this batch size's maximum power limit
@@ -140,12 +151,39 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
       }
       return progress + (outcome.reached && e >= epochs ? 1.0 : 0.0);
     };
+    // A near miss: by epoch e, its last within cost_limit, the run had got as
+    // far as the last level of its curve limits before the target (the curve
+    // no longer bounded it).
+    const auto near_miss = [&](double e) {
+      return e >= 1 && !ProgressBound(plan.progress_limits, progress_after(e), 1.0).has_value();
+    };
     double energy_j = 0.0;
     double time_s = 0.0;
     double recorded = -1.0;
     for (double e = 1; e < epochs; ++e) {
       const double progress = progress_after(e);
       const double cost = spent(e, &energy_j, &time_s);
+      if (may_run_on && !outcome.ran_on.has_value() && cost > *plan.cost_limit) {
+        if (!near_miss(e - 1)) {
+          // Stopped before the epoch that passes cost_limit, as without run-on.
+          epochs = e - 1;
+          outcome.reached = false;
+          break;
+        }
+        outcome.ran_on = ProgressPoint{cost, progress_after(e - 1)};
+        if (plan.record_progress) {
+          outcome.progress.push_back({cost, progress});
+          recorded = progress;
+        }
+        continue;  // Past the verdict it is a concurrent run: no curve holds it.
+      }
+      if (outcome.ran_on.has_value()) {
+        if (plan.record_progress && progress > recorded) {
+          outcome.progress.push_back({cost, progress});
+          recorded = progress;
+        }
+        continue;
+      }
       const std::optional<double> bound = ProgressBound(plan.progress_limits, progress, 1.0);
       if (bound.has_value() && cost > *bound && cost > plan.progress_limits_from_cost) {
         epochs = e;
@@ -157,8 +195,29 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
         recorded = progress;
       }
     }
-    if (plan.record_progress) {
-      outcome.progress.push_back({spent(epochs, &energy_j, &time_s), progress_after(epochs)});
+    if (may_run_on && !outcome.ran_on.has_value() && epochs >= 1) {
+      const double cost = spent(epochs, &energy_j, &time_s);
+      if (cost > *plan.cost_limit) {
+        if (near_miss(epochs - 1)) {
+          outcome.ran_on = ProgressPoint{cost, progress_after(epochs - 1)};
+        } else {
+          epochs -= 1;
+          outcome.reached = false;
+        }
+      }
+    }
+    if (epochs < 1) {
+      outcome.ran = false;
+      outcome.reached = false;
+      outcome.progress.clear();
+      outcome.ran_on.reset();
+      return outcome;
+    }
+    // (Stopped before the verdict's epoch, its last epoch may be recorded.)
+    const double last_cost = spent(epochs, &energy_j, &time_s);
+    if (plan.record_progress &&
+        (outcome.progress.empty() || outcome.progress.back().cost < last_cost)) {
+      outcome.progress.push_back({last_cost, progress_after(epochs)});
     }
   }
   outcome.cost = spent(epochs, &outcome.energy_j, &outcome.time_s);
@@ -186,6 +245,9 @@ StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, 
     for (int attempt = 0; attempt < options.max_tries; ++attempt) {
       const RunPlan plan = policy.Next();
       const RunOutcome outcome = ExecuteRun(job, plan, rng);
+      if (outcome.ran_on.has_value()) {
+        ZEUS_RETURN_IF_ERROR(policy.RunOn(plan, outcome.ran_on->progress));
+      }
       ZEUS_RETURN_IF_ERROR(policy.Observe(plan, outcome));
       if (outcome.ran) {
         runs.push_back({recurrence, plan.batch_size, plan.power_limit_w, outcome.energy_j,

@@ -57,6 +57,12 @@ struct RunPlan {
   double progress_limits_from_cost = 0.0;
   // Whether the outcome records the run's curve (RunOutcome::progress).
   bool record_progress = false;
+  // frugal and swarm, exact limits only: a run whose cost passes cost_limit
+  // at an epoch after which it has got as far as the last level of
+  // progress_limits before the target (a near miss; ProgressBound nullopt)
+  // runs on to this limit instead of stopping (RunOutcome::ran_on;
+  // Policy::RunOn). nullopt: it stops at cost_limit.
+  std::optional<double> run_on_cost_limit;
   // What the policy handed this run out as, for the history: the bandit
   // policies' trial kind ("exploration", "concurrent", "bandit",
   // "speculative"); empty for the others. Points to static storage.
@@ -77,6 +83,10 @@ struct RunOutcome {
   // epoch, each epoch at which its progress rose, and its last epoch. Empty
   // for runs of more than kMaxProgressPoints epochs.
   std::vector<ProgressPoint> progress = {};
+  // With RunPlan::run_on_cost_limit: its cost and progress after the epoch at
+  // which it passed cost_limit and ran on (also a point of `progress`);
+  // nullopt when it did not.
+  std::optional<ProgressPoint> ran_on;
 };
 
 // Everything a policy may know up front: the simulated job's context.
@@ -110,6 +120,20 @@ class Policy {
   // reports, as CostLimitAtReport. Default: plan.progress_limits.
   virtual std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const {
     return plan.progress_limits;
+  }
+  // The run-on limit in-flight run `plan` is held to when it reports, as
+  // CostLimitAtReport. Default: plan.run_on_cost_limit.
+  virtual std::optional<double> RunOnLimitAtReport(const RunPlan& plan) const {
+    return plan.run_on_cost_limit;
+  }
+  // In-flight run `plan` passed its cost limit at an epoch after which its
+  // progress was `progress` and runs on (RunOutcome::ran_on): the simulations
+  // call this when it happens, before any later report or hand-out, as the
+  // server acts on that epoch's report. Default: nothing to do.
+  virtual Status RunOn(const RunPlan& plan, double progress) {
+    (void)plan;
+    (void)progress;
+    return Status::Ok();
   }
 };
 

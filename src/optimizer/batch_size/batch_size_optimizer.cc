@@ -47,7 +47,7 @@ StatusOr<std::map<int, std::vector<double>>> ReadCosts(const JsonFields& state,
 
 // The trials handed out and not yet reported, by trial number, and into
 // `min_cost_at_handout` the lowest cost known when each concurrent trial that
-// records it was handed out (frugal and swarm only).
+// records it was handed out or ran on (frugal and swarm only).
 StatusOr<std::map<int64_t, Trial>> ReadInFlight(const JsonFields& state,
                                                 const BatchSizeOptimizerConfig& config,
                                                 std::map<int64_t, double>* min_cost_at_handout) {
@@ -79,6 +79,7 @@ StatusOr<std::map<int64_t, Trial>> ReadInFlight(const JsonFields& state,
       }
       (*min_cost_at_handout)[trial.trial_number] = *min_cost;
     }
+
     if (!in_flight.emplace(trial.trial_number, trial).second) {
       return entry.Error("trial_number", std::to_string(trial.trial_number) + " appears twice");
     }
@@ -545,6 +546,63 @@ std::optional<double> BatchSizeOptimizer::CurveRatio(int64_t trial_number) const
     return std::nullopt;
   }
   return *bound / *min_cost_;
+}
+
+std::optional<double> BatchSizeOptimizer::RunOnBound(int64_t trial_number, double progress) const {
+  const std::optional<double> ratio = CurveRatio(trial_number);
+  const std::optional<double> bound = EarlyStopThreshold(trial_number);
+  const std::optional<double> exploration = ExplorationBound();
+  // Only a probe at the exploration bound: an outbid step (beta) or an
+  // orphaned speculative run (kOrphanBeta) does not run on.
+  if (!ratio.has_value() || !bound.has_value() || !exploration.has_value() ||
+      *bound != *exploration || ProgressBound(reference_progress_, progress, *ratio).has_value()) {
+    return std::nullopt;
+  }
+  const std::optional<double> run_on = EarlyStopCostBound(config_.beta, min_cost_);
+  if (!run_on.has_value() || !(*run_on > *bound)) return std::nullopt;
+  return run_on;
+}
+
+std::optional<double> BatchSizeOptimizer::BestProgressWithin(int64_t trial_number,
+                                                             double cost) const {
+  auto curve = trial_progress_.find(trial_number);
+  if (curve == trial_progress_.end()) return std::nullopt;
+  std::optional<double> best;
+  for (const ProgressPoint& point : curve->second) {
+    if (point.cost > cost) break;
+    best = point.progress;
+  }
+  return best;
+}
+
+Status BatchSizeOptimizer::RunOn(int64_t trial_number, double progress) {
+  auto it = in_flight_.find(trial_number);
+  if (it == in_flight_.end()) {
+    return NotFoundError("batch size optimizer: trial " + std::to_string(trial_number) +
+                         " is not in flight");
+  }
+  if (!RunOnBound(trial_number, progress).has_value()) {
+    return FailedPreconditionError(
+        "batch size optimizer: trial " + std::to_string(trial_number) +
+        " cannot run on past its bound at progress " + nlohmann::json(progress).dump() +
+        " (only a frugal or swarm probe held to the exploration bound that has got as far as "
+        "the reference run's last level before the target)");
+  }
+  const double bound = *EarlyStopThreshold(trial_number);
+  const int batch_size = it->second.batch_size;
+  const TrialKind kind = it->second.kind;
+  it->second.kind = TrialKind::kConcurrent;
+  min_cost_at_handout_[trial_number] = *min_cost_;
+  if (exploration_trial_ == trial_number) {
+    // The walk's failure here, as a run stopped at the bound would be.
+    censored_[batch_size] = bound;
+    exploration_trial_.reset();
+    ZEUS_RETURN_IF_ERROR(explorer_.Report(bound, false, MissOf(false)));
+    if (explorer_.done()) StartBandit();
+  } else if (kind == TrialKind::kSpeculative && !explorer_.done()) {
+    speculative_results_[batch_size] = {bound, false, false};
+  }
+  return AdvanceWalk();
 }
 
 std::vector<ProgressPoint> BatchSizeOptimizer::ProgressLimits(int64_t trial_number) const {

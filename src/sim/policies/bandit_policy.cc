@@ -3,6 +3,7 @@
 // stopping), with JIT power limits (zeus, frugal) or at each batch size's
 // maximum limit.
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,6 +45,8 @@ class BanditPolicy final : public Policy {
     // the lowest cost known, as the server does from per-epoch reports.
     plan.record_progress = plan.exact_cost_limit && !context_.workload->milestones.empty();
     plan.progress_limits = optimizer_.ProgressLimits(trial.trial_number);
+    // A near miss runs on past the exploration bound, as the server lets it.
+    if (plan.exact_cost_limit) plan.run_on_cost_limit = RunOnLimit(trial.trial_number);
     return plan;
   }
 
@@ -70,8 +73,21 @@ class BanditPolicy final : public Policy {
     if (!plan.exact_cost_limit) return plan.progress_limits;
     return optimizer_.ProgressLimits(plan.run_id);
   }
+  std::optional<double> RunOnLimitAtReport(const RunPlan& plan) const override {
+    if (!plan.exact_cost_limit) return plan.run_on_cost_limit;
+    return RunOnLimit(plan.run_id);
+  }
+  Status RunOn(const RunPlan& plan, double progress) override {
+    return optimizer_.RunOn(plan.run_id, progress);
+  }
 
  private:
+  // The limit trial `trial_number` runs on to if it passes its bound as a
+  // near miss (whatever its progress then: ExecuteRun checks that).
+  std::optional<double> RunOnLimit(int64_t trial_number) const {
+    return optimizer_.RunOnBound(trial_number, std::numeric_limits<double>::infinity());
+  }
+
   PolicyContext context_;
   BatchSizeOptimizer optimizer_;
   JitPowerLimit jit_;

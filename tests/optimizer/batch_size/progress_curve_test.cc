@@ -193,6 +193,75 @@ TEST(ProgressCurveTest, ASpeculativeCurveStopEndsTheDirectionWhenTheWalkReachesI
   EXPECT_EQ(restored.NextTrial().kind, TrialKind::kBandit);
 }
 
+// A probe past its exploration bound on the reference's last stretch fails
+// the walk there and runs on as a concurrent run to finish its submission.
+TEST(ProgressCurveTest, ANearMissFailsTheWalkAndRunsOnToTheRunOnBound) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      BatchSizeOptimizer optimizer,
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
+  RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);  // 64 at 40.
+  const Trial probe = optimizer.NextTrial();                           // 32, bound 50.
+  ASSERT_EQ(probe, (Trial{2, 32, TrialKind::kExploration}));
+  // The reference's levels before the target are 1, 2 and 3: from 3 on the
+  // curve no longer bounds the probe, and it may run on to beta (2) x 40.
+  EXPECT_EQ(optimizer.RunOnBound(probe.trial_number, 2), std::nullopt);
+  EXPECT_EQ(optimizer.RunOnBound(probe.trial_number, 3), 80.0);
+  EXPECT_EQ(optimizer.RunOn(probe.trial_number, 2).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(optimizer.RunOn(99, 3).code(), StatusCode::kNotFound);
+  for (int i = 1; i <= 3; ++i) {
+    ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 12 * i, i));
+  }
+  ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 52, 3));
+  // Its best progress within its bound (50) was 3.
+  EXPECT_EQ(optimizer.BestProgressWithin(probe.trial_number, 50), 3.0);
+  EXPECT_EQ(optimizer.BestProgressWithin(probe.trial_number, 30), 2.0);
+  EXPECT_EQ(optimizer.BestProgressWithin(probe.trial_number, 5), std::nullopt);
+  ZEUS_ASSERT_OK(optimizer.RunOn(probe.trial_number, 3));
+  // The walk's failure at 32 (censored at its bound); the run goes on as a
+  // concurrent run held to 80, with no curve.
+  EXPECT_EQ(optimizer.censored().at(32), 50.0);
+  EXPECT_EQ(optimizer.in_flight().at(probe.trial_number).kind, TrialKind::kConcurrent);
+  EXPECT_EQ(optimizer.EarlyStopThreshold(probe.trial_number), 80.0);
+  EXPECT_EQ(optimizer.EarlyStopThreshold(probe.trial_number, 3), 80.0);
+  EXPECT_TRUE(optimizer.ProgressLimits(probe.trial_number).empty());
+  const Trial next = optimizer.NextTrial();  // The down walk ended: up to 128.
+  EXPECT_EQ(next, (Trial{3, 128, TrialKind::kExploration}));
+
+  const nlohmann::json state = optimizer.ToJson();
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored, BatchSizeOptimizer::FromJson(state));
+  EXPECT_EQ(restored.ToJson(), state);
+  EXPECT_EQ(restored.EarlyStopThreshold(probe.trial_number), 80.0);
+  // It finishes at 58: an observation of 32, not a new lowest cost.
+  ZEUS_ASSERT_OK(restored.ReportResult(probe.trial_number, 58, true));
+  EXPECT_EQ(restored.min_cost(), 40.0);
+
+  // zeus never runs on; nor does a concurrent run.
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      BatchSizeOptimizer zeus,
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kZeus)));
+  RunWithCurve(zeus, zeus.NextTrial(), {1, 2, 3, 4}, true);
+  EXPECT_EQ(zeus.RunOnBound(zeus.NextTrial().trial_number, 3), std::nullopt);
+  EXPECT_EQ(restored.RunOnBound(restored.NextTrial().trial_number, 3), std::nullopt);
+}
+
+// swarm: a speculative run that runs on leaves its failure for the walk.
+TEST(ProgressCurveTest, ASpeculativeNearMissLeavesAFailureForTheWalk) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      BatchSizeOptimizer optimizer,
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kSwarm)));
+  const Trial first = optimizer.NextTrial();  // 64.
+  optimizer.NextTrial();                      // Speculative 32.
+  const Trial up = optimizer.NextTrial();     // Speculative 128.
+  ASSERT_EQ(up, (Trial{3, 128, TrialKind::kSpeculative}));
+  RunWithCurve(optimizer, first, {1, 2, 3, 4}, true);
+  ZEUS_ASSERT_OK(optimizer.RecordProgress(up.trial_number, 52, 3));
+  ZEUS_ASSERT_OK(optimizer.RunOn(up.trial_number, 3));
+  ASSERT_EQ(optimizer.speculative_results().count(128), 1u);
+  EXPECT_EQ(optimizer.speculative_results().at(128).cost, 50.0);
+  EXPECT_FALSE(optimizer.speculative_results().at(128).reached_target);
+  EXPECT_EQ(optimizer.EarlyStopThreshold(up.trial_number), 80.0);
+}
+
 TEST(ProgressCurveTest, ANewLowestCostBringsItsCurveOrNone) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
       BatchSizeOptimizer optimizer,

@@ -272,6 +272,28 @@ class BatchSizeOptimizer {
   // bounds the trial (zeus, not a probe, no reference yet, no early
   // stopping).
   std::vector<ProgressPoint> ProgressLimits(int64_t trial_number) const;
+  // frugal and swarm: a near miss runs on. The bound a probe runs on to once
+  // its cost passes EarlyStopThreshold(trial), when `progress` is its best
+  // progress at its last report within that bound: beta x min_cost(), when
+  // the trial is a probe held to the exploration bound (an exploration step
+  // not outbid, or a speculative trial the walk can still use), a reference
+  // curve exists, `progress` had got as far as the reference's last level
+  // before the target (ProgressBound is nullopt: the curve no longer bounded
+  // it) and that bound is above the exploration bound. nullopt otherwise:
+  // the probe stops at its bound (docs/BATCH_SIZE_POLICY.md, "Ninth round").
+  std::optional<double> RunOnBound(int64_t trial_number, double progress) const;
+  // The probe `trial_number`, past its exploration bound as a near miss at
+  // `progress` (RunOnBound), runs on: the walk takes it as its failure there
+  // now (as if stopped at that bound: censored at it, or kept as a
+  // speculative result until the walk gets there), and the trial becomes a
+  // concurrent run of its submission, held to beta x the lowest cost known
+  // now whatever that does meanwhile. Its report is then an observation of
+  // its size, as a concurrent run's. kNotFound when not in flight;
+  // kFailedPrecondition when RunOnBound(trial, progress) is nullopt.
+  Status RunOn(int64_t trial_number, double progress);
+  // The best progress trial `trial_number` had recorded at its last point
+  // whose cost was at most `cost` (RecordProgress); nullopt when none.
+  std::optional<double> BestProgressWithin(int64_t trial_number, double cost) const;
   // The curve of the run of the lowest cost known; empty before one
   // recorded its progress, and under zeus.
   const std::vector<ProgressPoint>& reference_progress() const { return reference_progress_; }
@@ -369,8 +391,8 @@ class BatchSizeOptimizer {
   // See speculative_results().
   std::map<int, SpeculativeResult> speculative_results_;
   // frugal and swarm: the lowest cost known when each in-flight concurrent
-  // trial was handed out (none when none was known); its bound stays beta x
-  // that.
+  // trial was handed out, or ran on (RunOn) (none when none was known); its
+  // bound stays beta x that.
   std::map<int64_t, double> min_cost_at_handout_;
   // frugal and swarm: the curves of trials in flight that recorded progress.
   std::map<int64_t, std::vector<ProgressPoint>> trial_progress_;
