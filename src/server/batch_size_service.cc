@@ -334,17 +334,43 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     const std::optional<double> cost_bound =
         best_progress ? optimizer.EarlyStopThreshold(trial.trial_number, *best_progress)
                       : whole_bound;
-    const bool within_bound = !cost_bound || cost <= *cost_bound;
+    bool within_bound = !cost_bound || cost <= *cost_bound;
     const bool curve_bound = cost_bound && (!whole_bound || *cost_bound < *whole_bound);
     const bool reached = spec.higher_is_better_metric ? result.metric >= spec.target_metric
                                                       : result.metric <= spec.target_metric;
+    // A near miss runs on: a probe past its whole bound that had got as far
+    // as the reference run's last level within it fails the walk now and
+    // goes on, to finish its submission, as a concurrent run under beta.
+    std::string ran_on;
+    if (!within_bound && !curve_bound && whole_bound && cost > *whole_bound) {
+      const std::optional<double> progress_within =
+          optimizer.BestProgressWithin(trial.trial_number, *whole_bound);
+      const std::optional<double> run_on =
+          progress_within ? optimizer.RunOnBound(trial.trial_number, *progress_within)
+                          : std::nullopt;
+      if (run_on && cost <= *run_on) {
+        Status status = optimizer.RunOn(trial.trial_number, *progress_within);
+        if (!status.ok()) {
+          return InternalError(
+              "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
+              " is dispatched but the optimizer refuses to run it on: " + status.ToString());
+        }
+        within_bound = true;
+        recorded = true;
+        ran_on = fmt::format(
+            "Batch size {} passed the exploration bound {} as a near miss (within it, it had got "
+            "as far as the run of the lowest cost before that run's last epoch): it fails the "
+            "walk here and runs on to finish its submission, held to {} (beta_knob {}, {} policy)",
+            trial.batch_size, *whole_bound, *run_on, spec.beta_knob.value_or(0.0), spec.policy);
+      }
+    }
     trial.updated_at_s = clock_->WallTimeS();
     trial.time_s = result.time_s;
     trial.energy_j = result.energy_j;
     trial.metric = result.metric;
     trial.current_epoch = result.current_epoch;
     if (within_bound && !reached && result.current_epoch < spec.max_epochs) {
-      response = ReportResponse{false, false, kKeepTraining};
+      response = ReportResponse{false, false, ran_on.empty() ? std::string(kKeepTraining) : ran_on};
       if (recorded) {
         StoreOptimizer(optimizer, &job, cache);
         ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));

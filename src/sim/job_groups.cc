@@ -154,8 +154,9 @@ struct InFlight {
   // Stopped when a tighter bound found it already past it: its outcome is
   // what it had spent by then, and its report replays nothing.
   bool stopped_early = false;
-  // Policy::RunOn was called for its outcome's ran_on.
-  bool ran_on = false;
+  // Policy::RunOn was called for it, at this (kept through later replays,
+  // which hold it to its run-on bound and have no verdict left to pass).
+  std::optional<RunOutcome::RanOn> ran_on;
 };
 
 // Whether bound `limit` is tighter than `current` (no value: no bound).
@@ -182,6 +183,19 @@ void ReplayUnder(const JobContext& job, const std::optional<double>& limit,
   Rng replay = run.rng_before;
   run.outcome = ExecuteRun(job, run.plan, replay);
   SetEndTime(run);
+}
+
+// Restores `run`'s verdict (RunOutcome::ran_on and its point on the curve)
+// after a replay under the bound it runs on to.
+void KeepRanOn(InFlight& run) {
+  if (!run.ran_on.has_value()) return;
+  run.outcome.ran_on = run.ran_on;
+  if (!run.plan.record_progress) return;
+  std::vector<ProgressPoint>& curve = run.outcome.progress;
+  auto at =
+      std::lower_bound(curve.begin(), curve.end(), run.ran_on->at.cost,
+                       [](const ProgressPoint& point, double cost) { return point.cost < cost; });
+  if (at == curve.end() || at->cost != run.ran_on->at.cost) curve.insert(at, run.ran_on->at);
 }
 
 // Whether `run` (unbounded) has reached the target once it has spent
@@ -234,30 +248,15 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
       run.unbounded_span_s > 0.0
           ? std::clamp((now_s - run.start_time_s) / run.unbounded_span_s, 0.0, 1.0)
           : 0.0;
+  // (A near miss past a bound that tightened under it stops too: the
+  // server's next report, with the run's curve, could let it run on.)
   if (Tighter(limit, run.plan.cost_limit) && run.outcome.ran && fraction > 0.0 &&
       run.unbounded.cost * fraction >= *limit) {
-    // Past its new bound: a near miss within its run-on limit runs on from
-    // here (as the server's next report would let it), any other run stops.
-    const double spent = run.unbounded.cost * fraction;
-    double within = -1.0;  // Its progress at its last epoch within the bound.
-    for (const ProgressPoint& point : run.unbounded.progress) {
-      if (point.cost > *limit) break;
-      within = point.progress;
-    }
-    if (!run.ran_on && run_on.has_value() && spent <= *run_on && within >= 0.0 &&
-        !ProgressBound(progress_limits, within, 1.0).has_value() && !ReachedBy(run, spent)) {
-      ZEUS_RETURN_IF_ERROR(policy.RunOn(run.plan, within));
-      run.ran_on = true;
-      limit = policy.CostLimitAtReport(run.plan);
-      progress_limits = policy.ProgressLimitsAtReport(run.plan);
-      run_on = policy.RunOnLimitAtReport(run.plan);
-    } else {
-      run.plan.cost_limit = limit;
-      run.plan.progress_limits = std::move(progress_limits);
-      run.plan.run_on_cost_limit = run_on;
-      StopAt(now_s, fraction, run);
-      return Status::Ok();
-    }
+    run.plan.cost_limit = limit;
+    run.plan.progress_limits = std::move(progress_limits);
+    run.plan.run_on_cost_limit = run_on;
+    StopAt(now_s, fraction, run);
+    return Status::Ok();
   }
   // New learning-curve limits hold the run from this report on, judged at
   // its progress now: past them already, it stops here having spent what it
@@ -277,9 +276,11 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
       StopAt(now_s, fraction, run);
       return Status::Ok();
     }
-    run.plan.progress_limits_from_cost = spent;
+    // (A run that ran on has no curve left: nothing to judge from here.)
+    if (!progress_limits.empty()) run.plan.progress_limits_from_cost = spent;
   }
   ReplayUnder(job, limit, progress_limits, run_on, run);
+  KeepRanOn(run);
   // Stopped between two epochs' worth of its pace: it stops at this report.
   run.end_time_s = std::max(run.end_time_s, now_s);
   return Status::Ok();
@@ -350,13 +351,13 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
   // When in-flight `run` passes its bound as a near miss and runs on (the
   // end of that epoch; infinity when it does not, or already did).
   auto run_on_time = [](const InFlight& run) {
-    if (run.ran_on || run.stopped_early || !run.outcome.ran_on.has_value() ||
+    if (run.ran_on.has_value() || run.stopped_early || !run.outcome.ran_on.has_value() ||
         !(run.unbounded.cost > 0.0)) {
       return std::numeric_limits<double>::infinity();
     }
     return run.start_time_s +
            run.unbounded_span_s *
-               std::clamp(run.outcome.ran_on->cost / run.unbounded.cost, 0.0, 1.0);
+               std::clamp(run.outcome.ran_on->at.cost / run.unbounded.cost, 0.0, 1.0);
   };
   // Finishes every run that ends by `now`, earliest first, and tells the
   // policy of every run that runs on past its bound by then, as it happens;
@@ -372,8 +373,8 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       if (runs_on != running.end() && run_on_time(*runs_on) <= now &&
           (next == running.end() || run_on_time(*runs_on) <= next->end_time_s)) {
         const double at = run_on_time(*runs_on);
-        runs_on->ran_on = true;
-        ZEUS_RETURN_IF_ERROR(policy.RunOn(runs_on->plan, runs_on->outcome.ran_on->progress));
+        runs_on->ran_on = runs_on->outcome.ran_on;
+        ZEUS_RETURN_IF_ERROR(policy.RunOn(runs_on->plan, runs_on->ran_on->progress_within));
         // Its verdict may change the bounds of every run in flight, its own
         // first (a concurrent run's now).
         for (InFlight& run : running) {
@@ -391,11 +392,12 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       if (!done.stopped_early && limit != done.plan.cost_limit) {
         ReplayUnder(job, limit, done.plan.progress_limits, policy.RunOnLimitAtReport(done.plan),
                     done);
-        // Past its new bound as a near miss at its last report: it runs on
-        // there, and ends as a run that ran on.
-        if (done.outcome.ran_on.has_value() && !done.ran_on) {
-          done.ran_on = true;
-          ZEUS_RETURN_IF_ERROR(policy.RunOn(done.plan, done.outcome.ran_on->progress));
+        KeepRanOn(done);
+        // Past its new bound as a near miss: it runs on there, as its
+        // reports replayed at once tell the server.
+        if (done.outcome.ran_on.has_value() && !done.ran_on.has_value()) {
+          done.ran_on = done.outcome.ran_on;
+          ZEUS_RETURN_IF_ERROR(policy.RunOn(done.plan, done.ran_on->progress_within));
         }
       }
       ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, done.outcome));

@@ -170,7 +170,7 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
           outcome.reached = false;
           break;
         }
-        outcome.ran_on = ProgressPoint{cost, progress_after(e - 1)};
+        outcome.ran_on = RunOutcome::RanOn{{cost, progress}, progress_after(e - 1)};
         if (plan.record_progress) {
           outcome.progress.push_back({cost, progress});
           recorded = progress;
@@ -199,7 +199,8 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
       const double cost = spent(epochs, &energy_j, &time_s);
       if (cost > *plan.cost_limit) {
         if (near_miss(epochs - 1)) {
-          outcome.ran_on = ProgressPoint{cost, progress_after(epochs - 1)};
+          outcome.ran_on =
+              RunOutcome::RanOn{{cost, progress_after(epochs)}, progress_after(epochs - 1)};
         } else {
           epochs -= 1;
           outcome.reached = false;
@@ -246,7 +247,7 @@ StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, 
       const RunPlan plan = policy.Next();
       const RunOutcome outcome = ExecuteRun(job, plan, rng);
       if (outcome.ran_on.has_value()) {
-        ZEUS_RETURN_IF_ERROR(policy.RunOn(plan, outcome.ran_on->progress));
+        ZEUS_RETURN_IF_ERROR(policy.RunOn(plan, outcome.ran_on->progress_within));
       }
       ZEUS_RETURN_IF_ERROR(policy.Observe(plan, outcome));
       if (outcome.ran) {

@@ -178,6 +178,61 @@ TEST_P(CurveStopTest, SwarmStopsARunLearningSlowerThanTheReference) {
   EXPECT_THAT(stopped.body.value("message", ""), HasSubstr(kCurveMessage)) << stopped.raw;
 }
 
+// A near miss runs on: a probe past its whole bound (250) that, within it,
+// had got as far as the reference's last level before the target (0.3) fails
+// the walk there and finishes its submission as a concurrent run under beta
+// x 200 = 400.
+TEST_P(CurveStopTest, FrugalRunsANearMissOnPastItsWholeBoundToFinishItsSubmission) {
+  RegisterJob("ro-1", "frugal", true, 0.5);
+  RunReference("ro-1", {0.1, 0.2, 0.3, 0.5});
+  std::pair<int64_t, int64_t> near = NextTrial("ro-1");
+  ASSERT_EQ(near.first, 64);
+  std::vector<HttpReply> answers;
+  for (const auto& [cost, metric] : std::vector<std::pair<double, double>>{
+           {60, 0.1}, {120, 0.2}, {180, 0.3}, {240, 0.35}, {270, 0.4}}) {
+    answers.push_back(Report("ro-1", near.first, near.second, 0.0, 2.0 * cost, metric,
+                             static_cast<int64_t>(answers.size()) + 1));
+    ASSERT_EQ(answers.back().status, 200) << answers.back().raw;
+    ASSERT_EQ(answers.back().body["stop_train"], false) << answers.back().raw;
+  }
+  const std::string message = answers.back().body.value("message", "");
+  EXPECT_THAT(message, HasSubstr("Batch size 64 passed the exploration bound 250 as a near miss"))
+      << message;
+  EXPECT_THAT(message, HasSubstr("held to 400")) << message;
+  // The walk has moved on already (64 failed; the down walk ends): the next
+  // trial is the up step, while 64 still runs, through a restart.
+  Restart();
+  EXPECT_EQ(NextTrial("ro-1"), std::make_pair(int64_t{256}, int64_t{3}));
+  HttpReply done = Report("ro-1", near.first, near.second, 0.0, 2.0 * 330, 0.5, 6);
+  EXPECT_EQ(done.body["stop_train"], true) << done.raw;
+  EXPECT_EQ(done.body["converged"], true) << done.raw;
+  EXPECT_EQ(MinCost("ro-1"), 200.0);
+}
+
+TEST_P(CurveStopTest, ARunOnStopsAtBetaAndAJumpPastTheBoundIsNoNearMiss) {
+  RegisterJob("ro-2", "swarm", true, 0.5);
+  RunReference("ro-2", {0.1, 0.2, 0.3, 0.5});
+  std::pair<int64_t, int64_t> near = NextTrial("ro-2");
+  ASSERT_EQ(near.first, 64);
+  int epochs = 0;
+  HttpReply stopped = RunTrial("ro-2", near, {60, 120, 180, 240, 330, 390, 420},
+                               {0.1, 0.2, 0.3, 0.35, 0.4, 0.45, 0.45}, &epochs);
+  EXPECT_EQ(epochs, 7);
+  EXPECT_EQ(stopped.body["converged"], false) << stopped.raw;
+  EXPECT_THAT(stopped.body.value("message", ""),
+              HasSubstr("exceeded the cost upper bound: cost 420 > bound 400"))
+      << stopped.raw;
+  // 256, within its whole bound at 0.1 only, then past it at once: stopped.
+  std::pair<int64_t, int64_t> jump = NextTrial("ro-2");
+  ASSERT_EQ(jump.first, 256);
+  stopped = RunTrial("ro-2", jump, {60, 300}, {0.1, 0.5}, &epochs);
+  EXPECT_EQ(epochs, 2);
+  EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
+  EXPECT_EQ(stopped.body["converged"], false) << stopped.raw;
+  EXPECT_THAT(stopped.body.value("message", ""), HasSubstr("exceeded the cost upper bound"))
+      << stopped.raw;
+}
+
 TEST_P(CurveStopTest, ZeusIsHeldToTheWholeBoundAndItsReportsDoNotWriteTheJobState) {
   RegisterJob("z-1", "zeus", true, 0.5);
   RunReference("z-1", {0.1, 0.2, 0.3, 0.5});

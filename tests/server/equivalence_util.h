@@ -50,19 +50,29 @@ class GroupRecordingPolicy final : public Policy {
     // run's result tightened its bound past what it had spent
     // (GroupRunRecord::stopped_early; set by SimulateGroups).
     bool stopped_early = false;
+    // Neither: the run passed its bound as a near miss and runs on
+    // (Policy::RunOn); its observation comes later.
+    bool run_on = false;
   };
 
   explicit GroupRecordingPolicy(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
 
   RunPlan Next() override {
     RunPlan plan = inner_->Next();
-    events_.push_back(Event{true, plan, RunOutcome(), std::nullopt, {}, false});
+    events_.push_back(Event{true, plan, RunOutcome(), std::nullopt, {}, false, false});
     return plan;
   }
   Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
     events_.push_back(Event{false, plan, outcome, inner_->CostLimitAtReport(plan),
-                            inner_->ProgressLimitsAtReport(plan), false});
+                            inner_->ProgressLimitsAtReport(plan), false, false});
     return inner_->Observe(plan, outcome);
+  }
+  Status RunOn(const RunPlan& plan, double progress) override {
+    events_.push_back(Event{false, plan, RunOutcome(), std::nullopt, {}, false, true});
+    return inner_->RunOn(plan, progress);
+  }
+  std::optional<double> RunOnLimitAtReport(const RunPlan& plan) const override {
+    return inner_->RunOnLimitAtReport(plan);
   }
   std::optional<double> CostLimitAtReport(const RunPlan& plan) const override {
     return inner_->CostLimitAtReport(plan);
@@ -130,7 +140,7 @@ inline std::vector<SimulatedJob> SimulateGroups(const std::vector<Workload>& wor
     // The records are the observed runs that ran, in observation order.
     size_t next = 0;
     for (GroupRecordingPolicy::Event& event : policy.mutable_events()) {
-      if (event.hand_out || !event.outcome.ran) continue;
+      if (event.hand_out || event.run_on || !event.outcome.ran) continue;
       EXPECT_LT(next, records->size());
       if (next >= records->size()) return {};
       const GroupRunRecord& record = (*records)[next++];
@@ -338,7 +348,7 @@ inline int ReplayEarlyPoints(TestClient& client, const nlohmann::json& trial,
                              const std::vector<GroupRecordingPolicy::Event>& events) {
   if (!handed_out.plan.record_progress) return 0;
   auto observed = std::find_if(events.begin(), events.end(), [&](const auto& event) {
-    return !event.hand_out && event.plan.run_id == handed_out.plan.run_id;
+    return !event.hand_out && !event.run_on && event.plan.run_id == handed_out.plan.run_id;
   });
   if (observed == events.end() || observed->stopped_early) return 0;
   const RunOutcome& outcome = observed->outcome;
@@ -356,6 +366,52 @@ inline int ReplayEarlyPoints(TestClient& client, const nlohmann::json& trial,
     EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
   }
   return static_cast<int>(n);
+}
+
+// Whether `outcome` ran on at its last point: the server runs it on and
+// ends it in that one report (ReplayUntilRunOn leaves it to ReplayRun).
+inline bool RanOnAtItsEnd(const RunOutcome& outcome) {
+  return outcome.ran_on.has_value() && !outcome.progress.empty() &&
+         outcome.progress.back().cost <= outcome.ran_on->at.cost;
+}
+
+// Replays, at the run-on event `run_on` of trial `trial` (its hand-out body;
+// `events` the simulation's), the trial's points after the `sent` already
+// replayed up to the epoch at which it passed its bound as a near miss
+// (RunOutcome::ran_on of its observation): the server must keep every one
+// going and answer the last with the near-miss message, before any later
+// hand-out or report. When that epoch is the run's last, the simulation
+// observes the run right after, and ReplayRun sends it: the server runs it
+// on and ends it in one report. Returns how many points have been sent.
+inline int ReplayUntilRunOn(TestClient& client, const nlohmann::json& trial,
+                            const GroupRecordingPolicy::Event& run_on,
+                            const std::vector<GroupRecordingPolicy::Event>& events, int sent,
+                            int* ran_on) {
+  auto observed = std::find_if(events.begin(), events.end(), [&](const auto& event) {
+    return !event.hand_out && !event.run_on && event.plan.run_id == run_on.plan.run_id;
+  });
+  EXPECT_NE(observed, events.end()) << "a run that ran on was never observed";
+  if (observed == events.end()) return sent;
+  const RunOutcome& outcome = observed->outcome;
+  EXPECT_TRUE(outcome.ran_on.has_value()) << "the observation of a run that ran on lost it";
+  if (!outcome.ran_on.has_value()) return sent;
+  ++*ran_on;
+  size_t i = static_cast<size_t>(sent);
+  for (; i + 1 < outcome.progress.size() && outcome.progress[i].cost <= outcome.ran_on->at.cost;
+       ++i) {
+    const ProgressPoint& point = outcome.progress[i];
+    SCOPED_TRACE("point " + std::to_string(i) + " cost " + std::to_string(point.cost));
+    const HttpReply answer =
+        Send(client, "POST", "/report",
+             EpochReport(trial, static_cast<int>(i) + 1, point.cost, point.progress).dump());
+    EXPECT_EQ(answer.status, 200) << answer.raw;
+    EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
+    if (point.cost == outcome.ran_on->at.cost) {
+      EXPECT_NE(answer.body.value("message", "").find("as a near miss"), std::string::npos)
+          << answer.raw;
+    }
+  }
+  return static_cast<int>(i);
 }
 
 // The run of observation `observed` as ReplayRun replays it, its first
@@ -400,6 +456,9 @@ struct CurveReplayStats {
   // Runs whose first points were replayed at their hand-out, before a report
   // changed their curve limits (ReplayEarlyPoints).
   int replayed_early = 0;
+  // Runs that passed their bound as a near miss and ran on (RunOutcome::
+  // ran_on), the server agreeing.
+  int ran_on = 0;
 };
 
 // Replays `run` to the server as the per-epoch reports of the trial `trial`

@@ -103,6 +103,14 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
       auto it = trials.find(event.plan.run_id);
       EXPECT_NE(it, trials.end()) << "report of a trial never handed out";
       if (it == trials.end()) return transcript;
+      if (event.run_on) {
+        // Its epochs up to the one that passed its bound as a near miss.
+        early[event.plan.run_id] =
+            ReplayUntilRunOn(client, it->second, event, simulated.events, early[event.plan.run_id],
+                             &transcript.curves.ran_on);
+        if (::testing::Test::HasFailure()) return transcript;
+        continue;
+      }
       if (it != trials.begin()) ++transcript.out_of_order;
       if (handed_by[event.plan.run_id] != replica) ++transcript.cross_replica_reports;
       const double target = TargetMetric(workload);

@@ -62,7 +62,7 @@ struct RunPlan {
   // progress_limits before the target (a near miss; ProgressBound nullopt)
   // runs on to this limit instead of stopping (RunOutcome::ran_on;
   // Policy::RunOn). nullopt: it stops at cost_limit.
-  std::optional<double> run_on_cost_limit;
+  std::optional<double> run_on_cost_limit = {};
   // What the policy handed this run out as, for the history: the bandit
   // policies' trial kind ("exploration", "concurrent", "bandit",
   // "speculative"); empty for the others. Points to static storage.
@@ -83,10 +83,16 @@ struct RunOutcome {
   // epoch, each epoch at which its progress rose, and its last epoch. Empty
   // for runs of more than kMaxProgressPoints epochs.
   std::vector<ProgressPoint> progress = {};
-  // With RunPlan::run_on_cost_limit: its cost and progress after the epoch at
-  // which it passed cost_limit and ran on (also a point of `progress`);
-  // nullopt when it did not.
-  std::optional<ProgressPoint> ran_on;
+  // With RunPlan::run_on_cost_limit, the epoch at which the run passed
+  // cost_limit as a near miss and ran on: its cost and progress after that
+  // epoch (`at`, also a point of `progress` when that is recorded), and its
+  // progress at its last epoch within cost_limit (Policy::RunOn's). nullopt
+  // when it did not.
+  struct RanOn {
+    ProgressPoint at;
+    double progress_within = 0.0;
+  };
+  std::optional<RanOn> ran_on = {};
 };
 
 // Everything a policy may know up front: the simulated job's context.
@@ -126,10 +132,11 @@ class Policy {
   virtual std::optional<double> RunOnLimitAtReport(const RunPlan& plan) const {
     return plan.run_on_cost_limit;
   }
-  // In-flight run `plan` passed its cost limit at an epoch after which its
-  // progress was `progress` and runs on (RunOutcome::ran_on): the simulations
-  // call this when it happens, before any later report or hand-out, as the
-  // server acts on that epoch's report. Default: nothing to do.
+  // In-flight run `plan` passed its cost limit as a near miss and runs on
+  // (RunOutcome::ran_on; `progress` its progress_within): the simulations
+  // call this at the end of that epoch, before any later report or
+  // hand-out, as the server acts on that epoch's report. Default: nothing
+  // to do.
   virtual Status RunOn(const RunPlan& plan, double progress) {
     (void)plan;
     (void)progress;
