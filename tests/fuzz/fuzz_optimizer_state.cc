@@ -72,6 +72,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(!at_progress.has_value() || (std::isfinite(*at_progress) && *at_progress >= 0.0 &&
                                      (!bound.has_value() || *at_progress <= *bound)),
         "a trial's bound at its progress is not finite, >= 0 and within its whole bound");
+  // A near miss running on past its bound: the walk's verdict now, the run
+  // held to more than its bound from then on.
+  if (optimizer->RunOnBound(trial.trial_number, 1e15).has_value()) {
+    zeus::BatchSizeOptimizer ran_on = *optimizer;
+    Check(ran_on.RunOn(trial.trial_number, 1e15).ok(), "a near miss cannot run on");
+    const std::optional<double> run_on_bound = ran_on.EarlyStopThreshold(trial.trial_number);
+    Check(run_on_bound.has_value() && bound.has_value() && *run_on_bound > *bound,
+          "a run that runs on is not held to more than its bound");
+    Check(zeus::BatchSizeOptimizer::FromJson(ran_on.ToJson()).ok(),
+          "the state after a run-on does not load");
+    Check(ran_on.ReportResult(trial.trial_number, 1.0, true).ok(),
+          "a run that ran on cannot be reported");
+  }
   Check(optimizer->ReportResult(trial.trial_number, 1.0, true).ok(),
         "a trial just handed out cannot be reported");
   CheckFinite(optimizer->ArmStates());
