@@ -8,7 +8,8 @@ Runs
 
 and splits P's excess cost over the oracle by the kind each run was handed
 out as (the history's `kind` column: exploration, speculative, concurrent,
-bandit) and whether it reached the target. A run that reached counts its cost
+bandit) and whether it reached the target (a near miss that ran on past its
+bound and reached, the history's `ran_on`, shows as "ran on"). A run that reached counts its cost
 minus the oracle's run of the same group and submission; one that did not
 counts whole (its submission still needs a run). Each share is in points of
 the workload's regret: the excess over the sum of the oracle's runs of the
@@ -44,7 +45,7 @@ def simulate(args, history):
 
 
 def shares(rows, policy):
-    """(gpu, dataset) -> {(kind, "reached" | "failed"): points}, and the totals."""
+    """(gpu, dataset) -> {(kind, "reached" | "ran on" | "failed"): points}."""
     oracle = {}
     oracle_total = collections.Counter()
     for r in rows:
@@ -60,7 +61,8 @@ def shares(rows, policy):
         cost = float(r["cost"])
         if r["reached"] == "true":
             key = (r["gpu"], r["dataset"], r["seed"], r["group"], r["recurrence"])
-            excess[workload][(r["kind"] or "-", "reached")] += cost - oracle[key]
+            outcome = "ran on" if r.get("ran_on") == "true" else "reached"
+            excess[workload][(r["kind"] or "-", outcome)] += cost - oracle[key]
         else:
             excess[workload][(r["kind"] or "-", "failed")] += cost
     return {w: {k: 100.0 * v / oracle_total[w] for k, v in parts.items()}

@@ -417,7 +417,8 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
                       done.outcome.time_s * done.runtime_ratio,
                       done.outcome.reached,
                       done.outcome.cost * done.runtime_ratio,
-                      done.plan.kind};
+                      done.plan.kind,
+                      done.ran_on.has_value()};
         record.start_time_s = done.start_time_s;
         record.end_time_s = done.end_time_s;
         record.attempt = done.tries;

@@ -252,7 +252,8 @@ StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, 
       ZEUS_RETURN_IF_ERROR(policy.Observe(plan, outcome));
       if (outcome.ran) {
         runs.push_back({recurrence, plan.batch_size, plan.power_limit_w, outcome.energy_j,
-                        outcome.time_s, outcome.reached, outcome.cost, plan.kind});
+                        outcome.time_s, outcome.reached, outcome.cost, plan.kind,
+                        outcome.ran_on.has_value()});
       }
       if (outcome.reached) break;
     }

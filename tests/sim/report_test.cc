@@ -111,6 +111,7 @@ TEST(ReportTest, HistoryCsvHasTheExactLeadingColumnsAndParses) {
   EXPECT_EQ(table->Field(0, 11), "bandit");
   // Outside a group simulation the group columns are empty.
   for (size_t column = 12; column < 17; ++column) EXPECT_EQ(table->Field(0, column), "");
+  EXPECT_EQ(table->Field(0, 17), "false");
 }
 
 TEST(ReportTest, HistoryCsvGroupRowsCarryTheirGroupTryTimesAndStop) {
@@ -119,7 +120,7 @@ TEST(ReportTest, HistoryCsvGroupRowsCarryTheirGroupTryTimesAndStop) {
   const std::string gpu = "a40", dataset = "cifar100", policy = "swarm";
   const std::string group = "sweep, \"lr\"";  // Needs quoting.
   GroupRunRecord run;
-  run.run = {3, 2048, 175, 1000.0, 20.0, false, 1500.25, "speculative"};
+  run.run = {3, 2048, 175, 1000.0, 20.0, true, 1500.25, "speculative", true};
   run.start_time_s = 5019.5;
   run.end_time_s = 10497.0;
   run.attempt = 2;
@@ -144,6 +145,7 @@ TEST(ReportTest, HistoryCsvGroupRowsCarryTheirGroupTryTimesAndStop) {
   EXPECT_EQ(table->Field(0, 14), "5019.5");
   EXPECT_EQ(table->Field(0, 15), "10497");
   EXPECT_EQ(table->Field(0, 16), "true");
+  EXPECT_EQ(table->Field(0, 17), "true");
 }
 
 TEST(ReportTest, HistorySizeEstimateIsCloseToWhatTheTracesWrite) {

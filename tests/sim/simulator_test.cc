@@ -339,6 +339,43 @@ TEST(SimulatorTest, ProgressLimitsStopARunThatLearnsSlowerThanTheReference) {
   EXPECT_TRUE(ExecuteRun(Job(w), plan, rng).reached);
 }
 
+// A near miss runs on: a run whose cost passes cost_limit after it had got
+// as far as the last level of its curve limits before the target (within
+// the limit) goes on to run_on_cost_limit; any other stops before that
+// epoch, as without run-on.
+TEST(SimulatorTest, ANearMissRunsOnPastItsCostLimit) {
+  const Workload w = MilestoneToyWorkload();
+  Rng rng(1);
+  RunPlan plan{1, 32, 200, false, 3900.0};
+  plan.exact_cost_limit = true;
+  plan.record_progress = true;
+  plan.progress_limits = {{1.25 * 1140, 1}, {1.25 * 2280, 2}, {1.25 * 3420, 3}};
+  // Epoch 4 (5120) passes 3900; by epoch 3 it had progress 2, and only the
+  // target is further along the limits: it runs on and reaches.
+  plan.run_on_cost_limit = 6000.0;
+  RunOutcome outcome = ExecuteRun(Job(w), plan, rng);
+  EXPECT_TRUE(outcome.reached);
+  EXPECT_DOUBLE_EQ(outcome.cost, 4 * 1280.0);
+  ASSERT_TRUE(outcome.ran_on.has_value());
+  EXPECT_EQ(outcome.ran_on->at, (ProgressPoint{4 * 1280.0, 3}));
+  EXPECT_EQ(outcome.ran_on->progress_within, 2.0);
+  // Without a run-on limit it stops before epoch 4.
+  plan.run_on_cost_limit.reset();
+  outcome = ExecuteRun(Job(w), plan, rng);
+  EXPECT_FALSE(outcome.reached);
+  EXPECT_DOUBLE_EQ(outcome.cost, 3 * 1280.0);
+  EXPECT_FALSE(outcome.ran_on.has_value());
+  // Passing 2600 at epoch 3, with progress 1 by epoch 2 (the curve still
+  // bounded it): no near miss, it stops before epoch 3.
+  plan.cost_limit = 2600.0;
+  plan.run_on_cost_limit = 6000.0;
+  outcome = ExecuteRun(Job(w), plan, rng);
+  EXPECT_FALSE(outcome.reached);
+  EXPECT_DOUBLE_EQ(outcome.cost, 2 * 1280.0);
+  EXPECT_FALSE(outcome.ran_on.has_value());
+  EXPECT_EQ(outcome.progress, (std::vector<ProgressPoint>{{1280.0, 0}, {2 * 1280.0, 1}}));
+}
+
 TEST(SimulatorTest, MilestoneEpochsMustMatchTheSeedRunsAndAscend) {
   Workload w = MilestoneToyWorkload();
   w.batch_sizes[0].milestone_epochs.pop_back();

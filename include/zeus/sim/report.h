@@ -37,7 +37,7 @@ nlohmann::json ResultToJson(const PolicyResult& result);
 
 // The history CSV's header. Its leading columns are exactly
 // gpu,dataset,seed,recurrence,batch_size,power_limit,energy_j,time_s,reached,policy
-// (then cost, kind, group, try, start_s, end_s, stopped_early).
+// (then cost, kind, group, try, start_s, end_s, stopped_early, ran_on).
 void WriteHistoryCsvHeader(std::ostream& out);
 // One run as a history CSV line (energy, time and cost with 10 significant
 // digits, reached as true/false). kind: RunPlan::kind (empty for policies

@@ -85,6 +85,9 @@ struct RunRecord {
   double cost = 0.0;
   // RunPlan::kind of the run.
   std::string_view kind = {};
+  // It passed its early-stop bound as a near miss and ran on
+  // (RunOutcome::ran_on).
+  bool ran_on = false;
 };
 
 // Executes `plan` on `job`'s workload: samples a seed run with `rng`, applies
