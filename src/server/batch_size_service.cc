@@ -342,7 +342,8 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     // as the reference run's last level within it fails the walk now and
     // goes on, to finish its submission, as a concurrent run under beta.
     std::string ran_on;
-    if (!within_bound && !curve_bound && whole_bound && cost > *whole_bound) {
+    // (Past its bound and not a curve's: past its whole bound.)
+    if (!within_bound && !curve_bound) {
       const std::optional<double> progress_within =
           optimizer.BestProgressWithin(trial.trial_number, *whole_bound);
       const std::optional<double> run_on =

@@ -346,8 +346,6 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     SetEndTime(run);
     running.push_back(run);
   };
-  // Finishes every run that ends by `now`, earliest first; retries start at
-  // their predecessor's end and may themselves end by `now`.
   // When in-flight `run` passes its bound as a near miss and runs on (the
   // end of that epoch; infinity when it does not, or already did).
   auto run_on_time = [](const InFlight& run) {

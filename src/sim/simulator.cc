@@ -175,20 +175,16 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
           outcome.progress.push_back({cost, progress});
           recorded = progress;
         }
-        continue;  // Past the verdict it is a concurrent run: no curve holds it.
-      }
-      if (outcome.ran_on.has_value()) {
-        if (plan.record_progress && progress > recorded) {
-          outcome.progress.push_back({cost, progress});
-          recorded = progress;
-        }
         continue;
       }
-      const std::optional<double> bound = ProgressBound(plan.progress_limits, progress, 1.0);
-      if (bound.has_value() && cost > *bound && cost > plan.progress_limits_from_cost) {
-        epochs = e;
-        outcome.reached = false;
-        break;
+      // Past the verdict it is a concurrent run: no curve holds it.
+      if (!outcome.ran_on.has_value()) {
+        const std::optional<double> bound = ProgressBound(plan.progress_limits, progress, 1.0);
+        if (bound.has_value() && cost > *bound && cost > plan.progress_limits_from_cost) {
+          epochs = e;
+          outcome.reached = false;
+          break;
+        }
       }
       if (plan.record_progress && progress > recorded) {
         outcome.progress.push_back({cost, progress});

@@ -480,6 +480,13 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
     if (progress != trial_progress_.end()) reference_progress_ = std::move(progress->second);
   }
   if (progress != trial_progress_.end()) trial_progress_.erase(progress);
+  ZEUS_RETURN_IF_ERROR(
+      TellWalk(trial_number, batch_size, kind, observed, reached_target, learned_slower));
+  return AdvanceWalk();
+}
+
+Status BatchSizeOptimizer::TellWalk(int64_t trial_number, int batch_size, TrialKind kind,
+                                    double cost, bool reached_target, bool learned_slower) {
   if (exploration_trial_ == trial_number) {
     // Frugal keeps a size whose run stopped at the tight exploration bound as
     // a censored arm: one unlucky run does not prune a size for good.
@@ -488,12 +495,12 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
       censored_[batch_size] = *bound;
     }
     exploration_trial_.reset();
-    ZEUS_RETURN_IF_ERROR(explorer_.Report(observed, reached_target, MissOf(learned_slower)));
+    ZEUS_RETURN_IF_ERROR(explorer_.Report(cost, reached_target, MissOf(learned_slower)));
     if (explorer_.done()) StartBandit();
   } else if (kind == TrialKind::kSpeculative && !explorer_.done()) {
-    speculative_results_[batch_size] = {observed, reached_target, learned_slower};
+    speculative_results_[batch_size] = {cost, reached_target, learned_slower};
   }
-  return AdvanceWalk();
+  return Status::Ok();
 }
 
 Status BatchSizeOptimizer::ReportFailure(int64_t trial_number) {
@@ -588,20 +595,12 @@ Status BatchSizeOptimizer::RunOn(int64_t trial_number, double progress) {
         " (only a frugal or swarm probe held to the exploration bound that has got as far as "
         "the reference run's last level before the target)");
   }
-  const double bound = *EarlyStopThreshold(trial_number);
-  const int batch_size = it->second.batch_size;
-  const TrialKind kind = it->second.kind;
+  // The walk's failure here, as a run stopped at its bound would be; then a
+  // concurrent run.
+  ZEUS_RETURN_IF_ERROR(TellWalk(trial_number, it->second.batch_size, it->second.kind,
+                                *EarlyStopThreshold(trial_number), false, false));
   it->second.kind = TrialKind::kConcurrent;
   min_cost_at_handout_[trial_number] = *min_cost_;
-  if (exploration_trial_ == trial_number) {
-    // The walk's failure here, as a run stopped at the bound would be.
-    censored_[batch_size] = bound;
-    exploration_trial_.reset();
-    ZEUS_RETURN_IF_ERROR(explorer_.Report(bound, false, MissOf(false)));
-    if (explorer_.done()) StartBandit();
-  } else if (kind == TrialKind::kSpeculative && !explorer_.done()) {
-    speculative_results_[batch_size] = {bound, false, false};
-  }
   return AdvanceWalk();
 }
 

@@ -356,6 +356,13 @@ class BatchSizeOptimizer {
   // How the walk's step failing now bears on its direction: outbid
   // (PassedFurtherAlong), learned slower than the reference, or a miss.
   PruningExplorer::Miss MissOf(bool learned_slower) const;
+  // Gives the walk the outcome of trial `trial_number` (`batch_size`, handed
+  // out as `kind`) when it is the walk's step (frugal censors a step that did
+  // not reach at its bound) or, under swarm, a speculative trial (kept until
+  // the walk reaches its size). Before AdvanceWalk; the trial's own bound
+  // must still be the one it ran under.
+  Status TellWalk(int64_t trial_number, int batch_size, TrialKind kind, double cost,
+                  bool reached_target, bool learned_slower);
   // The multiple of the reference curve that in-flight trial `trial_number`
   // is held to (its bound over min_cost()); nullopt when no curve bounds it
   // (see ProgressLimits).
