@@ -336,6 +336,27 @@ inline size_t EarlyPoints(const RunPlan& observed_plan, const RunOutcome& outcom
   return n;
 }
 
+// The observation of run `run_id` among the simulation's `events`, or
+// events.end().
+inline std::vector<GroupRecordingPolicy::Event>::const_iterator ObservationOf(
+    int64_t run_id, const std::vector<GroupRecordingPolicy::Event>& events) {
+  return std::find_if(events.begin(), events.end(), [&](const auto& event) {
+    return !event.hand_out && !event.run_on && event.plan.run_id == run_id;
+  });
+}
+
+// Sends point `i` of a run's curve as epoch i + 1 of trial `trial` (its
+// hand-out body), which must keep the run going; returns the answer.
+inline HttpReply SendPointThatKeepsGoing(TestClient& client, const nlohmann::json& trial, size_t i,
+                                         const ProgressPoint& point) {
+  const HttpReply answer =
+      Send(client, "POST", "/report",
+           EpochReport(trial, static_cast<int>(i) + 1, point.cost, point.progress).dump());
+  EXPECT_EQ(answer.status, 200) << answer.raw;
+  EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
+  return answer;
+}
+
 // Replays, right after the hand-out of trial `trial` (its hand-out body;
 // `handed_out` the policy's hand-out event, `events` the simulation's), the
 // first EarlyPoints of the trial's later observation as epochs 1, 2, ...:
@@ -347,9 +368,7 @@ inline int ReplayEarlyPoints(TestClient& client, const nlohmann::json& trial,
                              const GroupRecordingPolicy::Event& handed_out,
                              const std::vector<GroupRecordingPolicy::Event>& events) {
   if (!handed_out.plan.record_progress) return 0;
-  auto observed = std::find_if(events.begin(), events.end(), [&](const auto& event) {
-    return !event.hand_out && !event.run_on && event.plan.run_id == handed_out.plan.run_id;
-  });
+  auto observed = ObservationOf(handed_out.plan.run_id, events);
   if (observed == events.end() || observed->stopped_early) return 0;
   const RunOutcome& outcome = observed->outcome;
   const size_t n = EarlyPoints(observed->plan, outcome);
@@ -359,11 +378,7 @@ inline int ReplayEarlyPoints(TestClient& client, const nlohmann::json& trial,
     const std::optional<double> at =
         ProgressBound(handed_out.plan.progress_limits, point.progress, 1.0);
     EXPECT_TRUE(!at || point.cost <= *at) << "an early point passes the hand-out's curve bound";
-    const HttpReply answer =
-        Send(client, "POST", "/report",
-             EpochReport(trial, static_cast<int>(i) + 1, point.cost, point.progress).dump());
-    EXPECT_EQ(answer.status, 200) << answer.raw;
-    EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
+    SendPointThatKeepsGoing(client, trial, i, point);
   }
   return static_cast<int>(n);
 }
@@ -387,9 +402,7 @@ inline int ReplayUntilRunOn(TestClient& client, const nlohmann::json& trial,
                             const GroupRecordingPolicy::Event& run_on,
                             const std::vector<GroupRecordingPolicy::Event>& events, int sent,
                             int* ran_on) {
-  auto observed = std::find_if(events.begin(), events.end(), [&](const auto& event) {
-    return !event.hand_out && !event.run_on && event.plan.run_id == run_on.plan.run_id;
-  });
+  auto observed = ObservationOf(run_on.plan.run_id, events);
   EXPECT_NE(observed, events.end()) << "a run that ran on was never observed";
   if (observed == events.end()) return sent;
   const RunOutcome& outcome = observed->outcome;
@@ -401,11 +414,7 @@ inline int ReplayUntilRunOn(TestClient& client, const nlohmann::json& trial,
        ++i) {
     const ProgressPoint& point = outcome.progress[i];
     SCOPED_TRACE("point " + std::to_string(i) + " cost " + std::to_string(point.cost));
-    const HttpReply answer =
-        Send(client, "POST", "/report",
-             EpochReport(trial, static_cast<int>(i) + 1, point.cost, point.progress).dump());
-    EXPECT_EQ(answer.status, 200) << answer.raw;
-    EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
+    const HttpReply answer = SendPointThatKeepsGoing(client, trial, i, point);
     if (point.cost == outcome.ran_on->at.cost) {
       EXPECT_NE(answer.body.value("message", "").find("as a near miss"), std::string::npos)
           << answer.raw;
