@@ -365,12 +365,18 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
             trial.batch_size, *whole_bound, *run_on, spec.beta_knob.value_or(0.0), spec.policy);
       }
     }
+    // swarm: a concurrent run whose size is no longer the cheapest known
+    // stops while finishing it would still cost more than a fresh run at the
+    // cheaper size: its submission restarts there.
+    const std::optional<double> restart_below =
+        reached || !within_bound ? std::nullopt : optimizer.RestartThreshold(trial.trial_number);
+    const bool restarting = restart_below && cost < *restart_below;
     trial.updated_at_s = clock_->WallTimeS();
     trial.time_s = result.time_s;
     trial.energy_j = result.energy_j;
     trial.metric = result.metric;
     trial.current_epoch = result.current_epoch;
-    if (within_bound && !reached && result.current_epoch < spec.max_epochs) {
+    if (within_bound && !reached && !restarting && result.current_epoch < spec.max_epochs) {
       response = ReportResponse{false, false, ran_on.empty() ? std::string(kKeepTraining) : ran_on};
       if (recorded) {
         StoreOptimizer(optimizer, &job, cache);
@@ -407,6 +413,13 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
           "policy, x min_cost {})",
           trial.batch_size, cost, cost_bound.value_or(0.0), spec.beta_knob.value_or(0.0),
           spec.policy, optimizer.min_cost().value_or(0.0));
+    } else if (restarting) {
+      response.message = fmt::format(
+          "Batch size {} is no longer the cheapest known: finishing this run is expected to cost "
+          "more than a fresh run at batch size {} (cost {} so far < restart threshold {}, its "
+          "size's mean cost less the lowest cost {}; {} policy): restart the submission",
+          trial.batch_size, optimizer.best_batch_size(), cost, *restart_below,
+          optimizer.min_cost().value_or(0.0), spec.policy);
     } else if (reached) {
       response.message = fmt::format("Train succeeded: metric {} reached target {} at epoch {}",
                                      result.metric, spec.target_metric, result.current_epoch);

@@ -157,6 +157,8 @@ struct InFlight {
   // Policy::RunOn was called for it, at this (kept through later replays,
   // which hold it to its run-on bound and have no verdict left to pass).
   std::optional<RunOutcome::RanOn> ran_on;
+  // Stopped by a restart threshold (GroupRunRecord::restarted).
+  bool restarted = false;
 };
 
 // Whether bound `limit` is tighter than `current` (no value: no bound).
@@ -240,14 +242,27 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
   std::optional<double> limit = policy.CostLimitAtReport(run.plan);
   std::vector<ProgressPoint> progress_limits = policy.ProgressLimitsAtReport(run.plan);
   std::optional<double> run_on = policy.RunOnLimitAtReport(run.plan);
-  if (limit == run.plan.cost_limit && progress_limits == run.plan.progress_limits &&
-      run_on == run.plan.run_on_cost_limit) {
-    return Status::Ok();
-  }
   const double fraction =
       run.unbounded_span_s > 0.0
           ? std::clamp((now_s - run.start_time_s) / run.unbounded_span_s, 0.0, 1.0)
           : 0.0;
+  // Below a restart threshold it stops now, so that its submission restarts
+  // at a cheaper size; past it, its epochs so far were reported before it.
+  if (const std::optional<double> restart = policy.RestartThresholdAtReport(run.plan);
+      restart.has_value() && run.outcome.ran && fraction > 0.0 &&
+      !ReachedBy(run, run.unbounded.cost * fraction)) {
+    const double spent = run.unbounded.cost * fraction;
+    if (spent < *restart) {
+      StopAt(now_s, fraction, run);
+      run.restarted = true;
+      return Status::Ok();
+    }
+    run.plan.progress_limits_from_cost = std::max(run.plan.progress_limits_from_cost, spent);
+  }
+  if (limit == run.plan.cost_limit && progress_limits == run.plan.progress_limits &&
+      run_on == run.plan.run_on_cost_limit) {
+    return Status::Ok();
+  }
   // (A near miss past a bound that tightened under it stops too: the
   // server's next report, with the run's curve, could let it run on.)
   if (Tighter(limit, run.plan.cost_limit) && run.outcome.ran && fraction > 0.0 &&
@@ -421,6 +436,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
         record.end_time_s = done.end_time_s;
         record.attempt = done.tries;
         record.stopped_early = done.stopped_early;
+        record.restarted = done.restarted;
         records.push_back(record);
       }
       if (!done.outcome.reached && done.tries < options.max_tries) {

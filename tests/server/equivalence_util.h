@@ -53,6 +53,9 @@ class GroupRecordingPolicy final : public Policy {
     // Neither: the run passed its bound as a near miss and runs on
     // (Policy::RunOn); its observation comes later.
     bool run_on = false;
+    // Observations: stopped early by a restart threshold
+    // (GroupRunRecord::restarted; set by SimulateGroups).
+    bool restarted = false;
   };
 
   explicit GroupRecordingPolicy(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
@@ -73,6 +76,9 @@ class GroupRecordingPolicy final : public Policy {
   }
   std::optional<double> RunOnLimitAtReport(const RunPlan& plan) const override {
     return inner_->RunOnLimitAtReport(plan);
+  }
+  std::optional<double> RestartThresholdAtReport(const RunPlan& plan) const override {
+    return inner_->RestartThresholdAtReport(plan);
   }
   std::optional<double> CostLimitAtReport(const RunPlan& plan) const override {
     return inner_->CostLimitAtReport(plan);
@@ -146,6 +152,7 @@ inline std::vector<SimulatedJob> SimulateGroups(const std::vector<Workload>& wor
       const GroupRunRecord& record = (*records)[next++];
       EXPECT_EQ(record.run.batch_size, event.plan.batch_size);
       event.stopped_early = record.stopped_early;
+      event.restarted = record.restarted;
     }
     EXPECT_EQ(next, records->size());
     jobs.push_back(SimulatedJob{&workload, policy.events()});
@@ -321,6 +328,9 @@ struct SimulatedRun {
   // Its first points already replayed at its hand-out (ReplayEarlyPoints):
   // how many, skipped here.
   int replayed_early = 0;
+  // Stopped mid-run below a restart threshold (also stopped_early): its last
+  // point, below the threshold, must stop it with the restart message.
+  bool restarted = false;
 };
 
 // The points of observed run `observed` that the group simulation judged
@@ -432,7 +442,8 @@ inline SimulatedRun SimulatedRunOf(const GroupRecordingPolicy::Event& observed,
                       observed.cost_limit_at_report,
                       observed.progress_limits_at_report,
                       observed.stopped_early,
-                      replayed_early};
+                      replayed_early,
+                      observed.restarted};
 }
 
 // What replaying learning curves exercised.
@@ -468,6 +479,9 @@ struct CurveReplayStats {
   // Runs that passed their bound as a near miss and ran on (RunOutcome::
   // ran_on), the server agreeing.
   int ran_on = 0;
+  // Concurrent runs the server stopped below their restart threshold, as
+  // the group simulation did.
+  int restarts = 0;
 };
 
 // Replays `run` to the server as the per-epoch reports of the trial `trial`
@@ -514,7 +528,7 @@ inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
       << run.cost_limit.value_or(-1.0);
   EXPECT_TRUE(!stops_here || run.stopped_early || curve_binds)
       << "cost " << last.cost << " passed the whole bound " << run.cost_limit.value_or(-1.0);
-  if (run.stopped_early && !stops_here) ++stats->stopped_early_within_bound;
+  if (run.stopped_early && !stops_here && !run.restarted) ++stats->stopped_early_within_bound;
 
   size_t next_client = first_client;
   int epoch = run.replayed_early;
@@ -538,6 +552,18 @@ inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
       EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
       if (answer.body["stop_train"] != false) return answers;
     }
+  }
+  if (run.restarted) {
+    // Below its restart threshold, within every bound.
+    EXPECT_FALSE(outcome.reached);
+    EXPECT_TRUE(!bound || last.cost <= *bound) << "restarted past its bound " << *bound;
+    const HttpReply answer = send(++epoch, last.cost, last.progress);
+    EXPECT_EQ(answer.body["stop_train"], true) << answer.raw;
+    EXPECT_EQ(answer.body["converged"], false) << answer.raw;
+    EXPECT_NE(answer.body.value("message", "").find("restart the submission"), std::string::npos)
+        << answer.raw;
+    ++stats->restarts;
+    return answers;
   }
   if (!outcome.reached && bound.has_value()) {
     SCOPED_TRACE("probe at the bound " + std::to_string(*bound) + " at progress " +

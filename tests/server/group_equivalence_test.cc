@@ -181,7 +181,7 @@ void ExpectCurvesExercised(const CurveReplayStats& curves, int min_curve_stops, 
 }
 
 TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorSwarmPolicyWithConcurrentSubmissions) {
-  const Compared compared = CompareGroupsWithSimulator("swarm", 3);
+  const Compared compared = CompareGroupsWithSimulator("swarm", 1);
   EXPECT_GT(compared.events, 300);
   EXPECT_GT(compared.out_of_order, 20);
   EXPECT_GE(compared.max_in_flight, 4u);
@@ -192,6 +192,9 @@ TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorSwarmPolicyWithConcurrentSubmi
   // (Its failed runs that would have ended at the whole bound run on as
   // near misses here; the frugal group has some.)
   ExpectCurvesExercised(compared.curves, 3, 0);
+  // Concurrent runs the server stopped so that their submissions restart
+  // at a cheaper size, where the simulator did.
+  EXPECT_GT(compared.curves.restarts, 0);
 }
 
 TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorFrugalPolicyWithConcurrentSubmissions) {

@@ -151,7 +151,7 @@ class ReplicaEquivalenceTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ReplicaEquivalenceTest, TwoReplicasOnOnePostgresDecideAsOne) {
   const std::string policy_name = GetParam();
-  constexpr uint64_t kSeed = 3;
+  constexpr uint64_t kSeed = 1;
   TempDir dir;
   std::string skip_reason;
   const std::string one_url = NewDatabaseUrl(Backend::kPostgres, dir, &skip_reason);
@@ -196,6 +196,11 @@ TEST_P(ReplicaEquivalenceTest, TwoReplicasOnOnePostgresDecideAsOne) {
   EXPECT_GE(pair.curves.curve_stops, 2);
   EXPECT_EQ(pair.curves.curve_stops, alone.curves.curve_stops);
   EXPECT_EQ(pair.curves.reports, alone.curves.reports);
+  // swarm's concurrent runs restarted at a cheaper size, on both.
+  if (policy_name == "swarm") {
+    EXPECT_GT(pair.curves.restarts, 0);
+  }
+  EXPECT_EQ(pair.curves.restarts, alone.curves.restarts);
   EXPECT_GT(pair.out_of_order, 20);
   EXPECT_GT(pair.cross_replica_reports, 50);
   EXPECT_GE(pair.max_in_flight, 4u);

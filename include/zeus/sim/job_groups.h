@@ -84,6 +84,10 @@ struct GroupRunRecord {
   // Stopped when another run's result tightened its bound past what it had
   // spent (see SimulateJobGroup); it did not reach the target.
   bool stopped_early = false;
+  // Also stopped early: stopped below the restart threshold of a report
+  // (Policy::RestartThresholdAtReport), so that its submission restarts at
+  // a cheaper size.
+  bool restarted = false;
 };
 
 // Simulates one group on `workload` under `policy`. Every run's outcome is

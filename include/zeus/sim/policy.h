@@ -53,7 +53,9 @@ struct RunPlan {
   std::vector<ProgressPoint> progress_limits = {};
   // The curve limits apply only after epochs whose cost so far is above this
   // (J): a run in flight is held to new limits from its next report on, as
-  // the server holds it. Default 0: from its first epoch.
+  // the server holds it. Default 0: from its first epoch. (Also raised for a
+  // run that a restart threshold found past it: its epochs up to here were
+  // reported before that threshold existed.)
   double progress_limits_from_cost = 0.0;
   // Whether the outcome records the run's curve (RunOutcome::progress).
   bool record_progress = false;
@@ -131,6 +133,13 @@ class Policy {
   // CostLimitAtReport. Default: plan.run_on_cost_limit.
   virtual std::optional<double> RunOnLimitAtReport(const RunPlan& plan) const {
     return plan.run_on_cost_limit;
+  }
+  // The cost below which in-flight run `plan`, when it reports, stops so
+  // that its submission restarts at a cheaper size (swarm's concurrent
+  // runs: BatchSizeOptimizer::RestartThreshold); the group simulation asks
+  // with CostLimitAtReport. Default: nullopt, never.
+  virtual std::optional<double> RestartThresholdAtReport(const RunPlan& /*plan*/) const {
+    return std::nullopt;
   }
   // In-flight run `plan` passed its cost limit as a near miss and runs on
   // (RunOutcome::ran_on; `progress` its progress_within): the simulations

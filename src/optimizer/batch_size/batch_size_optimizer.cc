@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <string>
 
@@ -469,9 +470,11 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
       learned_slower = true;
     }
   }
+  const std::optional<double> restart = RestartThreshold(trial_number);
+  const bool restarted = !reached_target && restart.has_value() && cost < *restart;
   in_flight_.erase(it);
   min_cost_at_handout_.erase(trial_number);
-  Observe(batch_size, observed);
+  if (!restarted) Observe(batch_size, observed);
   if (reached_target && (!min_cost_.has_value() || cost < *min_cost_)) {
     min_cost_ = cost;
     best_batch_size_ = batch_size;
@@ -602,6 +605,23 @@ Status BatchSizeOptimizer::RunOn(int64_t trial_number, double progress) {
   it->second.kind = TrialKind::kConcurrent;
   min_cost_at_handout_[trial_number] = *min_cost_;
   return AdvanceWalk();
+}
+
+std::optional<double> BatchSizeOptimizer::RestartThreshold(int64_t trial_number) const {
+  if (config_.policy != BatchSizePolicy::kSwarm || bandit_.has_value() || !min_cost_.has_value()) {
+    return std::nullopt;
+  }
+  auto trial = in_flight_.find(trial_number);
+  if (trial == in_flight_.end() || trial->second.kind != TrialKind::kConcurrent ||
+      trial->second.batch_size == best_batch_size_) {
+    return std::nullopt;
+  }
+  auto costs = costs_.find(trial->second.batch_size);
+  if (costs == costs_.end() || costs->second.empty()) return std::nullopt;
+  const double mean = std::accumulate(costs->second.begin(), costs->second.end(), 0.0) /
+                      static_cast<double>(costs->second.size());
+  if (!(mean > *min_cost_)) return std::nullopt;
+  return mean - *min_cost_;
 }
 
 std::vector<ProgressPoint> BatchSizeOptimizer::ProgressLimits(int64_t trial_number) const {

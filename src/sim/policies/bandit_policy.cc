@@ -77,6 +77,9 @@ class BanditPolicy final : public Policy {
     if (!plan.exact_cost_limit) return plan.run_on_cost_limit;
     return RunOnLimit(plan.run_id);
   }
+  std::optional<double> RestartThresholdAtReport(const RunPlan& plan) const override {
+    return optimizer_.RestartThreshold(plan.run_id);
+  }
   Status RunOn(const RunPlan& plan, double progress) override {
     return optimizer_.RunOn(plan.run_id, progress);
   }

@@ -209,6 +209,48 @@ TEST(BatchSizeOptimizerSwarmTest, ASpeculativeRunTheWalkCanNoLongerReachStopsAtI
   EXPECT_TRUE(optimizer.exploring());
 }
 
+// A concurrent run went to the best size known then; once a cheaper size
+// is known, it stops while finishing would still cost more than a fresh run
+// there (its size's mean cost less the lowest cost), and that stop is no
+// observation of its size.
+TEST(BatchSizeOptimizerSwarmTest, AConcurrentRunRestartsWhileFinishingCostsMoreThanTheCheaperSize) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
+                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
+  ExpectNextTrials(optimizer, {{2, 32, TrialKind::kExploration},
+                               {3, 16, TrialKind::kSpeculative},
+                               {4, 128, TrialKind::kSpeculative},
+                               {5, 8, TrialKind::kSpeculative},
+                               {6, 64, TrialKind::kConcurrent},
+                               {7, 64, TrialKind::kConcurrent},
+                               {8, 64, TrialKind::kConcurrent}});
+  // Its size is still the cheapest: nothing to restart for.
+  EXPECT_EQ(optimizer.RestartThreshold(6), std::nullopt);
+  ZEUS_ASSERT_OK(optimizer.ReportResult(2, 12.0, true));
+  EXPECT_DOUBLE_EQ(*optimizer.RestartThreshold(6), 20.0 - 12.0);
+  // Probes are never restarted; nor are trials not in flight.
+  for (int64_t probe : {3, 4, 5, 99}) EXPECT_EQ(optimizer.RestartThreshold(probe), std::nullopt);
+  // Stopped below it: 64's mean cost stays 20 (the others' threshold too).
+  ZEUS_ASSERT_OK(optimizer.ReportResult(6, 5.0, false));
+  EXPECT_DOUBLE_EQ(*optimizer.RestartThreshold(7), 8.0);
+  // A failure past it (within its bound, 40) is an observation: mean 25.
+  ZEUS_ASSERT_OK(optimizer.ReportResult(7, 30.0, false));
+  EXPECT_DOUBLE_EQ(*optimizer.RestartThreshold(8), 25.0 - 12.0);
+  const nlohmann::json state = optimizer.ToJson();
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored, BatchSizeOptimizer::FromJson(state));
+  EXPECT_DOUBLE_EQ(*restored.RestartThreshold(8), 13.0);
+
+  // frugal's concurrent runs finish whatever is found meanwhile.
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer frugal,
+                            BatchSizeOptimizer::Create(SwarmConfig(BatchSizePolicy::kFrugal)));
+  ZEUS_ASSERT_OK(frugal.ReportResult(frugal.NextTrial().trial_number, 20.0, true));
+  const Trial step = frugal.NextTrial();
+  const Trial concurrent = frugal.NextTrial();
+  ASSERT_EQ(concurrent.kind, TrialKind::kConcurrent);
+  ZEUS_ASSERT_OK(frugal.ReportResult(step.trial_number, 12.0, true));
+  EXPECT_EQ(frugal.RestartThreshold(concurrent.trial_number), std::nullopt);
+}
+
 TEST(BatchSizeOptimizerSwarmTest, AStepOutbidByASizeFurtherAlongDoesNotEndTheDirection) {
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
                             BatchSizeOptimizer::Create(SwarmConfig()));

@@ -294,6 +294,18 @@ class BatchSizeOptimizer {
   // The best progress trial `trial_number` had recorded at its last point
   // whose cost was at most `cost` (RecordProgress); nullopt when none.
   std::optional<double> BestProgressWithin(int64_t trial_number, double cost) const;
+  // swarm: a concurrent run restarts at a cheaper size. For in-flight
+  // concurrent trial `trial_number` (sent to the size of the lowest cost
+  // known when it was handed out, or run on as a near miss) while the walk
+  // is not over: its size's mean cost so far minus min_cost(), when the
+  // lowest cost is now another size's and that is positive. A report whose
+  // cost so far is below it stops the run: finishing it is expected to cost
+  // more than a fresh run at the cheaper size, so its submission is better
+  // restarted. Such a failure is not an observation of the size (it says
+  // nothing of what a whole run costs). nullopt otherwise (frugal, zeus,
+  // other kinds, once the bandit runs) (docs/BATCH_SIZE_POLICY.md, "Tenth
+  // round").
+  std::optional<double> RestartThreshold(int64_t trial_number) const;
   // The curve of the run of the lowest cost known; empty before one
   // recorded its progress, and under zeus.
   const std::vector<ProgressPoint>& reference_progress() const { return reference_progress_; }
