@@ -9,7 +9,9 @@ Runs
 and splits P's excess cost over the oracle by the kind each run was handed
 out as (the history's `kind` column: exploration, speculative, concurrent,
 bandit) and whether it reached the target (a near miss that ran on past its
-bound and reached, the history's `ran_on`, shows as "ran on"). A run that reached counts its cost
+bound and reached, the history's `ran_on`, shows as "ran on"; a concurrent run stopped so that
+its submission restarts at a cheaper size, the history's `restarted`, as "restarted"). A run that
+reached counts its cost
 minus the oracle's run of the same group and submission; one that did not
 counts whole (its submission still needs a run). Each share is in points of
 the workload's regret: the excess over the sum of the oracle's runs of the
@@ -45,7 +47,7 @@ def simulate(args, history):
 
 
 def shares(rows, policy):
-    """(gpu, dataset) -> {(kind, "reached" | "ran on" | "failed"): points}."""
+    """(gpu, dataset) -> {(kind, "reached" | "ran on" | "failed" | "restarted"): points}."""
     oracle = {}
     oracle_total = collections.Counter()
     for r in rows:
@@ -64,7 +66,8 @@ def shares(rows, policy):
             outcome = "ran on" if r.get("ran_on") == "true" else "reached"
             excess[workload][(r["kind"] or "-", outcome)] += cost - oracle[key]
         else:
-            excess[workload][(r["kind"] or "-", "failed")] += cost
+            outcome = "restarted" if r.get("restarted") == "true" else "failed"
+            excess[workload][(r["kind"] or "-", outcome)] += cost
     return {w: {k: 100.0 * v / oracle_total[w] for k, v in parts.items()}
             for w, parts in excess.items()}
 
@@ -122,7 +125,8 @@ def main():
     sums = collections.Counter()
     for (gpu, dataset), parts in by_workload:
         total = sum(parts.values())
-        failed = sum(points for (_, outcome), points in parts.items() if outcome == "failed")
+        failed = sum(points for (_, outcome), points in parts.items()
+                     if outcome in ("failed", "restarted"))
         sums["total"] += total
         sums["failed"] += failed
         ranked = sorted(parts.items(), key=lambda item: -item[1])

@@ -113,7 +113,7 @@ nlohmann::json ResultToJson(const PolicyResult& r) {
 
 void WriteHistoryCsvHeader(std::ostream& out) {
   out << "gpu,dataset,seed,recurrence,batch_size,power_limit,energy_j,time_s,reached,policy,"
-         "cost,kind,group,try,start_s,end_s,stopped_early,ran_on\n";
+         "cost,kind,group,try,start_s,end_s,stopped_early,ran_on,restarted\n";
 }
 
 void WriteHistoryCsvRow(const HistoryRow& h, std::ostream& out) {
@@ -125,12 +125,13 @@ void WriteHistoryCsvRow(const HistoryRow& h, std::ostream& out) {
   out << line << h.run.kind;
   const char* ran_on = h.run.ran_on ? "true" : "false";
   if (h.group == nullptr || h.group_run == nullptr) {
-    out << ",,,,,," << ran_on << '\n';
+    out << ",,,,,," << ran_on << ",\n";
     return;
   }
   const GroupRunRecord& g = *h.group_run;
-  std::snprintf(line, sizeof(line), ",%d,%.10g,%.10g,%s,%s\n", g.attempt, g.start_time_s,
-                g.end_time_s, g.stopped_early ? "true" : "false", ran_on);
+  std::snprintf(line, sizeof(line), ",%d,%.10g,%.10g,%s,%s,%s\n", g.attempt, g.start_time_s,
+                g.end_time_s, g.stopped_early ? "true" : "false", ran_on,
+                g.restarted ? "true" : "false");
   out << ',' << CsvQuote(*h.group) << line;
 }
 
@@ -143,11 +144,11 @@ uint64_t EstimateHistoryCsvBytes(const std::vector<Workload>& workloads, const J
   // Typical on the NSDI'23 traces: 10 commas, a newline, recurrence, batch
   // size and power limit, "true"/"false", and three %.10g numbers.
   constexpr uint64_t kFixedRowChars = 50;
-  // The columns after cost: seven commas, a trial kind (empty for the
+  // The columns after cost: eight commas, a trial kind (empty for the
   // non-bandit policies) and ran_on; for a group run also its try, start,
-  // end and stopped_early.
-  constexpr uint64_t kSoloTailChars = 17;
-  constexpr uint64_t kGroupTailChars = 42;
+  // end, stopped_early and restarted.
+  constexpr uint64_t kSoloTailChars = 18;
+  constexpr uint64_t kGroupTailChars = 48;
   const uint64_t runs = options.policies.size() * options.seeds.size();
   uint64_t total = 0;
   for (const Workload& w : workloads) {

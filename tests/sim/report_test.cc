@@ -112,6 +112,7 @@ TEST(ReportTest, HistoryCsvHasTheExactLeadingColumnsAndParses) {
   // Outside a group simulation the group columns are empty.
   for (size_t column = 12; column < 17; ++column) EXPECT_EQ(table->Field(0, column), "");
   EXPECT_EQ(table->Field(0, 17), "false");
+  EXPECT_EQ(table->Field(0, 18), "");
 }
 
 TEST(ReportTest, HistoryCsvGroupRowsCarryTheirGroupTryTimesAndStop) {
@@ -146,6 +147,12 @@ TEST(ReportTest, HistoryCsvGroupRowsCarryTheirGroupTryTimesAndStop) {
   EXPECT_EQ(table->Field(0, 15), "10497");
   EXPECT_EQ(table->Field(0, 16), "true");
   EXPECT_EQ(table->Field(0, 17), "true");
+  EXPECT_EQ(table->Field(0, 18), "false");
+  run.restarted = true;
+  WriteHistoryCsvRow(row, out);
+  table = CsvTable::Parse(out.str(), "history.csv");
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->Field(1, 18), "true");
 }
 
 TEST(ReportTest, HistorySizeEstimateIsCloseToWhatTheTracesWrite) {
