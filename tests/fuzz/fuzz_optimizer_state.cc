@@ -60,6 +60,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       zeus::BatchSizeOptimizer::FromJson(optimizer->ToJson());
   Check(again.ok(), "a loaded optimizer's ToJson() does not load");
   Check(again->ToJson() == optimizer->ToJson(), "ToJson() is not stable across a reload");
+  // swarm: a concurrent run below its restart threshold stops; its report
+  // is no observation, and the state still loads.
+  for (const auto& [number, in_flight] : optimizer->in_flight()) {
+    const std::optional<double> restart = optimizer->RestartThreshold(number);
+    if (!restart.has_value()) continue;
+    Check(std::isfinite(*restart) && *restart > 0.0, "a restart threshold is not finite and > 0");
+    zeus::BatchSizeOptimizer restarted = *optimizer;
+    Check(restarted.ReportResult(number, *restart / 2.0, false).ok(),
+          "a run restarted below its threshold cannot be reported");
+    Check(zeus::BatchSizeOptimizer::FromJson(restarted.ToJson()).ok(),
+          "the state after a restart does not load");
+    break;
+  }
   zeus::Trial trial = optimizer->NextTrial();
   const std::optional<double> bound = optimizer->EarlyStopThreshold(trial.trial_number);
   Check(!bound.has_value() || (std::isfinite(*bound) && *bound >= 0.0),
