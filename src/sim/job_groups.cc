@@ -206,6 +206,16 @@ bool ReachedBy(const InFlight& run, double spent) {
   return run.unbounded.reached && run.unbounded.cost <= spent;
 }
 
+// What a run (its unbounded outcome) has spent at its first per-epoch report
+// after having spent `spent`: the end of the epoch it is in.
+double NextReportCost(const RunOutcome& outcome, double spent) {
+  if (spent < outcome.first_epoch_cost || !(outcome.epoch_cost > 0.0)) {
+    return std::min(outcome.first_epoch_cost, outcome.cost);
+  }
+  const double epochs = std::ceil((spent - outcome.first_epoch_cost) / outcome.epoch_cost);
+  return std::min(outcome.first_epoch_cost + epochs * outcome.epoch_cost, outcome.cost);
+}
+
 // Stops in-flight `run` at `now_s`, when it has run `fraction` of its
 // unbounded span: it spent that fraction of its unbounded outcome, did not
 // reach the target, and reports nothing more (stopped_early).
@@ -246,14 +256,17 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
       run.unbounded_span_s > 0.0
           ? std::clamp((now_s - run.start_time_s) / run.unbounded_span_s, 0.0, 1.0)
           : 0.0;
-  // Below a restart threshold it stops now, so that its submission restarts
-  // at a cheaper size; past it, its epochs so far were reported before it.
+  // Judged against a restart threshold at its next report: below it, it
+  // stops there, so that its submission restarts at a cheaper size; past
+  // it, its epochs so far were reported before the threshold existed.
   if (const std::optional<double> restart = policy.RestartThresholdAtReport(run.plan);
-      restart.has_value() && run.outcome.ran && fraction > 0.0 &&
+      restart.has_value() && run.outcome.ran && run.unbounded.cost > 0.0 &&
       !ReachedBy(run, run.unbounded.cost * fraction)) {
     const double spent = run.unbounded.cost * fraction;
-    if (spent < *restart) {
-      StopAt(now_s, fraction, run);
+    const double next_report = NextReportCost(run.unbounded, spent);
+    if (next_report < *restart && !ReachedBy(run, next_report)) {
+      StopAt(run.start_time_s + run.unbounded_span_s * next_report / run.unbounded.cost,
+             next_report / run.unbounded.cost, run);
       run.restarted = true;
       return Status::Ok();
     }

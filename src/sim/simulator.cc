@@ -218,6 +218,10 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
     }
   }
   outcome.cost = spent(epochs, &outcome.energy_j, &outcome.time_s);
+  double energy_j = 0.0;
+  double time_s = 0.0;
+  outcome.first_epoch_cost = spent(1, &energy_j, &time_s);
+  outcome.epoch_cost = spent(2, &energy_j, &time_s) - outcome.first_epoch_cost;
   return outcome;
 }
 

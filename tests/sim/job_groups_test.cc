@@ -241,10 +241,12 @@ class TighteningPolicy final : public Policy {
  public:
   explicit TighteningPolicy(std::optional<double> tightened_limit,
                             std::optional<double> initial_limit = std::nullopt,
-                            std::vector<ProgressPoint> tightened_curve = {})
+                            std::vector<ProgressPoint> tightened_curve = {},
+                            std::optional<double> restart_threshold = std::nullopt)
       : tightened_limit_(tightened_limit),
         initial_limit_(initial_limit),
-        tightened_curve_(std::move(tightened_curve)) {}
+        tightened_curve_(std::move(tightened_curve)),
+        restart_threshold_(restart_threshold) {}
 
   RunPlan Next() override {
     RunPlan plan;
@@ -267,6 +269,9 @@ class TighteningPolicy final : public Policy {
   std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const override {
     return Tightens(plan) ? tightened_curve_ : plan.progress_limits;
   }
+  std::optional<double> RestartThresholdAtReport(const RunPlan& plan) const override {
+    return Tightens(plan) ? restart_threshold_ : std::nullopt;
+  }
   const std::vector<std::pair<RunPlan, RunOutcome>>& observed() const { return observed_; }
 
  private:
@@ -279,6 +284,7 @@ class TighteningPolicy final : public Policy {
   std::optional<double> tightened_limit_;
   std::optional<double> initial_limit_;
   std::vector<ProgressPoint> tightened_curve_;
+  std::optional<double> restart_threshold_;
   int64_t next_id_ = 0;
   std::vector<std::pair<RunPlan, RunOutcome>> observed_;
 };
@@ -388,6 +394,46 @@ TEST(JobGroupsTest, ARunItsBoundStopsEndsWhenItHasSpentTheBound) {
   ExpectRun1StoppedByItsBound(records[0], 10.0, 1, epoch_cost);
   EXPECT_EQ(policy.observed()[0].first.run_id, 1);
   EXPECT_EQ(policy.observed()[0].first.cost_limit, 1.5 * epoch_cost);
+}
+
+// Run 1 (10 epochs over [0, 100] s) is in flight when run 2 ([10, 15] s)
+// reports and sets a restart threshold of 2.5 epochs: having spent 1.5
+// epochs, its next report (after 2 epochs, at 20 s) is below it, so it stops
+// there, charged 2 epochs, and its retry starts then. With a threshold of
+// 1.8 epochs its next report is past it: it goes on (to its end: it never
+// reaches), and its epochs up to 15 s were reported before the threshold
+// existed.
+TEST(JobGroupsTest, ARunBelowARestartThresholdStopsAtItsNextReport) {
+  const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
+  const std::vector<JobSubmission> submissions = {{"g", 0, 100, "toy", 1.0},
+                                                  {"g", 10, 15, "toy", 1.0}};
+  SimulationOptions options;
+  options.group_run_time = GroupRunTime::kSubmission;
+  TighteningPolicy restarts(std::nullopt, std::nullopt, {}, 2.5 * epoch_cost);
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records,
+                            SimulateJobGroup(ToyWorkload(), restarts, submissions, options));
+  ASSERT_EQ(records.size(), 3u);
+  const GroupRunRecord& stopped = records[1];
+  EXPECT_EQ(stopped.run.recurrence, 0);
+  EXPECT_TRUE(stopped.restarted);
+  EXPECT_TRUE(stopped.stopped_early);
+  EXPECT_FALSE(stopped.run.reached);
+  EXPECT_DOUBLE_EQ(stopped.end_time_s, 20.0);
+  EXPECT_NEAR(stopped.run.cost, 2 * epoch_cost, 1e-9 * epoch_cost);
+  EXPECT_DOUBLE_EQ(records[2].start_time_s, 20.0);
+  EXPECT_FALSE(records[0].restarted);
+  EXPECT_FALSE(records[2].restarted);
+
+  TighteningPolicy goes_on(std::nullopt, std::nullopt, {}, 1.8 * epoch_cost);
+  ZEUS_ASSERT_OK_AND_ASSIGN(records,
+                            SimulateJobGroup(ToyWorkload(), goes_on, submissions, options));
+  ASSERT_EQ(records.size(), 3u);  // Run 1 fails at its end and is retried.
+  EXPECT_EQ(records[1].run.recurrence, 0);
+  EXPECT_FALSE(records[1].restarted);
+  EXPECT_FALSE(records[1].stopped_early);
+  EXPECT_DOUBLE_EQ(records[1].end_time_s, 100.0);
+  EXPECT_NEAR(goes_on.observed()[1].first.progress_limits_from_cost, 1.5 * epoch_cost,
+              1e-9 * epoch_cost);
 }
 
 // Under kScaled (the default) a run lasts its submission's duration x its

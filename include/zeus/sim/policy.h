@@ -95,6 +95,11 @@ struct RunOutcome {
     double progress_within = 0.0;
   };
   std::optional<RanOn> ran_on = {};
+  // What the run's first epoch cost, and each later one (the cost a
+  // per-epoch report adds), whether or not it ran them: the group
+  // simulation tells from them when a run in flight reports next.
+  double first_epoch_cost = 0.0;
+  double epoch_cost = 0.0;
 };
 
 // Everything a policy may know up front: the simulated job's context.
