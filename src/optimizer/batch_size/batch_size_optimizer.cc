@@ -46,12 +46,14 @@ StatusOr<std::map<int, std::vector<double>>> ReadCosts(const JsonFields& state,
   return costs;
 }
 
-// The trials handed out and not yet reported, by trial number, and into
+// The trials handed out and not yet reported, by trial number; into
 // `min_cost_at_handout` the lowest cost known when each concurrent trial that
-// records it was handed out or ran on (frugal and swarm only).
+// records it was handed out or ran on, and into `ran_on` the concurrent
+// trials that ran on as near misses (frugal and swarm only).
 StatusOr<std::map<int64_t, Trial>> ReadInFlight(const JsonFields& state,
                                                 const BatchSizeOptimizerConfig& config,
-                                                std::map<int64_t, double>* min_cost_at_handout) {
+                                                std::map<int64_t, double>* min_cost_at_handout,
+                                                std::set<int64_t>* ran_on) {
   ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* entries, state.Array("in_flight"));
   std::map<int64_t, Trial> in_flight;
   for (size_t i = 0; i < entries->size(); ++i) {
@@ -79,6 +81,15 @@ StatusOr<std::map<int64_t, Trial>> ReadInFlight(const JsonFields& state,
                                std::to_string(trial.trial_number) + " (" + kind + ")");
       }
       (*min_cost_at_handout)[trial.trial_number] = *min_cost;
+    }
+    ZEUS_ASSIGN_OR_RETURN(std::optional<bool> near_miss, entry.OptionalBool("ran_on"));
+    if (near_miss.value_or(false)) {
+      if (trial.kind != TrialKind::kConcurrent || config.policy == BatchSizePolicy::kZeus) {
+        return entry.Error("ran_on",
+                           "only a concurrent trial of frugal or swarm runs on, not trial " +
+                               std::to_string(trial.trial_number) + " (" + kind + ")");
+      }
+      ran_on->insert(trial.trial_number);
     }
 
     if (!in_flight.emplace(trial.trial_number, trial).second) {
@@ -474,6 +485,7 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
   const bool restarted = !reached_target && restart.has_value() && cost < *restart;
   in_flight_.erase(it);
   min_cost_at_handout_.erase(trial_number);
+  ran_on_.erase(trial_number);
   if (!restarted) Observe(batch_size, observed);
   if (reached_target && (!min_cost_.has_value() || cost < *min_cost_)) {
     min_cost_ = cost;
@@ -514,6 +526,7 @@ Status BatchSizeOptimizer::ReportFailure(int64_t trial_number) {
   }
   in_flight_.erase(it);
   min_cost_at_handout_.erase(trial_number);
+  ran_on_.erase(trial_number);
   trial_progress_.erase(trial_number);
   if (exploration_trial_ == trial_number) exploration_trial_.reset();
   return Status::Ok();
@@ -604,6 +617,7 @@ Status BatchSizeOptimizer::RunOn(int64_t trial_number, double progress) {
                                 *EarlyStopThreshold(trial_number), false, false));
   it->second.kind = TrialKind::kConcurrent;
   min_cost_at_handout_[trial_number] = *min_cost_;
+  ran_on_.insert(trial_number);
   return AdvanceWalk();
 }
 
@@ -613,7 +627,7 @@ std::optional<double> BatchSizeOptimizer::RestartThreshold(int64_t trial_number)
   }
   auto trial = in_flight_.find(trial_number);
   if (trial == in_flight_.end() || trial->second.kind != TrialKind::kConcurrent ||
-      trial->second.batch_size == best_batch_size_) {
+      ran_on_.count(trial_number) > 0 || trial->second.batch_size == best_batch_size_) {
     return std::nullopt;
   }
   auto costs = costs_.find(trial->second.batch_size);
@@ -743,6 +757,7 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
                             {"kind", TrialKindName(trial.kind)}};
     auto handed = min_cost_at_handout_.find(number);
     if (handed != min_cost_at_handout_.end()) entry["min_cost_at_handout"] = handed->second;
+    if (ran_on_.count(number) > 0) entry["ran_on"] = true;
     in_flight.push_back(std::move(entry));
   }
   nlohmann::json json = {{"version", kStateVersion},
@@ -847,8 +862,9 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
   optimizer.explorer_ = std::move(*restored_explorer);
 
   ZEUS_ASSIGN_OR_RETURN(optimizer.costs_, ReadCosts(state, c));
-  ZEUS_ASSIGN_OR_RETURN(optimizer.in_flight_,
-                        ReadInFlight(state, c, &optimizer.min_cost_at_handout_));
+  ZEUS_ASSIGN_OR_RETURN(
+      optimizer.in_flight_,
+      ReadInFlight(state, c, &optimizer.min_cost_at_handout_, &optimizer.ran_on_));
   ZEUS_ASSIGN_OR_RETURN(optimizer.next_trial_number_, state.Int("next_trial_number", 1));
   if (!optimizer.in_flight_.empty() &&
       optimizer.in_flight_.rbegin()->first >= optimizer.next_trial_number_) {

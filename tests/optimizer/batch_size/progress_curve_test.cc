@@ -260,6 +260,37 @@ TEST(ProgressCurveTest, ASpeculativeNearMissLeavesAFailureForTheWalk) {
   EXPECT_EQ(optimizer.speculative_results().at(128).cost, 50.0);
   EXPECT_FALSE(optimizer.speculative_results().at(128).reached_target);
   EXPECT_EQ(optimizer.EarlyStopThreshold(up.trial_number), 80.0);
+
+  // A run that ran on is nearly done: it is never restarted, even once its
+  // size's mean cost (90, put into the state) is well above the lowest (40).
+  nlohmann::json state = optimizer.ToJson();
+  state["costs"].push_back({{"batch_size", 128}, {"costs", {90.0}}});
+  nlohmann::json* entry = nullptr;
+  for (nlohmann::json& e : state["in_flight"]) {
+    if (e["trial_number"] == up.trial_number) entry = &e;
+  }
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ((*entry)["ran_on"], true);
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer loaded, BatchSizeOptimizer::FromJson(state));
+  EXPECT_EQ(loaded.RestartThreshold(up.trial_number), std::nullopt);
+  nlohmann::json handed_out = state;
+  for (nlohmann::json& e : handed_out["in_flight"]) e.erase("ran_on");
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer concurrent,
+                            BatchSizeOptimizer::FromJson(handed_out));
+  EXPECT_EQ(concurrent.RestartThreshold(up.trial_number), 90.0 - 40.0);
+  // Only a concurrent trial runs on.
+  nlohmann::json bad = state;
+  int others = 0;
+  for (nlohmann::json& e : bad["in_flight"]) {
+    if (e["kind"] != "concurrent") {
+      e["ran_on"] = true;
+      ++others;
+    }
+  }
+  ASSERT_GT(others, 0);
+  const StatusOr<BatchSizeOptimizer> refused = BatchSizeOptimizer::FromJson(bad);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("ran_on"), std::string::npos) << refused.status();
 }
 
 TEST(ProgressCurveTest, ANewLowestCostBringsItsCurveOrNone) {
