@@ -256,13 +256,14 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
       run.unbounded_span_s > 0.0
           ? std::clamp((now_s - run.start_time_s) / run.unbounded_span_s, 0.0, 1.0)
           : 0.0;
+  // What it has spent by now (its unbounded cost, evenly over its span).
+  const double spent = run.unbounded.cost * fraction;
   // Judged against a restart threshold at its next report: below it, it
   // stops there, so that its submission restarts at a cheaper size; past
   // it, its epochs so far were reported before the threshold existed.
   if (const std::optional<double> restart = policy.RestartThresholdAtReport(run.plan);
       restart.has_value() && run.outcome.ran && run.unbounded.cost > 0.0 &&
-      !ReachedBy(run, run.unbounded.cost * fraction)) {
-    const double spent = run.unbounded.cost * fraction;
+      !ReachedBy(run, spent)) {
     const double next_report = NextReportCost(run.unbounded, spent);
     if (next_report < *restart && !ReachedBy(run, next_report)) {
       StopAt(run.start_time_s + run.unbounded_span_s * next_report / run.unbounded.cost,
@@ -278,8 +279,7 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
   }
   // (A near miss past a bound that tightened under it stops too: the
   // server's next report, with the run's curve, could let it run on.)
-  if (Tighter(limit, run.plan.cost_limit) && run.outcome.ran && fraction > 0.0 &&
-      run.unbounded.cost * fraction >= *limit) {
+  if (Tighter(limit, run.plan.cost_limit) && run.outcome.ran && fraction > 0.0 && spent >= *limit) {
     run.plan.cost_limit = limit;
     run.plan.progress_limits = std::move(progress_limits);
     run.plan.run_on_cost_limit = run_on;
@@ -290,7 +290,6 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
   // its progress now: past them already, it stops here having spent what it
   // ran; otherwise they apply to its epochs after now.
   if (progress_limits != run.plan.progress_limits && run.outcome.ran && fraction > 0.0) {
-    const double spent = run.unbounded.cost * fraction;
     double progress = 0.0;
     for (const ProgressPoint& point : run.unbounded.progress) {
       if (point.cost > spent) break;
