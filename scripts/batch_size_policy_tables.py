@@ -20,9 +20,13 @@ import subprocess
 import sys
 
 
+# Flags every `zeus simulate` call gets (--check-in-s).
+EXTRA_FLAGS = []
+
+
 def simulate(zeus, gpu, eta, policy, seeds, recurrences=None, dataset=None):
     cmd = [zeus, "simulate", "--quiet", "--json", "--gpu", gpu, "--eta", str(eta),
-           "--policy", policy, "--seeds", seeds]
+           "--policy", policy, "--seeds", seeds] + EXTRA_FLAGS
     if recurrences is not None:
         cmd += ["--recurrences", str(recurrences)]
     if dataset is not None:
@@ -50,7 +54,11 @@ def main():
     parser.add_argument("--policies", default="zeus,frugal")
     parser.add_argument("--per-workload", action="store_true",
                         help="also print each workload's regret (%%) and cost ratio")
+    parser.add_argument("--check-in-s", type=float,
+                        help="judge runs between per-epoch reports every S s (0: per epoch)")
     args = parser.parse_args()
+    if args.check_in_s is not None:
+        EXTRA_FLAGS.extend(["--check-in-s", str(args.check_in_s)])
     gpus = args.gpus.split(",")
     policies = args.policies.split(",")
     print("| eta | recurrences | " + " | ".join(policies) +

@@ -11,6 +11,8 @@ def add_arguments(parser):
     parser.add_argument("--group-duration-s", type=float)
     parser.add_argument("--group-runtime-sigma", type=float)
     parser.add_argument("--group-run-time", choices=("scaled", "submission"))
+    parser.add_argument("--check-in-s", type=float,
+                        help="judge runs between per-epoch reports every S s (0: per epoch)")
 
 
 def simulate_flags(args):
@@ -24,4 +26,6 @@ def simulate_flags(args):
         value = getattr(args, "group_" + name)
         if value is not None:
             flags += ["--group-" + name.replace("_", "-"), str(value)]
+    if args.check_in_s is not None:
+        flags += ["--check-in-s", str(args.check_in_s)]
     return flags

@@ -6,7 +6,8 @@
 //                 [--json] [--quiet] [--groups FILE | --generate-groups N
 //                 [--group-submissions 40] [--group-interarrival-s 3600]
 //                 [--group-duration-s 5400] [--group-runtime-sigma 0.25]]
-//                 [--group-run-time scaled|submission] [--plot DIR]
+//                 [--group-run-time scaled|submission] [--check-in-s 10]
+//                 [--plot DIR]
 //
 // Prints, per GPU, workload and policy, the cumulative energy, time and cost
 // relative to `default`, the regret against `oracle`, and the configuration
@@ -21,7 +22,10 @@
 // runtime ratio, a log-normal draw with sigma --group-runtime-sigma.
 // --group-run-time (GroupRunTime, zeus/sim/simulator.h) says how long each
 // run of a group lasts: scaled by its time to the target (default) or its
-// submission's duration whatever its batch size (the original's). A
+// submission's duration whatever its batch size (the original's).
+// --check-in-s (JobContext::check_in_s) says how often frugal's and swarm's
+// runs are judged between their per-epoch reports: our client's check-ins
+// (0: per epoch only, as the original client reports). A
 // --history-csv estimated above
 // kLargeHistoryBytes is refused unless --allow-large-history is given.
 // --plot DIR draws SVG figures with gnuplot (tools/simulate_plots.h) after
@@ -79,6 +83,8 @@ struct SimulateArgs {
   JobGroupGeneratorOptions arrival;
   // How long a group's run lasts (GroupRunTime): "scaled" or "submission".
   std::string group_run_time = "scaled";
+  // SimulationOptions::check_in_s.
+  double check_in_s = 10.0;
   std::string plot_dir;
 };
 
@@ -221,6 +227,7 @@ void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGro
         {"group_run_time", groups != nullptr
                                ? nlohmann::json(GroupRunTimeName(options.simulation.group_run_time))
                                : nlohmann::json()},
+        {"check_in_s", options.simulation.check_in_s},
         {"eta", options.simulation.eta},
         {"beta", beta.has_value() ? nlohmann::json(*beta) : nlohmann::json()},
         {"seeds", options.seeds},
@@ -276,6 +283,7 @@ int RunSimulate(const SimulateArgs& args) {
   StatusOr<GroupRunTime> group_run_time = ParseGroupRunTime(args.group_run_time);
   if (!group_run_time.ok()) return fail(group_run_time.status());
   options.simulation.group_run_time = *group_run_time;
+  options.simulation.check_in_s = args.check_in_s;
 
   StatusOr<JobGroups> groups = SelectJobGroups(args, seeds.front(), *workloads);
   if (!groups.ok()) return fail(groups.status());
@@ -414,6 +422,13 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
                       "it has spent what it ran")
           ->capture_default_str()
           ->check(CLI::IsMember({"scaled", "submission"}));
+  cmd->add_option("--check-in-s", args->check_in_s,
+                  "How often (s of a run's time) frugal's and swarm's runs are judged against "
+                  "their bound between per-epoch reports: the check-ins of our client "
+                  "(BatchSizeOptimizer.on_step_end). 0: at the end of each epoch only, as the "
+                  "original client reports")
+      ->capture_default_str()
+      ->check(NumberIn(0.0, 1e9));
   cmd->add_option("--plot", args->plot_dir,
                   "Also draw SVG figures into DIR (created if missing): cumulative cost per "
                   "recurrence, and each policy's path in the energy-time plane (needs gnuplot)");

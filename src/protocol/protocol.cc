@@ -47,6 +47,19 @@ StatusOr<TrainingResult> ParseTrainingResult(const json& body,
   return r;
 }
 
+StatusOr<ProgressCheckIn> ParseProgressCheckIn(const json& body,
+                                               std::vector<std::string>* ignored_fields) {
+  ZEUS_ASSIGN_OR_RETURN(
+      JsonFields f,
+      server_internal::WireFields(
+          body, "", {"job_id", "batch_size", "trial_number", "time", "energy"}, ignored_fields));
+  ProgressCheckIn c;
+  ZEUS_RETURN_IF_ERROR(ReadTrialId(f, &c.trial));
+  ZEUS_ASSIGN_OR_RETURN(c.time_s, f.Double("time", 0.0));
+  ZEUS_ASSIGN_OR_RETURN(c.energy_j, f.Double("energy", 0.0));
+  return c;
+}
+
 StatusOr<ReportResponse> ParseReportResponse(const json& body,
                                              std::vector<std::string>* ignored_fields) {
   ZEUS_ASSIGN_OR_RETURN(JsonFields f, server_internal::WireFields(
@@ -72,6 +85,13 @@ json ToJson(const TrainingResult& r) {
   j["energy"] = r.energy_j;
   j["metric"] = r.metric;
   j["current_epoch"] = r.current_epoch;
+  return j;
+}
+
+json ToJson(const ProgressCheckIn& c) {
+  json j = ToJson(c.trial);
+  j["time"] = c.time_s;
+  j["energy"] = c.energy_j;
   return j;
 }
 

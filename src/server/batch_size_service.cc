@@ -162,6 +162,103 @@ std::optional<double> EpochPaceS(const TrialRecord& trial) {
   return std::max(trial.time_s.value_or(0.0), wall_s) / epochs;
 }
 
+// What in-flight `trial` of `job` is told once it has spent `cost`, by a
+// report (`reached`: its metric reached the target) or a check-in.
+struct Verdict {
+  // The optimizer's whole bound, and the bound at the trial's best progress
+  // so far (the curve's where lower). nullopt: none.
+  std::optional<double> whole_bound;
+  std::optional<double> best_progress;
+  std::optional<double> cost_bound;
+  bool within_bound = true;
+  // cost_bound is the curve's.
+  bool curve_bound = false;
+  // The message of a near miss that passed its whole bound and runs on
+  // (RunOn was called); empty otherwise.
+  std::string ran_on;
+  // swarm's restart threshold, and whether `cost` is below it.
+  std::optional<double> restart_below;
+  bool restarting = false;
+};
+
+// The verdict on `trial` having spent `cost`, at a report (`reached`: its
+// metric reached the target) or at a check-in (`check_in`; not reached).
+// A check-in judges spend only: the whole bound and the restart threshold;
+// the learning curve judges progress, which only reports tell. A near miss
+// past its whole bound runs on: `optimizer` records it (the caller stores
+// the optimizer). kInternal when the optimizer refuses that.
+StatusOr<Verdict> Judge(const BatchSizeJobSpec& spec, const JobRecord& job,
+                        const TrialRecord& trial, double cost, bool reached, bool check_in,
+                        BatchSizeOptimizer& optimizer) {
+  Verdict v;
+  v.whole_bound = optimizer.EarlyStopThreshold(trial.trial_number);
+  if (!check_in) v.best_progress = optimizer.BestProgress(trial.trial_number);
+  v.cost_bound = v.best_progress
+                     ? optimizer.EarlyStopThreshold(trial.trial_number, *v.best_progress)
+                     : v.whole_bound;
+  v.within_bound = !v.cost_bound || cost <= *v.cost_bound;
+  v.curve_bound = v.cost_bound && (!v.whole_bound || *v.cost_bound < *v.whole_bound);
+  // A near miss runs on: a probe past its whole bound that had got as far
+  // as the reference run's last level within it fails the walk now and
+  // goes on, to finish its submission, as a concurrent run under beta.
+  // (Past its bound and not a curve's: past its whole bound.)
+  if (!v.within_bound && !v.curve_bound) {
+    const std::optional<double> progress_within =
+        optimizer.BestProgressWithin(trial.trial_number, *v.whole_bound);
+    const std::optional<double> run_on =
+        progress_within ? optimizer.RunOnBound(trial.trial_number, *progress_within) : std::nullopt;
+    if (run_on && cost <= *run_on) {
+      Status status = optimizer.RunOn(trial.trial_number, *progress_within);
+      if (!status.ok()) {
+        return InternalError(
+            "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
+            " is dispatched but the optimizer refuses to run it on: " + status.ToString());
+      }
+      v.within_bound = true;
+      v.ran_on = fmt::format(
+          "Batch size {} passed the exploration bound {} as a near miss (within it, it had got "
+          "as far as the run of the lowest cost before that run's last epoch): it fails the "
+          "walk here and runs on to finish its submission, held to {} (beta_knob {}, {} policy)",
+          trial.batch_size, *v.whole_bound, *run_on, spec.beta_knob.value_or(0.0), spec.policy);
+    }
+  }
+  // swarm: a concurrent run whose size is no longer the cheapest known
+  // stops while finishing it would still cost more than a fresh run at the
+  // cheaper size: its submission restarts there.
+  if (!reached && v.within_bound) v.restart_below = optimizer.RestartThreshold(trial.trial_number);
+  v.restarting = v.restart_below && cost < *v.restart_below;
+  return v;
+}
+
+// Why `verdict` stops `trial` without converging: past a bound, or restarting.
+std::string StopMessage(const Verdict& v, const BatchSizeJobSpec& spec, const TrialRecord& trial,
+                        double cost, const BatchSizeOptimizer& optimizer) {
+  if (!v.within_bound && v.curve_bound) {
+    // The trial's best metric so far, in the metric's own orientation.
+    const double best_metric = spec.higher_is_better_metric ? *v.best_progress : -*v.best_progress;
+    const double ratio = v.whole_bound.value_or(0.0) / optimizer.min_cost().value_or(1.0);
+    return fmt::format(
+        "Batch size {} is learning slower than the run of the lowest cost: cost {} > bound {} "
+        "at metric {} ({} x what that run had spent when it first got past that metric; "
+        "beta_knob {}, {} policy)",
+        trial.batch_size, cost, *v.cost_bound, best_metric, ratio, spec.beta_knob.value_or(0.0),
+        spec.policy);
+  }
+  if (!v.within_bound) {
+    return fmt::format(
+        "Batch size {} exceeded the cost upper bound: cost {} > bound {} (beta_knob {}, {} "
+        "policy, x min_cost {})",
+        trial.batch_size, cost, v.cost_bound.value_or(0.0), spec.beta_knob.value_or(0.0),
+        spec.policy, optimizer.min_cost().value_or(0.0));
+  }
+  return fmt::format(
+      "Batch size {} is no longer the cheapest known: finishing this run is expected to cost "
+      "more than a fresh run at batch size {} (cost {} so far < restart threshold {}, its "
+      "size's mean cost less the lowest cost {}; {} policy): restart the submission",
+      trial.batch_size, optimizer.best_batch_size(), cost, *v.restart_below,
+      optimizer.min_cost().value_or(0.0), spec.policy);
+}
+
 }  // namespace
 
 json TrialRecordToJson(const TrialRecord& t) {
@@ -329,55 +426,20 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
       }
       recorded = status.ok();
     }
-    const std::optional<double> whole_bound = optimizer.EarlyStopThreshold(trial.trial_number);
-    const std::optional<double> best_progress = optimizer.BestProgress(trial.trial_number);
-    const std::optional<double> cost_bound =
-        best_progress ? optimizer.EarlyStopThreshold(trial.trial_number, *best_progress)
-                      : whole_bound;
-    bool within_bound = !cost_bound || cost <= *cost_bound;
-    const bool curve_bound = cost_bound && (!whole_bound || *cost_bound < *whole_bound);
     const bool reached = spec.higher_is_better_metric ? result.metric >= spec.target_metric
                                                       : result.metric <= spec.target_metric;
-    // A near miss runs on: a probe past its whole bound that had got as far
-    // as the reference run's last level within it fails the walk now and
-    // goes on, to finish its submission, as a concurrent run under beta.
-    std::string ran_on;
-    // (Past its bound and not a curve's: past its whole bound.)
-    if (!within_bound && !curve_bound) {
-      const std::optional<double> progress_within =
-          optimizer.BestProgressWithin(trial.trial_number, *whole_bound);
-      const std::optional<double> run_on =
-          progress_within ? optimizer.RunOnBound(trial.trial_number, *progress_within)
-                          : std::nullopt;
-      if (run_on && cost <= *run_on) {
-        Status status = optimizer.RunOn(trial.trial_number, *progress_within);
-        if (!status.ok()) {
-          return InternalError(
-              "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
-              " is dispatched but the optimizer refuses to run it on: " + status.ToString());
-        }
-        within_bound = true;
-        recorded = true;
-        ran_on = fmt::format(
-            "Batch size {} passed the exploration bound {} as a near miss (within it, it had got "
-            "as far as the run of the lowest cost before that run's last epoch): it fails the "
-            "walk here and runs on to finish its submission, held to {} (beta_knob {}, {} policy)",
-            trial.batch_size, *whole_bound, *run_on, spec.beta_knob.value_or(0.0), spec.policy);
-      }
-    }
-    // swarm: a concurrent run whose size is no longer the cheapest known
-    // stops while finishing it would still cost more than a fresh run at the
-    // cheaper size: its submission restarts there.
-    const std::optional<double> restart_below =
-        reached || !within_bound ? std::nullopt : optimizer.RestartThreshold(trial.trial_number);
-    const bool restarting = restart_below && cost < *restart_below;
+    ZEUS_ASSIGN_OR_RETURN(const Verdict verdict,
+                          Judge(spec, job, trial, cost, reached, /*check_in=*/false, optimizer));
+    recorded = recorded || !verdict.ran_on.empty();
     trial.updated_at_s = clock_->WallTimeS();
     trial.time_s = result.time_s;
     trial.energy_j = result.energy_j;
     trial.metric = result.metric;
     trial.current_epoch = result.current_epoch;
-    if (within_bound && !reached && !restarting && result.current_epoch < spec.max_epochs) {
-      response = ReportResponse{false, false, ran_on.empty() ? std::string(kKeepTraining) : ran_on};
+    if (verdict.within_bound && !reached && !verdict.restarting &&
+        result.current_epoch < spec.max_epochs) {
+      response = ReportResponse{
+          false, false, verdict.ran_on.empty() ? std::string(kKeepTraining) : verdict.ran_on};
       if (recorded) {
         StoreOptimizer(optimizer, &job, cache);
         ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
@@ -397,29 +459,8 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
           spec.eta_knob));
     }
     // The run is over: feed the bandit and the job's lowest cost.
-    if (!within_bound && curve_bound) {
-      // The trial's best metric so far, in the metric's own orientation.
-      const double best_metric = spec.higher_is_better_metric ? *best_progress : -*best_progress;
-      const double ratio = whole_bound.value_or(0.0) / optimizer.min_cost().value_or(1.0);
-      response.message = fmt::format(
-          "Batch size {} is learning slower than the run of the lowest cost: cost {} > bound {} "
-          "at metric {} ({} x what that run had spent when it first got past that metric; "
-          "beta_knob {}, {} policy)",
-          trial.batch_size, cost, *cost_bound, best_metric, ratio, spec.beta_knob.value_or(0.0),
-          spec.policy);
-    } else if (!within_bound) {
-      response.message = fmt::format(
-          "Batch size {} exceeded the cost upper bound: cost {} > bound {} (beta_knob {}, {} "
-          "policy, x min_cost {})",
-          trial.batch_size, cost, cost_bound.value_or(0.0), spec.beta_knob.value_or(0.0),
-          spec.policy, optimizer.min_cost().value_or(0.0));
-    } else if (restarting) {
-      response.message = fmt::format(
-          "Batch size {} is no longer the cheapest known: finishing this run is expected to cost "
-          "more than a fresh run at batch size {} (cost {} so far < restart threshold {}, its "
-          "size's mean cost less the lowest cost {}; {} policy): restart the submission",
-          trial.batch_size, optimizer.best_batch_size(), cost, *restart_below,
-          optimizer.min_cost().value_or(0.0), spec.policy);
+    if (!verdict.within_bound || verdict.restarting) {
+      response.message = StopMessage(verdict, spec, trial, cost, optimizer);
     } else if (reached) {
       response.message = fmt::format("Train succeeded: metric {} reached target {} at epoch {}",
                                      result.metric, spec.target_metric, result.current_epoch);
@@ -428,7 +469,7 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
           fmt::format("Train failed to converge within max_epochs ({})", spec.max_epochs);
     }
     response.stop_train = true;
-    response.converged = reached && within_bound;
+    response.converged = reached && verdict.within_bound;
     Status status = optimizer.ReportResult(trial.trial_number, cost, response.converged);
     if (!status.ok()) {
       return InternalError(
@@ -440,6 +481,66 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     trial.status = TrialStatus::kSucceeded;
     trial.cost = cost;
     trial.converged = response.converged;
+    trial.message = response.message;
+    return txn.UpdateTrial(trial);
+  });
+  if (!txn_status.ok()) return txn_status;
+  return response;
+}
+
+StatusOr<ReportResponse> BatchSizeService::CheckIn(const ProgressCheckIn& check_in) {
+  ZEUS_RETURN_IF_ERROR(server_internal::ValidateProgressCheckIn(check_in));
+  OptimizerCache* cache = cache_.get();
+  ReportResponse response;
+  Status txn_status = Write([&](StoreTransaction& txn) -> Status {
+    ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, check_in.trial.job_id));
+    ZEUS_ASSIGN_OR_RETURN(TrialRecord trial, FindTrial(txn, check_in.trial));
+    ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, SpecOf(job, cache));
+    if (trial.status != TrialStatus::kDispatched) {
+      response = ReportResponse{true, trial.converged, trial.message};
+      return Status::Ok();
+    }
+    // A check-in overtaken by a report of more spend changes nothing.
+    if (check_in.time_s < trial.time_s.value_or(0.0) ||
+        check_in.energy_j < trial.energy_j.value_or(0.0)) {
+      response = ReportResponse{
+          false, false,
+          fmt::format("Check-in ignored: trial {} already reported time {} s and energy {} J "
+                      "(epoch {}); {}",
+                      trial.trial_number, trial.time_s.value_or(0.0), trial.energy_j.value_or(0.0),
+                      trial.current_epoch.value_or(0), kKeepTraining)};
+      return Status::Ok();
+    }
+    ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
+    const double cost =
+        ZeusCost(check_in.energy_j, check_in.time_s, spec.eta_knob, spec.max_power_w);
+    ZEUS_ASSIGN_OR_RETURN(const Verdict verdict, Judge(spec, job, trial, cost, /*reached=*/false,
+                                                       /*check_in=*/true, optimizer));
+    if (verdict.within_bound && !verdict.restarting) {
+      response = ReportResponse{
+          false, false, verdict.ran_on.empty() ? std::string(kKeepTraining) : verdict.ran_on};
+      // Only a near miss's verdict is recorded: the trial's progress and
+      // silence are its reports'.
+      if (verdict.ran_on.empty()) return Status::Ok();
+      StoreOptimizer(optimizer, &job, cache);
+      return txn.UpdateJobState(job);
+    }
+    // Stopped mid-epoch: a failure at what it has spent.
+    response = ReportResponse{true, false, StopMessage(verdict, spec, trial, cost, optimizer)};
+    Status status = optimizer.ReportResult(trial.trial_number, cost, false);
+    if (!status.ok()) {
+      return InternalError(
+          "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
+          " is dispatched but the optimizer rejects its result: " + status.ToString());
+    }
+    StoreOptimizer(optimizer, &job, cache);
+    ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
+    trial.updated_at_s = clock_->WallTimeS();
+    trial.time_s = check_in.time_s;
+    trial.energy_j = check_in.energy_j;
+    trial.status = TrialStatus::kSucceeded;
+    trial.cost = cost;
+    trial.converged = false;
     trial.message = response.message;
     return txn.UpdateTrial(trial);
   });

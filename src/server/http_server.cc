@@ -148,6 +148,17 @@ std::vector<HttpRoute> ApiRoutes(BatchSizeService* s, ServerMetrics* metrics) {
     if (!response.ok()) return fail(kReportPath, response.status());
     return Reply(200, ToJson(*response));
   });
+  add("POST", kCheckInPath, [s, fail](const HttpRequest& req) {
+    StatusOr<json> body = ParseBody(req);
+    if (!body.ok()) return ErrorResponse(400, body.status().message());
+    std::vector<std::string> ignored;
+    StatusOr<ProgressCheckIn> check_in = ParseProgressCheckIn(*body, &ignored);
+    if (!check_in.ok()) return fail(kCheckInPath, check_in.status());
+    LogIgnored(kCheckInPath, ignored);
+    StatusOr<ReportResponse> response = s->CheckIn(*check_in);
+    if (!response.ok()) return fail(kCheckInPath, response.status());
+    return Reply(200, ToJson(*response));
+  });
   add("GET", kEndTrialPath, [s, fail](const HttpRequest& req) {
     StatusOr<std::string> job_id = JobIdParam(req);
     if (!job_id.ok()) return fail(kEndTrialPath, job_id.status());

@@ -19,6 +19,12 @@ Status ValidateTrainingResult(const TrainingResult& r) {
   return CheckIntRange("current_epoch", r.current_epoch, 1, kMaxEpochs);
 }
 
+Status ValidateProgressCheckIn(const ProgressCheckIn& c) {
+  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", c.trial.job_id));
+  ZEUS_RETURN_IF_ERROR(CheckRange("time", c.time_s, 0.0, kMaxTimeS, "s"));
+  return CheckRange("energy", c.energy_j, 0.0, kMaxEnergyJ, "J");
+}
+
 namespace {
 
 // A decimal integer in [min, max] from a query parameter, or an error naming

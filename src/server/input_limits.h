@@ -43,6 +43,7 @@ inline constexpr size_t kMaxDashboardTrials = 1000;
 // Every number of a report, and its job_id. (A job spec's ranges are
 // ParseJobSpec's, zeus/protocol/job_spec.h.)
 Status ValidateTrainingResult(const TrainingResult& result);
+Status ValidateProgressCheckIn(const ProgressCheckIn& check_in);
 
 // One page of a job listing: at most `limit` jobs whose id sorts after
 // `after` (empty: from the first).

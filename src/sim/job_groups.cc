@@ -206,14 +206,42 @@ bool ReachedBy(const InFlight& run, double spent) {
   return run.unbounded.reached && run.unbounded.cost <= spent;
 }
 
-// What a run (its unbounded outcome) has spent at its first per-epoch report
-// after having spent `spent`: the end of the epoch it is in.
-double NextReportCost(const RunOutcome& outcome, double spent) {
-  if (spent < outcome.first_epoch_cost || !(outcome.epoch_cost > 0.0)) {
-    return std::min(outcome.first_epoch_cost, outcome.cost);
+// What a run (its unbounded outcome) has spent when it is next judged after
+// having spent `spent`: at its next check-in (every `check_in_s` of its time
+// since its last report, or since it started; 0: none) or at the report
+// that ends the epoch it is in, whichever comes first; `spent` itself when
+// it reports just then. `*at_check_in`: whether that is a check-in.
+double NextJudgedCost(const RunOutcome& outcome, double spent, double check_in_s,
+                      bool* at_check_in) {
+  *at_check_in = false;
+  double c0 = 0.0;
+  double c1 = outcome.first_epoch_cost;
+  double t0 = 0.0;
+  double t1 = outcome.first_epoch_time_s;
+  if (spent >= outcome.first_epoch_cost && outcome.epoch_cost > 0.0) {
+    const double epochs = std::ceil((spent - outcome.first_epoch_cost) / outcome.epoch_cost - 1e-9);
+    c1 = outcome.first_epoch_cost + epochs * outcome.epoch_cost;
+    t1 = outcome.first_epoch_time_s + epochs * outcome.epoch_time_s;
+    c0 = c1 - outcome.epoch_cost;
+    t0 = t1 - outcome.epoch_time_s;
   }
-  const double epochs = std::ceil((spent - outcome.first_epoch_cost) / outcome.epoch_cost);
-  return std::min(outcome.first_epoch_cost + epochs * outcome.epoch_cost, outcome.cost);
+  // (Costs within this of a report's are that report's: the epochs'
+  // costs here and in the outcome's curve round differently.)
+  const double slack = 1e-9 * c1;
+  double next = c1;
+  if (check_in_s > 0.0 && c1 > c0 && t1 > t0 && spent < c1 - slack) {
+    const double spent_s = t0 + (spent - c0) / (c1 - c0) * (t1 - t0);
+    const double check_ins = std::max(1.0, std::ceil((spent_s - t0) / check_in_s));
+    const double at_s = t0 + check_ins * check_in_s;
+    if (at_s < t1) next = c0 + (at_s - t0) / (t1 - t0) * (c1 - c0);
+  }
+  if (next >= c1 - slack) {
+    // A report: the run's own last one when that is its end.
+    return c1 >= outcome.cost - slack ? outcome.cost : c1;
+  }
+  if (next >= outcome.cost) return outcome.cost;
+  *at_check_in = true;
+  return next;
 }
 
 // Stops in-flight `run` at `now_s`, when it has run `fraction` of its
@@ -237,17 +265,18 @@ void StopAt(double now_s, double fraction, InFlight& run) {
   }
   run.end_time_s = now_s;
   run.stopped_early = true;
+  run.outcome.stopped_at_check_in = false;
 }
 
 // Holds in-flight `run` to the bound `policy` now gives it, at time `now_s`,
-// as `zeus serve` does at the run's next report: when the bound is tighter
-// than the one it runs under and the cost it has accrued so far (its cost
-// spread evenly over its duration) already reaches it, the run stops at
-// `now_s` having spent that (not reached, stopped_early); otherwise, and
-// when the bound loosened (swarm's walk step once outbid from further
-// along), it goes on under the new bound (replayed with the same draw of
-// epochs). A run that has not started yet (or could not) spends nothing and
-// is replayed.
+// as `zeus serve` does at the run's next check-in or report (its next
+// judgment, NextJudgedCost): when the bound is tighter than the one it runs
+// under and the run's cost then (its cost spread evenly over its duration)
+// passes it, the run stops there having spent that (not reached,
+// stopped_early); otherwise, and when the bound loosened (swarm's walk step
+// once outbid from further along), it goes on under the new bound
+// (replayed with the same draw of epochs). A run that has not started yet
+// (or could not) spends nothing and is replayed.
 Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFlight& run) {
   std::optional<double> limit = policy.CostLimitAtReport(run.plan);
   std::vector<ProgressPoint> progress_limits = policy.ProgressLimitsAtReport(run.plan);
@@ -256,18 +285,24 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
       run.unbounded_span_s > 0.0
           ? std::clamp((now_s - run.start_time_s) / run.unbounded_span_s, 0.0, 1.0)
           : 0.0;
-  // What it has spent by now (its unbounded cost, evenly over its span).
+  // What it has spent by now (its unbounded cost, evenly over its span), and
+  // when it is next judged.
   const double spent = run.unbounded.cost * fraction;
-  // Judged against a restart threshold at its next report: below it, it
+  bool check_in = false;
+  const double judged = NextJudgedCost(run.unbounded, spent, job.check_in_s, &check_in);
+  const auto stop_when_judged = [&] {
+    const double judged_fraction = run.unbounded.cost > 0.0 ? judged / run.unbounded.cost : 0.0;
+    StopAt(run.start_time_s + run.unbounded_span_s * judged_fraction, judged_fraction, run);
+    run.outcome.stopped_at_check_in = check_in;
+  };
+  // Judged against a restart threshold at its next judgment: below it, it
   // stops there, so that its submission restarts at a cheaper size; past
-  // it, its epochs so far were reported before the threshold existed.
+  // it, what it reported so far came before the threshold existed.
   if (const std::optional<double> restart = policy.RestartThresholdAtReport(run.plan);
       restart.has_value() && run.outcome.ran && run.unbounded.cost > 0.0 &&
       !ReachedBy(run, spent)) {
-    const double next_report = NextReportCost(run.unbounded, spent);
-    if (next_report < *restart && !ReachedBy(run, next_report)) {
-      StopAt(run.start_time_s + run.unbounded_span_s * next_report / run.unbounded.cost,
-             next_report / run.unbounded.cost, run);
+    if (judged < *restart && !ReachedBy(run, judged)) {
+      stop_when_judged();
       run.restarted = true;
       return Status::Ok();
     }
@@ -279,28 +314,32 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
   }
   // (A near miss past a bound that tightened under it stops too: the
   // server's next report, with the run's curve, could let it run on.)
-  if (Tighter(limit, run.plan.cost_limit) && run.outcome.ran && fraction > 0.0 && spent >= *limit) {
+  if (Tighter(limit, run.plan.cost_limit) && run.outcome.ran && fraction > 0.0 && judged > *limit) {
     run.plan.cost_limit = limit;
     run.plan.progress_limits = std::move(progress_limits);
     run.plan.run_on_cost_limit = run_on;
-    StopAt(now_s, fraction, run);
+    stop_when_judged();
     return Status::Ok();
   }
-  // New learning-curve limits hold the run from this report on, judged at
-  // its progress now: past them already, it stops here having spent what it
-  // ran; otherwise they apply to its epochs after now.
+  // New learning-curve limits hold the run from its next report on (check-
+  // ins do not judge progress), at its progress then: past them then, it
+  // stops there having spent that; otherwise they apply to its epochs after
+  // now.
   if (progress_limits != run.plan.progress_limits && run.outcome.ran && fraction > 0.0) {
+    bool not_a_check_in = false;
+    const double reported = NextJudgedCost(run.unbounded, spent, 0.0, &not_a_check_in);
     double progress = 0.0;
     for (const ProgressPoint& point : run.unbounded.progress) {
-      if (point.cost > spent) break;
+      if (point.cost > reported + 1e-9 * reported) break;
       progress = point.progress;
     }
     const std::optional<double> curve = ProgressBound(progress_limits, progress, 1.0);
-    if (curve.has_value() && spent > *curve && !ReachedBy(run, spent)) {
+    if (curve.has_value() && reported > *curve && !ReachedBy(run, reported)) {
       run.plan.cost_limit = limit;
       run.plan.progress_limits = std::move(progress_limits);
       run.plan.run_on_cost_limit = run_on;
-      StopAt(now_s, fraction, run);
+      const double reported_fraction = reported / run.unbounded.cost;
+      StopAt(run.start_time_s + run.unbounded_span_s * reported_fraction, reported_fraction, run);
       return Status::Ok();
     }
     // (A run that ran on has no curve left: nothing to judge from here.)

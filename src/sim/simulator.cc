@@ -43,6 +43,12 @@ Status SimulationOptions::Validate() const {
     return InvalidArgumentError("simulation options: field 'max_tries': must be > 0, got " +
                                 std::to_string(max_tries));
   }
+  if (!(std::isfinite(check_in_s) && check_in_s >= 0.0)) {
+    return InvalidArgumentError(
+        "simulation options: field 'check_in_s': must be finite and >= 0 (0 = per-epoch reports "
+        "only), got " +
+        std::to_string(check_in_s));
+  }
   return Status::Ok();
 }
 
@@ -52,6 +58,7 @@ JobContext SimulationOptions::ContextFor(const Workload& workload) const {
   job.eta = eta;
   job.beta = beta;
   job.seed = seed;
+  job.check_in_s = check_in_s;
   return job;
 }
 
@@ -71,6 +78,157 @@ int DefaultRecurrences(const Workload& workload) {
   return static_cast<int>(std::min<uint64_t>(recurrences, std::numeric_limits<int>::max()));
 }
 
+namespace {
+
+// What a run has spent after `epochs` epochs (fractional: evenly within an
+// epoch), its first epoch profiling every power limit when `profile`.
+struct RunMeter {
+  const JobContext* job = nullptr;
+  bool profile = false;
+  double first_energy_j = 0.0;
+  double first_time_s = 0.0;
+  double energy_per_epoch_j = 0.0;
+  double time_per_epoch_s = 0.0;
+
+  double Spent(double epochs, double* energy_j, double* time_s) const {
+    if (profile && epochs < 1) {
+      *energy_j = epochs * first_energy_j;
+      *time_s = epochs * first_time_s;
+    } else if (profile) {
+      *energy_j = first_energy_j + (epochs - 1) * energy_per_epoch_j;
+      *time_s = first_time_s + (epochs - 1) * time_per_epoch_s;
+    } else {
+      *energy_j = epochs * energy_per_epoch_j;
+      *time_s = epochs * time_per_epoch_s;
+    }
+    return job->Cost(*energy_j, *time_s);
+  }
+  double Cost(double epochs) const {
+    double energy_j = 0.0;
+    double time_s = 0.0;
+    return Spent(epochs, &energy_j, &time_s);
+  }
+  double Time(double epochs) const {
+    double energy_j = 0.0;
+    double time_s = 0.0;
+    Spent(epochs, &energy_j, &time_s);
+    return time_s;
+  }
+};
+
+// The exact rule (RunPlan::exact_cost_limit): the run is judged at each
+// epoch's report and at each check-in between them (every check_in_s of its
+// time since its last report or check-in), as `zeus serve` judges a client
+// that checks in. A judgment whose cost so far passes the bound in force
+// stops the run there: its whole limit (its run-on limit once it ran on),
+// or where lower, from a report on, its curve limit at its progress. A
+// near miss past its whole limit runs on instead. `end` epochs: the target
+// (`reaches`) or max_epochs.
+RunOutcome ExecuteJudgedRun(const JobContext& job, const RunPlan& plan, const BatchSizeTrace& trace,
+                            size_t seed_run, const RunMeter& meter, double end, bool reaches) {
+  RunOutcome outcome;
+  const bool track = (plan.record_progress || !plan.progress_limits.empty()) &&
+                     end <= static_cast<double>(kMaxProgressPoints);
+  const double whole = plan.cost_limit.value_or(std::numeric_limits<double>::infinity());
+  const bool may_run_on = track && plan.cost_limit.has_value() &&
+                          plan.run_on_cost_limit.has_value() && *plan.run_on_cost_limit > whole &&
+                          !plan.progress_limits.empty();
+  // Progress after `e` epochs: the milestones reached by then, plus one at
+  // the target when the run reaches it.
+  const auto progress_after = [&](double e, bool reached) {
+    double progress = 0.0;
+    if (seed_run < trace.milestone_epochs.size()) {
+      for (const std::optional<double>& at : trace.milestone_epochs[seed_run]) {
+        progress += at.has_value() && *at <= e;
+      }
+    }
+    return progress + (reached && e >= end ? 1.0 : 0.0);
+  };
+  // A near miss: after `e` epochs, its last report within the whole limit,
+  // the run had got as far as the last level of its curve limits before
+  // the target (the curve no longer bounded it).
+  const auto near_miss = [&](double e) {
+    return e >= 1 &&
+           !ProgressBound(plan.progress_limits, progress_after(e, false), 1.0).has_value();
+  };
+  // The cost past which a check-in stops the run (curves judge progress,
+  // which only reports tell).
+  const auto threshold = [&](double) {
+    return outcome.ran_on.has_value() ? *plan.run_on_cost_limit : whole;
+  };
+  const double check_in_s = job.check_in_s;
+  double done = 0.0;  // Epochs reported.
+  double recorded = -1.0;
+  std::optional<double> stop;  // Epochs at which it stopped.
+  while (done < end && !stop.has_value()) {
+    const double next = std::min(done + 1.0, end);
+    const double c0 = meter.Cost(done);
+    const double c1 = meter.Cost(next);
+    const double t0 = meter.Time(done);
+    const double t1 = meter.Time(next);
+    // The check-ins of this epoch.
+    double last_s = t0;
+    while (check_in_s > 0.0 && c1 > c0 && t1 > t0) {
+      const double limit = threshold(done);
+      if (!(c1 > limit)) break;
+      const double passes_s = c0 >= limit ? t0 : t0 + (limit - c0) / (c1 - c0) * (t1 - t0);
+      const double at_s =
+          last_s +
+          (std::floor((std::max(passes_s, last_s) - last_s) / check_in_s) + 1.0) * check_in_s;
+      if (!(at_s < t1)) break;
+      const double at = done + (at_s - t0) / (t1 - t0) * (next - done);
+      const double cost = meter.Cost(at);
+      if (may_run_on && !outcome.ran_on.has_value() && cost > whole && near_miss(done)) {
+        const double progress = progress_after(done, false);
+        outcome.ran_on = RunOutcome::RanOn{{cost, progress}, progress};
+        last_s = at_s;
+        continue;
+      }
+      stop = at;
+      outcome.stopped_at_check_in = true;
+      break;
+    }
+    if (stop.has_value()) break;
+    // The report after epoch `next`.
+    const bool at_target = reaches && next >= end;
+    const double cost = c1;
+    const double progress = progress_after(next, reaches);
+    if (!outcome.ran_on.has_value() && cost > whole) {
+      if (!may_run_on || !near_miss(done)) {
+        stop = next;
+        break;
+      }
+      outcome.ran_on = RunOutcome::RanOn{{cost, progress}, progress_after(done, false)};
+    } else if (outcome.ran_on.has_value() && cost > *plan.run_on_cost_limit) {
+      stop = next;
+      break;
+    } else if (!outcome.ran_on.has_value() && !at_target && track) {
+      // Past the verdict it is a concurrent run: no curve holds it.
+      const std::optional<double> curve = ProgressBound(plan.progress_limits, progress, 1.0);
+      if (curve.has_value() && cost > *curve && cost > plan.progress_limits_from_cost) {
+        stop = next;
+        break;
+      }
+    }
+    if (plan.record_progress && track && progress > recorded) {
+      outcome.progress.push_back({cost, progress});
+      recorded = progress;
+    }
+    done = next;
+  }
+  const double epochs = stop.value_or(end);
+  outcome.reached = reaches && !stop.has_value();
+  outcome.cost = meter.Spent(epochs, &outcome.energy_j, &outcome.time_s);
+  // A stopped run's last judgment is a point of its curve too.
+  if (plan.record_progress && track &&
+      (outcome.progress.empty() || outcome.progress.back().cost < outcome.cost)) {
+    outcome.progress.push_back({outcome.cost, progress_after(epochs, outcome.reached)});
+  }
+  return outcome;
+}
+
+}  // namespace
+
 RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
   const Workload& workload = *job.workload;
   const BatchSizeTrace* trace = workload.Find(plan.batch_size);
@@ -82,35 +240,26 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
 
   double max_epochs = workload.job.max_epochs;
   // The first epoch spread evenly over every power limit (JIT profiling).
-  double first_energy_j = 0.0;
-  double first_time_s = 0.0;
+  RunMeter meter;
+  meter.job = &job;
+  meter.profile = plan.profile_power;
   for (const PowerPoint& p : trace->power) {
-    first_energy_j += p.energy_per_epoch_j();
-    first_time_s += p.time_per_epoch_s;
+    meter.first_energy_j += p.energy_per_epoch_j();
+    meter.first_time_s += p.time_per_epoch_s;
   }
   const double num_limits = static_cast<double>(trace->power.size());
-  first_energy_j /= num_limits;
-  first_time_s /= num_limits;
-  // A near miss may run on past cost_limit (RunPlan::run_on_cost_limit);
-  // the epochs are then bounded by the run-on limit and the per-epoch loop
-  // below stops the others before the epoch that passes cost_limit.
-  bool may_run_on = plan.exact_cost_limit && plan.cost_limit.has_value() &&
-                    plan.run_on_cost_limit.has_value() &&
-                    *plan.run_on_cost_limit > *plan.cost_limit && !plan.progress_limits.empty();
-  if (plan.cost_limit.has_value() && plan.exact_cost_limit) {
-    const double cost_per_epoch = job.Cost(point->energy_per_epoch_j(), point->time_per_epoch_s);
-    const double first_cost =
-        plan.profile_power ? job.Cost(first_energy_j, first_time_s) : cost_per_epoch;
-    const auto epochs_within = [&](double limit) {
-      return limit < first_cost ? 0.0 : 1.0 + std::floor((limit - first_cost) / cost_per_epoch);
-    };
-    double epochs = epochs_within(may_run_on ? *plan.run_on_cost_limit : *plan.cost_limit);
-    if (may_run_on && std::min(epochs, max_epochs) > static_cast<double>(kMaxProgressPoints)) {
-      may_run_on = false;  // No curve is kept that long: no near miss to tell.
-      epochs = epochs_within(*plan.cost_limit);
-    }
-    max_epochs = std::min(epochs, max_epochs);
-  } else if (plan.cost_limit.has_value()) {
+  meter.first_energy_j /= num_limits;
+  meter.first_time_s /= num_limits;
+  meter.energy_per_epoch_j = point->energy_per_epoch_j();
+  meter.time_per_epoch_s = point->time_per_epoch_s;
+  const auto finish = [&](RunOutcome outcome) {
+    outcome.first_epoch_cost = meter.Cost(1);
+    outcome.epoch_cost = meter.Cost(2) - outcome.first_epoch_cost;
+    outcome.first_epoch_time_s = meter.Time(1);
+    outcome.epoch_time_s = meter.Time(2) - outcome.first_epoch_time_s;
+    return outcome;
+  };
+  if (!plan.exact_cost_limit && plan.cost_limit.has_value()) {
     // The per-epoch cost weighs time at this batch size's maximum power limit
     // (as the original simulator does), not at the whole trace's.
     const double cost_per_epoch =
@@ -123,106 +272,17 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
     outcome.ran = false;
     return outcome;
   }
-  double epochs = max_epochs;
-  if (target_epoch.has_value() && *target_epoch <= max_epochs) {
-    epochs = *target_epoch;
-    outcome.reached = true;
+  const bool reaches = target_epoch.has_value() && *target_epoch <= max_epochs;
+  const double epochs = reaches ? *target_epoch : max_epochs;
+  if (plan.exact_cost_limit || plan.record_progress || !plan.progress_limits.empty()) {
+    RunPlan judged = plan;
+    // (An approximate limit is in max_epochs already.)
+    if (!plan.exact_cost_limit) judged.cost_limit.reset();
+    return finish(ExecuteJudgedRun(job, judged, *trace, seed_run, meter, epochs, reaches));
   }
-  const auto spent = [&](double e, double* energy_j, double* time_s) {
-    if (plan.profile_power) {
-      *energy_j = first_energy_j + (e - 1) * point->energy_per_epoch_j();
-      *time_s = first_time_s + (e - 1) * point->time_per_epoch_s;
-    } else {
-      *energy_j = e * point->energy_per_epoch_j();
-      *time_s = e * point->time_per_epoch_s;
-    }
-    return job.Cost(*energy_j, *time_s);
-  };
-  if ((plan.record_progress || !plan.progress_limits.empty()) &&
-      epochs <= static_cast<double>(kMaxProgressPoints)) {
-    // Progress after epoch e: the milestones reached by then, plus one at
-    // the target.
-    const auto progress_after = [&](double e) {
-      double progress = 0.0;
-      if (seed_run < trace->milestone_epochs.size()) {
-        for (const std::optional<double>& at : trace->milestone_epochs[seed_run]) {
-          progress += at.has_value() && *at <= e;
-        }
-      }
-      return progress + (outcome.reached && e >= epochs ? 1.0 : 0.0);
-    };
-    // A near miss: by epoch e, its last within cost_limit, the run had got as
-    // far as the last level of its curve limits before the target (the curve
-    // no longer bounded it).
-    const auto near_miss = [&](double e) {
-      return e >= 1 && !ProgressBound(plan.progress_limits, progress_after(e), 1.0).has_value();
-    };
-    double energy_j = 0.0;
-    double time_s = 0.0;
-    double recorded = -1.0;
-    for (double e = 1; e < epochs; ++e) {
-      const double progress = progress_after(e);
-      const double cost = spent(e, &energy_j, &time_s);
-      if (may_run_on && !outcome.ran_on.has_value() && cost > *plan.cost_limit) {
-        if (!near_miss(e - 1)) {
-          // Stopped before the epoch that passes cost_limit, as without run-on.
-          epochs = e - 1;
-          outcome.reached = false;
-          break;
-        }
-        outcome.ran_on = RunOutcome::RanOn{{cost, progress}, progress_after(e - 1)};
-        if (plan.record_progress) {
-          outcome.progress.push_back({cost, progress});
-          recorded = progress;
-        }
-        continue;
-      }
-      // Past the verdict it is a concurrent run: no curve holds it.
-      if (!outcome.ran_on.has_value()) {
-        const std::optional<double> bound = ProgressBound(plan.progress_limits, progress, 1.0);
-        if (bound.has_value() && cost > *bound && cost > plan.progress_limits_from_cost) {
-          epochs = e;
-          outcome.reached = false;
-          break;
-        }
-      }
-      if (plan.record_progress && progress > recorded) {
-        outcome.progress.push_back({cost, progress});
-        recorded = progress;
-      }
-    }
-    if (may_run_on && !outcome.ran_on.has_value() && epochs >= 1) {
-      const double cost = spent(epochs, &energy_j, &time_s);
-      if (cost > *plan.cost_limit) {
-        if (near_miss(epochs - 1)) {
-          outcome.ran_on =
-              RunOutcome::RanOn{{cost, progress_after(epochs)}, progress_after(epochs - 1)};
-        } else {
-          epochs -= 1;
-          outcome.reached = false;
-        }
-      }
-    }
-    if (epochs < 1) {
-      outcome.ran = false;
-      outcome.reached = false;
-      outcome.progress.clear();
-      outcome.ran_on.reset();
-      return outcome;
-    }
-    // (Stopped before the verdict's epoch, its last epoch may be recorded.)
-    const double last_cost = spent(epochs, &energy_j, &time_s);
-    if (plan.record_progress &&
-        (outcome.progress.empty() || outcome.progress.back().cost < last_cost)) {
-      outcome.progress.push_back({last_cost, progress_after(epochs)});
-    }
-  }
-  outcome.cost = spent(epochs, &outcome.energy_j, &outcome.time_s);
-  double energy_j = 0.0;
-  double time_s = 0.0;
-  outcome.first_epoch_cost = spent(1, &energy_j, &time_s);
-  outcome.epoch_cost = spent(2, &energy_j, &time_s) - outcome.first_epoch_cost;
-  return outcome;
+  outcome.reached = reaches;
+  outcome.cost = meter.Spent(epochs, &outcome.energy_j, &outcome.time_s);
+  return finish(outcome);
 }
 
 RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta, Rng& rng) {

@@ -9,7 +9,8 @@
 // reaches the target at epoch 4 for a cost of 200 and becomes the
 // reference; frugal's next exploration step is then held to 1.25 x 200 =
 // 250 as a whole, and to 1.25 x what the reference had spent when it first
-// got further than the step's best metric so far.
+// got further than the step's best metric so far. Check-ins during an epoch
+// (POST /report/progress) are held to the whole bound only.
 
 #include <memory>
 #include <string>
@@ -66,6 +67,18 @@ class CurveStopTest : public ServiceHttpTest {
       if (reply.status != 200 || reply.body["stop_train"] == true) break;
     }
     return reply;
+  }
+
+  // A check-in of `trial` of `job_id` having spent `cost` (energy 2 x cost,
+  // no time).
+  HttpReply CheckIn(const std::string& job_id, std::pair<int64_t, int64_t> trial, double cost) {
+    return Do("POST", "/report/progress",
+              json{{"job_id", job_id},
+                   {"batch_size", trial.first},
+                   {"trial_number", trial.second},
+                   {"time", 0.0},
+                   {"energy", 2.0 * cost}}
+                  .dump());
   }
 
   // The stored optimizer state of `job_id`, as the database holds it now.
@@ -329,6 +342,107 @@ TEST_P(CurveStopTest, TheCurveOfARunInFlightSurvivesARestart) {
   EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
   EXPECT_THAT(stopped.body.value("message", ""), HasSubstr("bound 187.5 at metric 0.25"))
       << stopped.raw;
+}
+
+// A check-in past the whole bound (250) stops the run there, mid-epoch, a
+// failure at what it spent; one within it, or past the curve's bound alone
+// (curves judge progress, which only reports tell), changes nothing.
+TEST_P(CurveStopTest, ACheckInPastTheWholeBoundStopsTheRunMidEpoch) {
+  RegisterJob("ci-1", "frugal", true, 0.5);
+  RunReference("ci-1", {0.1, 0.2, 0.3, 0.5});
+  std::pair<int64_t, int64_t> step = NextTrial("ci-1");
+  ASSERT_EQ(step.first, 64);
+  const std::string before = StoredState("ci-1");
+  // Epoch 1 at 50, metric 0.05: the curve's bound is 1.25 x 50 = 62.5.
+  HttpReply report = Report("ci-1", step.first, step.second, 0.0, 2.0 * 50, 0.05, 1);
+  ASSERT_EQ(report.body["stop_train"], false) << report.raw;
+  for (double cost : {60.0, 200.0, 250.0}) {
+    HttpReply going = CheckIn("ci-1", step, cost);
+    ASSERT_EQ(going.status, 200) << going.raw;
+    EXPECT_EQ(going.body["stop_train"], false) << cost << going.raw;
+    EXPECT_EQ(going.body["message"], "Stop condition not met, keep training") << going.raw;
+  }
+  // A late check-in below what the run reported is ignored.
+  HttpReply stale = CheckIn("ci-1", step, 40.0);
+  EXPECT_EQ(stale.body["stop_train"], false) << stale.raw;
+  EXPECT_THAT(stale.body.value("message", ""), HasSubstr("Check-in ignored")) << stale.raw;
+  HttpReply stopped = CheckIn("ci-1", step, 260.0);
+  ASSERT_EQ(stopped.status, 200) << stopped.raw;
+  EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
+  EXPECT_EQ(stopped.body["converged"], false) << stopped.raw;
+  const std::string message = stopped.body.value("message", "");
+  EXPECT_THAT(message, HasSubstr("Batch size 64 exceeded the cost upper bound: cost 260 > bound "
+                                 "250"))
+      << message;
+  json trial = Trial("ci-1", 1);
+  EXPECT_EQ(trial["status"], "succeeded");
+  EXPECT_EQ(trial["converged"], false);
+  EXPECT_EQ(trial["cost"], 260.0);
+  EXPECT_EQ(trial["energy"], 520.0);
+  EXPECT_EQ(trial["current_epoch"], 1);
+  EXPECT_NE(StoredState("ci-1"), before);
+  EXPECT_EQ(MinCost("ci-1"), 200.0);
+  // The trial is over: a check-in or a report answers its outcome.
+  HttpReply again = CheckIn("ci-1", step, 270.0);
+  EXPECT_EQ(again.body["stop_train"], true) << again.raw;
+  EXPECT_EQ(again.body["message"], message) << again.raw;
+  report = Report("ci-1", step.first, step.second, 0.0, 2.0 * 300, 0.1, 2);
+  EXPECT_EQ(report.body["stop_train"], true) << report.raw;
+  // The walk goes on to the up step.
+  EXPECT_EQ(NextTrial("ci-1").first, 256);
+}
+
+TEST_P(CurveStopTest, ACheckInPastItsWholeBoundRunsANearMissOn) {
+  RegisterJob("ci-2", "frugal", true, 0.5);
+  RunReference("ci-2", {0.1, 0.2, 0.3, 0.5});
+  std::pair<int64_t, int64_t> near = NextTrial("ci-2");
+  ASSERT_EQ(near.first, 64);
+  for (const auto& [cost, metric] :
+       std::vector<std::pair<double, double>>{{60, 0.1}, {120, 0.2}, {180, 0.3}, {240, 0.35}}) {
+    HttpReply going = Report("ci-2", near.first, near.second, 0.0, 2.0 * cost, metric,
+                             static_cast<int64_t>(cost / 60));
+    ASSERT_EQ(going.body["stop_train"], false) << going.raw;
+  }
+  // Past 250 between reports, having got as far as 0.3 within it.
+  HttpReply ran_on = CheckIn("ci-2", near, 255.0);
+  EXPECT_EQ(ran_on.body["stop_train"], false) << ran_on.raw;
+  EXPECT_THAT(ran_on.body.value("message", ""),
+              HasSubstr("Batch size 64 passed the exploration bound 250 as a near miss"))
+      << ran_on.raw;
+  // Held to beta x 200 = 400 from there.
+  EXPECT_EQ(CheckIn("ci-2", near, 390.0).body["stop_train"], false);
+  HttpReply stopped = CheckIn("ci-2", near, 410.0);
+  EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
+  EXPECT_THAT(stopped.body.value("message", ""), HasSubstr("cost 410 > bound 400")) << stopped.raw;
+}
+
+TEST_P(CurveStopTest, ABadCheckInIsRefusedNamingWhatWasWrong) {
+  RegisterJob("ci-3", "frugal", true, 0.5);
+  std::pair<int64_t, int64_t> first = NextTrial("ci-3");
+  const json body = {{"job_id", "ci-3"},
+                     {"batch_size", first.first},
+                     {"trial_number", first.second},
+                     {"time", 1.0},
+                     {"energy", 2.0}};
+  json negative = body;
+  negative["energy"] = -1.0;
+  HttpReply refused = Do("POST", "/report/progress", negative.dump());
+  EXPECT_EQ(refused.status, 422) << refused.raw;
+  EXPECT_THAT(refused.raw, HasSubstr("energy")) << refused.raw;
+  json missing = body;
+  missing.erase("time");
+  refused = Do("POST", "/report/progress", missing.dump());
+  EXPECT_EQ(refused.status, 422) << refused.raw;
+  EXPECT_THAT(refused.raw, HasSubstr("time")) << refused.raw;
+  json unknown = body;
+  unknown["trial_number"] = 99;
+  refused = Do("POST", "/report/progress", unknown.dump());
+  EXPECT_EQ(refused.status, 404) << refused.raw;
+  // Before any run reached the target, nothing bounds a check-in.
+  HttpReply going = Do("POST", "/report/progress", body.dump());
+  EXPECT_EQ(going.status, 200) << going.raw;
+  EXPECT_EQ(going.body["stop_train"], false) << going.raw;
+  EXPECT_EQ(Trial("ci-3", 0)["status"], "dispatched");
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, CurveStopTest,

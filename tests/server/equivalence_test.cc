@@ -169,16 +169,15 @@ TEST(EquivalenceTest, HttpJobFollowsSimulatorFrugalPolicySequence) {
   EXPECT_GT(compared.steps, 600);
   EXPECT_GT(compared.retries_after_failure, 10);
   // Runs reported epoch by epoch; probes the server stopped on the learning
-  // curve where the simulator did, failed runs it ended at max_epochs, and
-  // probes at a curve's bound that it let go on. (A probe past its whole
-  // bound has either been stopped on the curve before or is a near miss
-  // that runs on: the group tests probe whole bounds.)
+  // curve where the simulator did, failed runs it stopped at the report or
+  // check-in past their whole bound, and probes at a curve's bound that it
+  // let go on.
   EXPECT_GT(compared.curves.runs, 600);
   EXPECT_GE(compared.curves.curve_stops, 6);
-  EXPECT_GT(compared.curves.ran_out, 0);
+  EXPECT_GT(compared.curves.bound_stops, 0);
   EXPECT_GT(compared.curves.curve_probes, 0);
   // One run at a time: no bound tightens mid-run.
-  EXPECT_EQ(compared.curves.bound_stops, 0);
+  EXPECT_EQ(compared.curves.stopped_early, 0);
   // Near misses that ran on past their exploration bound.
   EXPECT_GT(compared.curves.ran_on, 0);
 }

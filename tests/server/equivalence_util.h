@@ -236,6 +236,15 @@ inline nlohmann::json EpochReport(const nlohmann::json& trial, int epoch, double
   return report;
 }
 
+// A check-in of the trial `trial` (its hand-out body) with cost so far
+// `cost` (energy / 2 at eta 0.5 and time 0): POST /report/progress.
+inline nlohmann::json CheckIn(const nlohmann::json& trial, double cost) {
+  nlohmann::json check_in = trial;
+  check_in["time"] = 0.0;
+  check_in["energy"] = 2.0 * cost;
+  return check_in;
+}
+
 // A final report of the trial `trial` with `cost` and whether it `reached`
 // the target `target_metric`: metric target_metric at epoch 2, or 0 at
 // max_epochs.
@@ -455,15 +464,14 @@ struct CurveReplayStats {
   // than the run of the lowest cost"), as the simulator did.
   int curve_stops = 0;
   // Failed runs the server stopped at the whole bound ("exceeded the cost
-  // upper bound"): runs the group simulation stopped mid-run when their
-  // bound tightened.
+  // upper bound"): at the report or check-in past it, or, in groups, at the
+  // first after their bound tightened.
   int bound_stops = 0;
   // Of curve_stops and bound_stops, runs the group simulation stopped
   // mid-run when their bound tightened.
   int stopped_early = 0;
-  // Failed runs the server ended at max_epochs: out of epochs, or stopped
-  // by the simulator's exact rule before the epoch that would pass the
-  // whole bound.
+  // Failed runs the server ended at max_epochs: out of epochs within their
+  // bounds.
   int ran_out = 0;
   // Probes at exactly the bound in force at a failed run's last progress
   // that the server let go on: a curve's bound, or the whole bound.
@@ -482,6 +490,10 @@ struct CurveReplayStats {
   // Concurrent runs the server stopped below their restart threshold, as
   // the group simulation did.
   int restarts = 0;
+  // Runs the simulation stopped at a check-in, replayed as one (POST
+  // /report/progress): past their whole bound, restarted, or a tightened
+  // bound.
+  int check_in_stops = 0;
 };
 
 // Replays `run` to the server as the per-epoch reports of the trial `trial`
@@ -493,11 +505,14 @@ struct CurveReplayStats {
 // - its cost past the bound in force at its progress (the whole bound, or
 //   ProgressBound of the curve limits where lower): stopped there, on the
 //   curve or at the whole bound as the message must say, not converged;
-// - otherwise (out of epochs, or stopped by the simulator's exact rule
-//   before the epoch that would pass the whole bound, at or below it):
-//   reported at max_epochs, not converged.
+//   a run the simulation stopped at a check-in (RunOutcome::
+//   stopped_at_check_in) ends with a check-in instead, held to its whole
+//   bound (or its restart threshold);
+// - otherwise (out of epochs within its bounds): reported at max_epochs,
+//   not converged.
 // A failed run is probed first at exactly the bound in force at its last
-// progress, which must not stop it: at the progress of its last point, so
+// progress (a check-in at its whole bound for one a check-in stopped),
+// which must not stop it: at the progress of its last point, so
 // the curve the server keeps of it ends at the simulator's (a failed run's
 // curve counts only through its last progress; a run that reached the
 // target, whose curve may become the reference, is not probed). Returns the
@@ -517,7 +532,11 @@ inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
   const std::optional<double> curve = ProgressBound(run.progress_limits, last.progress, 1.0);
   const bool curve_binds = curve.has_value() && (!run.cost_limit || *curve < *run.cost_limit);
   const std::optional<double> bound = curve_binds ? curve : run.cost_limit;
-  const bool stops_here = !outcome.reached && bound.has_value() && last.cost > *bound;
+  // Stopped by a check-in (between reports): judged against its whole
+  // bound only (check-ins do not judge the curve).
+  const bool by_check_in = outcome.stopped_at_check_in;
+  const std::optional<double> judged_bound = by_check_in ? run.cost_limit : bound;
+  const bool stops_here = !outcome.reached && judged_bound.has_value() && last.cost > *judged_bound;
   // What this relies on: a run reaches the target at its last point,
   // within its whole bound (the exact rule); a run not stopped mid-run by a
   // tightened bound stays within its bounds up to its last point (checked
@@ -526,8 +545,7 @@ inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
   EXPECT_TRUE(!outcome.reached || !run.cost_limit || last.cost <= *run.cost_limit)
       << "cost " << last.cost << " reached the target past its bound "
       << run.cost_limit.value_or(-1.0);
-  EXPECT_TRUE(!stops_here || run.stopped_early || curve_binds)
-      << "cost " << last.cost << " passed the whole bound " << run.cost_limit.value_or(-1.0);
+  if (by_check_in) ++stats->check_in_stops;
   if (run.stopped_early && !stops_here && !run.restarted) ++stats->stopped_early_within_bound;
 
   size_t next_client = first_client;
@@ -536,6 +554,16 @@ inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
     ++stats->reports;
     TestClient& client = *clients[next_client++ % clients.size()];
     answers.push_back(Send(client, "POST", "/report", EpochReport(trial, at, cost, metric).dump()));
+    EXPECT_EQ(answers.back().status, 200) << answers.back().raw;
+    return answers.back();
+  };
+  // The last point, or a probe, at a check-in when the run stopped at one,
+  // else as the report after epoch `at`.
+  auto send_last = [&](int at, double cost, double metric) {
+    if (!by_check_in) return send(at, cost, metric);
+    ++stats->reports;
+    TestClient& client = *clients[next_client++ % clients.size()];
+    answers.push_back(Send(client, "POST", "/report/progress", CheckIn(trial, cost).dump()));
     EXPECT_EQ(answers.back().status, 200) << answers.back().raw;
     return answers.back();
   };
@@ -557,7 +585,7 @@ inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
     // Below its restart threshold, within every bound.
     EXPECT_FALSE(outcome.reached);
     EXPECT_TRUE(!bound || last.cost <= *bound) << "restarted past its bound " << *bound;
-    const HttpReply answer = send(++epoch, last.cost, last.progress);
+    const HttpReply answer = send_last(++epoch, last.cost, last.progress);
     EXPECT_EQ(answer.body["stop_train"], true) << answer.raw;
     EXPECT_EQ(answer.body["converged"], false) << answer.raw;
     EXPECT_NE(answer.body.value("message", "").find("restart the submission"), std::string::npos)
@@ -565,16 +593,20 @@ inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
     ++stats->restarts;
     return answers;
   }
-  if (!outcome.reached && bound.has_value()) {
-    SCOPED_TRACE("probe at the bound " + std::to_string(*bound) + " at progress " +
+  const std::optional<double> probe = judged_bound;
+  if (!outcome.reached && probe.has_value()) {
+    SCOPED_TRACE("probe at the bound " + std::to_string(*probe) + " at progress " +
                  std::to_string(last.progress));
-    const HttpReply answer = send(++epoch, *bound, last.progress);
+    const HttpReply answer = send_last(++epoch, *probe, last.progress);
     EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
     if (answer.body["stop_train"] != false) return answers;
-    ++(curve_binds ? stats->curve_probes : stats->bound_probes);
+    ++(curve_binds && !by_check_in ? stats->curve_probes : stats->bound_probes);
   }
   const bool ends_at_max = !outcome.reached && !stops_here;
-  const HttpReply answer = send(ends_at_max ? kLastEpoch : ++epoch, last.cost, last.progress);
+  EXPECT_TRUE(!by_check_in || !ends_at_max || run.stopped_early)
+      << "a check-in stopped it within its bound " << run.cost_limit.value_or(-1.0);
+  const HttpReply answer = ends_at_max ? send(kLastEpoch, last.cost, last.progress)
+                                       : send_last(++epoch, last.cost, last.progress);
   const std::string message = answer.body.value("message", "");
   EXPECT_EQ(answer.body["stop_train"], true) << answer.raw;
   EXPECT_EQ(answer.body["converged"], outcome.reached) << answer.raw;
@@ -584,11 +616,12 @@ inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
     EXPECT_NE(message.find("failed to converge"), std::string::npos) << answer.raw;
     ++stats->ran_out;
   } else {
-    EXPECT_NE(message.find(curve_binds ? "learning slower than the run of the lowest cost"
-                                       : "exceeded the cost upper bound"),
+    const bool on_curve = curve_binds && !by_check_in;
+    EXPECT_NE(message.find(on_curve ? "learning slower than the run of the lowest cost"
+                                    : "exceeded the cost upper bound"),
               std::string::npos)
         << answer.raw;
-    ++(curve_binds ? stats->curve_stops : stats->bound_stops);
+    ++(on_curve ? stats->curve_stops : stats->bound_stops);
     if (run.stopped_early) ++stats->stopped_early;
   }
   return answers;

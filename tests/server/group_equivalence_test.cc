@@ -162,13 +162,17 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
 
 // Expects the replay to have held runs to their learning curves: runs
 // reported epoch by epoch, at least `min_curve_stops` of them stopped by the
-// server on the curve where the simulator stopped them, at least `min_ran_out`
-// failed runs the server ended at max_epochs, and probes at a curve's bound
-// and at the whole bound that did not stop the run.
-void ExpectCurvesExercised(const CurveReplayStats& curves, int min_curve_stops, int min_ran_out) {
+// server on the curve where the simulator stopped them, at least
+// `min_bound_stops` failed runs it stopped past their whole bound (at the
+// report or check-in that passed it), at least `min_check_in_stops` stopped
+// at a check-in (past a bound, or below a restart threshold), and probes at
+// a curve's bound and at the whole bound that did not stop the run.
+void ExpectCurvesExercised(const CurveReplayStats& curves, int min_curve_stops, int min_bound_stops,
+                           int min_check_in_stops) {
   EXPECT_GT(curves.runs, 150);
   EXPECT_GE(curves.curve_stops, min_curve_stops);
-  EXPECT_GE(curves.ran_out, min_ran_out);
+  EXPECT_GE(curves.bound_stops, min_bound_stops);
+  EXPECT_GE(curves.check_in_stops, min_check_in_stops);
   EXPECT_GT(curves.curve_probes, 0);
   EXPECT_GT(curves.bound_probes, 0);
   // A run the simulation stopped in flight when a report tightened its
@@ -191,7 +195,7 @@ TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorSwarmPolicyWithConcurrentSubmi
   EXPECT_GT(compared.stopped_mid_run + compared.curves.stopped_early, 0);
   // (Its failed runs that would have ended at the whole bound run on as
   // near misses here; the frugal group has some.)
-  ExpectCurvesExercised(compared.curves, 3, 0);
+  ExpectCurvesExercised(compared.curves, 3, 1, 2);
   // Concurrent runs the server stopped so that their submissions restart
   // at a cheaper size, where the simulator did.
   EXPECT_GT(compared.curves.restarts, 0);
@@ -202,7 +206,7 @@ TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorFrugalPolicyWithConcurrentSubm
   EXPECT_GT(compared.events, 300);
   EXPECT_GT(compared.out_of_order, 20);
   EXPECT_EQ(compared.first_wave_probes, 0);
-  ExpectCurvesExercised(compared.curves, 2, 1);
+  ExpectCurvesExercised(compared.curves, 2, 1, 1);
 }
 
 }  // namespace

@@ -99,7 +99,10 @@ TEST(FloorPolicyTest, ADearNeighbourIsProbedOnlyUntilItPassesTheOraclesCost) {
   Rng rng(1);
   const RunOutcome outcome = ExecuteRun(w, probe, 0.5, rng);
   EXPECT_FALSE(outcome.reached);
-  EXPECT_LE(outcome.cost, OracleCost(w));
+  // Stopped at its first check-in past that cost (every 10 s of its time).
+  EXPECT_TRUE(outcome.stopped_at_check_in);
+  EXPECT_GT(outcome.cost, OracleCost(w));
+  EXPECT_LE(outcome.cost - 10.0 * outcome.epoch_cost / outcome.epoch_time_s, OracleCost(w));
 }
 
 TEST(FloorPolicyTest, ANearlyEqualNeighbourIsRunToTheTarget) {

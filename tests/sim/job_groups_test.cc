@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -355,43 +356,75 @@ TEST(JobGroupsTest, ARunPastATightenedBoundStopsHavingSpentWhatItRan) {
   EXPECT_NEAR(policy.observed()[1].second.cost, 2 * epoch_cost, 1e-9 * epoch_cost);
 }
 
+// Run 1 (10 epochs of 4 s over [0, 100] s) has spent 1.5 epochs when run 2
+// ([10, 15] s) reports at 15 s and tightens its bound to 1.2 epochs: the
+// server learns of it at run 1's next check-in (every 1.5 s of its time
+// since its report at 4 s: at 7 s, 17.5 s in the group), or without
+// check-ins at its report after epoch 2 (20 s): it stops there, charged
+// what it spent by then.
+TEST(JobGroupsTest, ARunPastATightenedBoundStopsAtItsNextCheckIn) {
+  const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
+  const std::vector<JobSubmission> submissions = {{"g", 0, 100, "toy", 1.0},
+                                                  {"g", 10, 15, "toy", 1.0}};
+  for (const auto& [check_in_s, end_time_s, epochs] :
+       std::vector<std::tuple<double, double, double>>{{1.5, 17.5, 1.75}, {0.0, 20.0, 2.0}}) {
+    SCOPED_TRACE("check_in_s " + std::to_string(check_in_s));
+    SimulationOptions options;
+    options.group_run_time = GroupRunTime::kSubmission;
+    options.check_in_s = check_in_s;
+    TighteningPolicy policy(1.2 * epoch_cost);
+    ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records,
+                              SimulateJobGroup(ToyWorkload(), policy, submissions, options));
+    ASSERT_EQ(records.size(), 3u);
+    const GroupRunRecord& stopped = records[1];
+    EXPECT_EQ(stopped.run.recurrence, 0);
+    EXPECT_TRUE(stopped.stopped_early);
+    EXPECT_FALSE(stopped.run.reached);
+    EXPECT_DOUBLE_EQ(stopped.end_time_s, end_time_s);
+    EXPECT_NEAR(stopped.run.cost, epochs * epoch_cost, 1e-9 * epoch_cost);
+    EXPECT_EQ(policy.observed()[1].second.stopped_at_check_in, check_in_s > 0.0);
+    EXPECT_DOUBLE_EQ(records[2].start_time_s, end_time_s);
+  }
+}
+
 // The same, with the bound tightened to 5.5 epochs: run 1 has spent less
-// (2 epochs), so it goes on under the new bound and stops after 5 epochs,
-// when it has spent them (50 s: half its 10 epochs' duration), not at the
-// end of its submission's duration.
+// (2 epochs), so it goes on under the new bound and stops at its first
+// report past it, after 6 epochs (its 4 s epochs leave no room for a 10 s
+// check-in), when it has spent them (60 s: 6/10 of its 10 epochs'
+// duration), not at the end of its submission's duration.
 TEST(JobGroupsTest, ARunBelowATightenedBoundGoesOnUnderIt) {
   const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
   TighteningPolicy policy(5.5 * epoch_cost);
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
   ASSERT_EQ(records.size(), 3u);
-  ExpectRun1StoppedByItsBound(records[1], 50.0, 5, epoch_cost);
+  ExpectRun1StoppedByItsBound(records[1], 60.0, 6, epoch_cost);
   // Its retry starts when it stopped and lasts the submission's duration.
-  EXPECT_DOUBLE_EQ(records[2].start_time_s, 50.0);
-  EXPECT_DOUBLE_EQ(records[2].end_time_s, 150.0);
+  EXPECT_DOUBLE_EQ(records[2].start_time_s, 60.0);
+  EXPECT_DOUBLE_EQ(records[2].end_time_s, 160.0);
 }
 
-// Run 1 handed out under 3.5 epochs (it would stop after 3, at 30 s),
+// Run 1 handed out under 3.5 epochs (it would stop after 4, at 40 s),
 // loosened to 5.5 epochs when run 2 reports at 20 s: still going, it goes on
-// under the looser bound and stops after 5 epochs, at 50 s.
+// under the looser bound and stops after 6 epochs, at 60 s.
 TEST(JobGroupsTest, ARunWhoseBoundLoosensGoesOnUnderIt) {
   const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
   TighteningPolicy policy(5.5 * epoch_cost, 3.5 * epoch_cost);
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
   ASSERT_GE(records.size(), 2u);
-  ExpectRun1StoppedByItsBound(records[1], 50.0, 5, epoch_cost);
+  ExpectRun1StoppedByItsBound(records[1], 60.0, 6, epoch_cost);
   EXPECT_EQ(policy.observed()[1].first.cost_limit, 5.5 * epoch_cost);
 }
 
-// A run its own bound stops ends when it has spent the bound, at the pace of
-// its unbounded run: here run 1 under 1.5 epochs stops after one, at 10 s
-// (one tenth of its 10 epochs' 100 s), before run 2 ([10, 20] s) reports,
-// and is observed first.
+// A run its own bound stops ends when it has spent what it ran, at the pace
+// of its unbounded run: here run 1 under 1.5 epochs stops at its report
+// after two, at 20 s (a fifth of its 10 epochs' 100 s), as run 2 ([10, 20]
+// s) reports, and is observed first (it was handed out first).
 TEST(JobGroupsTest, ARunItsBoundStopsEndsWhenItHasSpentTheBound) {
   const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
   TighteningPolicy policy(5.5 * epoch_cost, 1.5 * epoch_cost);
   ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
   ASSERT_GE(records.size(), 2u);
-  ExpectRun1StoppedByItsBound(records[0], 10.0, 1, epoch_cost);
+  ExpectRun1StoppedByItsBound(records[0], 20.0, 2, epoch_cost);
   EXPECT_EQ(policy.observed()[0].first.run_id, 1);
   EXPECT_EQ(policy.observed()[0].first.cost_limit, 1.5 * epoch_cost);
 }
@@ -440,7 +473,7 @@ TEST(JobGroupsTest, ARunBelowARestartThresholdStopsAtItsNextReport) {
 // time / the default's expected time (64 at 200 W: 3 or 4 epochs of 6 s, 21 s
 // on average). Run 2 (64) over [10, 20] s lasts 10 s x its own time / 21 s;
 // run 1 (128, 10 epochs of 4 s) would last 100 s x 40 / 21, and stopped by
-// a bound of 5.5 epochs after 5, it ends halfway through that.
+// a bound of 5.5 epochs at its report after 6, it ends 6/10 through that.
 TEST(JobGroupsTest, ScaledRunTimeLastsTheSubmissionsDurationTimesTheRunsTimeOverTheDefaults) {
   const double epoch_cost = EpochCost128(ToyWorkload(), SimulationOptions());
   TighteningPolicy policy(5.5 * epoch_cost);
@@ -455,8 +488,8 @@ TEST(JobGroupsTest, ScaledRunTimeLastsTheSubmissionsDurationTimesTheRunsTimeOver
   const GroupRunRecord& run1 = records[1];
   EXPECT_EQ(run1.run.recurrence, 0);
   EXPECT_FALSE(run1.run.reached);
-  EXPECT_NEAR(run1.run.cost, 5 * epoch_cost, 1e-9 * epoch_cost);
-  EXPECT_NEAR(run1.end_time_s, 0.5 * 100.0 * 40.0 / 21.0, 1e-9);
+  EXPECT_NEAR(run1.run.cost, 6 * epoch_cost, 1e-9 * epoch_cost);
+  EXPECT_NEAR(run1.end_time_s, 0.6 * 100.0 * 40.0 / 21.0, 1e-9);
 }
 
 // Scaled run times need the default's expected time: a default that never

@@ -359,21 +359,92 @@ TEST(SimulatorTest, ANearMissRunsOnPastItsCostLimit) {
   ASSERT_TRUE(outcome.ran_on.has_value());
   EXPECT_EQ(outcome.ran_on->at, (ProgressPoint{4 * 1280.0, 3}));
   EXPECT_EQ(outcome.ran_on->progress_within, 2.0);
-  // Without a run-on limit it stops before epoch 4.
+  // Without a run-on limit it stops at the first judgment past 3900: with
+  // no check-in in its 8 s epochs, its report after epoch 4, which reaches
+  // the target past the limit: a failure.
   plan.run_on_cost_limit.reset();
   outcome = ExecuteRun(Job(w), plan, rng);
   EXPECT_FALSE(outcome.reached);
-  EXPECT_DOUBLE_EQ(outcome.cost, 3 * 1280.0);
+  EXPECT_DOUBLE_EQ(outcome.cost, 4 * 1280.0);
+  EXPECT_FALSE(outcome.stopped_at_check_in);
   EXPECT_FALSE(outcome.ran_on.has_value());
-  // Passing 2600 at epoch 3, with progress 1 by epoch 2 (the curve still
-  // bounded it): no near miss, it stops before epoch 3.
+  // Checking in every 2 s of its time, it passes 3900 at 24.375 s and stops
+  // at the check-in at 26 s, a quarter into epoch 4.
+  JobContext checking_in = Job(w);
+  checking_in.check_in_s = 2.0;
+  outcome = ExecuteRun(checking_in, plan, rng);
+  EXPECT_FALSE(outcome.reached);
+  EXPECT_DOUBLE_EQ(outcome.cost, 3.25 * 1280.0);
+  EXPECT_DOUBLE_EQ(outcome.time_s, 26.0);
+  EXPECT_TRUE(outcome.stopped_at_check_in);
+  EXPECT_EQ(outcome.progress.back(), (ProgressPoint{3.25 * 1280.0, 2}));
+  // Passing 2600 in epoch 3, with progress 1 by epoch 2 (the curve still
+  // bounded it): no near miss, it stops at its report after epoch 3...
   plan.cost_limit = 2600.0;
   plan.run_on_cost_limit = 6000.0;
   outcome = ExecuteRun(Job(w), plan, rng);
   EXPECT_FALSE(outcome.reached);
-  EXPECT_DOUBLE_EQ(outcome.cost, 2 * 1280.0);
+  EXPECT_DOUBLE_EQ(outcome.cost, 3 * 1280.0);
   EXPECT_FALSE(outcome.ran_on.has_value());
-  EXPECT_EQ(outcome.progress, (std::vector<ProgressPoint>{{1280.0, 0}, {2 * 1280.0, 1}}));
+  EXPECT_EQ(outcome.progress,
+            (std::vector<ProgressPoint>{{1280.0, 0}, {2 * 1280.0, 1}, {3 * 1280.0, 2}}));
+  // ... or at its check-in at 18 s.
+  outcome = ExecuteRun(checking_in, plan, rng);
+  EXPECT_FALSE(outcome.reached);
+  EXPECT_DOUBLE_EQ(outcome.cost, 2.25 * 1280.0);
+  EXPECT_FALSE(outcome.ran_on.has_value());
+  EXPECT_EQ(outcome.progress,
+            (std::vector<ProgressPoint>{{1280.0, 0}, {2 * 1280.0, 1}, {2.25 * 1280.0, 1}}));
+}
+
+// A near miss past its limit at a check-in runs on from there, its verdict
+// at that check-in's spend and its progress so far.
+TEST(SimulatorTest, ANearMissRunsOnFromTheCheckInPastItsLimit) {
+  const Workload w = MilestoneToyWorkload();
+  Rng rng(1);
+  RunPlan plan{1, 32, 200, false, 3900.0};
+  plan.exact_cost_limit = true;
+  plan.record_progress = true;
+  plan.progress_limits = {{1.25 * 1140, 1}, {1.25 * 2280, 2}, {1.25 * 3420, 3}};
+  plan.run_on_cost_limit = 6000.0;
+  JobContext checking_in = Job(w);
+  checking_in.check_in_s = 2.0;
+  const RunOutcome outcome = ExecuteRun(checking_in, plan, rng);
+  EXPECT_TRUE(outcome.reached);
+  EXPECT_DOUBLE_EQ(outcome.cost, 4 * 1280.0);
+  ASSERT_TRUE(outcome.ran_on.has_value());
+  EXPECT_EQ(outcome.ran_on->at, (ProgressPoint{3.25 * 1280.0, 2}));
+  EXPECT_EQ(outcome.ran_on->progress_within, 2.0);
+}
+
+// Check-ins are every check_in_s of the run's time since its last report:
+// none in an epoch shorter than that, and a profiled first epoch counts its
+// own time.
+TEST(SimulatorTest, AnExactLimitIsJudgedAtEachReportAndCheckIn) {
+  const Workload w = MilestoneToyWorkload();
+  Rng rng(1);
+  RunPlan plan{1, 32, 200, false, 1000.0};
+  plan.exact_cost_limit = true;
+  // Epoch 1 passes 1000 at 6.25 s: stopped at its report (8 s) without
+  // check-ins, at 7 s checking in every 7 s, at 8 s every 9 s.
+  for (const auto& [check_in_s, time_s] :
+       std::vector<std::pair<double, double>>{{0.0, 8.0}, {7.0, 7.0}, {9.0, 8.0}, {1.0, 7.0}}) {
+    JobContext job = Job(w);
+    job.check_in_s = check_in_s;
+    const RunOutcome outcome = ExecuteRun(job, plan, rng);
+    EXPECT_FALSE(outcome.reached) << check_in_s;
+    EXPECT_TRUE(outcome.ran) << check_in_s;
+    EXPECT_DOUBLE_EQ(outcome.time_s, time_s) << check_in_s;
+    EXPECT_DOUBLE_EQ(outcome.cost, time_s / 8.0 * 1280.0) << check_in_s;
+    EXPECT_EQ(outcome.stopped_at_check_in, time_s < 8.0) << check_in_s;
+  }
+  // A limit of 0 stops it at its first check-in (or report): it ran.
+  plan.cost_limit = 0.0;
+  JobContext job = Job(w);
+  job.check_in_s = 2.0;
+  const RunOutcome outcome = ExecuteRun(job, plan, rng);
+  EXPECT_TRUE(outcome.ran);
+  EXPECT_DOUBLE_EQ(outcome.time_s, 2.0);
 }
 
 TEST(SimulatorTest, MilestoneEpochsMustMatchTheSeedRunsAndAscend) {

@@ -22,6 +22,7 @@ namespace zeus {
 inline constexpr char kRegisterJobPath[] = "/jobs";               // POST; DELETE ?job_id=; GET
 inline constexpr char kNextBatchSizePath[] = "/jobs/batch_size";  // GET ?job_id=
 inline constexpr char kReportPath[] = "/report";                  // POST
+inline constexpr char kCheckInPath[] = "/report/progress";        // POST (zeus serve only)
 inline constexpr char kEndTrialPath[] = "/trials";                // PATCH; GET ?job_id=
 inline constexpr char kArmsPath[] = "/jobs/arms";                 // GET ?job_id=
 inline constexpr char kHealthPath[] = "/health";                  // GET
@@ -47,7 +48,17 @@ struct TrainingResult {
   int64_t current_epoch = 0;
 };
 
-// The answer of POST /report.
+// The body of POST /report/progress, a check-in (zeus serve only; the
+// original server has no such route): trial `trial`'s spend so far, during
+// an epoch. No metric: the trial's progress is what its epochs reported.
+struct ProgressCheckIn {
+  TrialId trial;
+  // Cumulative since the run began: seconds and joules. >= 0.
+  double time_s = 0.0;
+  double energy_j = 0.0;
+};
+
+// The answer of POST /report and POST /report/progress.
 struct ReportResponse {
   bool stop_train = false;
   bool converged = false;
@@ -64,11 +75,14 @@ StatusOr<TrialId> ParseTrialId(const nlohmann::json& body,
                                std::vector<std::string>* ignored_fields = nullptr);
 StatusOr<TrainingResult> ParseTrainingResult(const nlohmann::json& body,
                                              std::vector<std::string>* ignored_fields = nullptr);
+StatusOr<ProgressCheckIn> ParseProgressCheckIn(const nlohmann::json& body,
+                                               std::vector<std::string>* ignored_fields = nullptr);
 StatusOr<ReportResponse> ParseReportResponse(const nlohmann::json& body,
                                              std::vector<std::string>* ignored_fields = nullptr);
 
 nlohmann::json ToJson(const TrialId& trial);
 nlohmann::json ToJson(const TrainingResult& result);
+nlohmann::json ToJson(const ProgressCheckIn& check_in);
 nlohmann::json ToJson(const ReportResponse& response);
 
 }  // namespace zeus

@@ -131,6 +131,20 @@ class BatchSizeService {
   // its stored outcome and changes nothing.
   StatusOr<ReportResponse> Report(const TrainingResult& result);
 
+  // A check-in during an epoch (POST /report/progress): judges the trial's
+  // spend so far against its whole bound (EarlyStopThreshold(trial)) and
+  // swarm's restart threshold, as Report judges an epoch's, so that a run
+  // stops as soon as it passes them, or a bound that tightened since its
+  // last report, instead of at the end of an epoch that may last hours. The
+  // learning curve is not judged: it judges progress, which only reports
+  // tell. A near miss past its whole bound runs on, as at a report. A
+  // stop is the trial's final, failed result; a check-in that does not stop
+  // the run records nothing (a near miss's verdict aside). One with less
+  // time or energy than the trial's last report changes nothing and says
+  // so; one for a trial that ended answers its stored outcome.
+  // kInvalidArgument for numbers out of range, kNotFound as Report.
+  StatusOr<ReportResponse> CheckIn(const ProgressCheckIn& check_in);
+
   // Marks a dispatched trial as failed (its client died); the bandit gets no
   // observation. A trial that already ended is returned unchanged.
   StatusOr<TrialRecord> EndTrial(const TrialId& trial);

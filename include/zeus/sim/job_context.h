@@ -25,6 +25,11 @@ struct JobContext {
   std::optional<double> beta = 2.0;
   // Seed of the policy's own random choices and of the run sampling.
   uint64_t seed = 1;
+  // How often (s of a run's time) a run with an exact cost limit is judged
+  // between its per-epoch reports: our client's check-ins
+  // (BatchSizeOptimizer.on_step_end, POST /report/progress). 0: only at
+  // the end of each epoch, as the original client reports. >= 0.
+  double check_in_s = 10.0;
 
   // ZeusCost(energy_j, time_s, eta, workload->max_power_w): a run's cost, J,
   // with MaxPower the highest power limit of the GPU's whole trace.

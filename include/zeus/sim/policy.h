@@ -37,14 +37,15 @@ struct RunPlan {
   // job does the same by keeping one profile per job and batch size
   // (GlobalPowerLimitOptimizer's profile_path, docs/BATCH_SIZE_POLICY.md).
   bool profile_power = false;
-  // Early stopping: the run stops before the epoch that would take its cost
-  // past this. nullopt = run until the target or max_epochs.
+  // Early stopping at this cost. nullopt = run until the target or
+  // max_epochs.
   std::optional<double> cost_limit;
   // How the limit is applied. false (the original simulator's, kept for
-  // `zeus`): epochs are priced at the batch size's own highest power limit
-  // and without the profiling epoch, so a run may end slightly above the
-  // limit. true: the run stops before its real cost (RunOutcome::cost) would
-  // pass the limit, as `zeus serve` stops it.
+  // `zeus`): the run stops before the epoch that would pass the limit,
+  // epochs priced at the batch size's own highest power limit and without
+  // the profiling epoch, so a run may end slightly above the limit. true:
+  // the run stops at its first report or check-in whose real cost so far
+  // passes it (ExecuteRun), as `zeus serve` stops it.
   bool exact_cost_limit = false;
   // Early stopping on the learning curve (frugal and swarm): after an epoch
   // that does not end the run, it stops once its cost so far passes
@@ -76,7 +77,8 @@ struct RunOutcome {
   double energy_j = 0.0;
   double time_s = 0.0;
   bool reached = false;
-  // False when even one epoch would pass the cost limit: nothing ran.
+  // False when even one epoch would pass an approximate cost limit
+  // (RunPlan::exact_cost_limit false): nothing ran.
   bool ran = true;
   // ZeusCost(energy_j, time_s, eta, MaxPower).
   double cost = 0.0;
@@ -100,6 +102,12 @@ struct RunOutcome {
   // simulation tells from them when a run in flight reports next.
   double first_epoch_cost = 0.0;
   double epoch_cost = 0.0;
+  // The same in seconds of the run's time (check-ins count it).
+  double first_epoch_time_s = 0.0;
+  double epoch_time_s = 0.0;
+  // The run was stopped by a check-in between two reports (its last
+  // `progress` point, when recorded, is the check-in's spend).
+  bool stopped_at_check_in = false;
 };
 
 // Everything a policy may know up front: the simulated job's context.

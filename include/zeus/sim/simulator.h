@@ -60,6 +60,8 @@ struct SimulationOptions {
   int max_tries = 20;
   // Job groups only. Default: kScaled.
   GroupRunTime group_run_time = GroupRunTime::kScaled;
+  // JobContext::check_in_s: finite and >= 0. Default: 10 s.
+  double check_in_s = 10.0;
 
   // kInvalidArgument naming the field.
   Status Validate() const;
@@ -91,8 +93,12 @@ struct RunRecord {
 };
 
 // Executes `plan` on `job`'s workload: samples a seed run with `rng`, applies
-// the cost limit and JIT profiling, and prices the run at `job`'s eta. REQUIRES:
-// the plan's configuration is in the workload.
+// the cost limit and JIT profiling, and prices the run at `job`'s eta. An
+// exact limit (RunPlan::exact_cost_limit) is judged where `zeus serve`
+// judges it: at each epoch's report and at each check-in between them
+// (JobContext::check_in_s), so a run stops at the first of them past its
+// bound, charged what it spent by then (spend is even within an epoch).
+// REQUIRES: the plan's configuration is in the workload.
 RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng);
 // The same on `workload` at `eta`, for the policies' probes of a workload of
 // their own (src/sim/policies). New code passes a JobContext; this overload and

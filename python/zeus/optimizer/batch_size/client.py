@@ -7,10 +7,17 @@ The documented loop (the original's):
     batch_size = bso.get_batch_size()
     bso.on_train_begin()
     for epoch in range(max_epochs):
-        train_one_epoch(batch_size)
+        for batch in batches(batch_size):
+            train_step(batch)
+            bso.on_step_end()         # optional (an extra): may raise ZeusBSOTrainFailError
         bso.on_evaluate(validate())   # raises ZeusBSOTrainFailError if stopped early
         if bso.training_finished:
             break
+
+on_step_end (an extra; a no-op in the original) checks in with `zeus serve` at
+most every check_in_s seconds (default 10) during an epoch, so that a run past
+its cost bound stops there rather than at the end of an epoch that may last
+hours. Between check-ins it costs one clock read.
 
 Data parallelism (the original's protocol): every rank creates a
 BatchSizeOptimizer with the same JobSpec and its `rank`. Only rank 0 asks
@@ -20,6 +27,11 @@ and sets them on the other ranks. Every rank then calls on_train_begin and
 on_evaluate: each reports its own measurement of the epoch, the server keeps
 the first report of each epoch and answers the others with the trial's
 state, so every rank sees training_finished turn True at the same epoch.
+Check-ins would stop rank 0 alone, mid-epoch, and leave the other ranks
+waiting in their next collective: only rank 0 checks in, and not at all in a
+torch.distributed group of more than one process unless check_in_s is passed
+explicitly (the script must then tell every rank of the stop, e.g. broadcast
+a flag each step).
 With several ranks, JobSpec.job_id must be set (e.g. from $ZEUS_JOB_ID):
 otherwise each rank would register a job of its own (a rank other than 0
 refuses that with ZeusBSOConfigError).
@@ -36,24 +48,67 @@ server is down or silent past the budget.
 import atexit
 import logging
 import math
+import os
+import sys
+import time
 import weakref
 
 from zeus.callback import Callback
 from zeus.device import get_gpus
-from zeus.exception import InvalidArgumentError, ZeusBaseError
+from zeus.exception import InvalidArgumentError, UnavailableError, ZeusBaseError
 from zeus.monitor.energy import ZeusMonitor
 from zeus.optimizer.batch_size.common import (CreatedJob, JobSpec, JobSpecFromClient,
                                               ReportResponse, TrainingResult, TrialId)
 from zeus.optimizer.batch_size.exceptions import (ZeusBSOBadOperationError, ZeusBSOConfigError,
                                                   ZeusBSOOperationOrderError,
                                                   ZeusBSORuntimError, ZeusBSOTrainFailError)
-from zeus.optimizer.batch_size.http import BatchSizeServer
+from zeus.optimizer.batch_size.http import BatchSizeServer, NoSuchRouteError
 
 logger = logging.getLogger(__name__)
 
 _WINDOW = "zeus.batch_size_optimizer"
 # The most an end-of-trial report at interpreter exit may take.
 _EXIT_TIMEOUT_S = 3.0
+# Check-ins during an epoch (on_step_end): at most one per this many seconds.
+DEFAULT_CHECK_IN_S = 10.0
+# A check-in stalls training for at most this long (one attempt): a silent
+# server leaves the run to its next epoch report.
+_CHECK_IN_TIMEOUT_S = 2.0
+CHECK_IN_ENV = "ZEUS_BSO_CHECK_IN_S"
+
+
+def _resolve_check_in_s(value):
+    """Seconds between check-ins: `value` when given, else $ZEUS_BSO_CHECK_IN_S,
+    else 10; 0 disables them. Not a finite number >= 0: InvalidArgumentError
+    naming where it came from."""
+    source = "check_in_s"
+    if value is None:
+        text = os.environ.get(CHECK_IN_ENV, "").strip()
+        if not text:
+            return DEFAULT_CHECK_IN_S
+        source = f"${CHECK_IN_ENV}={text!r}"
+        try:
+            value = float(text)
+        except ValueError:
+            raise InvalidArgumentError(
+                f"BatchSizeOptimizer: {source} is not a number of seconds") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not (math.isfinite(value) and value >= 0):
+        raise InvalidArgumentError(
+            f"BatchSizeOptimizer: {source} must be a finite number of seconds >= 0 (0: no "
+            f"check-ins), got {value!r}")
+    return float(value)
+
+
+def _in_process_group():
+    """Whether this process is one of several in a torch.distributed group
+    (False without torch.distributed imported)."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        return bool(dist is not None and dist.is_available() and dist.is_initialized() and
+                    dist.get_world_size() > 1)
+    except Exception:  # A half-initialized or foreign module: no group we can see.
+        return False
 
 
 def _end_trial_at_exit(ref):
@@ -82,9 +137,18 @@ class BatchSizeOptimizer(Callback):
         token: (extra) Bearer token when the server requires one.
         timeout_s: (extra) The most one server call may take, retries
             included. Default $ZEUS_BSO_TIMEOUT_S, else 10 s.
-        max_attempts: (extra) Attempts of a register/report/end-trial call
-            while the server is unavailable. Default $ZEUS_BSO_MAX_ATTEMPTS,
+        max_attempts: (extra) Attempts of a register/report/check-in/end-trial
+            call while the server is unavailable. Default $ZEUS_BSO_MAX_ATTEMPTS,
             else 3.
+        check_in_s: (extra) on_step_end checks in with the server once at
+            least this many seconds (wall time) passed since the run's last
+            contact with it, and stops the run there when it passed its
+            bound. Default $ZEUS_BSO_CHECK_IN_S, else 10 s; 0: never. Only
+            rank 0 checks in, and, unless check_in_s is passed here, not in a
+            torch.distributed group of several processes (see the module
+            doc). A server without the route (the original) turns check-ins
+            off with a warning; one unavailable during a check-in is warned
+            about and the run goes on (its epoch report judges it).
 
     Attributes (the original's): monitor, server_url, cur_epoch,
     running_time (s), consumed_energy (J), training_finished, trial_number,
@@ -94,12 +158,14 @@ class BatchSizeOptimizer(Callback):
     Raises:
         ZeusBSOConfigError: no GPU, GPUs of different power-limit ranges, or
             a rank other than 0 without a job_id.
+        InvalidArgumentError: check_in_s or $ZEUS_BSO_CHECK_IN_S is not a
+            finite number >= 0 (also timeout_s, max_attempts).
         InvalidArgumentError, UnavailableError, ...: the server refused the
             job or could not be reached.
     """
 
     def __init__(self, monitor: ZeusMonitor, server_url: str, job: JobSpec, rank: int = 0, *,
-                 token=None, timeout_s=None, max_attempts=None):
+                 token=None, timeout_s=None, max_attempts=None, check_in_s=None):
         if not isinstance(job, JobSpec):
             raise InvalidArgumentError("BatchSizeOptimizer: job must be a JobSpec")
         if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0:
@@ -115,6 +181,14 @@ class BatchSizeOptimizer(Callback):
         self.rank = rank
         self.current_batch_size = 0
         self._exit_hook = None
+        # Seconds between check-ins (0: none) and when the next is due
+        # (time.monotonic(); inf: none until on_train_begin or on_evaluate arms it).
+        self._check_in_s = _resolve_check_in_s(check_in_s)
+        if rank != 0:
+            self._check_in_s = 0.0
+        self._check_in_asked = check_in_s is not None
+        self._check_in_server = None  # One attempt, a short timeout (_CHECK_IN_TIMEOUT_S).
+        self._check_in_at = math.inf
         # The monitor window of the run (one per rank, should ranks share a monitor).
         self._window = _WINDOW if rank == 0 else f"{_WINDOW}.rank{rank}"
 
@@ -193,6 +267,11 @@ class BatchSizeOptimizer(Callback):
         if self.monitor.is_window_open(self._window):
             self.monitor.end_window(self._window, cancel=True)
         self.monitor.begin_window(self._window)
+        self._arm_check_in()
+
+    def _arm_check_in(self):
+        """The next check-in is due check_in_s from now (never when off)."""
+        self._check_in_at = time.monotonic() + self._check_in_s if self._check_in_s else math.inf
 
     def on_evaluate(self, metric: float) -> None:
         """Reports the run after one more epoch. When the server stops the
@@ -237,17 +316,76 @@ class BatchSizeOptimizer(Callback):
             # window continues the run, so a retried on_evaluate reports all.
             self.cur_epoch -= 1
             self.monitor.begin_window(self._window)
+            self._arm_check_in()
             raise
         if not answer.stop_train:
             self.monitor.begin_window(self._window)
+            self._arm_check_in()
             return
+        self._stopped(answer, f"after epoch {self.cur_epoch}")
+
+    def _stopped(self, answer, when):
+        """The server stopped the run: ZeusBSOTrainFailError unless it converged."""
         self.training_finished = True
-        logger.info("Run stopped after epoch %d: %s", self.cur_epoch, answer.message)
+        self._check_in_at = math.inf
+        logger.info("Run stopped %s: %s", when, answer.message)
         if not answer.converged:
             raise ZeusBSOTrainFailError(
                 f"BatchSizeOptimizer: training stopped before converging ({answer.message}); "
                 f"batch size {self.current_batch_size} will not be tried again. Relaunch "
                 f"training.")
+
+    def on_step_end(self) -> None:
+        """(extra) Checks in with the server when check_in_s passed since the
+        run's last contact with it (one clock read otherwise): the run's
+        time and energy so far go into running_time and consumed_energy (the
+        measurement goes on; on_evaluate reports the same totals as without
+        check-ins) and the server judges them against the run's bound. When
+        it stops the run, training_finished turns True and
+        ZeusBSOTrainFailError is raised. Does nothing before on_train_begin
+        or after the run ended. Raises the server's error (not an
+        unavailable server: that is logged) as on_evaluate does; nothing
+        measured is lost then."""
+        if time.monotonic() < self._check_in_at:
+            return
+        self._check_in_at = math.inf
+        if (not self.current_batch_size or self.training_finished or
+                not self.monitor.is_window_open(self._window)):
+            return
+        if not self._check_in_asked and _in_process_group():
+            logger.info("BatchSizeOptimizer: no check-ins in a torch.distributed group of several "
+                        "processes (a stop on rank 0 alone would hang the others); pass "
+                        "check_in_s to check in and broadcast the stop yourself")
+            self._check_in_s = 0.0
+            return
+        measurement = self.monitor.end_window(self._window)
+        self.running_time += measurement.time
+        self.consumed_energy += measurement.total_energy
+        self.monitor.begin_window(self._window)
+        body = dict(job_id=self.job.job_id, batch_size=self.current_batch_size,
+                    trial_number=self.trial_number, time=self.running_time,
+                    energy=self.consumed_energy)
+        try:
+            if self._check_in_server is None:
+                self._check_in_server = BatchSizeServer(
+                    self.server_url, token=self._server.token,
+                    timeout_s=min(_CHECK_IN_TIMEOUT_S, self._server.timeout_s), max_attempts=1)
+            answer = self._parse(ReportResponse, self._check_in_server.check_in(body),
+                                 "a check-in response")
+        except NoSuchRouteError as e:
+            logger.warning("BatchSizeOptimizer: the server has no check-in route (the original "
+                           "Zeus server?): check-ins are off, epoch reports judge the run (%s)", e)
+            self._check_in_s = 0.0
+            return
+        except UnavailableError as e:
+            logger.warning("BatchSizeOptimizer: check-in failed, training goes on and the next "
+                           "epoch report judges the run: %s", e)
+            return
+        finally:
+            self._arm_check_in()
+        if answer.stop_train:
+            self.monitor.end_window(self._window, cancel=True)
+            self._stopped(answer, f"during epoch {self.cur_epoch + 1}")
 
     def _end_trial_if_running(self, timeout_s=None):
         if not self.current_batch_size or self.training_finished:

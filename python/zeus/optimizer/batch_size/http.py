@@ -5,9 +5,11 @@ Errors map as in the C++ client: HTTP 400/413/422 InvalidArgumentError,
 401/403 PermissionDeniedError, 404 NotFoundError, 409 AlreadyExistsError,
 503 and connection failures UnavailableError, anything else InternalError;
 the message is the server's, with the HTTP status. Each is also a
-ZeusBSORuntimError, what the original client raises for a failed call. Idempotent calls
-(register, report, end trial) are retried while the server is unavailable,
-within one time budget per call (BatchSizeServer's timeout_s).
+ZeusBSORuntimError, what the original client raises for a failed call. A 404 for
+the path itself, not for what the body names, is NoSuchRouteError (a NotFoundError):
+the server lacks the route (the original Zeus server has no POST /report/progress).
+Idempotent calls (register, report, check-in, end trial) are retried while the server
+is unavailable, within one time budget per call (BatchSizeServer's timeout_s).
 """
 
 import http.client
@@ -41,6 +43,18 @@ NotFoundError_ = _server_error(NotFoundError)
 AlreadyExistsError_ = _server_error(AlreadyExistsError)
 UnavailableError_ = _server_error(UnavailableError)
 InternalError_ = _server_error(InternalError)
+
+
+class NoSuchRouteError(NotFoundError_):
+    """HTTP 404 for the path itself: the server has no such route (e.g. the
+    original Zeus server and POST /report/progress). A 404 for an unknown job
+    or trial is a plain NotFoundError."""
+
+
+# What a server answers for a path no route matches: `zeus serve` (src/http/router.cc)
+# and FastAPI, the original's framework. Errors of a route carry {"message": ...}; a 404
+# that is not JSON (a proxy's page) is taken as a missing route too.
+_NO_SUCH_ROUTE = ({"message": "no such route"}, {"detail": "Not Found"})
 
 _BY_STATUS = {400: InvalidArgumentError_, 413: InvalidArgumentError_,
               422: InvalidArgumentError_, 401: PermissionDeniedError_,
@@ -92,7 +106,7 @@ class BatchSizeServer:
         timeout_s: The most one call may take in all, attempts and the waits
             between them included (each socket wait gets what is left).
             Default $ZEUS_BSO_TIMEOUT_S, else 10 s.
-        max_attempts: Of an idempotent call (register, report, end trial)
+        max_attempts: Of an idempotent call (register, report, check-in, end trial)
             while the server is unavailable (refused, reset, or silent past
             the budget's share), waiting retry_delay_s, doubled each time up
             to 2 s, in between. Default $ZEUS_BSO_MAX_ATTEMPTS, else 3.
@@ -122,6 +136,7 @@ class BatchSizeServer:
         except urllib.error.HTTPError as e:
             raw = e.read().decode("utf-8", "replace")
             message = raw[:200]
+            parsed = None
             try:
                 parsed = json.loads(raw)
                 for key in ("message", "error", "detail"):
@@ -130,8 +145,10 @@ class BatchSizeServer:
                         break
             except ValueError:
                 pass
-            raise _BY_STATUS.get(e.code, InternalError_)(
-                f"server: {message} (HTTP {e.code} on {method} {path})")
+            error = _BY_STATUS.get(e.code, InternalError_)
+            if e.code == 404 and (parsed in _NO_SUCH_ROUTE or not isinstance(parsed, dict)):
+                error = NoSuchRouteError
+            raise error(f"server: {message} (HTTP {e.code} on {method} {path})")
         except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError,
                 http.client.HTTPException) as e:
             reason = getattr(e, "reason", e)
@@ -173,6 +190,15 @@ class BatchSizeServer:
     def report(self, result):
         """POST /report: {"stop_train", "converged", "message"}."""
         return self._idempotent("POST", "/report", result)
+
+    def check_in(self, body):
+        """POST /report/progress (`zeus serve` only), a check-in during an
+        epoch: body {"job_id", "batch_size", "trial_number", "time" (s),
+        "energy" (J)}, cumulative since the run began. Answers {"stop_train",
+        "converged", "message"}: a run past its bound is stopped (converged
+        false). A repeated check-in, or one for a trial that ended, changes
+        nothing. NoSuchRouteError from a server without the route."""
+        return self._idempotent("POST", "/report/progress", body)
 
     def end_trial(self, trial):
         """PATCH /trials: ends the trial early (it fails)."""
