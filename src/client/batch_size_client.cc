@@ -178,6 +178,19 @@ StatusOr<ReportResponse> BatchSizeClient::ReportEpoch(int64_t epoch, double time
   return response;
 }
 
+StatusOr<ReportResponse> BatchSizeClient::CheckIn(double time_s, double energy_j) {
+  if (!trial_) return FailedPreconditionError("batch-size client: no run in progress");
+  json body = ToJson(ProgressCheckIn{*trial_, time_s, energy_j});
+  ZEUS_ASSIGN_OR_RETURN(json answer, impl_->Idempotent("POST", kCheckInPath, &body));
+  std::vector<std::string> ignored;
+  StatusOr<ReportResponse> response = ParseReportResponse(answer, &ignored);
+  if (!response.ok()) {
+    return InternalError("server: bad check-in answer: " + response.status().message());
+  }
+  if (response->stop_train) trial_.reset();
+  return response;
+}
+
 Status BatchSizeClient::EndTrial(const TrialId& trial) {
   json body = ToJson(trial);
   return impl_->Idempotent("PATCH", kEndTrialPath, &body).status();

@@ -50,6 +50,25 @@ TEST_F(BatchSizeClientTest, RegistersRunsEpochsUntilStoppedThenStartsNextRun) {
   EXPECT_EQ(next.trial_number, 2);
 }
 
+TEST_F(BatchSizeClientTest, ACheckInPastTheBoundEndsTheRun) {
+  BatchSizeClient client(options_);
+  EXPECT_EQ(client.CheckIn(1, 10).status().code(), StatusCode::kFailedPrecondition);
+  ZEUS_ASSERT_OK(client.Register(Spec("cli-1")).status());
+  ZEUS_ASSERT_OK(client.GetBatchSize().status());
+  ZEUS_ASSERT_OK_AND_ASSIGN(ReportResponse converged, client.ReportEpoch(1, 10, 1000, 0.9));
+  ASSERT_TRUE(converged.converged);
+  ZEUS_ASSERT_OK(client.GetBatchSize().status());
+  ZEUS_ASSERT_OK_AND_ASSIGN(ReportResponse going, client.CheckIn(1, 10));
+  EXPECT_FALSE(going.stop_train);
+  ASSERT_TRUE(client.current_trial().has_value());
+  ZEUS_ASSERT_OK_AND_ASSIGN(ReportResponse stopped, client.CheckIn(100, 1e6));
+  EXPECT_TRUE(stopped.stop_train);
+  EXPECT_FALSE(stopped.converged);
+  EXPECT_NE(stopped.message.find("exceeded the cost upper bound"), std::string::npos)
+      << stopped.message;
+  EXPECT_FALSE(client.current_trial().has_value());
+}
+
 TEST_F(BatchSizeClientTest, EndFailsTheRunningTrial) {
   BatchSizeClient client(options_);
   ZEUS_ASSERT_OK(client.Register(Spec("cli-1")).status());

@@ -72,6 +72,12 @@ class BatchSizeClient {
   StatusOr<ReportResponse> ReportEpoch(int64_t epoch, double time_s, double energy_j,
                                        double metric);
 
+  // A check-in of the current run during an epoch (POST /report/progress;
+  // zeus serve only): its time in s and energy in J since the run began,
+  // judged against its whole bound. A stop ends the run. kFailedPrecondition
+  // without a running trial; kNotFound from a server without the route.
+  StatusOr<ReportResponse> CheckIn(double time_s, double energy_j);
+
   // Ends the current run before the server stopped it (the trial becomes
   // failed); a no-op when no run is in progress.
   Status End();
