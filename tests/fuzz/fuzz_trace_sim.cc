@@ -11,7 +11,7 @@
 // simulates it without an error; every group simulates under fixed
 // submission durations, and under scaled run times unless the default batch
 // size never reaches the target; and every run, summary and group run it
-// yields is finite.
+// yields is finite. Check-ins vary with the seed (CheckInS).
 
 #include <algorithm>
 #include <cmath>
@@ -69,9 +69,17 @@ bool Finite(const zeus::ExpectedRun& r) {
          r.cost > 0;
 }
 
+// Check-in periods the simulations run under, by seed: none (per-epoch
+// reports), fractions of the shortest epochs, and the default.
+double CheckInS(uint64_t seed) {
+  constexpr double kCheckInS[] = {0.0, 1e-3, 10.0};
+  return kCheckInS[seed % 3];
+}
+
 void SimulateEveryPolicy(const zeus::Workload& workload, uint64_t seed) {
   zeus::SimulationOptions options;
   options.seed = seed;
+  options.check_in_s = CheckInS(seed);
   options.num_recurrences = std::min(kMaxRecurrences, zeus::DefaultRecurrences(workload));
   if (options.num_recurrences <= 0) options.num_recurrences = kMaxRecurrences;
   options.max_tries = 3;
@@ -108,6 +116,7 @@ void SimulateEveryPolicy(const zeus::Workload& workload, uint64_t seed) {
 void SimulateGroups(const zeus::Workload& workload, const zeus::JobGroups& groups, uint64_t seed) {
   zeus::SimulationOptions options;
   options.seed = seed;
+  options.check_in_s = CheckInS(seed);
   options.max_tries = 3;
   zeus::PolicyContext context;
   context.workload = &workload;
