@@ -135,6 +135,27 @@ Status FailTrial(StoreTransaction& txn, JobRecord& job, TrialRecord& trial, doub
   return txn.UpdateTrial(trial);
 }
 
+// Ends a dispatched trial with its final result, `cost` and `response`
+// (stop_train): the optimizer observes it (kInternal when it refuses), and
+// the job state and the trial are stored.
+Status FinishTrial(StoreTransaction& txn, JobRecord& job, TrialRecord& trial,
+                   BatchSizeOptimizer& optimizer, double cost, const ReportResponse& response,
+                   OptimizerCache* cache) {
+  Status status = optimizer.ReportResult(trial.trial_number, cost, response.converged);
+  if (!status.ok()) {
+    return InternalError(
+        "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
+        " is dispatched but the optimizer rejects its result: " + status.ToString());
+  }
+  StoreOptimizer(optimizer, &job, cache);
+  ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
+  trial.status = TrialStatus::kSucceeded;
+  trial.cost = cost;
+  trial.converged = response.converged;
+  trial.message = response.message;
+  return txn.UpdateTrial(trial);
+}
+
 json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 // The job's spec and lowest cost (kept once, in the optimizer state).
@@ -470,19 +491,7 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     }
     response.stop_train = true;
     response.converged = reached && verdict.within_bound;
-    Status status = optimizer.ReportResult(trial.trial_number, cost, response.converged);
-    if (!status.ok()) {
-      return InternalError(
-          "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
-          " is dispatched but the optimizer rejects its result: " + status.ToString());
-    }
-    StoreOptimizer(optimizer, &job, cache);
-    ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
-    trial.status = TrialStatus::kSucceeded;
-    trial.cost = cost;
-    trial.converged = response.converged;
-    trial.message = response.message;
-    return txn.UpdateTrial(trial);
+    return FinishTrial(txn, job, trial, optimizer, cost, response, cache);
   });
   if (!txn_status.ok()) return txn_status;
   return response;
@@ -527,22 +536,10 @@ StatusOr<ReportResponse> BatchSizeService::CheckIn(const ProgressCheckIn& check_
     }
     // Stopped mid-epoch: a failure at what it has spent.
     response = ReportResponse{true, false, StopMessage(verdict, spec, trial, cost, optimizer)};
-    Status status = optimizer.ReportResult(trial.trial_number, cost, false);
-    if (!status.ok()) {
-      return InternalError(
-          "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
-          " is dispatched but the optimizer rejects its result: " + status.ToString());
-    }
-    StoreOptimizer(optimizer, &job, cache);
-    ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
     trial.updated_at_s = clock_->WallTimeS();
     trial.time_s = check_in.time_s;
     trial.energy_j = check_in.energy_j;
-    trial.status = TrialStatus::kSucceeded;
-    trial.cost = cost;
-    trial.converged = false;
-    trial.message = response.message;
-    return txn.UpdateTrial(trial);
+    return FinishTrial(txn, job, trial, optimizer, cost, response, cache);
   });
   if (!txn_status.ok()) return txn_status;
   return response;

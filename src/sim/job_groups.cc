@@ -290,10 +290,11 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
   const double spent = run.unbounded.cost * fraction;
   bool check_in = false;
   const double judged = NextJudgedCost(run.unbounded, spent, job.check_in_s, &check_in);
-  const auto stop_when_judged = [&] {
-    const double judged_fraction = run.unbounded.cost > 0.0 ? judged / run.unbounded.cost : 0.0;
-    StopAt(run.start_time_s + run.unbounded_span_s * judged_fraction, judged_fraction, run);
-    run.outcome.stopped_at_check_in = check_in;
+  // Stops it when it has spent `cost`, at a check-in or a report.
+  const auto stop_having_spent = [&](double cost, bool at_check_in) {
+    const double stop_fraction = run.unbounded.cost > 0.0 ? cost / run.unbounded.cost : 0.0;
+    StopAt(run.start_time_s + run.unbounded_span_s * stop_fraction, stop_fraction, run);
+    run.outcome.stopped_at_check_in = at_check_in;
   };
   // Judged against a restart threshold at its next judgment: below it, it
   // stops there, so that its submission restarts at a cheaper size; past
@@ -302,7 +303,7 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
       restart.has_value() && run.outcome.ran && run.unbounded.cost > 0.0 &&
       !ReachedBy(run, spent)) {
     if (judged < *restart && !ReachedBy(run, judged)) {
-      stop_when_judged();
+      stop_having_spent(judged, check_in);
       run.restarted = true;
       return Status::Ok();
     }
@@ -318,7 +319,7 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
     run.plan.cost_limit = limit;
     run.plan.progress_limits = std::move(progress_limits);
     run.plan.run_on_cost_limit = run_on;
-    stop_when_judged();
+    stop_having_spent(judged, check_in);
     return Status::Ok();
   }
   // New learning-curve limits hold the run from its next report on (check-
@@ -326,8 +327,8 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
   // stops there having spent that; otherwise they apply to its epochs after
   // now.
   if (progress_limits != run.plan.progress_limits && run.outcome.ran && fraction > 0.0) {
-    bool not_a_check_in = false;
-    const double reported = NextJudgedCost(run.unbounded, spent, 0.0, &not_a_check_in);
+    bool never_a_check_in = false;
+    const double reported = NextJudgedCost(run.unbounded, spent, 0.0, &never_a_check_in);
     double progress = 0.0;
     for (const ProgressPoint& point : run.unbounded.progress) {
       if (point.cost > reported + 1e-9 * reported) break;
@@ -338,8 +339,7 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
       run.plan.cost_limit = limit;
       run.plan.progress_limits = std::move(progress_limits);
       run.plan.run_on_cost_limit = run_on;
-      const double reported_fraction = reported / run.unbounded.cost;
-      StopAt(run.start_time_s + run.unbounded_span_s * reported_fraction, reported_fraction, run);
+      stop_having_spent(reported, false);
       return Status::Ok();
     }
     // (A run that ran on has no curve left: nothing to judge from here.)

@@ -153,7 +153,7 @@ RunOutcome ExecuteJudgedRun(const JobContext& job, const RunPlan& plan, const Ba
   };
   // The cost past which a check-in stops the run (curves judge progress,
   // which only reports tell).
-  const auto threshold = [&](double) {
+  const auto check_in_limit = [&] {
     return outcome.ran_on.has_value() ? *plan.run_on_cost_limit : whole;
   };
   const double check_in_s = job.check_in_s;
@@ -169,7 +169,7 @@ RunOutcome ExecuteJudgedRun(const JobContext& job, const RunPlan& plan, const Ba
     // The check-ins of this epoch.
     double last_s = t0;
     while (check_in_s > 0.0 && c1 > c0 && t1 > t0) {
-      const double limit = threshold(done);
+      const double limit = check_in_limit();
       if (!(c1 > limit)) break;
       const double passes_s = c0 >= limit ? t0 : t0 + (limit - c0) / (c1 - c0) * (t1 - t0);
       const double at_s =

@@ -137,9 +137,9 @@ class BatchSizeOptimizer(Callback):
         token: (extra) Bearer token when the server requires one.
         timeout_s: (extra) The most one server call may take, retries
             included. Default $ZEUS_BSO_TIMEOUT_S, else 10 s.
-        max_attempts: (extra) Attempts of a register/report/check-in/end-trial
-            call while the server is unavailable. Default $ZEUS_BSO_MAX_ATTEMPTS,
-            else 3.
+        max_attempts: (extra) Attempts of a register/report/end-trial call
+            while the server is unavailable. Default $ZEUS_BSO_MAX_ATTEMPTS,
+            else 3. (A check-in makes one attempt of at most 2 s.)
         check_in_s: (extra) on_step_end checks in with the server once at
             least this many seconds (wall time) passed since the run's last
             contact with it, and stops the run there when it passed its
@@ -187,7 +187,6 @@ class BatchSizeOptimizer(Callback):
         if rank != 0:
             self._check_in_s = 0.0
         self._check_in_asked = check_in_s is not None
-        self._check_in_server = None  # One attempt, a short timeout (_CHECK_IN_TIMEOUT_S).
         self._check_in_at = math.inf
         # The monitor window of the run (one per rank, should ranks share a monitor).
         self._window = _WINDOW if rank == 0 else f"{_WINDOW}.rank{rank}"
@@ -213,6 +212,9 @@ class BatchSizeOptimizer(Callback):
 
         self._server = BatchSizeServer(self.server_url, token=token, timeout_s=timeout_s,
                                        max_attempts=max_attempts)
+        self._check_in_server = BatchSizeServer(
+            self.server_url, token=token,
+            timeout_s=min(_CHECK_IN_TIMEOUT_S, self._server.timeout_s), max_attempts=1)
         stored = self._server.register(self.job_spec.dict())
         self.job = self._parse(CreatedJob, stored, "the registered job")
         if job.job_id is None:
@@ -366,10 +368,6 @@ class BatchSizeOptimizer(Callback):
                     trial_number=self.trial_number, time=self.running_time,
                     energy=self.consumed_energy)
         try:
-            if self._check_in_server is None:
-                self._check_in_server = BatchSizeServer(
-                    self.server_url, token=self._server.token,
-                    timeout_s=min(_CHECK_IN_TIMEOUT_S, self._server.timeout_s), max_attempts=1)
             answer = self._parse(ReportResponse, self._check_in_server.check_in(body),
                                  "a check-in response")
         except NoSuchRouteError as e:
