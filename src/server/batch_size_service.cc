@@ -204,8 +204,9 @@ struct Verdict {
 
 // The verdict on `trial` having spent `cost`, at a report (`reached`: its
 // metric reached the target) or at a check-in (`check_in`; not reached).
-// A check-in judges spend only: the whole bound and the restart threshold;
-// the learning curve judges progress, which only reports tell. A near miss
+// A check-in judges the whole bound and the restart threshold, and the
+// learning curve only where the trial's progress so far was not judged
+// against it yet (BatchSizeOptimizer::CheckInThreshold). A near miss
 // past its whole bound runs on: `optimizer` records it (the caller stores
 // the optimizer). kInternal when the optimizer refuses that.
 StatusOr<Verdict> Judge(const BatchSizeJobSpec& spec, const JobRecord& job,
@@ -213,10 +214,14 @@ StatusOr<Verdict> Judge(const BatchSizeJobSpec& spec, const JobRecord& job,
                         BatchSizeOptimizer& optimizer) {
   Verdict v;
   v.whole_bound = optimizer.EarlyStopThreshold(trial.trial_number);
-  if (!check_in) v.best_progress = optimizer.BestProgress(trial.trial_number);
-  v.cost_bound = v.best_progress
-                     ? optimizer.EarlyStopThreshold(trial.trial_number, *v.best_progress)
-                     : v.whole_bound;
+  v.best_progress = optimizer.BestProgress(trial.trial_number);
+  if (check_in) {
+    v.cost_bound = optimizer.CheckInThreshold(trial.trial_number);
+  } else {
+    v.cost_bound = v.best_progress
+                       ? optimizer.EarlyStopThreshold(trial.trial_number, *v.best_progress)
+                       : v.whole_bound;
+  }
   v.within_bound = !v.cost_bound || cost <= *v.cost_bound;
   v.curve_bound = v.cost_bound && (!v.whole_bound || *v.cost_bound < *v.whole_bound);
   // A near miss runs on: a probe past its whole bound that had got as far
@@ -255,9 +260,16 @@ StatusOr<Verdict> Judge(const BatchSizeJobSpec& spec, const JobRecord& job,
 std::string StopMessage(const Verdict& v, const BatchSizeJobSpec& spec, const TrialRecord& trial,
                         double cost, const BatchSizeOptimizer& optimizer) {
   if (!v.within_bound && v.curve_bound) {
+    const double ratio = v.whole_bound.value_or(0.0) / optimizer.min_cost().value_or(1.0);
+    if (!v.best_progress) {
+      return fmt::format(
+          "Batch size {} is learning slower than the run of the lowest cost: cost {} > bound {} "
+          "before its first report ({} x what that run had spent at its first report; "
+          "beta_knob {}, {} policy)",
+          trial.batch_size, cost, *v.cost_bound, ratio, spec.beta_knob.value_or(0.0), spec.policy);
+    }
     // The trial's best metric so far, in the metric's own orientation.
     const double best_metric = spec.higher_is_better_metric ? *v.best_progress : -*v.best_progress;
-    const double ratio = v.whole_bound.value_or(0.0) / optimizer.min_cost().value_or(1.0);
     return fmt::format(
         "Batch size {} is learning slower than the run of the lowest cost: cost {} > bound {} "
         "at metric {} ({} x what that run had spent when it first got past that metric; "

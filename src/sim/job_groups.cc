@@ -159,6 +159,15 @@ struct InFlight {
   std::optional<RunOutcome::RanOn> ran_on;
   // Stopped by a restart threshold (GroupRunRecord::restarted).
   bool restarted = false;
+  // A stop decided for its next judgment, after the refresh that found it:
+  // the run as it was before, so that a refresh before that judgment judges
+  // it again under the bounds then, as the server would (Refresh).
+  struct BeforeStop {
+    RunPlan plan;
+    RunOutcome outcome;
+    double end_time_s = 0.0;
+  };
+  std::optional<BeforeStop> before_stop;
 };
 
 // Whether bound `limit` is tighter than `current` (no value: no bound).
@@ -245,9 +254,10 @@ double NextJudgedCost(const RunOutcome& outcome, double spent, double check_in_s
 }
 
 // Stops in-flight `run` at `now_s`, when it has run `fraction` of its
-// unbounded span: it spent that fraction of its unbounded outcome, did not
-// reach the target, and reports nothing more (stopped_early).
-void StopAt(double now_s, double fraction, InFlight& run) {
+// unbounded span, at a check-in (`at_check_in`) or a report: it spent that
+// fraction of its unbounded outcome, did not reach the target, and reports
+// nothing more (stopped_early).
+void StopAt(double now_s, double fraction, bool at_check_in, InFlight& run) {
   run.outcome.energy_j = run.unbounded.energy_j * fraction;
   run.outcome.time_s = run.unbounded.time_s * fraction;
   run.outcome.cost = run.unbounded.cost * fraction;
@@ -258,14 +268,26 @@ void StopAt(double now_s, double fraction, InFlight& run) {
     if (point.cost > run.outcome.cost) break;
     run.outcome.progress.push_back(point);
   }
-  if (run.plan.record_progress) {
+  // A report stopped it: its point (a check-in tells no progress).
+  if (run.plan.record_progress && !at_check_in) {
     const double progress =
         run.outcome.progress.empty() ? 0.0 : run.outcome.progress.back().progress;
     run.outcome.progress.push_back({run.outcome.cost, progress});
   }
   run.end_time_s = now_s;
   run.stopped_early = true;
-  run.outcome.stopped_at_check_in = false;
+  run.outcome.stopped_at_check_in = at_check_in;
+}
+
+// The best progress `run` (unbounded) had reported once it had spent
+// `cost`: kNoProgress before its first report.
+double ReportedProgress(const InFlight& run, double cost) {
+  double progress = kNoProgress;
+  for (const ProgressPoint& point : run.unbounded.progress) {
+    if (point.cost > cost + 1e-9 * cost) break;
+    progress = point.progress;
+  }
+  return progress;
 }
 
 // Holds in-flight `run` to the bound `policy` now gives it, at time `now_s`,
@@ -290,11 +312,13 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
   const double spent = run.unbounded.cost * fraction;
   bool check_in = false;
   const double judged = NextJudgedCost(run.unbounded, spent, job.check_in_s, &check_in);
+  const InFlight::BeforeStop before{run.plan, run.outcome, run.end_time_s};
   // Stops it when it has spent `cost`, at a check-in or a report.
   const auto stop_having_spent = [&](double cost, bool at_check_in) {
     const double stop_fraction = run.unbounded.cost > 0.0 ? cost / run.unbounded.cost : 0.0;
-    StopAt(run.start_time_s + run.unbounded_span_s * stop_fraction, stop_fraction, run);
-    run.outcome.stopped_at_check_in = at_check_in;
+    StopAt(run.start_time_s + run.unbounded_span_s * stop_fraction, stop_fraction, at_check_in,
+           run);
+    if (run.end_time_s > now_s) run.before_stop = before;
   };
   // Judged against a restart threshold at its next judgment: below it, it
   // stops there, so that its submission restarts at a cheaper size; past
@@ -322,19 +346,36 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
     stop_having_spent(judged, check_in);
     return Status::Ok();
   }
-  // New learning-curve limits hold the run from its next report on (check-
-  // ins do not judge progress), at its progress then: past them then, it
-  // stops there having spent that; otherwise they apply to its epochs after
-  // now.
+  // New learning-curve limits hold the run at once: its check-ins until its
+  // next report judge its progress so far against them (its progress then
+  // was not judged against them), and that report its progress then. Past
+  // them at one, it stops there having spent that; otherwise they apply to
+  // its epochs after now.
   if (progress_limits != run.plan.progress_limits && run.outcome.ran && fraction > 0.0) {
     bool never_a_check_in = false;
     const double reported = NextJudgedCost(run.unbounded, spent, 0.0, &never_a_check_in);
-    double progress = 0.0;
-    for (const ProgressPoint& point : run.unbounded.progress) {
-      if (point.cost > reported + 1e-9 * reported) break;
-      progress = point.progress;
+    if (const std::optional<double> curve =
+            ProgressBound(progress_limits, ReportedProgress(run, spent), 1.0);
+        curve.has_value() && job.check_in_s > 0.0) {
+      // The first check-in past the curve (one just at it does not pass it).
+      const double from = std::max(spent, *curve);
+      bool at_check_in = false;
+      double stop = NextJudgedCost(run.unbounded, from, job.check_in_s, &at_check_in);
+      if (at_check_in && !(stop > *curve)) {
+        stop = NextJudgedCost(run.unbounded,
+                              std::nextafter(from, std::numeric_limits<double>::infinity()),
+                              job.check_in_s, &at_check_in);
+      }
+      if (at_check_in && stop > *curve && stop < reported && !ReachedBy(run, stop)) {
+        run.plan.cost_limit = limit;
+        run.plan.progress_limits = std::move(progress_limits);
+        run.plan.run_on_cost_limit = run_on;
+        stop_having_spent(stop, true);
+        return Status::Ok();
+      }
     }
-    const std::optional<double> curve = ProgressBound(progress_limits, progress, 1.0);
+    const std::optional<double> curve =
+        ProgressBound(progress_limits, ReportedProgress(run, reported), 1.0);
     if (curve.has_value() && reported > *curve && !ReachedBy(run, reported)) {
       run.plan.cost_limit = limit;
       run.plan.progress_limits = std::move(progress_limits);
@@ -350,6 +391,22 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
   // Stopped between two epochs' worth of its pace: it stops at this report.
   run.end_time_s = std::max(run.end_time_s, now_s);
   return Status::Ok();
+}
+
+// RefreshBound for in-flight `run` at `now_s`, and for one a refresh
+// stopped at a judgment still to come: judged again from before that stop
+// under the bounds now (the server judges that check-in or report then).
+Status Refresh(const JobContext& job, Policy& policy, double now_s, InFlight& run) {
+  if (run.stopped_early) {
+    if (!run.before_stop.has_value() || run.end_time_s <= now_s) return Status::Ok();
+    run.plan = run.before_stop->plan;
+    run.outcome = run.before_stop->outcome;
+    run.end_time_s = run.before_stop->end_time_s;
+    run.stopped_early = false;
+    run.restarted = false;
+    run.before_stop.reset();
+  }
+  return RefreshBound(job, policy, now_s, run);
 }
 
 }  // namespace
@@ -441,9 +498,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
         ZEUS_RETURN_IF_ERROR(policy.RunOn(runs_on->plan, runs_on->ran_on->progress_within));
         // Its verdict may change the bounds of every run in flight, its own
         // first (a concurrent run's now).
-        for (InFlight& run : running) {
-          if (!run.stopped_early) ZEUS_RETURN_IF_ERROR(RefreshBound(job, policy, at, run));
-        }
+        for (InFlight& run : running) ZEUS_RETURN_IF_ERROR(Refresh(job, policy, at, run));
         continue;
       }
       if (next == running.end() || next->end_time_s > now) return Status::Ok();
@@ -468,9 +523,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       // The report may tighten the bound of runs still in flight, as the
       // server's next per-epoch report of each would see it.
       for (InFlight& run : running) {
-        if (!run.stopped_early) {
-          ZEUS_RETURN_IF_ERROR(RefreshBound(job, policy, done.end_time_s, run));
-        }
+        ZEUS_RETURN_IF_ERROR(Refresh(job, policy, done.end_time_s, run));
       }
       if (done.outcome.ran) {
         GroupRunRecord record;

@@ -121,9 +121,11 @@ struct RunMeter {
 // time since its last report or check-in), as `zeus serve` judges a client
 // that checks in. A judgment whose cost so far passes the bound in force
 // stops the run there: its whole limit (its run-on limit once it ran on),
-// or where lower, from a report on, its curve limit at its progress. A
-// near miss past its whole limit runs on instead. `end` epochs: the target
-// (`reaches`) or max_epochs.
+// or where lower its curve limit at its progress: at each report, and at
+// the check-ins before its first report (at kNoProgress; the group
+// simulation judges the check-ins after a curve changed). A near miss past
+// its whole limit runs on instead. `end` epochs: the target (`reaches`) or
+// max_epochs.
 RunOutcome ExecuteJudgedRun(const JobContext& job, const RunPlan& plan, const BatchSizeTrace& trace,
                             size_t seed_run, const RunMeter& meter, double end, bool reaches) {
   RunOutcome outcome;
@@ -151,13 +153,19 @@ RunOutcome ExecuteJudgedRun(const JobContext& job, const RunPlan& plan, const Ba
     return e >= 1 &&
            !ProgressBound(plan.progress_limits, progress_after(e, false), 1.0).has_value();
   };
-  // The cost past which a check-in stops the run (curves judge progress,
-  // which only reports tell).
+  double done = 0.0;  // Epochs reported.
+  // The cost past which a check-in stops the run: before its first report,
+  // its curve too (from progress_limits_from_cost on).
   const auto check_in_limit = [&] {
-    return outcome.ran_on.has_value() ? *plan.run_on_cost_limit : whole;
+    if (outcome.ran_on.has_value()) return *plan.run_on_cost_limit;
+    if (done == 0.0 && track) {
+      const std::optional<double> curve = ProgressBound(plan.progress_limits, kNoProgress, 1.0);
+      if (curve.has_value())
+        return std::min(whole, std::max(*curve, plan.progress_limits_from_cost));
+    }
+    return whole;
   };
   const double check_in_s = job.check_in_s;
-  double done = 0.0;  // Epochs reported.
   double recorded = -1.0;
   std::optional<double> stop;  // Epochs at which it stopped.
   while (done < end && !stop.has_value()) {
@@ -219,8 +227,9 @@ RunOutcome ExecuteJudgedRun(const JobContext& job, const RunPlan& plan, const Ba
   const double epochs = stop.value_or(end);
   outcome.reached = reaches && !stop.has_value();
   outcome.cost = meter.Spent(epochs, &outcome.energy_j, &outcome.time_s);
-  // A stopped run's last judgment is a point of its curve too.
-  if (plan.record_progress && track &&
+  // A stopped run's last report is a point of its curve too (a check-in
+  // tells no progress).
+  if (plan.record_progress && track && !outcome.stopped_at_check_in &&
       (outcome.progress.empty() || outcome.progress.back().cost < outcome.cost)) {
     outcome.progress.push_back({outcome.cost, progress_after(epochs, outcome.reached)});
   }

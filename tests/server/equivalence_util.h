@@ -345,11 +345,13 @@ struct SimulatedRun {
 // The points of observed run `observed` that the group simulation judged
 // under the curve limits of earlier reports: those at most its
 // plan.progress_limits_from_cost (a report of another run changed its curve
-// limits while it ran), never its last point.
+// limits while it ran), never the point that ended it (every point of a run
+// a check-in ended is a report).
 inline size_t EarlyPoints(const RunPlan& observed_plan, const RunOutcome& outcome) {
+  if (outcome.progress.empty()) return 0;
+  const size_t reports = outcome.progress.size() - (outcome.stopped_at_check_in ? 0 : 1);
   size_t n = 0;
-  while (n + 1 < outcome.progress.size() &&
-         outcome.progress[n].cost <= observed_plan.progress_limits_from_cost) {
+  while (n < reports && outcome.progress[n].cost <= observed_plan.progress_limits_from_cost) {
     ++n;
   }
   return n;
@@ -380,17 +382,21 @@ inline HttpReply SendPointThatKeepsGoing(TestClient& client, const nlohmann::jso
 // `handed_out` the policy's hand-out event, `events` the simulation's), the
 // first EarlyPoints of the trial's later observation as epochs 1, 2, ...:
 // the simulation judged them before other reports changed the run's curve
-// limits, so the server must judge them before those reports too. Each must
-// lie within the hand-out's bounds and keep the run going. Returns how many
-// it sent (none for a run without a curve or one stopped mid-run).
+// limits, so the server must judge them before those reports too; and every
+// report of a run stopped mid-run at a check-in (the server judges the
+// check-in at the progress they tell). Each must lie within the hand-out's
+// bounds and keep the run going. Returns how many it sent (none for a run
+// without a curve or one stopped mid-run at a report).
 inline int ReplayEarlyPoints(TestClient& client, const nlohmann::json& trial,
                              const GroupRecordingPolicy::Event& handed_out,
                              const std::vector<GroupRecordingPolicy::Event>& events) {
   if (!handed_out.plan.record_progress) return 0;
   auto observed = ObservationOf(handed_out.plan.run_id, events);
-  if (observed == events.end() || observed->stopped_early) return 0;
+  if (observed == events.end()) return 0;
   const RunOutcome& outcome = observed->outcome;
-  const size_t n = EarlyPoints(observed->plan, outcome);
+  if (observed->stopped_early && !outcome.stopped_at_check_in) return 0;
+  const size_t n =
+      observed->stopped_early ? outcome.progress.size() : EarlyPoints(observed->plan, outcome);
   for (size_t i = 0; i < n; ++i) {
     const ProgressPoint& point = outcome.progress[i];
     SCOPED_TRACE("early point " + std::to_string(i) + " cost " + std::to_string(point.cost));
@@ -506,42 +512,46 @@ struct CurveReplayStats {
 //   ProgressBound of the curve limits where lower): stopped there, on the
 //   curve or at the whole bound as the message must say, not converged;
 //   a run the simulation stopped at a check-in (RunOutcome::
-//   stopped_at_check_in) ends with a check-in instead, held to its whole
-//   bound (or its restart threshold);
+//   stopped_at_check_in) ends with a check-in at its cost instead, after
+//   every point as a report: held to the same bound at its last reported
+//   progress (kNoProgress before any), which the server applies only
+//   before the first report or once the curve changed since the last
+//   (the simulation stops a run there only then, or at the whole bound or
+//   its restart threshold);
 // - otherwise (out of epochs within its bounds): reported at max_epochs,
 //   not converged.
 // A failed run is probed first at exactly the bound in force at its last
-// progress (a check-in at its whole bound for one a check-in stopped),
-// which must not stop it: at the progress of its last point, so
-// the curve the server keeps of it ends at the simulator's (a failed run's
-// curve counts only through its last progress; a run that reached the
-// target, whose curve may become the reference, is not probed). Returns the
-// answers in order.
+// progress (by a check-in for one a check-in stopped), which must not
+// stop it: at the progress of its last point, so the curve the server
+// keeps of it ends at the simulator's (a failed run's curve counts only
+// through its last progress; a run that reached the target, whose curve
+// may become the reference, is not probed). Returns the answers in order.
 inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
                                         size_t first_client, const nlohmann::json& trial,
                                         const SimulatedRun& run, double target_metric,
                                         CurveReplayStats* stats) {
   std::vector<HttpReply> answers;
   const RunOutcome& outcome = *run.outcome;
-  EXPECT_FALSE(outcome.progress.empty());
+  const bool by_check_in = outcome.stopped_at_check_in;
+  EXPECT_TRUE(by_check_in || !outcome.progress.empty());
   EXPECT_TRUE(outcome.ran);
-  if (outcome.progress.empty() || !outcome.ran) return answers;
+  if ((!by_check_in && outcome.progress.empty()) || !outcome.ran) return answers;
   ++stats->runs;
-  const ProgressPoint last = outcome.progress.back();
+  // Where it ended: its last report, or the check-in that stopped it.
+  const ProgressPoint last = {
+      by_check_in ? outcome.cost : outcome.progress.back().cost,
+      outcome.progress.empty() ? kNoProgress : outcome.progress.back().progress};
+  const size_t reports = outcome.progress.size() - (by_check_in ? 0 : 1);
   // The bound the server holds the run to at its last progress.
   const std::optional<double> curve = ProgressBound(run.progress_limits, last.progress, 1.0);
   const bool curve_binds = curve.has_value() && (!run.cost_limit || *curve < *run.cost_limit);
   const std::optional<double> bound = curve_binds ? curve : run.cost_limit;
-  // Stopped by a check-in (between reports): judged against its whole
-  // bound only (check-ins do not judge the curve).
-  const bool by_check_in = outcome.stopped_at_check_in;
-  const std::optional<double> judged_bound = by_check_in ? run.cost_limit : bound;
-  const bool stops_here = !outcome.reached && judged_bound.has_value() && last.cost > *judged_bound;
+  const bool stops_here = !outcome.reached && bound.has_value() && last.cost > *bound;
   // What this relies on: a run reaches the target at its last point,
   // within its whole bound (the exact rule); a run not stopped mid-run by a
   // tightened bound stays within its bounds up to its last point (checked
   // below), and only a curve may stop it there.
-  EXPECT_EQ(outcome.reached, last.progress >= target_metric);
+  EXPECT_EQ(outcome.reached, !by_check_in && last.progress >= target_metric);
   EXPECT_TRUE(!outcome.reached || !run.cost_limit || last.cost <= *run.cost_limit)
       << "cost " << last.cost << " reached the target past its bound "
       << run.cost_limit.value_or(-1.0);
@@ -568,7 +578,7 @@ inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
     return answers.back();
   };
   if (!run.stopped_early) {
-    for (size_t i = static_cast<size_t>(run.replayed_early); i + 1 < outcome.progress.size(); ++i) {
+    for (size_t i = static_cast<size_t>(run.replayed_early); i < reports; ++i) {
       const ProgressPoint& point = outcome.progress[i];
       SCOPED_TRACE("point " + std::to_string(i) + " cost " + std::to_string(point.cost) +
                    " progress " + std::to_string(point.progress));
@@ -593,14 +603,14 @@ inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
     ++stats->restarts;
     return answers;
   }
-  const std::optional<double> probe = judged_bound;
+  const std::optional<double> probe = bound;
   if (!outcome.reached && probe.has_value()) {
     SCOPED_TRACE("probe at the bound " + std::to_string(*probe) + " at progress " +
                  std::to_string(last.progress));
     const HttpReply answer = send_last(++epoch, *probe, last.progress);
     EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
     if (answer.body["stop_train"] != false) return answers;
-    ++(curve_binds && !by_check_in ? stats->curve_probes : stats->bound_probes);
+    ++(curve_binds ? stats->curve_probes : stats->bound_probes);
   }
   const bool ends_at_max = !outcome.reached && !stops_here;
   EXPECT_TRUE(!by_check_in || !ends_at_max || run.stopped_early)
@@ -616,12 +626,16 @@ inline std::vector<HttpReply> ReplayRun(const std::vector<TestClient*>& clients,
     EXPECT_NE(message.find("failed to converge"), std::string::npos) << answer.raw;
     ++stats->ran_out;
   } else {
-    const bool on_curve = curve_binds && !by_check_in;
-    EXPECT_NE(message.find(on_curve ? "learning slower than the run of the lowest cost"
-                                    : "exceeded the cost upper bound"),
-              std::string::npos)
-        << answer.raw;
-    ++(on_curve ? stats->curve_stops : stats->bound_stops);
+    // Past its whole bound too at a check-in after reports, it may be
+    // either: the server names the curve where it judged it.
+    const bool on_curve = curve_binds && (!by_check_in || outcome.progress.empty() ||
+                                          !run.cost_limit || last.cost <= *run.cost_limit);
+    const bool either = curve_binds && !on_curve;
+    const bool slower =
+        message.find("learning slower than the run of the lowest cost") != std::string::npos;
+    const bool exceeded = message.find("exceeded the cost upper bound") != std::string::npos;
+    EXPECT_TRUE(on_curve ? slower : (exceeded || (either && slower))) << answer.raw;
+    ++(slower ? stats->curve_stops : stats->bound_stops);
     if (run.stopped_early) ++stats->stopped_early;
   }
   return answers;

@@ -115,7 +115,7 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
                            event.progress_limits_at_report);
       }
       const double target = TargetMetric(workload);
-      if (!event.outcome.progress.empty()) {
+      if (!event.outcome.progress.empty() || event.outcome.stopped_at_check_in) {
         // The run's learning curve, epoch by epoch, held to the bounds in
         // force when it reported: the server must stop it where the
         // simulator did.

@@ -114,7 +114,7 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
       if (it != trials.begin()) ++transcript.out_of_order;
       if (handed_by[event.plan.run_id] != replica) ++transcript.cross_replica_reports;
       const double target = TargetMetric(workload);
-      if (!event.outcome.progress.empty()) {
+      if (!event.outcome.progress.empty() || event.outcome.stopped_at_check_in) {
         // The run's learning curve, epoch by epoch, held to the bounds in
         // force when it reported.
         const SimulatedRun run = SimulatedRunOf(event, early[event.plan.run_id]);

@@ -177,12 +177,13 @@ TEST(FloorPolicyTest, FloorsSitBetweenTheOracleAndTheOnlinePolicies) {
       mean[r.policy] += 100.0 * r.expected_regret / static_cast<double>(workloads.size());
       regret[r.gpu + "/" + r.dataset][r.policy] = 100.0 * r.expected_regret;
     }
-    // Measured on seeds 1-1000 (docs/BATCH_SIZE_POLICY.md): oracle 0,
-    // jump-floor 0.70-0.77 %, walk-floor 0.96-1.08 %, frugal 3.1-3.2 %,
-    // zeus 5.5-5.7 %.
+    // Measured on seeds 1-1000 (twelfth round, docs/BATCH_SIZE_POLICY.md):
+    // oracle 0, jump-floor 0.61-0.68 %, walk-floor 0.86-0.97 %, frugal
+    // 1.89-2.04 %, zeus 5.48-5.67 % (on seeds 1-20 frugal is 0.86-1.0
+    // point above the walk floor).
     EXPECT_LT(mean["oracle"], mean["jump-floor"]);
     EXPECT_LT(mean["jump-floor"], mean["walk-floor"]);
-    EXPECT_LT(mean["walk-floor"] + 1.0, mean["frugal"]);
+    EXPECT_LT(mean["walk-floor"] + 0.5, mean["frugal"]);
     EXPECT_LT(mean["frugal"], mean["zeus"]);
     for (auto& [workload, by_policy] : regret) {
       SCOPED_TRACE(workload);

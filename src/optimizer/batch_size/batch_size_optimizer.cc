@@ -469,12 +469,15 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
   // before getting as far as the reference) is known only to be slower than
   // the reference: it counts as costing its whole bound, as a run that bound
   // stopped does.
+  // (One that reported no progress is at kNoProgress: a check-in stopped it.)
   double observed = cost;
   bool learned_slower = false;
-  if (!reached_target && progress != trial_progress_.end() && !progress->second.empty()) {
+  if (!reached_target) {
     const std::optional<double> whole = EarlyStopThreshold(trial_number);
-    const std::optional<double> at_progress =
-        EarlyStopThreshold(trial_number, progress->second.back().progress);
+    const std::optional<double> at_progress = EarlyStopThreshold(
+        trial_number, progress != trial_progress_.end() && !progress->second.empty()
+                          ? progress->second.back().progress
+                          : kNoProgress);
     if (whole.has_value() && at_progress.has_value() && *at_progress < *whole &&
         cost > *at_progress) {
       observed = std::max(cost, *whole);
@@ -495,6 +498,7 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
     if (progress != trial_progress_.end()) reference_progress_ = std::move(progress->second);
   }
   if (progress != trial_progress_.end()) trial_progress_.erase(progress);
+  curve_at_report_.erase(trial_number);
   ZEUS_RETURN_IF_ERROR(
       TellWalk(trial_number, batch_size, kind, observed, reached_target, learned_slower));
   return AdvanceWalk();
@@ -528,6 +532,7 @@ Status BatchSizeOptimizer::ReportFailure(int64_t trial_number) {
   min_cost_at_handout_.erase(trial_number);
   ran_on_.erase(trial_number);
   trial_progress_.erase(trial_number);
+  curve_at_report_.erase(trial_number);
   if (exploration_trial_ == trial_number) exploration_trial_.reset();
   return Status::Ok();
 }
@@ -546,7 +551,32 @@ Status BatchSizeOptimizer::RecordProgress(int64_t trial_number, double cost, dou
     return InvalidArgumentError("batch size optimizer: trial " + std::to_string(trial_number) +
                                 ": " + appended.message());
   }
+  if (const std::optional<CurveKey> key = CurveKeyOf(trial_number)) {
+    curve_at_report_[trial_number] = *key;
+  } else {
+    curve_at_report_.erase(trial_number);
+  }
   return Status::Ok();
+}
+
+std::optional<double> BatchSizeOptimizer::CheckInThreshold(int64_t trial_number) const {
+  auto progress = trial_progress_.find(trial_number);
+  if (progress == trial_progress_.end() || progress->second.empty()) {
+    return EarlyStopThreshold(trial_number, kNoProgress);
+  }
+  const std::optional<CurveKey> now = CurveKeyOf(trial_number);
+  auto then = curve_at_report_.find(trial_number);
+  if (now.has_value() && (then == curve_at_report_.end() || !(then->second == *now))) {
+    return EarlyStopThreshold(trial_number, progress->second.back().progress);
+  }
+  return EarlyStopThreshold(trial_number);
+}
+
+std::optional<BatchSizeOptimizer::CurveKey> BatchSizeOptimizer::CurveKeyOf(
+    int64_t trial_number) const {
+  const std::optional<double> ratio = CurveRatio(trial_number);
+  if (!ratio.has_value()) return std::nullopt;
+  return CurveKey{*min_cost_, *ratio};
 }
 
 std::optional<double> BatchSizeOptimizer::BestProgress(int64_t trial_number) const {
@@ -796,7 +826,12 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
   if (!trial_progress_.empty()) {
     nlohmann::json curves = nlohmann::json::array();
     for (const auto& [number, curve] : trial_progress_) {
-      curves.push_back({{"trial_number", number}, {"curve", ProgressToJson(curve)}});
+      nlohmann::json entry = {{"trial_number", number}, {"curve", ProgressToJson(curve)}};
+      auto key = curve_at_report_.find(number);
+      if (key != curve_at_report_.end()) {
+        entry["curve_at_report"] = {key->second.min_cost, key->second.ratio};
+      }
+      curves.push_back(std::move(entry));
     }
     json["trial_progress"] = curves;
   }
@@ -951,6 +986,16 @@ Status BatchSizeOptimizer::ReadProgress(const JsonFields& state) {
     StatusOr<std::vector<ProgressPoint>> curve = ProgressFromJson(*points, "trial_progress.curve");
     if (!curve.ok()) return curve.status().WithContext(kStateContext);
     trial_progress_[number] = std::move(*curve);
+    if (entry.Has("curve_at_report")) {
+      ZEUS_ASSIGN_OR_RETURN(std::vector<double> key,
+                            entry.DoubleArray("curve_at_report", 0.0, GaussianTs::kMaxAbsReward));
+      if (key.size() != 2 || !(key[1] > 0.0)) {
+        return entry.Error("curve_at_report",
+                           "expected [min_cost, ratio] with ratio > 0 (the curve trial " +
+                               std::to_string(number) + " was held to at its last report)");
+      }
+      curve_at_report_[number] = {key[0], key[1]};
+    }
   }
   return Status::Ok();
 }

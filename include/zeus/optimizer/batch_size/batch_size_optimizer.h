@@ -264,6 +264,17 @@ class BatchSizeOptimizer {
   // whole bound. Concurrent and bandit runs (sizes known to reach the
   // target) are held to the whole bound only.
   std::optional<double> EarlyStopThreshold(int64_t trial_number, double progress) const;
+  // The bound a check-in (a run's spend between two of its reports) holds
+  // in-flight trial `trial_number` to: EarlyStopThreshold(trial_number, p)
+  // with p its best progress so far, while its curve is still to be judged
+  // between reports: before its first report (p = kNoProgress: it has shown
+  // none, so it is held to the reference's first point), and when the curve
+  // it is held to changed since its last report (a new reference or a new
+  // multiple: its progress then was not judged against it).
+  // EarlyStopThreshold(trial_number) otherwise: a report alone tells
+  // progress past what the run was judged at (docs/BATCH_SIZE_POLICY.md,
+  // "Twelfth round").
+  std::optional<double> CheckInThreshold(int64_t trial_number) const;
   // The best progress in-flight trial `trial_number` has recorded; nullopt
   // when it recorded none (and under zeus).
   std::optional<double> BestProgress(int64_t trial_number) const;
@@ -380,6 +391,17 @@ class BatchSizeOptimizer {
   // is held to (its bound over min_cost()); nullopt when no curve bounds it
   // (see ProgressLimits).
   std::optional<double> CurveRatio(int64_t trial_number) const;
+  // Which curve in-flight trial `trial_number` is held to: the reference
+  // (named by min_cost(), which changes with it) and the multiple
+  // (CurveRatio); nullopt when none.
+  struct CurveKey {
+    double min_cost = 0.0;
+    double ratio = 0.0;
+    friend bool operator==(const CurveKey& a, const CurveKey& b) {
+      return a.min_cost == b.min_cost && a.ratio == b.ratio;
+    }
+  };
+  std::optional<CurveKey> CurveKeyOf(int64_t trial_number) const;
   // min(beta, kExplorationBeta) x min_cost(); nullopt without either.
   std::optional<double> ExplorationBound() const;
   // swarm: whether a speculative trial of `batch_size` can no longer serve
@@ -419,6 +441,9 @@ class BatchSizeOptimizer {
   std::set<int64_t> ran_on_;
   // frugal and swarm: the curves of trials in flight that recorded progress.
   std::map<int64_t, std::vector<ProgressPoint>> trial_progress_;
+  // The curve each of those trials was held to at its last report, when one
+  // was (CheckInThreshold).
+  std::map<int64_t, CurveKey> curve_at_report_;
   // See reference_progress().
   std::vector<ProgressPoint> reference_progress_;
 };

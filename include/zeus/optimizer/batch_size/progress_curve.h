@@ -14,6 +14,7 @@
 #define ZEUS_OPTIMIZER_BATCH_SIZE_PROGRESS_CURVE_H_
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct ProgressPoint {
     return a.cost == b.cost && a.progress == b.progress;
   }
 };
+
+// The progress of a run that has reported none: below every level, so a
+// curve holds it to the reference's first point.
+inline constexpr double kNoProgress = -std::numeric_limits<double>::infinity();
 
 // The most points kept of one run's curve; later epochs are not recorded
 // (the bound then covers the recorded part only).
