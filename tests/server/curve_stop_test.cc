@@ -346,7 +346,8 @@ TEST_P(CurveStopTest, TheCurveOfARunInFlightSurvivesARestart) {
 
 // A check-in past the whole bound (250) stops the run there, mid-epoch, a
 // failure at what it spent; one within it, or past the curve's bound alone
-// (curves judge progress, which only reports tell), changes nothing.
+// (the report before it judged its progress against that curve), changes
+// nothing.
 TEST_P(CurveStopTest, ACheckInPastTheWholeBoundStopsTheRunMidEpoch) {
   RegisterJob("ci-1", "frugal", true, 0.5);
   RunReference("ci-1", {0.1, 0.2, 0.3, 0.5});
@@ -390,6 +391,56 @@ TEST_P(CurveStopTest, ACheckInPastTheWholeBoundStopsTheRunMidEpoch) {
   EXPECT_EQ(report.body["stop_train"], true) << report.raw;
   // The walk goes on to the up step.
   EXPECT_EQ(NextTrial("ci-1").first, 256);
+}
+
+// Before its first report a probe has shown no progress: its check-ins
+// hold it to its curve's first point, 1.25 x the reference's 50.
+TEST_P(CurveStopTest, ACheckInBeforeTheFirstReportIsHeldToTheCurvesFirstPoint) {
+  RegisterJob("ci-4", "frugal", true, 0.5);
+  RunReference("ci-4", {0.1, 0.2, 0.3, 0.5});
+  std::pair<int64_t, int64_t> step = NextTrial("ci-4");
+  ASSERT_EQ(step.first, 64);
+  HttpReply going = CheckIn("ci-4", step, 62.5);
+  EXPECT_EQ(going.body["stop_train"], false) << going.raw;
+  HttpReply stopped = CheckIn("ci-4", step, 63.0);
+  EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
+  EXPECT_EQ(stopped.body["converged"], false) << stopped.raw;
+  EXPECT_THAT(stopped.body.value("message", ""),
+              HasSubstr("Batch size 64 is learning slower than the run of the lowest cost: cost "
+                        "63 > bound 62.5 before its first report"))
+      << stopped.raw;
+  json trial = Trial("ci-4", 1);
+  EXPECT_EQ(trial["cost"], 63.0);
+  EXPECT_EQ(trial["current_epoch"], nullptr);
+  // Slower than the reference from the start: the down direction is over.
+  EXPECT_EQ(NextTrial("ci-4").first, 256);
+}
+
+// After a report, check-ins judge the curve again only once it changed: a
+// cheaper run's curve became the reference meanwhile.
+TEST_P(CurveStopTest, ACheckInJudgesTheCurveOnceItChangedSinceTheLastReport) {
+  RegisterJob("ci-5", "frugal", true, 0.5);
+  RunReference("ci-5", {0.1, 0.2, 0.3, 0.5});
+  std::pair<int64_t, int64_t> probe = NextTrial("ci-5");
+  std::pair<int64_t, int64_t> concurrent = NextTrial("ci-5");
+  ASSERT_EQ(probe.first, 64);
+  ASSERT_EQ(concurrent.first, 128);
+  // Epoch 1 at 50, metric 0.05: judged against the curve there (62.5).
+  HttpReply report = Report("ci-5", probe.first, probe.second, 0.0, 2.0 * 50, 0.05, 1);
+  ASSERT_EQ(report.body["stop_train"], false) << report.raw;
+  EXPECT_EQ(CheckIn("ci-5", probe, 100.0).body["stop_train"], false);
+  // 128 reaches at cost 100: the new reference, {50: 0.2, 100: 0.5}.
+  int epochs = 0;
+  HttpReply done = RunTrial("ci-5", concurrent, {50, 100}, {0.2, 0.5}, &epochs);
+  ASSERT_EQ(done.body["converged"], true) << done.raw;
+  ASSERT_EQ(MinCost("ci-5"), 100.0);
+  // Within the whole bound (1.25 x 100), past the new curve at 0.05.
+  HttpReply stopped = CheckIn("ci-5", probe, 101.0);
+  EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
+  EXPECT_THAT(stopped.body.value("message", ""),
+              HasSubstr("is learning slower than the run of the lowest cost: cost 101 > bound "
+                        "62.5 at metric 0.05"))
+      << stopped.raw;
 }
 
 TEST_P(CurveStopTest, ACheckInPastItsWholeBoundRunsANearMissOn) {

@@ -580,6 +580,40 @@ TEST(JobGroupsCurveTest, ARunPastANewCurveAtItsProgressStopsAtTheReport) {
   EXPECT_EQ(policy.observed()[1].second.progress.back().progress, 1.0);
 }
 
+// Run 2 ([10, 25] s) reports mid-epoch 3 of run 1 (spent 2.5 epochs, at
+// progress 1 since epoch 2) with a curve that wants progress 2 by 2.2
+// epochs' cost: its progress was not judged against that curve, so its
+// next check-in does (27.5 s: its 4 s epochs last 10 s in the group, and it
+// checks in every 1.5 s of its time since its report at 20 s), or without
+// check-ins its report after epoch 3 (30 s).
+TEST(JobGroupsCurveTest, ARunPastANewCurveStopsAtItsNextCheckIn) {
+  const double epoch = EpochCost128(GroupMilestoneToyWorkload(), SimulationOptions());
+  for (const auto& [check_in_s, end_time_s, epochs] :
+       std::vector<std::tuple<double, double, double>>{{1.5, 27.5, 2.75}, {0.0, 30.0, 3.0}}) {
+    SCOPED_TRACE("check_in_s " + std::to_string(check_in_s));
+    TighteningPolicy policy(std::nullopt, std::nullopt,
+                            {{0.5 * epoch, 1}, {2.2 * epoch, 2}, {9 * epoch, 3}});
+    SimulationOptions options;
+    options.group_run_time = GroupRunTime::kSubmission;
+    options.check_in_s = check_in_s;
+    ZEUS_ASSERT_OK_AND_ASSIGN(
+        std::vector<GroupRunRecord> records,
+        SimulateJobGroup(GroupMilestoneToyWorkload(), policy,
+                         {{"g", 0, 100, "toy", 1.0}, {"g", 10, 25, "toy", 1.0}}, options));
+    ASSERT_GE(records.size(), 2u);
+    const GroupRunRecord& run1 = records[1];
+    EXPECT_EQ(run1.run.recurrence, 0);
+    EXPECT_TRUE(run1.stopped_early);
+    EXPECT_DOUBLE_EQ(run1.end_time_s, end_time_s);
+    EXPECT_NEAR(run1.run.cost, epochs * epoch, 1e-9 * epoch);
+    ASSERT_GE(policy.observed().size(), 2u);
+    const RunOutcome& observed = policy.observed()[1].second;
+    EXPECT_EQ(observed.stopped_at_check_in, check_in_s > 0.0);
+    // Its curve: its reports (epochs 1 and 2), and the stop when a report.
+    EXPECT_EQ(observed.progress.size(), check_in_s > 0.0 ? 2u : 3u);
+  }
+}
+
 // The same run at 20 s is within a curve that wanted progress 1 by half an
 // epoch (its first epoch, at progress 0, would have passed that) and wants
 // progress 2 by 4.5 epochs: judged at its progress now, it goes on, and the

@@ -447,6 +447,44 @@ TEST(SimulatorTest, AnExactLimitIsJudgedAtEachReportAndCheckIn) {
   EXPECT_DOUBLE_EQ(outcome.time_s, 2.0);
 }
 
+// Before its first report a run has shown no progress: its check-ins hold
+// it to its curve's first point too (from progress_limits_from_cost on);
+// after it, reports alone judge its curve.
+TEST(SimulatorTest, CheckInsBeforeTheFirstReportJudgeTheCurvesFirstPoint) {
+  const Workload w = MilestoneToyWorkload();
+  Rng rng(1);
+  RunPlan plan{1, 32, 200, false, 5000.0};
+  plan.exact_cost_limit = true;
+  plan.record_progress = true;
+  // Epochs of 1280 over 8 s, a check-in every 7 s; the curve's first
+  // point is 1000 (6.25 s).
+  plan.progress_limits = {{1000.0, 0}, {3000.0, 1}, {4000.0, 2}};
+  JobContext job = Job(w);
+  job.check_in_s = 7.0;
+  RunOutcome outcome = ExecuteRun(job, plan, rng);
+  EXPECT_FALSE(outcome.reached);
+  EXPECT_TRUE(outcome.stopped_at_check_in);
+  EXPECT_DOUBLE_EQ(outcome.time_s, 8.0 * 0.875);  // The check-in at 7 s.
+  EXPECT_DOUBLE_EQ(outcome.cost, 0.875 * 1280.0);
+  EXPECT_TRUE(outcome.progress.empty());  // A check-in tells no progress.
+  // Without check-ins its first report (1280, progress 0) is within the
+  // curve (3000 until progress 1): it runs on.
+  job.check_in_s = 0.0;
+  outcome = ExecuteRun(job, plan, rng);
+  EXPECT_GT(outcome.cost, 1280.0);
+  // With the curve in force only from 1100 on, the check-in at 7 s (1120)
+  // stops it; from 1200, none before the report.
+  job.check_in_s = 7.0;
+  plan.progress_limits_from_cost = 1100.0;
+  outcome = ExecuteRun(job, plan, rng);
+  EXPECT_TRUE(outcome.stopped_at_check_in);
+  EXPECT_DOUBLE_EQ(outcome.cost, 0.875 * 1280.0);
+  plan.progress_limits_from_cost = 1200.0;
+  outcome = ExecuteRun(job, plan, rng);
+  EXPECT_FALSE(outcome.stopped_at_check_in);
+  EXPECT_GT(outcome.cost, 1280.0);
+}
+
 TEST(SimulatorTest, MilestoneEpochsMustMatchTheSeedRunsAndAscend) {
   Workload w = MilestoneToyWorkload();
   w.batch_sizes[0].milestone_epochs.pop_back();

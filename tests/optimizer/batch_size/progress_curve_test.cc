@@ -293,6 +293,73 @@ TEST(ProgressCurveTest, ASpeculativeNearMissLeavesAFailureForTheWalk) {
   EXPECT_NE(refused.status().message().find("ran_on"), std::string::npos) << refused.status();
 }
 
+// A check-in (spend between reports) judges the curve only where the run's
+// progress was not judged against it: before its first report (at no
+// progress), and once the curve changed since its last report.
+TEST(ProgressCurveTest, CheckInsJudgeTheCurveBeforeTheFirstReportAndOnceItChanged) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      BatchSizeOptimizer optimizer,
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
+  RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);  // 64 at cost 40.
+  const Trial probe = optimizer.NextTrial();                           // 32, whole bound 50.
+  ASSERT_EQ(probe.kind, TrialKind::kExploration);
+  EXPECT_EQ(optimizer.EarlyStopThreshold(probe.trial_number, kNoProgress), 12.5);
+  EXPECT_EQ(optimizer.CheckInThreshold(probe.trial_number), 12.5);  // 1.25 x the first point.
+  ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 10, 1));
+  // That report judged progress 1 against this curve: until the next, the
+  // whole bound.
+  EXPECT_EQ(optimizer.CheckInThreshold(probe.trial_number), 50.0);
+  // A concurrent run of 64 reaches at cost 20 meanwhile: a new reference
+  // ({10, 2}, {20, 4}), and a whole bound of 1.25 x 20. Check-ins hold the
+  // probe's progress 1 to the new curve (1.25 x 10), and survive the state.
+  const Trial concurrent = optimizer.NextTrial();
+  ASSERT_EQ(concurrent.kind, TrialKind::kConcurrent);
+  EXPECT_EQ(optimizer.CheckInThreshold(concurrent.trial_number), 80.0);  // No curve.
+  RunWithCurve(optimizer, concurrent, {2, 4}, true);
+  EXPECT_EQ(optimizer.EarlyStopThreshold(probe.trial_number), 25.0);
+  EXPECT_EQ(optimizer.CheckInThreshold(probe.trial_number), 12.5);
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored,
+                            BatchSizeOptimizer::FromJson(optimizer.ToJson()));
+  EXPECT_EQ(restored.CheckInThreshold(probe.trial_number), 12.5);
+  // Its next report is judged against the new curve; check-ins after it,
+  // against the whole bound again, before and after a round trip.
+  ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 12, 2));
+  EXPECT_EQ(optimizer.CheckInThreshold(probe.trial_number), 25.0);
+  const nlohmann::json state = optimizer.ToJson();
+  ASSERT_EQ(state["trial_progress"][0]["curve_at_report"], nlohmann::json({20.0, 1.25}));
+  ZEUS_ASSERT_OK_AND_ASSIGN(restored, BatchSizeOptimizer::FromJson(state));
+  EXPECT_EQ(restored.CheckInThreshold(probe.trial_number), 25.0);
+  for (const nlohmann::json& key : {nlohmann::json({20.0}), nlohmann::json({20.0, 0.0}),
+                                    nlohmann::json({-1.0, 1.25}), nlohmann::json("x")}) {
+    nlohmann::json bad = state;
+    bad["trial_progress"][0]["curve_at_report"] = key;
+    const StatusOr<BatchSizeOptimizer> refused = BatchSizeOptimizer::FromJson(bad);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << key;
+    EXPECT_NE(refused.status().message().find("curve_at_report"), std::string::npos)
+        << refused.status();
+  }
+}
+
+// A probe a check-in stopped before its first report spent more than its
+// curve allows at no progress: it counts at its whole bound, as a curve stop.
+TEST(ProgressCurveTest, AProbeStoppedBeforeItsFirstReportLearnedSlower) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      BatchSizeOptimizer optimizer,
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
+  RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);
+  const Trial probe = optimizer.NextTrial();
+  ZEUS_ASSERT_OK(optimizer.ReportResult(probe.trial_number, 13, false));  // Past 12.5.
+  EXPECT_EQ(optimizer.censored().at(32), 50.0);
+  bool found = false;
+  for (const ArmState& arm : optimizer.ArmStates()) {
+    if (arm.batch_size == 32 && arm.num_observations == 1) {
+      found = true;
+      EXPECT_DOUBLE_EQ(arm.mean, -50.0);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(ProgressCurveTest, ANewLowestCostBringsItsCurveOrNone) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
       BatchSizeOptimizer optimizer,
