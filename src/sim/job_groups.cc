@@ -358,14 +358,11 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
             ProgressBound(progress_limits, ReportedProgress(run, spent), 1.0);
         curve.has_value() && job.check_in_s > 0.0) {
       // The first check-in past the curve (one just at it does not pass it).
-      const double from = std::max(spent, *curve);
       bool at_check_in = false;
-      double stop = NextJudgedCost(run.unbounded, from, job.check_in_s, &at_check_in);
-      if (at_check_in && !(stop > *curve)) {
-        stop = NextJudgedCost(run.unbounded,
-                              std::nextafter(from, std::numeric_limits<double>::infinity()),
-                              job.check_in_s, &at_check_in);
-      }
+      const double stop = NextJudgedCost(
+          run.unbounded,
+          std::max(spent, std::nextafter(*curve, std::numeric_limits<double>::infinity())),
+          job.check_in_s, &at_check_in);
       if (at_check_in && stop > *curve && stop < reported && !ReachedBy(run, stop)) {
         run.plan.cost_limit = limit;
         run.plan.progress_limits = std::move(progress_limits);

@@ -72,6 +72,21 @@ void RunWithCurve(BatchSizeOptimizer& optimizer, const Trial& trial,
   ZEUS_ASSERT_OK(optimizer.ReportResult(trial.trial_number, cost, reached));
 }
 
+// A failed probe of `batch_size` counted at its whole bound `bound`:
+// censored at it, and one observation of -bound.
+void ExpectCensoredAtItsWholeBound(const BatchSizeOptimizer& optimizer, int batch_size,
+                                   double bound) {
+  EXPECT_EQ(optimizer.censored().at(batch_size), bound);
+  bool found = false;
+  for (const ArmState& arm : optimizer.ArmStates()) {
+    if (arm.batch_size == batch_size && arm.num_observations == 1) {
+      found = true;
+      EXPECT_DOUBLE_EQ(arm.mean, -bound);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(ProgressCurveTest, FrugalProbesAreHeldToTheReferenceCurveAtTheirBoundsMultiple) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
       BatchSizeOptimizer optimizer,
@@ -101,15 +116,7 @@ TEST(ProgressCurveTest, FrugalProbesAreHeldToTheReferenceCurveAtTheirBoundsMulti
   EXPECT_EQ(optimizer.BestProgress(probe.trial_number), 1.0);
   EXPECT_LT(*optimizer.EarlyStopThreshold(probe.trial_number, 1), 30.0);
   ZEUS_ASSERT_OK(optimizer.ReportResult(probe.trial_number, 30, false));
-  EXPECT_EQ(optimizer.censored().at(32), 50.0);
-  bool found = false;
-  for (const ArmState& arm : optimizer.ArmStates()) {
-    if (arm.batch_size == 32 && arm.num_observations == 1) {
-      found = true;
-      EXPECT_DOUBLE_EQ(arm.mean, -50.0);
-    }
-  }
-  EXPECT_TRUE(found);
+  ExpectCensoredAtItsWholeBound(optimizer, 32, 50.0);
 }
 
 // Patience (a second failure before a steep direction ends) is for one
@@ -349,15 +356,7 @@ TEST(ProgressCurveTest, AProbeStoppedBeforeItsFirstReportLearnedSlower) {
   RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);
   const Trial probe = optimizer.NextTrial();
   ZEUS_ASSERT_OK(optimizer.ReportResult(probe.trial_number, 13, false));  // Past 12.5.
-  EXPECT_EQ(optimizer.censored().at(32), 50.0);
-  bool found = false;
-  for (const ArmState& arm : optimizer.ArmStates()) {
-    if (arm.batch_size == 32 && arm.num_observations == 1) {
-      found = true;
-      EXPECT_DOUBLE_EQ(arm.mean, -50.0);
-    }
-  }
-  EXPECT_TRUE(found);
+  ExpectCensoredAtItsWholeBound(optimizer, 32, 50.0);
 }
 
 TEST(ProgressCurveTest, ANewLowestCostBringsItsCurveOrNone) {
