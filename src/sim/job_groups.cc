@@ -290,6 +290,28 @@ double ReportedProgress(const InFlight& run, double cost) {
   return progress;
 }
 
+// The curve limit (`progress_limits`) that `run`'s check-ins after it has
+// spent `spent` hold it to until its next report, after the curve changed
+// (BatchSizeOptimizer::CheckInThreshold): at kNoProgress before its first
+// report; after one, at its progress then, only when it got there slower
+// than the curve allows. nullopt: its whole bound alone.
+std::optional<double> CheckInCurve(const InFlight& run,
+                                   const std::vector<ProgressPoint>& progress_limits,
+                                   double spent) {
+  const double progress = ReportedProgress(run, spent);
+  if (progress != kNoProgress) {
+    const std::optional<double> allowed = ProgressReachedBound(progress_limits, progress, 1.0);
+    auto first_at =
+        std::find_if(run.unbounded.progress.begin(), run.unbounded.progress.end(),
+                     [progress](const ProgressPoint& point) { return point.progress >= progress; });
+    if (!allowed.has_value() || first_at == run.unbounded.progress.end() ||
+        !(first_at->cost > *allowed)) {
+      return std::nullopt;
+    }
+  }
+  return ProgressBound(progress_limits, progress, 1.0);
+}
+
 // Holds in-flight `run` to the bound `policy` now gives it, at time `now_s`,
 // as `zeus serve` does at the run's next check-in or report (its next
 // judgment, NextJudgedCost): when the bound is tighter than the one it runs
@@ -347,15 +369,15 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
     return Status::Ok();
   }
   // New learning-curve limits hold the run at once: its check-ins until its
-  // next report judge its progress so far against them (its progress then
-  // was not judged against them), and that report its progress then. Past
+  // next report judge its progress so far against them (CheckInCurve: its
+  // progress then was not judged against them), and that report its
+  // progress then. Past
   // them at one, it stops there having spent that; otherwise they apply to
   // its epochs after now.
   if (progress_limits != run.plan.progress_limits && run.outcome.ran && fraction > 0.0) {
     bool never_a_check_in = false;
     const double reported = NextJudgedCost(run.unbounded, spent, 0.0, &never_a_check_in);
-    if (const std::optional<double> curve =
-            ProgressBound(progress_limits, ReportedProgress(run, spent), 1.0);
+    if (const std::optional<double> curve = CheckInCurve(run, progress_limits, spent);
         curve.has_value() && job.check_in_s > 0.0) {
       // The first check-in past the curve (one just at it does not pass it).
       bool at_check_in = false;

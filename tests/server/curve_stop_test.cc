@@ -416,9 +416,10 @@ TEST_P(CurveStopTest, ACheckInBeforeTheFirstReportIsHeldToTheCurvesFirstPoint) {
   EXPECT_EQ(NextTrial("ci-4").first, 256);
 }
 
-// After a report, check-ins judge the curve again only once it changed: a
-// cheaper run's curve became the reference meanwhile.
-TEST_P(CurveStopTest, ACheckInJudgesTheCurveOnceItChangedSinceTheLastReport) {
+// After a report, check-ins judge the curve again only once it changed (a
+// cheaper run's curve became the reference meanwhile), and then only for a
+// run that got to its progress slower than the new curve allows.
+TEST_P(CurveStopTest, ACheckInJudgesAChangedCurveForARunBehindIt) {
   RegisterJob("ci-5", "frugal", true, 0.5);
   RunReference("ci-5", {0.1, 0.2, 0.3, 0.5});
   std::pair<int64_t, int64_t> probe = NextTrial("ci-5");
@@ -429,9 +430,10 @@ TEST_P(CurveStopTest, ACheckInJudgesTheCurveOnceItChangedSinceTheLastReport) {
   HttpReply report = Report("ci-5", probe.first, probe.second, 0.0, 2.0 * 50, 0.05, 1);
   ASSERT_EQ(report.body["stop_train"], false) << report.raw;
   EXPECT_EQ(CheckIn("ci-5", probe, 100.0).body["stop_train"], false);
-  // 128 reaches at cost 100: the new reference, {50: 0.2, 100: 0.5}.
+  // 128 reaches at cost 100: the new reference, {30: 0.2, 100: 0.5}. The
+  // probe got to 0.05 at 50, past 1.25 x 30.
   int epochs = 0;
-  HttpReply done = RunTrial("ci-5", concurrent, {50, 100}, {0.2, 0.5}, &epochs);
+  HttpReply done = RunTrial("ci-5", concurrent, {30, 100}, {0.2, 0.5}, &epochs);
   ASSERT_EQ(done.body["converged"], true) << done.raw;
   ASSERT_EQ(MinCost("ci-5"), 100.0);
   // Within the whole bound (1.25 x 100), past the new curve at 0.05.
@@ -439,7 +441,35 @@ TEST_P(CurveStopTest, ACheckInJudgesTheCurveOnceItChangedSinceTheLastReport) {
   EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
   EXPECT_THAT(stopped.body.value("message", ""),
               HasSubstr("is learning slower than the run of the lowest cost: cost 101 > bound "
-                        "62.5 at metric 0.05"))
+                        "37.5 at metric 0.05"))
+      << stopped.raw;
+}
+
+// A run on pace with a changed curve where it last reported may show more
+// progress at its next report: check-ins hold it to its whole bound, and
+// that report to the new curve.
+TEST_P(CurveStopTest, ACheckInHoldsARunOnPaceWithAChangedCurveToItsWholeBound) {
+  RegisterJob("ci-6", "frugal", true, 0.5);
+  RunReference("ci-6", {0.1, 0.2, 0.3, 0.5});
+  std::pair<int64_t, int64_t> probe = NextTrial("ci-6");
+  std::pair<int64_t, int64_t> concurrent = NextTrial("ci-6");
+  ASSERT_EQ(probe.first, 64);
+  ASSERT_EQ(concurrent.first, 128);
+  HttpReply report = Report("ci-6", probe.first, probe.second, 0.0, 2.0 * 50, 0.05, 1);
+  ASSERT_EQ(report.body["stop_train"], false) << report.raw;
+  // The new reference, {50: 0.2, 100: 0.5}: the probe got to 0.05 at 50,
+  // within 1.25 x 50.
+  int epochs = 0;
+  HttpReply done = RunTrial("ci-6", concurrent, {50, 100}, {0.2, 0.5}, &epochs);
+  ASSERT_EQ(done.body["converged"], true) << done.raw;
+  ASSERT_EQ(MinCost("ci-6"), 100.0);
+  // Past the curve at 0.05 (62.5), within the whole bound (125).
+  HttpReply going = CheckIn("ci-6", probe, 101.0);
+  EXPECT_EQ(going.body["stop_train"], false) << going.raw;
+  // Its report there, still at 0.05, is judged against the new curve.
+  HttpReply stopped = Report("ci-6", probe.first, probe.second, 0.0, 2.0 * 102, 0.05, 2);
+  EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
+  EXPECT_THAT(stopped.body.value("message", ""), HasSubstr("cost 102 > bound 62.5 at metric 0.05"))
       << stopped.raw;
 }
 

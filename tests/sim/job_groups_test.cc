@@ -582,8 +582,9 @@ TEST(JobGroupsCurveTest, ARunPastANewCurveAtItsProgressStopsAtTheReport) {
 
 // Run 2 ([10, 25] s) reports mid-epoch 3 of run 1 (spent 2.5 epochs, at
 // progress 1 since epoch 2) with a curve that wants progress 2 by 2.2
-// epochs' cost: its progress was not judged against that curve, so its
-// next check-in does (27.5 s: its 4 s epochs last 10 s in the group, and it
+// epochs' cost: its progress was not judged against that curve, and it got
+// to progress 1 slower than the curve did (by half an epoch), so its next
+// check-in judges it (27.5 s: its 4 s epochs last 10 s in the group, and it
 // checks in every 1.5 s of its time since its report at 20 s), or without
 // check-ins its report after epoch 3 (30 s).
 TEST(JobGroupsCurveTest, ARunPastANewCurveStopsAtItsNextCheckIn) {
@@ -612,6 +613,31 @@ TEST(JobGroupsCurveTest, ARunPastANewCurveStopsAtItsNextCheckIn) {
     // Its curve: its reports (epochs 1 and 2), and the stop when a report.
     EXPECT_EQ(observed.progress.size(), check_in_s > 0.0 ? 2u : 3u);
   }
+}
+
+// The same run, but the new curve got to progress 1 no sooner than it did
+// (by 2.05 epochs' cost; it did by 2): on pace there, it may show progress 2
+// at its next report, so its check-ins hold it to its whole bound only, and
+// the curve stops it at that report (30 s), still at progress 1.
+TEST(JobGroupsCurveTest, ARunOnPaceWithANewCurveStopsAtItsNextReport) {
+  const double epoch = EpochCost128(GroupMilestoneToyWorkload(), SimulationOptions());
+  TighteningPolicy policy(std::nullopt, std::nullopt,
+                          {{2.05 * epoch, 1}, {2.2 * epoch, 2}, {9 * epoch, 3}});
+  SimulationOptions options;
+  options.group_run_time = GroupRunTime::kSubmission;
+  options.check_in_s = 1.5;
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      std::vector<GroupRunRecord> records,
+      SimulateJobGroup(GroupMilestoneToyWorkload(), policy,
+                       {{"g", 0, 100, "toy", 1.0}, {"g", 10, 25, "toy", 1.0}}, options));
+  ASSERT_GE(records.size(), 2u);
+  const GroupRunRecord& run1 = records[1];
+  EXPECT_EQ(run1.run.recurrence, 0);
+  EXPECT_TRUE(run1.stopped_early);
+  EXPECT_DOUBLE_EQ(run1.end_time_s, 30.0);
+  EXPECT_NEAR(run1.run.cost, 3 * epoch, 1e-9 * epoch);
+  ASSERT_GE(policy.observed().size(), 2u);
+  EXPECT_FALSE(policy.observed()[1].second.stopped_at_check_in);
 }
 
 // The same run at 20 s is within a curve that wanted progress 1 by half an

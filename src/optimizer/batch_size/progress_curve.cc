@@ -42,6 +42,14 @@ std::optional<double> ProgressBound(const std::vector<ProgressPoint>& reference,
   return std::nullopt;
 }
 
+std::optional<double> ProgressReachedBound(const std::vector<ProgressPoint>& reference,
+                                           double progress, double ratio) {
+  for (size_t i = 0; i + 1 < reference.size(); ++i) {
+    if (reference[i].progress >= progress) return ratio * reference[i].cost;
+  }
+  return std::nullopt;
+}
+
 nlohmann::json ProgressToJson(const std::vector<ProgressPoint>& curve) {
   nlohmann::json out = nlohmann::json::array();
   for (const ProgressPoint& point : curve) out.push_back({point.cost, point.progress});

@@ -42,6 +42,12 @@ TEST(ProgressCurveTest, BoundIsTheRatioOfTheFirstPointFurtherAlongExceptTheLast)
   EXPECT_EQ(ProgressBound(reference, 1.5, 2.0), 60.0);         // Past 1.5 at cost 30 too.
   EXPECT_EQ(ProgressBound(reference, 2, 1.25), std::nullopt);  // Only the target is further.
   EXPECT_EQ(ProgressBound(reference, 3, 1.25), std::nullopt);
+  // Getting as far as a level: at the reference's first point at least there.
+  EXPECT_EQ(ProgressReachedBound(reference, kNoProgress, 1.25), 12.5);
+  EXPECT_EQ(ProgressReachedBound(reference, 1, 1.25), 12.5);    // At 1 by cost 10.
+  EXPECT_EQ(ProgressReachedBound(reference, 1.5, 1.25), 37.5);  // Past 1 at cost 30.
+  EXPECT_EQ(ProgressReachedBound(reference, 2, 1.25), 37.5);
+  EXPECT_EQ(ProgressReachedBound(reference, 2.5, 1.25), std::nullopt);  // Only the target.
   EXPECT_EQ(ProgressBound({}, 0, 1.25), std::nullopt);
   EXPECT_EQ(ProgressBound({{50, 3}}, 0, 1.25), std::nullopt);  // The target alone.
 }
@@ -302,7 +308,8 @@ TEST(ProgressCurveTest, ASpeculativeNearMissLeavesAFailureForTheWalk) {
 
 // A check-in (spend between reports) judges the curve only where the run's
 // progress was not judged against it: before its first report (at no
-// progress), and once the curve changed since its last report.
+// progress), and once the curve changed since its last report, for a run
+// that got to its progress slower than the new curve allows.
 TEST(ProgressCurveTest, CheckInsJudgeTheCurveBeforeTheFirstReportAndOnceItChanged) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
       BatchSizeOptimizer optimizer,
@@ -317,16 +324,24 @@ TEST(ProgressCurveTest, CheckInsJudgeTheCurveBeforeTheFirstReportAndOnceItChange
   // whole bound.
   EXPECT_EQ(optimizer.CheckInThreshold(probe.trial_number), 50.0);
   // A concurrent run of 64 reaches at cost 20 meanwhile: a new reference
-  // ({10, 2}, {20, 4}), and a whole bound of 1.25 x 20. Check-ins hold the
-  // probe's progress 1 to the new curve (1.25 x 10), and survive the state.
+  // ({10, 2}, {20, 4}), and a whole bound of 1.25 x 20. The probe got to 1
+  // at cost 10, within 1.25 x 10 where the new curve got that far: on pace,
+  // it may show more at its next report, so check-ins hold it to its whole
+  // bound.
   const Trial concurrent = optimizer.NextTrial();
   ASSERT_EQ(concurrent.kind, TrialKind::kConcurrent);
   EXPECT_EQ(optimizer.CheckInThreshold(concurrent.trial_number), 80.0);  // No curve.
   RunWithCurve(optimizer, concurrent, {2, 4}, true);
   EXPECT_EQ(optimizer.EarlyStopThreshold(probe.trial_number), 25.0);
-  EXPECT_EQ(optimizer.CheckInThreshold(probe.trial_number), 12.5);
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored,
-                            BatchSizeOptimizer::FromJson(optimizer.ToJson()));
+  EXPECT_EQ(optimizer.CheckInThreshold(probe.trial_number), 25.0);
+  // Had it got to 1 at cost 13, it would be behind the new curve there:
+  // check-ins hold its progress 1 to it (1.25 x 10), and survive the state.
+  nlohmann::json behind = optimizer.ToJson();
+  ASSERT_EQ(behind["trial_progress"][0]["curve"], nlohmann::json::parse("[[10, 1]]"));
+  behind["trial_progress"][0]["curve"] = nlohmann::json::parse("[[13, 1]]");
+  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored, BatchSizeOptimizer::FromJson(behind));
+  EXPECT_EQ(restored.CheckInThreshold(probe.trial_number), 12.5);
+  ZEUS_ASSERT_OK_AND_ASSIGN(restored, BatchSizeOptimizer::FromJson(restored.ToJson()));
   EXPECT_EQ(restored.CheckInThreshold(probe.trial_number), 12.5);
   // Its next report is judged against the new curve; check-ins after it,
   // against the whole bound again, before and after a round trip.

@@ -270,10 +270,12 @@ class BatchSizeOptimizer {
   // between reports: before its first report (p = kNoProgress: it has shown
   // none, so it is held to the reference's first point), and when the curve
   // it is held to changed since its last report (a new reference or a new
-  // multiple: its progress then was not judged against it).
-  // EarlyStopThreshold(trial_number) otherwise: a report alone tells
-  // progress past what the run was judged at (docs/BATCH_SIZE_POLICY.md,
-  // "Twelfth round").
+  // multiple: its progress then was not judged against it) and the run got
+  // to p slower than that curve allows (its cost when it first recorded p
+  // is above ProgressReachedBound). EarlyStopThreshold(trial_number)
+  // otherwise: a report alone tells progress past what the run was judged
+  // at, and a run on pace at p may show more at its next report
+  // (docs/BATCH_SIZE_POLICY.md, "Twelfth round", "Thirteenth round").
   std::optional<double> CheckInThreshold(int64_t trial_number) const;
   // The best progress in-flight trial `trial_number` has recorded; nullopt
   // when it recorded none (and under zeus).

@@ -58,6 +58,15 @@ Status AppendProgress(std::vector<ProgressPoint>& curve, double cost, double pro
 std::optional<double> ProgressBound(const std::vector<ProgressPoint>& reference, double progress,
                                     double ratio);
 
+// The cost `ratio` x `reference` allows a run for getting as far as
+// `progress`: ratio x the reference's cost at its first point whose progress
+// is at least `progress`, among every point but the last (as
+// ProgressBound). A run that first reported `progress` at a higher cost
+// got there slower than the curve allows. nullopt when no such point
+// exists.
+std::optional<double> ProgressReachedBound(const std::vector<ProgressPoint>& reference,
+                                           double progress, double ratio);
+
 // [[cost, progress], ...].
 nlohmann::json ProgressToJson(const std::vector<ProgressPoint>& curve);
 // kInvalidArgument naming `field` unless `json` is such a list that
