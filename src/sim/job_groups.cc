@@ -369,11 +369,10 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
     return Status::Ok();
   }
   // New learning-curve limits hold the run at once: its check-ins until its
-  // next report judge its progress so far against them (CheckInCurve: its
-  // progress then was not judged against them), and that report its
-  // progress then. Past
-  // them at one, it stops there having spent that; otherwise they apply to
-  // its epochs after now.
+  // next report judge its progress so far against them where CheckInCurve
+  // says (its progress then was not judged against them), and that report
+  // its progress then. Past them at one, it stops there having spent that;
+  // otherwise they apply to its epochs after now.
   if (progress_limits != run.plan.progress_limits && run.outcome.ran && fraction > 0.0) {
     bool never_a_check_in = false;
     const double reported = NextJudgedCost(run.unbounded, spent, 0.0, &never_a_check_in);
