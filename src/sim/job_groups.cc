@@ -299,15 +299,9 @@ std::optional<double> CheckInCurve(const InFlight& run,
                                    const std::vector<ProgressPoint>& progress_limits,
                                    double spent) {
   const double progress = ReportedProgress(run, spent);
-  if (progress != kNoProgress) {
-    const std::optional<double> allowed = ProgressReachedBound(progress_limits, progress, 1.0);
-    auto first_at =
-        std::find_if(run.unbounded.progress.begin(), run.unbounded.progress.end(),
-                     [progress](const ProgressPoint& point) { return point.progress >= progress; });
-    if (!allowed.has_value() || first_at == run.unbounded.progress.end() ||
-        !(first_at->cost > *allowed)) {
-      return std::nullopt;
-    }
+  if (progress != kNoProgress &&
+      !ReachedSlowerThan(progress_limits, run.unbounded.progress, progress, 1.0)) {
+    return std::nullopt;
   }
   return ProgressBound(progress_limits, progress, 1.0);
 }

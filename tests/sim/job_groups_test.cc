@@ -580,6 +580,17 @@ TEST(JobGroupsCurveTest, ARunPastANewCurveAtItsProgressStopsAtTheReport) {
   EXPECT_EQ(policy.observed()[1].second.progress.back().progress, 1.0);
 }
 
+// Run 1 over [0, 100] s and run 2 over [10, 25] s of the milestone toy,
+// each lasting its submission, checking in every `check_in_s` of its time.
+StatusOr<std::vector<GroupRunRecord>> SimulateOverlappingToyRuns(Policy& policy,
+                                                                 double check_in_s) {
+  SimulationOptions options;
+  options.group_run_time = GroupRunTime::kSubmission;
+  options.check_in_s = check_in_s;
+  return SimulateJobGroup(GroupMilestoneToyWorkload(), policy,
+                          {{"g", 0, 100, "toy", 1.0}, {"g", 10, 25, "toy", 1.0}}, options);
+}
+
 // Run 2 ([10, 25] s) reports mid-epoch 3 of run 1 (spent 2.5 epochs, at
 // progress 1 since epoch 2) with a curve that wants progress 2 by 2.2
 // epochs' cost: its progress was not judged against that curve, and it got
@@ -594,13 +605,8 @@ TEST(JobGroupsCurveTest, ARunPastANewCurveStopsAtItsNextCheckIn) {
     SCOPED_TRACE("check_in_s " + std::to_string(check_in_s));
     TighteningPolicy policy(std::nullopt, std::nullopt,
                             {{0.5 * epoch, 1}, {2.2 * epoch, 2}, {9 * epoch, 3}});
-    SimulationOptions options;
-    options.group_run_time = GroupRunTime::kSubmission;
-    options.check_in_s = check_in_s;
-    ZEUS_ASSERT_OK_AND_ASSIGN(
-        std::vector<GroupRunRecord> records,
-        SimulateJobGroup(GroupMilestoneToyWorkload(), policy,
-                         {{"g", 0, 100, "toy", 1.0}, {"g", 10, 25, "toy", 1.0}}, options));
+    ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records,
+                              SimulateOverlappingToyRuns(policy, check_in_s));
     ASSERT_GE(records.size(), 2u);
     const GroupRunRecord& run1 = records[1];
     EXPECT_EQ(run1.run.recurrence, 0);
@@ -623,13 +629,8 @@ TEST(JobGroupsCurveTest, ARunOnPaceWithANewCurveStopsAtItsNextReport) {
   const double epoch = EpochCost128(GroupMilestoneToyWorkload(), SimulationOptions());
   TighteningPolicy policy(std::nullopt, std::nullopt,
                           {{2.05 * epoch, 1}, {2.2 * epoch, 2}, {9 * epoch, 3}});
-  SimulationOptions options;
-  options.group_run_time = GroupRunTime::kSubmission;
-  options.check_in_s = 1.5;
-  ZEUS_ASSERT_OK_AND_ASSIGN(
-      std::vector<GroupRunRecord> records,
-      SimulateJobGroup(GroupMilestoneToyWorkload(), policy,
-                       {{"g", 0, 100, "toy", 1.0}, {"g", 10, 25, "toy", 1.0}}, options));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records,
+                            SimulateOverlappingToyRuns(policy, /*check_in_s=*/1.5));
   ASSERT_GE(records.size(), 2u);
   const GroupRunRecord& run1 = records[1];
   EXPECT_EQ(run1.run.recurrence, 0);

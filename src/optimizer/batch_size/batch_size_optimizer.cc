@@ -572,13 +572,8 @@ std::optional<double> BatchSizeOptimizer::CheckInThreshold(int64_t trial_number)
   // A changed curve: only a run that got to its best progress slower than
   // it allows is held to it between reports; one on pace there may show
   // more progress at its next report.
-  const std::vector<ProgressPoint>& curve = progress->second;
-  const double best = curve.back().progress;
-  auto first_at_best = std::find_if(curve.begin(), curve.end(), [best](const ProgressPoint& point) {
-    return point.progress >= best;
-  });
-  const std::optional<double> allowed = ProgressReachedBound(reference_progress_, best, now->ratio);
-  if (allowed.has_value() && first_at_best->cost > *allowed) {
+  const double best = progress->second.back().progress;
+  if (ReachedSlowerThan(reference_progress_, progress->second, best, now->ratio)) {
     return EarlyStopThreshold(trial_number, best);
   }
   return EarlyStopThreshold(trial_number);

@@ -1,5 +1,6 @@
 #include "zeus/optimizer/batch_size/progress_curve.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -48,6 +49,15 @@ std::optional<double> ProgressReachedBound(const std::vector<ProgressPoint>& ref
     if (reference[i].progress >= progress) return ratio * reference[i].cost;
   }
   return std::nullopt;
+}
+
+bool ReachedSlowerThan(const std::vector<ProgressPoint>& reference,
+                       const std::vector<ProgressPoint>& run, double progress, double ratio) {
+  const std::optional<double> allowed = ProgressReachedBound(reference, progress, ratio);
+  auto first = std::find_if(run.begin(), run.end(), [progress](const ProgressPoint& point) {
+    return point.progress >= progress;
+  });
+  return allowed.has_value() && first != run.end() && first->cost > *allowed;
 }
 
 nlohmann::json ProgressToJson(const std::vector<ProgressPoint>& curve) {

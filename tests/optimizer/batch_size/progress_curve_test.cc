@@ -48,6 +48,11 @@ TEST(ProgressCurveTest, BoundIsTheRatioOfTheFirstPointFurtherAlongExceptTheLast)
   EXPECT_EQ(ProgressReachedBound(reference, 1.5, 1.25), 37.5);  // Past 1 at cost 30.
   EXPECT_EQ(ProgressReachedBound(reference, 2, 1.25), 37.5);
   EXPECT_EQ(ProgressReachedBound(reference, 2.5, 1.25), std::nullopt);  // Only the target.
+  // A run that got to 1 at 12.5 kept pace; at 13 it did not.
+  EXPECT_FALSE(ReachedSlowerThan(reference, {{5, 0}, {12.5, 1}}, 1, 1.25));
+  EXPECT_TRUE(ReachedSlowerThan(reference, {{5, 0}, {13, 1}}, 1, 1.25));
+  EXPECT_FALSE(ReachedSlowerThan(reference, {{5, 0}}, 1, 1.25));       // Not there.
+  EXPECT_FALSE(ReachedSlowerThan(reference, {{99, 2.5}}, 2.5, 1.25));  // No limit.
   EXPECT_EQ(ProgressBound({}, 0, 1.25), std::nullopt);
   EXPECT_EQ(ProgressBound({{50, 3}}, 0, 1.25), std::nullopt);  // The target alone.
 }

@@ -67,6 +67,12 @@ std::optional<double> ProgressBound(const std::vector<ProgressPoint>& reference,
 std::optional<double> ProgressReachedBound(const std::vector<ProgressPoint>& reference,
                                            double progress, double ratio);
 
+// Whether `run` (its curve so far) got as far as `progress` slower than
+// `ratio` x `reference` allows: its cost at its first point at least that
+// far is above ProgressReachedBound. False when either has no such point.
+bool ReachedSlowerThan(const std::vector<ProgressPoint>& reference,
+                       const std::vector<ProgressPoint>& run, double progress, double ratio);
+
 // [[cost, progress], ...].
 nlohmann::json ProgressToJson(const std::vector<ProgressPoint>& curve);
 // kInvalidArgument naming `field` unless `json` is such a list that
