@@ -168,6 +168,9 @@ struct InFlight {
     double end_time_s = 0.0;
   };
   std::optional<BeforeStop> before_stop;
+  // How many points of its (unbounded) curve it reported in flight
+  // (Policy::ReportsInFlight).
+  size_t reported = 0;
 };
 
 // Whether bound `limit` is tighter than `current` (no value: no bound).
@@ -457,6 +460,8 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
   Rng rng(options.seed ^ 0x5851f42d4c957f2dULL);
   std::vector<InFlight> running;
   std::vector<GroupRunRecord> records;
+  // The time of the latest event the policy was told of.
+  double clock_s = -std::numeric_limits<double>::infinity();
 
   auto launch = [&](int submission, int tries, double start_s, double end_s, double ratio) {
     InFlight run;
@@ -492,9 +497,24 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
            run.unbounded_span_s *
                std::clamp(run.outcome.ran_on->at.cost / run.unbounded.cost, 0.0, 1.0);
   };
+  // When in-flight `run` next reports an epoch the policy wants to hear of
+  // as it happens (Policy::ReportsInFlight; not the report that ends it);
+  // infinity when none.
+  auto report_time = [&](const InFlight& run) {
+    const std::vector<ProgressPoint>& curve = run.unbounded.progress;
+    if (!run.outcome.ran || run.reported >= curve.size() || !(run.unbounded.cost > 0.0) ||
+        !(curve[run.reported].cost < run.outcome.cost * (1.0 - 1e-9)) ||
+        !policy.ReportsInFlight(run.plan)) {
+      return std::numeric_limits<double>::infinity();
+    }
+    return run.start_time_s +
+           run.unbounded_span_s *
+               std::clamp(curve[run.reported].cost / run.unbounded.cost, 0.0, 1.0);
+  };
   // Finishes every run that ends by `now`, earliest first, and tells the
-  // policy of every run that runs on past its bound by then, as it happens;
-  // retries start at their predecessor's end and may themselves end by `now`.
+  // policy of every run that runs on past its bound by then, and of the
+  // in-flight reports it wants, as they happen; retries start at their
+  // predecessor's end and may themselves end by `now`.
   auto reap = [&](double now) -> Status {
     while (true) {
       auto next = std::min_element(
@@ -503,9 +523,27 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       auto runs_on = std::min_element(
           running.begin(), running.end(),
           [&](const InFlight& a, const InFlight& b) { return run_on_time(a) < run_on_time(b); });
+      auto reports = std::min_element(
+          running.begin(), running.end(),
+          [&](const InFlight& a, const InFlight& b) { return report_time(a) < report_time(b); });
+      if (reports != running.end() && report_time(*reports) <= now &&
+          (next == running.end() || report_time(*reports) <= next->end_time_s) &&
+          report_time(*reports) <= run_on_time(*runs_on)) {
+        // (A run that became the policy's interest late, such as a
+        // speculative run the walk adopted as its step, tells its earlier
+        // epochs now.)
+        const double at = std::max(report_time(*reports), clock_s);
+        clock_s = at;
+        const ProgressPoint point = reports->unbounded.progress[reports->reported++];
+        ZEUS_RETURN_IF_ERROR(policy.ReportProgress(reports->plan, point));
+        // Its curve may bound other runs in flight from now on.
+        for (InFlight& run : running) ZEUS_RETURN_IF_ERROR(Refresh(job, policy, at, run));
+        continue;
+      }
       if (runs_on != running.end() && run_on_time(*runs_on) <= now &&
           (next == running.end() || run_on_time(*runs_on) <= next->end_time_s)) {
         const double at = run_on_time(*runs_on);
+        clock_s = std::max(clock_s, at);
         runs_on->ran_on = runs_on->outcome.ran_on;
         ZEUS_RETURN_IF_ERROR(policy.RunOn(runs_on->plan, runs_on->ran_on->progress_within));
         // Its verdict may change the bounds of every run in flight, its own
@@ -516,6 +554,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       if (next == running.end() || next->end_time_s > now) return Status::Ok();
       InFlight done = *next;
       running.erase(next);
+      clock_s = std::max(clock_s, done.end_time_s);
       // Held to the bound in force when it reports (Policy::CostLimitAtReport).
       const std::optional<double> limit = policy.CostLimitAtReport(done.plan);
       // (Its learning-curve limits, refreshed at each report of another run,
@@ -565,6 +604,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
   for (size_t i = 0; i < submissions.size(); ++i) {
     const JobSubmission& s = submissions[i];
     ZEUS_RETURN_IF_ERROR(reap(s.start_time_s));
+    clock_s = std::max(clock_s, s.start_time_s);
     launch(static_cast<int>(i), 1, s.start_time_s, s.end_time_s, s.runtime_ratio);
   }
   ZEUS_RETURN_IF_ERROR(reap(std::numeric_limits<double>::infinity()));

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,22 +57,38 @@ class GroupRecordingPolicy final : public Policy {
     // Observations: stopped early by a restart threshold
     // (GroupRunRecord::restarted; set by SimulateGroups).
     bool restarted = false;
+    // Neither: a per-epoch report the run made in flight
+    // (Policy::ReportProgress), its point `in_flight_index` of its curve;
+    // its observation comes later, with its whole curve.
+    std::optional<ProgressPoint> in_flight_point;
+    size_t in_flight_index = 0;
   };
 
   explicit GroupRecordingPolicy(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
 
   RunPlan Next() override {
     RunPlan plan = inner_->Next();
-    events_.push_back(Event{true, plan, RunOutcome(), std::nullopt, {}, false, false});
+    Event event;
+    event.plan = plan;
+    events_.push_back(std::move(event));
     return plan;
   }
   Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
-    events_.push_back(Event{false, plan, outcome, inner_->CostLimitAtReport(plan),
-                            inner_->ProgressLimitsAtReport(plan), false, false});
+    Event event;
+    event.hand_out = false;
+    event.plan = plan;
+    event.outcome = outcome;
+    event.cost_limit_at_report = inner_->CostLimitAtReport(plan);
+    event.progress_limits_at_report = inner_->ProgressLimitsAtReport(plan);
+    events_.push_back(std::move(event));
     return inner_->Observe(plan, outcome);
   }
   Status RunOn(const RunPlan& plan, double progress) override {
-    events_.push_back(Event{false, plan, RunOutcome(), std::nullopt, {}, false, true});
+    Event event;
+    event.hand_out = false;
+    event.plan = plan;
+    event.run_on = true;
+    events_.push_back(std::move(event));
     return inner_->RunOn(plan, progress);
   }
   std::optional<double> RunOnLimitAtReport(const RunPlan& plan) const override {
@@ -86,12 +103,24 @@ class GroupRecordingPolicy final : public Policy {
   std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const override {
     return inner_->ProgressLimitsAtReport(plan);
   }
+  bool ReportsInFlight(const RunPlan& plan) const override { return inner_->ReportsInFlight(plan); }
+  Status ReportProgress(const RunPlan& plan, const ProgressPoint& point) override {
+    Event event;
+    event.hand_out = false;
+    event.plan = plan;
+    event.in_flight_point = point;
+    event.in_flight_index = in_flight_reports_[plan.run_id]++;
+    events_.push_back(std::move(event));
+    return inner_->ReportProgress(plan, point);
+  }
   const std::vector<Event>& events() const { return events_; }
   std::vector<Event>& mutable_events() { return events_; }
 
  private:
   std::unique_ptr<Policy> inner_;
   std::vector<Event> events_;
+  // In-flight reports so far, by run.
+  std::map<int64_t, size_t> in_flight_reports_;
 };
 
 // The simulated events of one workload's overlapping job group.
@@ -146,7 +175,7 @@ inline std::vector<SimulatedJob> SimulateGroups(const std::vector<Workload>& wor
     // The records are the observed runs that ran, in observation order.
     size_t next = 0;
     for (GroupRecordingPolicy::Event& event : policy.mutable_events()) {
-      if (event.hand_out || event.run_on || !event.outcome.ran) continue;
+      if (event.hand_out || event.run_on || event.in_flight_point || !event.outcome.ran) continue;
       EXPECT_LT(next, records->size());
       if (next >= records->size()) return {};
       const GroupRunRecord& record = (*records)[next++];
@@ -362,8 +391,21 @@ inline size_t EarlyPoints(const RunPlan& observed_plan, const RunOutcome& outcom
 inline std::vector<GroupRecordingPolicy::Event>::const_iterator ObservationOf(
     int64_t run_id, const std::vector<GroupRecordingPolicy::Event>& events) {
   return std::find_if(events.begin(), events.end(), [&](const auto& event) {
-    return !event.hand_out && !event.run_on && event.plan.run_id == run_id;
+    return !event.hand_out && !event.run_on && !event.in_flight_point &&
+           event.plan.run_id == run_id;
   });
+}
+
+// The index of the first point run `run_id` reported in flight among the
+// simulation's `events` (GroupRecordingPolicy::Event::in_flight_point), or
+// nullopt when it reported none.
+inline std::optional<size_t> FirstInFlightPoint(
+    int64_t run_id, const std::vector<GroupRecordingPolicy::Event>& events) {
+  auto first = std::find_if(events.begin(), events.end(), [&](const auto& event) {
+    return event.in_flight_point.has_value() && event.plan.run_id == run_id;
+  });
+  if (first == events.end()) return std::nullopt;
+  return first->in_flight_index;
 }
 
 // Sends point `i` of a run's curve as epoch i + 1 of trial `trial` (its
@@ -395,8 +437,12 @@ inline int ReplayEarlyPoints(TestClient& client, const nlohmann::json& trial,
   if (observed == events.end()) return 0;
   const RunOutcome& outcome = observed->outcome;
   if (observed->stopped_early && !outcome.stopped_at_check_in) return 0;
-  const size_t n =
+  size_t n =
       observed->stopped_early ? outcome.progress.size() : EarlyPoints(observed->plan, outcome);
+  // (Points it reported in flight are sent at their own events.)
+  if (const std::optional<size_t> in_flight = FirstInFlightPoint(handed_out.plan.run_id, events)) {
+    n = std::min(n, *in_flight);
+  }
   for (size_t i = 0; i < n; ++i) {
     const ProgressPoint& point = outcome.progress[i];
     SCOPED_TRACE("early point " + std::to_string(i) + " cost " + std::to_string(point.cost));
@@ -406,6 +452,18 @@ inline int ReplayEarlyPoints(TestClient& client, const nlohmann::json& trial,
     SendPointThatKeepsGoing(client, trial, i, point);
   }
   return static_cast<int>(n);
+}
+
+// Replays in-flight report `report` (GroupRecordingPolicy::Event::
+// in_flight_point) of trial `trial` (its hand-out body) as its epoch, unless
+// it is among the `*sent` points replayed already; the server must keep the
+// run going. Updates `*sent`.
+inline void ReplayInFlightPoint(TestClient& client, const nlohmann::json& trial,
+                                const GroupRecordingPolicy::Event& report, int* sent) {
+  if (report.in_flight_index < static_cast<size_t>(*sent)) return;
+  SCOPED_TRACE("in-flight point " + std::to_string(report.in_flight_index));
+  SendPointThatKeepsGoing(client, trial, report.in_flight_index, *report.in_flight_point);
+  *sent = static_cast<int>(report.in_flight_index) + 1;
 }
 
 // Whether `outcome` ran on at its last point: the server runs it on and

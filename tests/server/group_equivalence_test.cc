@@ -31,6 +31,9 @@ struct Compared {
   int events = 0;
   // Reports that arrived while an earlier-handed trial was still in flight.
   int out_of_order = 0;
+  // Per-epoch reports replayed as they happened (the provisional reference
+  // of swarm's first wave).
+  int in_flight_reports = 0;
   // Most trials in flight at once.
   size_t max_in_flight = 0;
   // Trials handed out at another size than the default before the job's
@@ -96,6 +99,14 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
       auto it = trials.find(event.plan.run_id);
       EXPECT_NE(it, trials.end()) << "report of a trial never handed out";
       if (it == trials.end()) return compared;
+      if (event.in_flight_point) {
+        // A report of its epoch as it happened: it bounds other runs from
+        // now on (swarm's provisional reference).
+        ReplayInFlightPoint(client, it->second, event, &early[event.plan.run_id]);
+        if (::testing::Test::HasFailure()) return compared;
+        ++compared.in_flight_reports;
+        continue;
+      }
       if (event.run_on) {
         // Its epochs up to the one that passed its bound as a near miss: the
         // server runs it on there, before anything the simulation did later.
@@ -191,6 +202,9 @@ TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorSwarmPolicyWithConcurrentSubmi
   EXPECT_GE(compared.max_in_flight, 4u);
   // Speculative trials handed out before any run has reported (no bound yet).
   EXPECT_GT(compared.first_wave_probes, 0);
+  // The walk's first step reported its epochs as they happened, bounding
+  // the first wave's probes (its provisional curve).
+  EXPECT_GT(compared.in_flight_reports, 0);
   // Speculative runs the walk gave up on, and runs outbid by a new best.
   EXPECT_GT(compared.stopped_mid_run + compared.curves.stopped_early, 0);
   // (Its failed runs that would have ended at the whole bound run on as
@@ -206,6 +220,7 @@ TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorFrugalPolicyWithConcurrentSubm
   EXPECT_GT(compared.events, 300);
   EXPECT_GT(compared.out_of_order, 20);
   EXPECT_EQ(compared.first_wave_probes, 0);
+  EXPECT_EQ(compared.in_flight_reports, 0);
   ExpectCurvesExercised(compared.curves, 2, 1, 1);
 }
 

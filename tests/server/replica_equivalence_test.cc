@@ -49,6 +49,9 @@ struct Transcript {
   std::vector<json> answers;
   std::vector<json> arms;
   int out_of_order = 0;
+  // Per-epoch reports replayed as they happened (the provisional reference
+  // of swarm's first wave).
+  int in_flight_reports = 0;
   int cross_replica_reports = 0;
   size_t max_in_flight = 0;
   CurveReplayStats curves;
@@ -103,6 +106,14 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
       auto it = trials.find(event.plan.run_id);
       EXPECT_NE(it, trials.end()) << "report of a trial never handed out";
       if (it == trials.end()) return transcript;
+      if (event.in_flight_point) {
+        // A report of its epoch as it happened: it bounds other runs from
+        // now on (swarm's provisional reference).
+        ReplayInFlightPoint(client, it->second, event, &early[event.plan.run_id]);
+        if (::testing::Test::HasFailure()) return transcript;
+        ++transcript.in_flight_reports;
+        continue;
+      }
       if (event.run_on) {
         // Its epochs up to the one that passed its bound as a near miss.
         early[event.plan.run_id] =
@@ -199,6 +210,7 @@ TEST_P(ReplicaEquivalenceTest, TwoReplicasOnOnePostgresDecideAsOne) {
   // swarm's concurrent runs restarted at a cheaper size, on both.
   if (policy_name == "swarm") {
     EXPECT_GT(pair.curves.restarts, 0);
+    EXPECT_GT(pair.in_flight_reports, 0);
   }
   EXPECT_EQ(pair.curves.restarts, alone.curves.restarts);
   EXPECT_GT(pair.out_of_order, 20);

@@ -164,6 +164,20 @@ class Policy {
     (void)progress;
     return Status::Ok();
   }
+  // Whether the group simulation should tell the policy in-flight run
+  // `plan`'s per-epoch reports as they happen (ReportProgress), because
+  // they bound other runs in flight (swarm's provisional reference:
+  // BatchSizeOptimizer::provisional_reference). Asked before each event.
+  // Default: false; Observe then gets the whole curve.
+  virtual bool ReportsInFlight(const RunPlan& /*plan*/) const { return false; }
+  // One per-epoch report of in-flight run `plan`, its point on its curve,
+  // in order. Observe then gets the run's whole curve, these points
+  // included. Default: nothing to do.
+  virtual Status ReportProgress(const RunPlan& plan, const ProgressPoint& point) {
+    (void)plan;
+    (void)point;
+    return Status::Ok();
+  }
 };
 
 // The registered policy names: zeus, frugal, swarm, default, oracle, walk-floor,

@@ -343,8 +343,27 @@ std::optional<int> BatchSizeOptimizer::SpeculativeSize() const {
   // along its direction.
   const bool walk_improving = explorer_.StepsBehind(best_batch_size_) < 2;
   const std::vector<int> ahead = explorer_.AheadInDirection();
-  for (int size :
-       explorer_.Upcoming(SwarmKnobs::kDownSpeculationDepth, SwarmKnobs::kUpSpeculationDepth)) {
+  // A direction whose next size the learning curve stopped ends there
+  // (patience 1): its depth goes to the other direction.
+  const auto ends_next = [this](const std::vector<int>& next) {
+    if (next.empty()) return false;
+    auto result = speculative_results_.find(next.front());
+    return result != speculative_results_.end() && result->second.learned_slower;
+  };
+  size_t down_depth = SwarmKnobs::kDownSpeculationDepth;
+  size_t up_depth = SwarmKnobs::kUpSpeculationDepth;
+  const bool down_ends = ends_next(explorer_.Upcoming(1, 0));
+  const bool up_ends = ends_next(explorer_.Upcoming(0, 1));
+  if (down_ends != up_ends) {
+    if (down_ends) {
+      up_depth += down_depth;
+      down_depth = 0;
+    } else {
+      down_depth += up_depth;
+      up_depth = 0;
+    }
+  }
+  for (int size : explorer_.Upcoming(down_depth, up_depth)) {
     if (!walk_improving && std::find(ahead.begin(), ahead.end(), size) != ahead.end()) continue;
     if (speculative_results_.count(size) > 0) continue;
     const bool out = std::any_of(in_flight_.begin(), in_flight_.end(), [size](const auto& entry) {
@@ -396,7 +415,12 @@ Status BatchSizeOptimizer::AdvanceWalk() {
       // A run that stopped short is censored at what it spent (its cost is
       // known to exceed that); a run that reached above the bound keeps its
       // observation and is pruned.
-      if (!r.reached_target && config_.beta.has_value()) censored_[size] = r.cost;
+      // (One the learning curve stopped is known to be slower than the
+      // reference: at least the exploration bound, for a run stopped by a
+      // provisional curve before that bound existed.)
+      if (!r.reached_target && config_.beta.has_value()) {
+        censored_[size] = r.learned_slower && bound.has_value() ? std::max(r.cost, *bound) : r.cost;
+      }
       ZEUS_RETURN_IF_ERROR(explorer_.Report(r.cost, passed, MissOf(r.learned_slower)));
       continue;
     }
@@ -478,9 +502,11 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
         trial_number, progress != trial_progress_.end() && !progress->second.empty()
                           ? progress->second.back().progress
                           : kNoProgress);
-    if (whole.has_value() && at_progress.has_value() && *at_progress < *whole &&
+    // (Held to a provisional curve, it has no whole bound yet: AdvanceWalk
+    // censors it at the exploration bound once one is known.)
+    if (at_progress.has_value() && (!whole.has_value() || *at_progress < *whole) &&
         cost > *at_progress) {
-      observed = std::max(cost, *whole);
+      observed = whole.has_value() ? std::max(cost, *whole) : cost;
       learned_slower = true;
     }
   }
@@ -573,7 +599,7 @@ std::optional<double> BatchSizeOptimizer::CheckInThreshold(int64_t trial_number)
   // it allows is held to it between reports; one on pace there may show
   // more progress at its next report.
   const double best = progress->second.back().progress;
-  if (ReachedSlowerThan(reference_progress_, progress->second, best, now->ratio)) {
+  if (ReachedSlowerThan(ReferenceCurve(), progress->second, best, now->ratio)) {
     return EarlyStopThreshold(trial_number, best);
   }
   return EarlyStopThreshold(trial_number);
@@ -583,7 +609,30 @@ std::optional<BatchSizeOptimizer::CurveKey> BatchSizeOptimizer::CurveKeyOf(
     int64_t trial_number) const {
   const std::optional<double> ratio = CurveRatio(trial_number);
   if (!ratio.has_value()) return std::nullopt;
-  return CurveKey{*min_cost_, *ratio};
+  if (min_cost_.has_value()) return CurveKey{*min_cost_, *ratio};
+  // A provisional curve changes at each report of its run, whose cost grows.
+  return CurveKey{trial_progress_.at(*provisional_reference()).back().cost, *ratio};
+}
+
+std::optional<int64_t> BatchSizeOptimizer::provisional_reference() const {
+  if (config_.policy != BatchSizePolicy::kSwarm || min_cost_.has_value() ||
+      !exploration_trial_.has_value()) {
+    return std::nullopt;
+  }
+  auto curve = trial_progress_.find(*exploration_trial_);
+  if (curve == trial_progress_.end() || curve->second.empty()) return std::nullopt;
+  return *exploration_trial_;
+}
+
+std::vector<ProgressPoint> BatchSizeOptimizer::ReferenceCurve() const {
+  if (min_cost_.has_value()) return reference_progress_;
+  const std::optional<int64_t> provisional = provisional_reference();
+  if (!provisional.has_value()) return {};
+  std::vector<ProgressPoint> curve = trial_progress_.at(*provisional);
+  // Its target is still ahead: every point it reported bounds a probe.
+  constexpr double kAhead = std::numeric_limits<double>::infinity();
+  curve.push_back({kAhead, kAhead});
+  return curve;
 }
 
 std::optional<double> BatchSizeOptimizer::BestProgress(int64_t trial_number) const {
@@ -593,9 +642,19 @@ std::optional<double> BatchSizeOptimizer::BestProgress(int64_t trial_number) con
 }
 
 std::optional<double> BatchSizeOptimizer::CurveRatio(int64_t trial_number) const {
+  if (!min_cost_.has_value()) {
+    // The first wave: a speculative trial is held to the exploration bound's
+    // multiple of the walk's step in flight, its provisional reference.
+    auto trial = in_flight_.find(trial_number);
+    if (!config_.beta.has_value() || !provisional_reference().has_value() ||
+        trial == in_flight_.end() || trial->second.kind != TrialKind::kSpeculative ||
+        Orphaned(trial->second.batch_size)) {
+      return std::nullopt;
+    }
+    return std::min(*config_.beta, FrugalKnobs::kExplorationBeta);
+  }
   const std::optional<double> bound = EarlyStopThreshold(trial_number);
-  if (!frugal_like() || reference_progress_.empty() || !bound.has_value() ||
-      !min_cost_.has_value() || !(*min_cost_ > 0.0)) {
+  if (!frugal_like() || reference_progress_.empty() || !bound.has_value() || !(*min_cost_ > 0.0)) {
     return std::nullopt;
   }
   // Only probes: concurrent and bandit runs go to sizes known to reach the
@@ -678,7 +737,7 @@ std::optional<double> BatchSizeOptimizer::RestartThreshold(int64_t trial_number)
 std::vector<ProgressPoint> BatchSizeOptimizer::ProgressLimits(int64_t trial_number) const {
   const std::optional<double> ratio = CurveRatio(trial_number);
   if (!ratio.has_value()) return {};
-  std::vector<ProgressPoint> limits = reference_progress_;
+  std::vector<ProgressPoint> limits = ReferenceCurve();
   for (ProgressPoint& point : limits) point.cost *= *ratio;
   return limits;
 }
@@ -688,7 +747,7 @@ std::optional<double> BatchSizeOptimizer::EarlyStopThreshold(int64_t trial_numbe
   const std::optional<double> bound = EarlyStopThreshold(trial_number);
   const std::optional<double> ratio = CurveRatio(trial_number);
   const std::optional<double> curve =
-      ratio.has_value() ? ProgressBound(reference_progress_, progress, *ratio) : std::nullopt;
+      ratio.has_value() ? ProgressBound(ReferenceCurve(), progress, *ratio) : std::nullopt;
   if (!curve.has_value()) return bound;
   return bound.has_value() ? std::min(*bound, *curve) : curve;
 }

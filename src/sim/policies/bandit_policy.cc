@@ -51,15 +51,38 @@ class BanditPolicy final : public Policy {
   }
 
   Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
+    // (The points it reported in flight are recorded already.)
+    size_t recorded = 0;
+    if (auto it = reported_.find(plan.run_id); it != reported_.end()) {
+      recorded = it->second;
+      reported_.erase(it);
+    }
     if (!outcome.ran) {
       // Could not afford one epoch: a failure priced far above the limit.
       const double cost = plan.cost_limit.has_value() ? 100.0 * *plan.cost_limit : 0.0;
       return optimizer_.ReportResult(plan.run_id, cost, false);
     }
-    for (const ProgressPoint& point : outcome.progress) {
+    for (size_t i = recorded; i < outcome.progress.size(); ++i) {
+      const ProgressPoint& point = outcome.progress[i];
       ZEUS_RETURN_IF_ERROR(optimizer_.RecordProgress(plan.run_id, point.cost, point.progress));
     }
     return optimizer_.ReportResult(plan.run_id, outcome.cost, outcome.reached);
+  }
+
+  // Swarm's provisional reference, the walk's step before any run reached
+  // the target: its curve bounds the speculative runs as it grows.
+  bool ReportsInFlight(const RunPlan& plan) const override {
+    if (optimizer_.config().policy != BatchSizePolicy::kSwarm ||
+        optimizer_.min_cost().has_value()) {
+      return false;
+    }
+    auto trial = optimizer_.in_flight().find(plan.run_id);
+    return trial != optimizer_.in_flight().end() && trial->second.kind == TrialKind::kExploration;
+  }
+  Status ReportProgress(const RunPlan& plan, const ProgressPoint& point) override {
+    ZEUS_RETURN_IF_ERROR(optimizer_.RecordProgress(plan.run_id, point.cost, point.progress));
+    ++reported_[plan.run_id];
+    return Status::Ok();
   }
 
   // frugal and swarm (the exact rule): the bound the server applies when the
@@ -93,6 +116,8 @@ class BanditPolicy final : public Policy {
 
   PolicyContext context_;
   BatchSizeOptimizer optimizer_;
+  // Points each run in flight reported through ReportProgress.
+  std::map<int64_t, size_t> reported_;
   JitPowerLimit jit_;
   bool jit_power_limit_;
 };

@@ -262,7 +262,11 @@ class BatchSizeOptimizer {
   // `progress` (ProgressBound): a probe that learns slower than the
   // reference stops as soon as it has spent that much, not only at the
   // whole bound. Concurrent and bandit runs (sizes known to reach the
-  // target) are held to the whole bound only.
+  // target) are held to the whole bound only. Before any run has reached
+  // the target (swarm's first wave), a speculative trial the walk can use is
+  // held to min(beta, kExplorationBeta) x the curve of the walk's step in
+  // flight so far (provisional_reference()), every point of it, and has no
+  // whole bound (docs/BATCH_SIZE_POLICY.md, "Fourteenth round").
   std::optional<double> EarlyStopThreshold(int64_t trial_number, double progress) const;
   // The bound a check-in (a run's spend between two of its reports) holds
   // in-flight trial `trial_number` to: EarlyStopThreshold(trial_number, p)
@@ -282,7 +286,8 @@ class BatchSizeOptimizer {
   std::optional<double> BestProgress(int64_t trial_number) const;
   // The reference curve with its costs scaled by the multiple in-flight
   // trial `trial_number` is held to: ProgressBound(ProgressLimits(t), p, 1)
-  // is the curve's part of EarlyStopThreshold(t, p). Empty when no curve
+  // is the curve's part of EarlyStopThreshold(t, p). A provisional curve's
+  // last point is at infinity (ReferenceCurve). Empty when no curve
   // bounds the trial (zeus, not a probe, no reference yet, no early
   // stopping).
   std::vector<ProgressPoint> ProgressLimits(int64_t trial_number) const;
@@ -323,6 +328,10 @@ class BatchSizeOptimizer {
   // The curve of the run of the lowest cost known; empty before one
   // recorded its progress, and under zeus.
   const std::vector<ProgressPoint>& reference_progress() const { return reference_progress_; }
+  // swarm, before any run has reached the target: the walk's step in flight
+  // once it has recorded progress, whose curve so far bounds the speculative
+  // trials (EarlyStopThreshold(trial, progress)). nullopt otherwise.
+  std::optional<int64_t> provisional_reference() const;
   // The cheapest batch size that reached the target so far, else the default.
   int best_batch_size() const { return best_batch_size_; }
 
@@ -393,9 +402,15 @@ class BatchSizeOptimizer {
   // is held to (its bound over min_cost()); nullopt when no curve bounds it
   // (see ProgressLimits).
   std::optional<double> CurveRatio(int64_t trial_number) const;
+  // The curve probes are held to (times their multiple): the reference;
+  // before any run reached the target, the provisional reference's curve
+  // so far with a last point at infinity (its target is still ahead, so
+  // ProgressBound counts every point it reported); empty when none.
+  std::vector<ProgressPoint> ReferenceCurve() const;
   // Which curve in-flight trial `trial_number` is held to: the reference
-  // (named by min_cost(), which changes with it) and the multiple
-  // (CurveRatio); nullopt when none.
+  // (named by min_cost(), which changes with it; a provisional curve by the
+  // cost of its last point, which grows at each of its reports) and the
+  // multiple (CurveRatio); nullopt when none.
   struct CurveKey {
     double min_cost = 0.0;
     double ratio = 0.0;
