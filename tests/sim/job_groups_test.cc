@@ -1,6 +1,7 @@
 #include "zeus/sim/job_groups.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -659,6 +660,108 @@ TEST(JobGroupsCurveTest, ANewCurveJudgesOnlyTheEpochsAfterItArrives) {
   EXPECT_FALSE(run1.stopped_early);
   EXPECT_DOUBLE_EQ(run1.end_time_s, 50.0);
   EXPECT_NEAR(run1.run.cost, 5 * epoch, 1e-9 * epoch);
+}
+
+// Run 1 (64, the milestone toy's fast learner) reports its epochs in flight;
+// run 2 (128) is held to 1.25 x the curve run 1 has reported so far, every
+// point of it (as swarm's first wave is held to the walk's step in flight).
+class InFlightReferencePolicy final : public Policy {
+ public:
+  explicit InFlightReferencePolicy(bool reports_in_flight)
+      : reports_in_flight_(reports_in_flight) {}
+
+  RunPlan Next() override {
+    RunPlan plan;
+    plan.run_id = ++next_id_;
+    plan.batch_size = plan.run_id == 1 ? 64 : 128;
+    plan.power_limit_w = 200;
+    plan.exact_cost_limit = true;
+    plan.record_progress = true;
+    ++handed_out_;
+    return plan;
+  }
+  Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
+    observed_.emplace_back(plan, outcome);
+    return Status::Ok();
+  }
+  bool ReportsInFlight(const RunPlan& plan) const override {
+    return reports_in_flight_ && plan.run_id == 1;
+  }
+  Status ReportProgress(const RunPlan& plan, const ProgressPoint& point) override {
+    EXPECT_EQ(plan.run_id, 1);
+    reported_.push_back(point);
+    handed_out_at_report_.push_back(handed_out_);
+    return Status::Ok();
+  }
+  std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const override {
+    if (plan.run_id != 2 || reported_.empty()) return plan.progress_limits;
+    std::vector<ProgressPoint> limits = reported_;
+    for (ProgressPoint& point : limits) point.cost *= 1.25;
+    const double ahead = std::numeric_limits<double>::infinity();
+    limits.push_back({ahead, ahead});
+    return limits;
+  }
+
+  const std::vector<ProgressPoint>& reported() const { return reported_; }
+  const std::vector<int>& handed_out_at_report() const { return handed_out_at_report_; }
+  const std::vector<std::pair<RunPlan, RunOutcome>>& observed() const { return observed_; }
+
+ private:
+  bool reports_in_flight_;
+  int64_t next_id_ = 0;
+  int handed_out_ = 0;
+  std::vector<ProgressPoint> reported_;
+  std::vector<int> handed_out_at_report_;
+  std::vector<std::pair<RunPlan, RunOutcome>> observed_;
+};
+
+// Run 1 (64 over [0, 40] s: 3 or 4 epochs, passing the milestones after
+// epochs 1 and 2) tells each epoch but its last as it ends, once, in order;
+// its observation then carries its whole curve. Run 2 (128 over [5, 105] s,
+// 10 s epochs, at progress 1 from epoch 2 to 5) is held from run 1's second
+// report on to 1.25 x run 1's cost at progress 2, and its report after
+// epoch 4 (45 s) passes that. Without the reports in flight nothing bounds
+// it: it runs its 10 epochs.
+TEST(JobGroupsCurveTest, ARunReportingInFlightBoundsTheOthersAsItGoes) {
+  const Workload w = GroupMilestoneToyWorkload();
+  SimulationOptions options;
+  options.group_run_time = GroupRunTime::kSubmission;
+  options.check_in_s = 0.0;
+  options.max_tries = 1;
+  const std::vector<JobSubmission> submissions = {{"g", 0, 40, "toy", 1.0},
+                                                  {"g", 5, 105, "toy", 1.0}};
+  const double epoch128 = EpochCost128(w, options);
+  for (const bool in_flight : {true, false}) {
+    SCOPED_TRACE(in_flight ? "reports in flight" : "no reports in flight");
+    InFlightReferencePolicy policy(in_flight);
+    ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records,
+                              SimulateJobGroup(w, policy, submissions, options));
+    ASSERT_EQ(policy.observed().size(), 2u);
+    const RunOutcome& run1 = policy.observed()[0].second;
+    ASSERT_EQ(policy.observed()[0].first.run_id, 1);
+    ASSERT_TRUE(run1.reached);
+    ASSERT_GE(run1.progress.size(), 3u);
+    const GroupRunRecord& run2 = records[1];
+    ASSERT_EQ(run2.run.batch_size, 128);
+    if (!in_flight) {
+      EXPECT_TRUE(policy.reported().empty());
+      EXPECT_DOUBLE_EQ(run2.end_time_s, 105.0);
+      EXPECT_NEAR(run2.run.cost, 10 * epoch128, 1e-9 * epoch128);
+      continue;
+    }
+    // Every epoch but the last, as it ended (the first after run 2 was
+    // handed out: 3 or 4 epochs over 40 s end after 5 s).
+    ASSERT_EQ(policy.reported().size(), run1.progress.size() - 1);
+    for (size_t i = 0; i < policy.reported().size(); ++i) {
+      EXPECT_EQ(policy.reported()[i], run1.progress[i]) << i;
+    }
+    EXPECT_EQ(policy.handed_out_at_report().front(), 2);
+    ASSERT_GT(4 * epoch128, 1.25 * run1.progress[1].cost);
+    ASSERT_LT(3 * epoch128, 1.25 * run1.progress[1].cost);
+    EXPECT_FALSE(run2.run.reached);
+    EXPECT_DOUBLE_EQ(run2.end_time_s, 45.0);
+    EXPECT_NEAR(run2.run.cost, 4 * epoch128, 1e-9 * epoch128);
+  }
 }
 
 }  // namespace

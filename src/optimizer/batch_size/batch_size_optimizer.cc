@@ -334,8 +334,9 @@ bool BatchSizeOptimizer::exploring() const { return !explorer_.done(); }
 std::optional<int> BatchSizeOptimizer::SpeculativeSize() const {
   // Without early stopping a speculative run of a bad size runs to its end.
   // Before any run has reached the target (the first wave) a speculative run
-  // has no bound yet; it is held to the exploration bound from its first
-  // report after a run has reached (bounds are read at report time).
+  // has no whole bound yet, only the walk's step's curve so far
+  // (provisional_reference); it is held to the exploration bound from its
+  // first report after a run has reached (bounds are read at report time).
   if (!config_.beta.has_value()) return std::nullopt;
   // Once a walk step has passed without beating the best size known (now
   // two or more sizes behind the step in flight), the walk is at or past

@@ -76,11 +76,14 @@ enum class BatchSizePolicy {
   // censored arm bounded by its cost, as frugal's). When the walk reaches a
   // size whose speculative run is still out, that run becomes the walk's
   // step. Speculation starts with the first wave: while the default's own
-  // step is in flight, both directions are speculated on, unbounded until a
-  // run has reached the target. Once a step has passed without beating the
-  // best size known, nothing further along its direction is speculated on;
-  // the size of the lowest cost known passes the walk and is a bandit arm.
-  // With one trial at a time it hands out exactly frugal's sequence.
+  // step is in flight, both directions are speculated on, held to the
+  // step's curve so far until a run has reached the target
+  // (provisional_reference()). A direction whose next size the learning
+  // curve stopped ends there, and its speculation depth goes to the other
+  // direction. Once a step has passed without beating the best size known,
+  // nothing further along its direction is speculated on; the size of the
+  // lowest cost known passes the walk and is a bandit arm. With one trial
+  // at a time it hands out exactly frugal's sequence.
   kSwarm,
 };
 
