@@ -526,13 +526,16 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       auto reports = std::min_element(
           running.begin(), running.end(),
           [&](const InFlight& a, const InFlight& b) { return report_time(a) < report_time(b); });
-      if (reports != running.end() && report_time(*reports) <= now &&
-          (next == running.end() || report_time(*reports) <= next->end_time_s) &&
-          report_time(*reports) <= run_on_time(*runs_on)) {
+      // (A report time is finite: the final reap, at infinity, reaches none.)
+      const double report_s = reports != running.end() ? report_time(*reports)
+                                                       : std::numeric_limits<double>::infinity();
+      if (report_s < std::numeric_limits<double>::infinity() && report_s <= now &&
+          (next == running.end() || report_s <= next->end_time_s) &&
+          report_s <= run_on_time(*runs_on)) {
         // (A run that became the policy's interest late, such as a
         // speculative run the walk adopted as its step, tells its earlier
         // epochs now.)
-        const double at = std::max(report_time(*reports), clock_s);
+        const double at = std::max(report_s, clock_s);
         clock_s = at;
         const ProgressPoint point = reports->unbounded.progress[reports->reported++];
         ZEUS_RETURN_IF_ERROR(policy.ReportProgress(reports->plan, point));

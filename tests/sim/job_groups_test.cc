@@ -677,7 +677,6 @@ class InFlightReferencePolicy final : public Policy {
     plan.power_limit_w = 200;
     plan.exact_cost_limit = true;
     plan.record_progress = true;
-    ++handed_out_;
     return plan;
   }
   Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
@@ -690,7 +689,7 @@ class InFlightReferencePolicy final : public Policy {
   Status ReportProgress(const RunPlan& plan, const ProgressPoint& point) override {
     EXPECT_EQ(plan.run_id, 1);
     reported_.push_back(point);
-    handed_out_at_report_.push_back(handed_out_);
+    handed_out_at_report_.push_back(next_id_);
     return Status::Ok();
   }
   std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const override {
@@ -703,15 +702,15 @@ class InFlightReferencePolicy final : public Policy {
   }
 
   const std::vector<ProgressPoint>& reported() const { return reported_; }
-  const std::vector<int>& handed_out_at_report() const { return handed_out_at_report_; }
+  const std::vector<int64_t>& handed_out_at_report() const { return handed_out_at_report_; }
   const std::vector<std::pair<RunPlan, RunOutcome>>& observed() const { return observed_; }
 
  private:
   bool reports_in_flight_;
   int64_t next_id_ = 0;
-  int handed_out_ = 0;
   std::vector<ProgressPoint> reported_;
-  std::vector<int> handed_out_at_report_;
+  // Runs handed out when each report came.
+  std::vector<int64_t> handed_out_at_report_;
   std::vector<std::pair<RunPlan, RunOutcome>> observed_;
 };
 
