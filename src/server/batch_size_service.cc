@@ -195,7 +195,8 @@ struct Verdict {
   // cost_bound is the curve's.
   bool curve_bound = false;
   // The message of a near miss that passed its whole bound and runs on
-  // (RunOn was called); empty otherwise.
+  // (RunOn was called), or of a probe that finishes (Finish was called);
+  // empty otherwise.
   std::string ran_on;
   // swarm's restart threshold, and whether `cost` is below it.
   std::optional<double> restart_below;
@@ -207,10 +208,14 @@ struct Verdict {
 // A check-in judges the whole bound and the restart threshold, and the
 // learning curve only where the trial's progress so far was not judged
 // against it yet (BatchSizeOptimizer::CheckInThreshold). A near miss
-// past its whole bound runs on: `optimizer` records it (the caller stores
-// the optimizer). kInternal when the optimizer refuses that.
+// past its whole bound runs on, and a probe past bounds that changed since
+// its last report finishes when its curve says that is cheaper than
+// starting over (`finish_from`: BatchSizeOptimizer::FinishCandidate before
+// this judgment): `optimizer` records either (the caller stores the
+// optimizer). kInternal when the optimizer refuses that.
 StatusOr<Verdict> Judge(const BatchSizeJobSpec& spec, const JobRecord& job,
                         const TrialRecord& trial, double cost, bool reached, bool check_in,
+                        const std::optional<ProgressPoint>& finish_from,
                         BatchSizeOptimizer& optimizer) {
   Verdict v;
   v.whole_bound = optimizer.EarlyStopThreshold(trial.trial_number);
@@ -224,6 +229,27 @@ StatusOr<Verdict> Judge(const BatchSizeJobSpec& spec, const JobRecord& job,
   }
   v.within_bound = !v.cost_bound || cost <= *v.cost_bound;
   v.curve_bound = v.cost_bound && (!v.whole_bound || *v.cost_bound < *v.whole_bound);
+  // swarm: a probe the lowest cost overtook finishes when its curve says
+  // that costs less than a fresh run (before the near-miss rule: the group
+  // simulation judges a bound that changed under a run this way only).
+  if (!v.within_bound && !reached && finish_from) {
+    if (const std::optional<double> finish =
+            optimizer.FinishBound(trial.trial_number, *finish_from, cost)) {
+      Status status = optimizer.Finish(trial.trial_number, *finish_from, cost);
+      if (!status.ok()) {
+        return InternalError(
+            "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
+            " is dispatched but the optimizer refuses to let it finish: " + status.ToString());
+      }
+      v.within_bound = true;
+      v.ran_on = fmt::format(
+          "Batch size {} passed its bound {} after a cheaper run reached the target while it ran; "
+          "its learning curve projects it to the target for less than a fresh run costs (lowest "
+          "cost {}): it finishes, held to {} ({} policy)",
+          trial.batch_size, v.cost_bound.value_or(0.0), optimizer.min_cost().value_or(0.0), *finish,
+          spec.policy);
+    }
+  }
   // A near miss runs on: a probe past its whole bound that had got as far
   // as the reference run's last level within it fails the walk now and
   // goes on, to finish its submission, as a concurrent run under beta.
@@ -447,6 +473,8 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     // frugal and swarm hold a run to the learning curve of the run of the
     // lowest cost too: each report is a point of the trial's curve.
     bool recorded = false;
+    // (Asked before this report's point is recorded: FinishCandidate.)
+    const std::optional<ProgressPoint> finish_from = optimizer.FinishCandidate(trial.trial_number);
     if (optimizer.config().policy != BatchSizePolicy::kZeus) {
       const double progress = spec.higher_is_better_metric ? result.metric : -result.metric;
       Status status = optimizer.RecordProgress(trial.trial_number, cost, progress);
@@ -461,8 +489,8 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     }
     const bool reached = spec.higher_is_better_metric ? result.metric >= spec.target_metric
                                                       : result.metric <= spec.target_metric;
-    ZEUS_ASSIGN_OR_RETURN(const Verdict verdict,
-                          Judge(spec, job, trial, cost, reached, /*check_in=*/false, optimizer));
+    ZEUS_ASSIGN_OR_RETURN(const Verdict verdict, Judge(spec, job, trial, cost, reached,
+                                                       /*check_in=*/false, finish_from, optimizer));
     recorded = recorded || !verdict.ran_on.empty();
     trial.updated_at_s = clock_->WallTimeS();
     trial.time_s = result.time_s;
@@ -535,13 +563,14 @@ StatusOr<ReportResponse> BatchSizeService::CheckIn(const ProgressCheckIn& check_
     ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
     const double cost =
         ZeusCost(check_in.energy_j, check_in.time_s, spec.eta_knob, spec.max_power_w);
-    ZEUS_ASSIGN_OR_RETURN(const Verdict verdict, Judge(spec, job, trial, cost, /*reached=*/false,
-                                                       /*check_in=*/true, optimizer));
+    ZEUS_ASSIGN_OR_RETURN(const Verdict verdict,
+                          Judge(spec, job, trial, cost, /*reached=*/false, /*check_in=*/true,
+                                optimizer.FinishCandidate(trial.trial_number), optimizer));
     if (verdict.within_bound && !verdict.restarting) {
       response = ReportResponse{
           false, false, verdict.ran_on.empty() ? std::string(kKeepTraining) : verdict.ran_on};
-      // Only a near miss's verdict is recorded: the trial's progress and
-      // silence are its reports'.
+      // Only a near miss's or a finishing probe's verdict is recorded: the
+      // trial's progress and silence are its reports'.
       if (verdict.ran_on.empty()) return Status::Ok();
       StoreOptimizer(optimizer, &job, cache);
       return txn.UpdateJobState(job);

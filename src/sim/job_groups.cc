@@ -293,6 +293,18 @@ double ReportedProgress(const InFlight& run, double cost) {
   return progress;
 }
 
+// The point of `run`'s curve (unbounded) where it first reported its best
+// progress before its judgment at cost `cost` (a report at `cost` itself
+// is that judgment); nullopt before its first report.
+std::optional<ProgressPoint> BestReportBefore(const InFlight& run, double cost) {
+  std::optional<ProgressPoint> best;
+  for (const ProgressPoint& point : run.unbounded.progress) {
+    if (!(point.cost < cost - 1e-9 * cost)) break;
+    best = point;
+  }
+  return best;
+}
+
 // The curve limit (`progress_limits`) that `run`'s check-ins after it has
 // spent `spent` hold it to until its next report, after the curve changed
 // (BatchSizeOptimizer::CheckInThreshold): at kNoProgress before its first
@@ -339,6 +351,30 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
            run);
     if (run.end_time_s > now_s) run.before_stop = before;
   };
+  // Bounds that changed since its last report stop it at its judgment at
+  // `cost` (a check-in: `at_check_in`), unless the policy lets it finish
+  // there (Policy::FinishLimitAtReport): then it goes on under the bounds
+  // the policy gives it from now on.
+  // (Its points up to now were reported before the bounds changed.)
+  const auto try_finish = [&](double cost) -> StatusOr<bool> {
+    const std::optional<ProgressPoint> best = BestReportBefore(run, cost);
+    if (ReachedBy(run, cost) || !best.has_value() ||
+        !policy.FinishLimitAtReport(run.plan, *best, cost).has_value()) {
+      return false;
+    }
+    ZEUS_RETURN_IF_ERROR(policy.Finish(run.plan, *best, cost));
+    ReplayUnder(job, policy.CostLimitAtReport(run.plan), policy.ProgressLimitsAtReport(run.plan),
+                policy.RunOnLimitAtReport(run.plan), run);
+    KeepRanOn(run);
+    run.plan.progress_limits_from_cost = std::max(run.plan.progress_limits_from_cost, spent);
+    run.end_time_s = std::max(run.end_time_s, now_s);
+    return true;
+  };
+  const auto stop_or_finish = [&](double cost, bool at_check_in) -> Status {
+    ZEUS_ASSIGN_OR_RETURN(const bool finished, try_finish(cost));
+    if (!finished) stop_having_spent(cost, at_check_in);
+    return Status::Ok();
+  };
   // Judged against a restart threshold at its next judgment: below it, it
   // stops there, so that its submission restarts at a cheaper size; past
   // it, what it reported so far came before the threshold existed.
@@ -362,8 +398,7 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
     run.plan.cost_limit = limit;
     run.plan.progress_limits = std::move(progress_limits);
     run.plan.run_on_cost_limit = run_on;
-    stop_having_spent(judged, check_in);
-    return Status::Ok();
+    return stop_or_finish(judged, check_in);
   }
   // New learning-curve limits hold the run at once: its check-ins until its
   // next report judge its progress so far against them where CheckInCurve
@@ -385,8 +420,7 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
         run.plan.cost_limit = limit;
         run.plan.progress_limits = std::move(progress_limits);
         run.plan.run_on_cost_limit = run_on;
-        stop_having_spent(stop, true);
-        return Status::Ok();
+        return stop_or_finish(stop, true);
       }
     }
     const std::optional<double> curve =
@@ -395,14 +429,24 @@ Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFligh
       run.plan.cost_limit = limit;
       run.plan.progress_limits = std::move(progress_limits);
       run.plan.run_on_cost_limit = run_on;
-      stop_having_spent(reported, false);
-      return Status::Ok();
+      return stop_or_finish(reported, false);
     }
     // (A run that ran on has no curve left: nothing to judge from here.)
     if (!progress_limits.empty()) run.plan.progress_limits_from_cost = spent;
   }
   ReplayUnder(job, limit, progress_limits, run_on, run);
   KeepRanOn(run);
+  // Stopped by the new bounds before its next report: it may finish there.
+  if (run.outcome.ran && !run.outcome.reached && !run.outcome.ran_on.has_value() &&
+      fraction > 0.0 && run.outcome.cost > spent &&
+      run.outcome.cost < run.unbounded.cost * (1.0 - 1e-9)) {
+    bool never_a_check_in = false;
+    const double next_report = NextJudgedCost(run.unbounded, spent, 0.0, &never_a_check_in);
+    if (run.outcome.cost <= next_report * (1.0 + 1e-9)) {
+      ZEUS_ASSIGN_OR_RETURN(const bool finished, try_finish(run.outcome.cost));
+      if (finished) return Status::Ok();
+    }
+  }
   // Stopped between two epochs' worth of its pace: it stops at this report.
   run.end_time_s = std::max(run.end_time_s, now_s);
   return Status::Ok();

@@ -62,6 +62,12 @@ class GroupRecordingPolicy final : public Policy {
     // its observation comes later, with its whole curve.
     std::optional<ProgressPoint> in_flight_point;
     size_t in_flight_index = 0;
+    // Neither: bounds that changed under the run stopped it at its judgment
+    // at cost `finish_cost`, where it finishes instead (Policy::Finish;
+    // `finish_best` the point it was judged from); its observation comes
+    // later.
+    std::optional<ProgressPoint> finish_best;
+    double finish_cost = 0.0;
   };
 
   explicit GroupRecordingPolicy(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
@@ -93,6 +99,19 @@ class GroupRecordingPolicy final : public Policy {
   }
   std::optional<double> RunOnLimitAtReport(const RunPlan& plan) const override {
     return inner_->RunOnLimitAtReport(plan);
+  }
+  std::optional<double> FinishLimitAtReport(const RunPlan& plan, const ProgressPoint& best,
+                                            double cost) const override {
+    return inner_->FinishLimitAtReport(plan, best, cost);
+  }
+  Status Finish(const RunPlan& plan, const ProgressPoint& best, double cost) override {
+    Event event;
+    event.hand_out = false;
+    event.plan = plan;
+    event.finish_best = best;
+    event.finish_cost = cost;
+    events_.push_back(std::move(event));
+    return inner_->Finish(plan, best, cost);
   }
   std::optional<double> RestartThresholdAtReport(const RunPlan& plan) const override {
     return inner_->RestartThresholdAtReport(plan);
@@ -175,7 +194,10 @@ inline std::vector<SimulatedJob> SimulateGroups(const std::vector<Workload>& wor
     // The records are the observed runs that ran, in observation order.
     size_t next = 0;
     for (GroupRecordingPolicy::Event& event : policy.mutable_events()) {
-      if (event.hand_out || event.run_on || event.in_flight_point || !event.outcome.ran) continue;
+      if (event.hand_out || event.run_on || event.in_flight_point || event.finish_best ||
+          !event.outcome.ran) {
+        continue;
+      }
       EXPECT_LT(next, records->size());
       if (next >= records->size()) return {};
       const GroupRunRecord& record = (*records)[next++];
@@ -391,7 +413,7 @@ inline size_t EarlyPoints(const RunPlan& observed_plan, const RunOutcome& outcom
 inline std::vector<GroupRecordingPolicy::Event>::const_iterator ObservationOf(
     int64_t run_id, const std::vector<GroupRecordingPolicy::Event>& events) {
   return std::find_if(events.begin(), events.end(), [&](const auto& event) {
-    return !event.hand_out && !event.run_on && !event.in_flight_point &&
+    return !event.hand_out && !event.run_on && !event.in_flight_point && !event.finish_best &&
            event.plan.run_id == run_id;
   });
 }
@@ -506,6 +528,41 @@ inline int ReplayUntilRunOn(TestClient& client, const nlohmann::json& trial,
   return static_cast<int>(i);
 }
 
+// Replays, at the event `finish` of trial `trial` (its hand-out body;
+// `events` the simulation's) where bounds that changed under it stopped it
+// and it finishes instead (Policy::Finish), the judgment at which it did:
+// the report of its point at finish.finish_cost, or else a check-in at that
+// cost (after any of its points before it not replayed yet, of which
+// `sent` were): the server must keep it going and say it finishes. Returns
+// how many points have been sent.
+inline int ReplayFinish(TestClient& client, const nlohmann::json& trial,
+                        const GroupRecordingPolicy::Event& finish,
+                        const std::vector<GroupRecordingPolicy::Event>& events, int sent,
+                        int* finished) {
+  auto observed = ObservationOf(finish.plan.run_id, events);
+  EXPECT_NE(observed, events.end()) << "a run that finishes was never observed";
+  if (observed == events.end()) return sent;
+  const std::vector<ProgressPoint>& curve = observed->outcome.progress;
+  const double cost = finish.finish_cost;
+  size_t i = static_cast<size_t>(sent);
+  for (; i < curve.size() && curve[i].cost < cost * (1.0 - 1e-9); ++i) {
+    SCOPED_TRACE("point " + std::to_string(i) + " before the judgment");
+    SendPointThatKeepsGoing(client, trial, i, curve[i]);
+  }
+  HttpReply answer;
+  if (i < curve.size() && curve[i].cost <= cost * (1.0 + 1e-9)) {
+    answer = SendPointThatKeepsGoing(client, trial, i, curve[i]);
+    ++i;
+  } else {
+    answer = Send(client, "POST", "/report/progress", CheckIn(trial, cost).dump());
+    EXPECT_EQ(answer.status, 200) << answer.raw;
+    EXPECT_EQ(answer.body["stop_train"], false) << answer.raw;
+  }
+  EXPECT_NE(answer.body.value("message", "").find("it finishes"), std::string::npos) << answer.raw;
+  ++*finished;
+  return static_cast<int>(i);
+}
+
 // The run of observation `observed` as ReplayRun replays it, its first
 // `replayed_early` points already sent at its hand-out.
 inline SimulatedRun SimulatedRunOf(const GroupRecordingPolicy::Event& observed,
@@ -551,6 +608,9 @@ struct CurveReplayStats {
   // Runs that passed their bound as a near miss and ran on (RunOutcome::
   // ran_on), the server agreeing.
   int ran_on = 0;
+  // Runs that bounds changed under stopped and that finished instead
+  // (Policy::Finish), the server agreeing.
+  int finished = 0;
   // Concurrent runs the server stopped below their restart threshold, as
   // the group simulation did.
   int restarts = 0;

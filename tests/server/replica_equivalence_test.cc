@@ -122,6 +122,14 @@ Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::string& poli
         if (::testing::Test::HasFailure()) return transcript;
         continue;
       }
+      if (event.finish_best) {
+        // The judgment at which it finishes instead of stopping.
+        early[event.plan.run_id] =
+            ReplayFinish(client, it->second, event, simulated.events, early[event.plan.run_id],
+                         &transcript.curves.finished);
+        if (::testing::Test::HasFailure()) return transcript;
+        continue;
+      }
       if (it != trials.begin()) ++transcript.out_of_order;
       if (handed_by[event.plan.run_id] != replica) ++transcript.cross_replica_reports;
       const double target = TargetMetric(workload);
@@ -207,10 +215,12 @@ TEST_P(ReplicaEquivalenceTest, TwoReplicasOnOnePostgresDecideAsOne) {
   EXPECT_GE(pair.curves.curve_stops, 2);
   EXPECT_EQ(pair.curves.curve_stops, alone.curves.curve_stops);
   EXPECT_EQ(pair.curves.reports, alone.curves.reports);
+  EXPECT_EQ(pair.curves.finished, alone.curves.finished);
   // swarm's concurrent runs restarted at a cheaper size, on both.
   if (policy_name == "swarm") {
     EXPECT_GT(pair.curves.restarts, 0);
     EXPECT_GT(pair.in_flight_reports, 0);
+    EXPECT_GT(pair.curves.finished, 0);
   }
   EXPECT_EQ(pair.curves.restarts, alone.curves.restarts);
   EXPECT_GT(pair.out_of_order, 20);

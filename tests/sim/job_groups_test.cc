@@ -266,14 +266,32 @@ class TighteningPolicy final : public Policy {
     return Status::Ok();
   }
   std::optional<double> CostLimitAtReport(const RunPlan& plan) const override {
+    if (plan.run_id == 1 && finish_limit_.has_value()) return finish_limit_;
     return Tightens(plan) ? tightened_limit_ : plan.cost_limit;
   }
   std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const override {
+    if (plan.run_id == 1 && finish_limit_.has_value()) return {};
     return Tightens(plan) ? tightened_curve_ : plan.progress_limits;
   }
   std::optional<double> RestartThresholdAtReport(const RunPlan& plan) const override {
     return Tightens(plan) ? restart_threshold_ : std::nullopt;
   }
+  // Once tightened, run 1 finishes at any judgment, held to that cost plus
+  // `finish_more` (when given).
+  void LetFinish(double finish_more) { finish_more_ = finish_more; }
+  std::optional<double> FinishLimitAtReport(const RunPlan& plan, const ProgressPoint& /*best*/,
+                                            double cost) const override {
+    if (!Tightens(plan) || !finish_more_.has_value() || finish_limit_.has_value()) {
+      return std::nullopt;
+    }
+    return cost + *finish_more_;
+  }
+  Status Finish(const RunPlan& plan, const ProgressPoint& best, double cost) override {
+    finish_limit_ = FinishLimitAtReport(plan, best, cost);
+    finishes_.emplace_back(best, cost);
+    return Status::Ok();
+  }
+  const std::vector<std::pair<ProgressPoint, double>>& finishes() const { return finishes_; }
   const std::vector<std::pair<RunPlan, RunOutcome>>& observed() const { return observed_; }
 
  private:
@@ -287,6 +305,9 @@ class TighteningPolicy final : public Policy {
   std::optional<double> initial_limit_;
   std::vector<ProgressPoint> tightened_curve_;
   std::optional<double> restart_threshold_;
+  std::optional<double> finish_more_;
+  std::optional<double> finish_limit_;
+  std::vector<std::pair<ProgressPoint, double>> finishes_;
   int64_t next_id_ = 0;
   std::vector<std::pair<RunPlan, RunOutcome>> observed_;
 };
@@ -355,6 +376,31 @@ TEST(JobGroupsTest, ARunPastATightenedBoundStopsHavingSpentWhatItRan) {
   EXPECT_EQ(policy.observed()[1].first.cost_limit, 1.5 * epoch_cost);
   EXPECT_FALSE(policy.observed()[1].second.reached);
   EXPECT_NEAR(policy.observed()[1].second.cost, 2 * epoch_cost, 1e-9 * epoch_cost);
+}
+
+// As above, but the policy lets run 1 finish (Policy::Finish) at the
+// report that would have stopped it (after epoch 2, 20 s), judged from its
+// report after epoch 1, held to 2.5 epochs more: it runs on and stops at
+// its first report past that, after 5 epochs (it never reaches), at 50 s;
+// its retry starts then.
+TEST(JobGroupsTest, ARunPastATightenedBoundFinishesWhereThePolicyLetsIt) {
+  const Workload w = ToyWorkload();
+  const double epoch_cost = EpochCost128(w, SimulationOptions());
+  TighteningPolicy policy(1.5 * epoch_cost);
+  policy.LetFinish(2.5 * epoch_cost);
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<GroupRunRecord> records, SimulateTwoSubmissions(policy));
+  ASSERT_EQ(records.size(), 3u);
+  ASSERT_EQ(policy.finishes().size(), 1u);
+  EXPECT_NEAR(policy.finishes()[0].second, 2 * epoch_cost, 1e-9 * epoch_cost);
+  EXPECT_NEAR(policy.finishes()[0].first.cost, epoch_cost, 1e-9 * epoch_cost);
+  const GroupRunRecord& finished = records[1];
+  EXPECT_EQ(finished.run.recurrence, 0);
+  EXPECT_FALSE(finished.run.reached);
+  EXPECT_FALSE(finished.stopped_early);
+  EXPECT_NEAR(finished.run.cost, 5 * epoch_cost, 1e-9 * epoch_cost);
+  EXPECT_DOUBLE_EQ(finished.end_time_s, 50.0);
+  EXPECT_DOUBLE_EQ(records[2].start_time_s, 50.0);
+  EXPECT_NEAR(*policy.observed()[1].first.cost_limit, 4.5 * epoch_cost, 1e-9 * epoch_cost);
 }
 
 // Run 1 (10 epochs of 4 s over [0, 100] s) has spent 1.5 epochs when run 2

@@ -164,6 +164,25 @@ class Policy {
     (void)progress;
     return Status::Ok();
   }
+  // The bound in-flight run `plan` finishes under when, judged at cost
+  // `cost`, a bound that tightened under it stops it (swarm:
+  // BatchSizeOptimizer::FinishBound; `best` the point of its curve before
+  // that judgment where it first reported its best progress); the group
+  // simulation asks at each such stop. Default: nullopt, it stops.
+  virtual std::optional<double> FinishLimitAtReport(const RunPlan& /*plan*/,
+                                                    const ProgressPoint& /*best*/,
+                                                    double /*cost*/) const {
+    return std::nullopt;
+  }
+  // In-flight run `plan` finishes (FinishLimitAtReport has a value): the
+  // group simulation calls this at the judgment's event, and then holds the
+  // run to the bounds the policy gives it. Default: nothing to do.
+  virtual Status Finish(const RunPlan& plan, const ProgressPoint& best, double cost) {
+    (void)plan;
+    (void)best;
+    (void)cost;
+    return Status::Ok();
+  }
   // Whether the group simulation should tell the policy in-flight run
   // `plan`'s per-epoch reports as they happen (ReportProgress), because
   // they bound other runs in flight (swarm's provisional reference:

@@ -49,11 +49,13 @@ StatusOr<std::map<int, std::vector<double>>> ReadCosts(const JsonFields& state,
 // The trials handed out and not yet reported, by trial number; into
 // `min_cost_at_handout` the lowest cost known when each concurrent trial that
 // records it was handed out or ran on, and into `ran_on` the concurrent
-// trials that ran on as near misses (frugal and swarm only).
+// trials that ran on as near misses (frugal and swarm only), and into
+// `finish_bound` the bounds of the probes that finish (swarm only).
 StatusOr<std::map<int64_t, Trial>> ReadInFlight(const JsonFields& state,
                                                 const BatchSizeOptimizerConfig& config,
                                                 std::map<int64_t, double>* min_cost_at_handout,
-                                                std::set<int64_t>* ran_on) {
+                                                std::set<int64_t>* ran_on,
+                                                std::map<int64_t, double>* finish_bound) {
   ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* entries, state.Array("in_flight"));
   std::map<int64_t, Trial> in_flight;
   for (size_t i = 0; i < entries->size(); ++i) {
@@ -90,6 +92,16 @@ StatusOr<std::map<int64_t, Trial>> ReadInFlight(const JsonFields& state,
                                std::to_string(trial.trial_number) + " (" + kind + ")");
       }
       ran_on->insert(trial.trial_number);
+    }
+    ZEUS_ASSIGN_OR_RETURN(std::optional<double> finish,
+                          entry.OptionalDouble("finish_bound", 0.0, GaussianTs::kMaxAbsReward));
+    if (finish.has_value()) {
+      if (trial.kind == TrialKind::kConcurrent || config.policy != BatchSizePolicy::kSwarm) {
+        return entry.Error("finish_bound",
+                           "only a swarm trial that is not concurrent finishes, not trial " +
+                               std::to_string(trial.trial_number) + " (" + kind + ")");
+      }
+      (*finish_bound)[trial.trial_number] = *finish;
     }
 
     if (!in_flight.emplace(trial.trial_number, trial).second) {
@@ -516,6 +528,7 @@ Status BatchSizeOptimizer::ReportResult(int64_t trial_number, double cost, bool 
   in_flight_.erase(it);
   min_cost_at_handout_.erase(trial_number);
   ran_on_.erase(trial_number);
+  finish_bound_.erase(trial_number);
   if (!restarted) Observe(batch_size, observed);
   if (reached_target && (!min_cost_.has_value() || cost < *min_cost_)) {
     min_cost_ = cost;
@@ -558,6 +571,7 @@ Status BatchSizeOptimizer::ReportFailure(int64_t trial_number) {
   in_flight_.erase(it);
   min_cost_at_handout_.erase(trial_number);
   ran_on_.erase(trial_number);
+  finish_bound_.erase(trial_number);
   trial_progress_.erase(trial_number);
   curve_at_report_.erase(trial_number);
   if (exploration_trial_ == trial_number) exploration_trial_.reset();
@@ -643,6 +657,7 @@ std::optional<double> BatchSizeOptimizer::BestProgress(int64_t trial_number) con
 }
 
 std::optional<double> BatchSizeOptimizer::CurveRatio(int64_t trial_number) const {
+  if (finish_bound_.count(trial_number) > 0) return std::nullopt;
   if (!min_cost_.has_value()) {
     // The first wave: a speculative trial is held to the exploration bound's
     // multiple of the walk's step in flight, its provisional reference.
@@ -718,6 +733,63 @@ Status BatchSizeOptimizer::RunOn(int64_t trial_number, double progress) {
   return AdvanceWalk();
 }
 
+std::optional<double> BatchSizeOptimizer::FinishBound(int64_t trial_number,
+                                                      const ProgressPoint& best,
+                                                      double cost) const {
+  auto it = in_flight_.find(trial_number);
+  if (config_.policy != BatchSizePolicy::kSwarm || it == in_flight_.end() ||
+      (it->second.kind != TrialKind::kExploration && it->second.kind != TrialKind::kSpeculative) ||
+      finish_bound_.count(trial_number) > 0 ||
+      (it->second.kind == TrialKind::kSpeculative && Orphaned(it->second.batch_size)) ||
+      !min_cost_.has_value() || !(*min_cost_ > 0.0) || reference_progress_.size() < 2) {
+    return std::nullopt;
+  }
+  // Where the reference first got as far (its target point aside).
+  const size_t last = reference_progress_.size() - 2;
+  size_t at = 0;
+  while (at < last && reference_progress_[at].progress < best.progress) ++at;
+  const double reference_cost = reference_progress_[at].cost;
+  if (!(reference_cost > 0.0)) return std::nullopt;
+  const double projected = best.cost / reference_cost * *min_cost_;
+  if (!(projected - cost < *min_cost_)) return std::nullopt;
+  return cost + *min_cost_;
+}
+
+Status BatchSizeOptimizer::Finish(int64_t trial_number, const ProgressPoint& best, double cost) {
+  auto it = in_flight_.find(trial_number);
+  if (it == in_flight_.end()) {
+    return NotFoundError("batch size optimizer: trial " + std::to_string(trial_number) +
+                         " is not in flight");
+  }
+  const std::optional<double> finish = FinishBound(trial_number, best, cost);
+  if (!finish.has_value()) {
+    return FailedPreconditionError(
+        "batch size optimizer: trial " + std::to_string(trial_number) + " cannot finish at cost " +
+        nlohmann::json(cost).dump() + " from its point at cost " +
+        nlohmann::json(best.cost).dump() +
+        " (only a swarm probe the walk can use, with a reference curve, whose curve projects it "
+        "to the target for less than the lowest cost more)");
+  }
+  // Its result, when it comes, is the walk's as any probe's.
+  finish_bound_[trial_number] = *finish;
+  return Status::Ok();
+}
+
+std::optional<ProgressPoint> BatchSizeOptimizer::FinishCandidate(int64_t trial_number) const {
+  auto curve = trial_progress_.find(trial_number);
+  if (curve == trial_progress_.end() || curve->second.empty()) return std::nullopt;
+  const std::optional<CurveKey> now = CurveKeyOf(trial_number);
+  auto then = curve_at_report_.find(trial_number);
+  if (!now.has_value() || (then != curve_at_report_.end() && then->second == *now)) {
+    return std::nullopt;
+  }
+  const double best = curve->second.back().progress;
+  for (const ProgressPoint& point : curve->second) {
+    if (point.progress == best) return point;
+  }
+  return std::nullopt;  // (Unreachable: the last point has it.)
+}
+
 std::optional<double> BatchSizeOptimizer::RestartThreshold(int64_t trial_number) const {
   if (config_.policy != BatchSizePolicy::kSwarm || bandit_.has_value() || !min_cost_.has_value()) {
     return std::nullopt;
@@ -758,6 +830,9 @@ std::optional<double> BatchSizeOptimizer::EarlyStopThreshold() const {
 }
 
 std::optional<double> BatchSizeOptimizer::EarlyStopThreshold(int64_t trial_number) const {
+  if (auto finish = finish_bound_.find(trial_number); finish != finish_bound_.end()) {
+    return finish->second;
+  }
   auto it = in_flight_.find(trial_number);
   const bool speculative = it != in_flight_.end() && it->second.kind == TrialKind::kSpeculative;
   if (!frugal_like() || (exploration_trial_ != trial_number && !speculative) ||
@@ -855,6 +930,8 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
     auto handed = min_cost_at_handout_.find(number);
     if (handed != min_cost_at_handout_.end()) entry["min_cost_at_handout"] = handed->second;
     if (ran_on_.count(number) > 0) entry["ran_on"] = true;
+    auto finish = finish_bound_.find(number);
+    if (finish != finish_bound_.end()) entry["finish_bound"] = finish->second;
     in_flight.push_back(std::move(entry));
   }
   nlohmann::json json = {{"version", kStateVersion},
@@ -890,6 +967,7 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
   }
   if (!reference_progress_.empty())
     json["reference_progress"] = ProgressToJson(reference_progress_);
+
   if (!trial_progress_.empty()) {
     nlohmann::json curves = nlohmann::json::array();
     for (const auto& [number, curve] : trial_progress_) {
@@ -964,9 +1042,9 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
   optimizer.explorer_ = std::move(*restored_explorer);
 
   ZEUS_ASSIGN_OR_RETURN(optimizer.costs_, ReadCosts(state, c));
-  ZEUS_ASSIGN_OR_RETURN(
-      optimizer.in_flight_,
-      ReadInFlight(state, c, &optimizer.min_cost_at_handout_, &optimizer.ran_on_));
+  ZEUS_ASSIGN_OR_RETURN(optimizer.in_flight_,
+                        ReadInFlight(state, c, &optimizer.min_cost_at_handout_, &optimizer.ran_on_,
+                                     &optimizer.finish_bound_));
   ZEUS_ASSIGN_OR_RETURN(optimizer.next_trial_number_, state.Int("next_trial_number", 1));
   if (!optimizer.in_flight_.empty() &&
       optimizer.in_flight_.rbegin()->first >= optimizer.next_trial_number_) {

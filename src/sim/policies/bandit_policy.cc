@@ -106,6 +106,14 @@ class BanditPolicy final : public Policy {
   Status RunOn(const RunPlan& plan, double progress) override {
     return optimizer_.RunOn(plan.run_id, progress);
   }
+  std::optional<double> FinishLimitAtReport(const RunPlan& plan, const ProgressPoint& best,
+                                            double cost) const override {
+    if (!plan.exact_cost_limit) return std::nullopt;
+    return optimizer_.FinishBound(plan.run_id, best, cost);
+  }
+  Status Finish(const RunPlan& plan, const ProgressPoint& best, double cost) override {
+    return optimizer_.Finish(plan.run_id, best, cost);
+  }
 
  private:
   // The limit trial `trial_number` runs on to if it passes its bound as a

@@ -313,6 +313,35 @@ class BatchSizeOptimizer {
   // its size, as a concurrent run's. kNotFound when not in flight;
   // kFailedPrecondition when RunOnBound(trial, progress) is nullopt.
   Status RunOn(int64_t trial_number, double progress);
+  // swarm: a probe the lowest cost overtook finishes when that is cheaper
+  // than starting over. For in-flight probe `trial_number` (an exploration
+  // step, or a speculative trial the walk can still use) that bounds
+  // changed since its last report stop at a judgment at cost `cost` (the
+  // caller knows: FinishCandidate), where `best` is the point of its curve
+  // before that judgment at which it first reported its best progress so
+  // far: when its curve projects it to the target for less than min_cost()
+  // more, `cost` + min_cost(). The
+  // projection scales the reference curve by the run's pace at `best`: it
+  // reaches the target at best.cost x min_cost() / the reference's cost
+  // where it first got as far (its last point before the target when it
+  // never did). nullopt otherwise, and before a reference curve with a
+  // point before the target exists (docs/BATCH_SIZE_POLICY.md, "Fifteenth
+  // round").
+  std::optional<double> FinishBound(int64_t trial_number, const ProgressPoint& best,
+                                    double cost) const;
+  // Trial `trial_number` finishes (FinishBound(trial, best, cost)): from
+  // now on it is held to that bound alone, whatever the lowest cost does
+  // meanwhile (no learning curve), and its report is the walk's as any
+  // probe's (docs/BATCH_SIZE_POLICY.md, "Fifteenth round"). kNotFound when
+  // not in flight; kFailedPrecondition when FinishBound is nullopt.
+  Status Finish(int64_t trial_number, const ProgressPoint& best, double cost);
+  // What FinishBound needs of in-flight trial `trial_number`, judged before
+  // its next report is recorded: the point of its curve where it first
+  // reported its best progress, when the curve it is held to changed since
+  // its last report (CheckInThreshold's test: a new lowest cost, or a new
+  // multiple); nullopt otherwise and before its first report. The server
+  // asks this before recording a report's point.
+  std::optional<ProgressPoint> FinishCandidate(int64_t trial_number) const;
   // The best progress trial `trial_number` had recorded at its last point
   // whose cost was at most `cost` (RecordProgress); nullopt when none.
   std::optional<double> BestProgressWithin(int64_t trial_number, double cost) const;
@@ -459,6 +488,9 @@ class BatchSizeOptimizer {
   // In-flight concurrent trials that ran on as near misses (RunOn): nearly
   // done, never restarted.
   std::set<int64_t> ran_on_;
+  // swarm: in-flight probes that finish (Finish), and the bound each is
+  // held to.
+  std::map<int64_t, double> finish_bound_;
   // frugal and swarm: the curves of trials in flight that recorded progress.
   std::map<int64_t, std::vector<ProgressPoint>> trial_progress_;
   // The curve each of those trials was held to at its last report, when one
