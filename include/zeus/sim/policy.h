@@ -165,7 +165,7 @@ class Policy {
     return Status::Ok();
   }
   // The bound in-flight run `plan` finishes under when, judged at cost
-  // `cost`, a bound that tightened under it stops it (swarm:
+  // `cost`, bounds that changed under it stop it (swarm:
   // BatchSizeOptimizer::FinishBound; `best` the point of its curve before
   // that judgment where it first reported its best progress); the group
   // simulation asks at each such stop. Default: nullopt, it stops.

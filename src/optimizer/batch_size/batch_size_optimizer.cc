@@ -605,11 +605,8 @@ std::optional<double> BatchSizeOptimizer::CheckInThreshold(int64_t trial_number)
   if (progress == trial_progress_.end() || progress->second.empty()) {
     return EarlyStopThreshold(trial_number, kNoProgress);
   }
-  const std::optional<CurveKey> now = CurveKeyOf(trial_number);
-  auto then = curve_at_report_.find(trial_number);
-  if (!now.has_value() || (then != curve_at_report_.end() && then->second == *now)) {
-    return EarlyStopThreshold(trial_number);
-  }
+  const std::optional<CurveKey> now = ChangedCurve(trial_number);
+  if (!now.has_value()) return EarlyStopThreshold(trial_number);
   // A changed curve: only a run that got to its best progress slower than
   // it allows is held to it between reports; one on pace there may show
   // more progress at its next report.
@@ -627,6 +624,16 @@ std::optional<BatchSizeOptimizer::CurveKey> BatchSizeOptimizer::CurveKeyOf(
   if (min_cost_.has_value()) return CurveKey{*min_cost_, *ratio};
   // A provisional curve changes at each report of its run, whose cost grows.
   return CurveKey{trial_progress_.at(*provisional_reference()).back().cost, *ratio};
+}
+
+std::optional<BatchSizeOptimizer::CurveKey> BatchSizeOptimizer::ChangedCurve(
+    int64_t trial_number) const {
+  const std::optional<CurveKey> now = CurveKeyOf(trial_number);
+  auto then = curve_at_report_.find(trial_number);
+  if (!now.has_value() || (then != curve_at_report_.end() && then->second == *now)) {
+    return std::nullopt;
+  }
+  return now;
 }
 
 std::optional<int64_t> BatchSizeOptimizer::provisional_reference() const {
@@ -744,11 +751,11 @@ std::optional<double> BatchSizeOptimizer::FinishBound(int64_t trial_number,
       !min_cost_.has_value() || !(*min_cost_ > 0.0) || reference_progress_.size() < 2) {
     return std::nullopt;
   }
-  // Where the reference first got as far (its target point aside).
-  const size_t last = reference_progress_.size() - 2;
-  size_t at = 0;
-  while (at < last && reference_progress_[at].progress < best.progress) ++at;
-  const double reference_cost = reference_progress_[at].cost;
+  // Where the reference first got as far, else its last point before the
+  // target.
+  const double reference_cost =
+      ProgressReachedBound(reference_progress_, best.progress, 1.0)
+          .value_or(reference_progress_[reference_progress_.size() - 2].cost);
   if (!(reference_cost > 0.0)) return std::nullopt;
   const double projected = best.cost / reference_cost * *min_cost_;
   if (!(projected - cost < *min_cost_)) return std::nullopt;
@@ -777,10 +784,8 @@ Status BatchSizeOptimizer::Finish(int64_t trial_number, const ProgressPoint& bes
 
 std::optional<ProgressPoint> BatchSizeOptimizer::FinishCandidate(int64_t trial_number) const {
   auto curve = trial_progress_.find(trial_number);
-  if (curve == trial_progress_.end() || curve->second.empty()) return std::nullopt;
-  const std::optional<CurveKey> now = CurveKeyOf(trial_number);
-  auto then = curve_at_report_.find(trial_number);
-  if (!now.has_value() || (then != curve_at_report_.end() && then->second == *now)) {
+  if (curve == trial_progress_.end() || curve->second.empty() ||
+      !ChangedCurve(trial_number).has_value()) {
     return std::nullopt;
   }
   const double best = curve->second.back().progress;
@@ -967,7 +972,6 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
   }
   if (!reference_progress_.empty())
     json["reference_progress"] = ProgressToJson(reference_progress_);
-
   if (!trial_progress_.empty()) {
     nlohmann::json curves = nlohmann::json::array();
     for (const auto& [number, curve] : trial_progress_) {

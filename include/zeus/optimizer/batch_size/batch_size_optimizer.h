@@ -320,13 +320,12 @@ class BatchSizeOptimizer {
   // caller knows: FinishCandidate), where `best` is the point of its curve
   // before that judgment at which it first reported its best progress so
   // far: when its curve projects it to the target for less than min_cost()
-  // more, `cost` + min_cost(). The
-  // projection scales the reference curve by the run's pace at `best`: it
-  // reaches the target at best.cost x min_cost() / the reference's cost
-  // where it first got as far (its last point before the target when it
-  // never did). nullopt otherwise, and before a reference curve with a
-  // point before the target exists (docs/BATCH_SIZE_POLICY.md, "Fifteenth
-  // round").
+  // more, `cost` + min_cost(). The projection scales the reference curve by
+  // the run's pace at `best`: it reaches the target at best.cost x
+  // min_cost() / the reference's cost where it first got as far (its last
+  // point before the target when it never did). nullopt otherwise, and
+  // before a reference curve with a point before the target exists
+  // (docs/BATCH_SIZE_POLICY.md, "Fifteenth round").
   std::optional<double> FinishBound(int64_t trial_number, const ProgressPoint& best,
                                     double cost) const;
   // Trial `trial_number` finishes (FinishBound(trial, best, cost)): from
@@ -451,6 +450,10 @@ class BatchSizeOptimizer {
     }
   };
   std::optional<CurveKey> CurveKeyOf(int64_t trial_number) const;
+  // CurveKeyOf(trial_number) when it differs from the key at the trial's
+  // last report (or it had none then): the curve it is held to changed
+  // since; nullopt otherwise.
+  std::optional<CurveKey> ChangedCurve(int64_t trial_number) const;
   // min(beta, kExplorationBeta) x min_cost(); nullopt without either.
   std::optional<double> ExplorationBound() const;
   // swarm: whether a speculative trial of `batch_size` can no longer serve
