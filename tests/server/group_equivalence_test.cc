@@ -39,6 +39,10 @@ struct Compared {
   // Trials handed out at another size than the default before the job's
   // first report (swarm's first wave of speculative trials).
   int first_wave_probes = 0;
+  // Concurrent trials handed out at a size other than the default that no
+  // run had reached the target at: they followed a probe in flight that
+  // learned faster than the reference (swarm's ConcurrentSize).
+  int followed_probes = 0;
   // Trials the simulator stopped mid-run, when a report tightened their
   // bound below what they had already spent; the server stopped each at
   // that cost (runs without a curve; curves.stopped_early for the others).
@@ -65,6 +69,7 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
 
     std::map<int64_t, json> trials;  // The server's trial bodies by trial number.
     std::map<int64_t, int> early;    // Points replayed at hand-out, by trial number.
+    std::set<int> reached_sizes;     // Sizes a reported run reached the target at.
     int event_number = 0;
     bool reported = false;
     for (const GroupRecordingPolicy::Event& event : simulated.events) {
@@ -80,6 +85,11 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
         trials[event.plan.run_id] = trial.body;
         if (!reported && event.plan.batch_size != workload.default_batch_size) {
           ++compared.first_wave_probes;
+        }
+        if (event.plan.kind == "concurrent" &&
+            event.plan.batch_size != workload.default_batch_size &&
+            reached_sizes.count(event.plan.batch_size) == 0) {
+          ++compared.followed_probes;
         }
         compared.max_in_flight = std::max(compared.max_in_flight, trials.size());
         // The server's bounds for this trial are the simulator's: a report
@@ -129,6 +139,7 @@ Compared CompareGroupsWithSimulator(const std::string& policy_name, uint64_t see
         continue;
       }
       if (it != trials.begin()) ++compared.out_of_order;
+      if (event.outcome.reached) reached_sizes.insert(event.plan.batch_size);
       // The bounds the server holds a run with a curve to now are those the
       // policy held it to as it observed it (for a run that ran on at its
       // last report, once the server has that report).
@@ -229,6 +240,9 @@ TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorSwarmPolicyWithConcurrentSubmi
   // Concurrent runs the server stopped so that their submissions restart
   // at a cheaper size, where the simulator did.
   EXPECT_GT(compared.curves.restarts, 0);
+  // Concurrent runs that followed a probe learning faster than the
+  // reference, on the epochs of it the server had heard.
+  EXPECT_GT(compared.followed_probes, 0);
 }
 
 TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorFrugalPolicyWithConcurrentSubmissions) {
@@ -237,6 +251,7 @@ TEST(GroupEquivalenceTest, HttpJobFollowsSimulatorFrugalPolicyWithConcurrentSubm
   EXPECT_GT(compared.out_of_order, 20);
   EXPECT_EQ(compared.first_wave_probes, 0);
   EXPECT_EQ(compared.in_flight_reports, 0);
+  EXPECT_EQ(compared.followed_probes, 0);
   ExpectCurvesExercised(compared.curves, 2, 1, 1);
 }
 

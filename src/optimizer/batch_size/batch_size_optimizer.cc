@@ -387,6 +387,36 @@ std::optional<int> BatchSizeOptimizer::SpeculativeSize() const {
   return std::nullopt;
 }
 
+int BatchSizeOptimizer::ConcurrentSize() const {
+  if (config_.policy != BatchSizePolicy::kSwarm) return best_batch_size_;
+  // A probe that got as far as it has for less than the run of the lowest
+  // cost did is a better bet for a run that must reach the target than that
+  // size: it is likely cheaper, and its run observes it once more.
+  int size = best_batch_size_;
+  double fastest = 1.0;
+  for (const auto& [number, trial] : in_flight_) {
+    const bool probe = trial.kind == TrialKind::kExploration ||
+                       (trial.kind == TrialKind::kSpeculative && !Orphaned(trial.batch_size));
+    if (!probe) continue;
+    const std::optional<double> pace = PaceOf(number);
+    if (pace.has_value() && *pace < fastest) {
+      fastest = *pace;
+      size = trial.batch_size;
+    }
+  }
+  return size;
+}
+
+std::optional<double> BatchSizeOptimizer::PaceOf(int64_t trial_number) const {
+  auto curve = trial_progress_.find(trial_number);
+  if (curve == trial_progress_.end() || curve->second.empty()) return std::nullopt;
+  const ProgressPoint& best = FirstAtBestProgress(curve->second);
+  const std::optional<double> reference =
+      ProgressReachedBound(reference_progress_, best.progress, 1.0);
+  if (!reference.has_value() || !(*reference > 0.0)) return std::nullopt;
+  return best.cost / *reference;
+}
+
 std::optional<double> BatchSizeOptimizer::ExplorationBound() const {
   if (!config_.beta.has_value()) return std::nullopt;
   return EarlyStopCostBound(std::min(*config_.beta, FrugalKnobs::kExplorationBeta), min_cost_);
@@ -469,7 +499,7 @@ Trial BatchSizeOptimizer::NextTrial() {
       trial.batch_size = *speculative;
       trial.kind = TrialKind::kSpeculative;
     } else {
-      trial.batch_size = best_batch_size_;
+      trial.batch_size = ConcurrentSize();
       trial.kind = TrialKind::kConcurrent;
     }
   } else {
@@ -788,11 +818,7 @@ std::optional<ProgressPoint> BatchSizeOptimizer::FinishCandidate(int64_t trial_n
       !ChangedCurve(trial_number).has_value()) {
     return std::nullopt;
   }
-  const double best = curve->second.back().progress;
-  for (const ProgressPoint& point : curve->second) {
-    if (point.progress == best) return point;
-  }
-  return std::nullopt;  // (Unreachable: the last point has it.)
+  return FirstAtBestProgress(curve->second);
 }
 
 std::optional<double> BatchSizeOptimizer::RestartThreshold(int64_t trial_number) const {

@@ -51,6 +51,13 @@ std::optional<double> ProgressReachedBound(const std::vector<ProgressPoint>& ref
   return std::nullopt;
 }
 
+const ProgressPoint& FirstAtBestProgress(const std::vector<ProgressPoint>& curve) {
+  ZEUS_CHECK(!curve.empty());
+  const double best = curve.back().progress;
+  return *std::find_if(curve.begin(), curve.end(),
+                       [best](const ProgressPoint& point) { return point.progress == best; });
+}
+
 bool ReachedSlowerThan(const std::vector<ProgressPoint>& reference,
                        const std::vector<ProgressPoint>& run, double progress, double ratio) {
   const std::optional<double> allowed = ProgressReachedBound(reference, progress, ratio);

@@ -69,15 +69,17 @@ class BanditPolicy final : public Policy {
     return optimizer_.ReportResult(plan.run_id, outcome.cost, outcome.reached);
   }
 
-  // Swarm's provisional reference, the walk's step before any run reached
-  // the target: its curve bounds the speculative runs as it grows.
+  // Swarm's probes (the walk's step, speculative trials), as the server
+  // hears them: before any run reached the target the step's curve bounds
+  // the speculative runs as it grows (the provisional reference), and a
+  // concurrent trial goes to the probe that learns fastest so far
+  // (BatchSizeOptimizer::ConcurrentSize).
   bool ReportsInFlight(const RunPlan& plan) const override {
-    if (optimizer_.config().policy != BatchSizePolicy::kSwarm ||
-        optimizer_.min_cost().has_value()) {
-      return false;
-    }
+    if (optimizer_.config().policy != BatchSizePolicy::kSwarm) return false;
     auto trial = optimizer_.in_flight().find(plan.run_id);
-    return trial != optimizer_.in_flight().end() && trial->second.kind == TrialKind::kExploration;
+    return trial != optimizer_.in_flight().end() &&
+           (trial->second.kind == TrialKind::kExploration ||
+            trial->second.kind == TrialKind::kSpeculative);
   }
   Status ReportProgress(const RunPlan& plan, const ProgressPoint& point) override {
     ZEUS_RETURN_IF_ERROR(optimizer_.RecordProgress(plan.run_id, point.cost, point.progress));

@@ -284,6 +284,12 @@ class BatchSizeOptimizer {
   // at, and a run on pace at p may show more at its next report
   // (docs/BATCH_SIZE_POLICY.md, "Twelfth round", "Thirteenth round").
   std::optional<double> CheckInThreshold(int64_t trial_number) const;
+  // In-flight trial `trial_number`'s cost where it first reported its best
+  // progress over the reference's cost where the reference first got as far
+  // (below 1: it got there for less); nullopt before its first report,
+  // without a reference curve or past the reference's last point before the
+  // target.
+  std::optional<double> PaceOf(int64_t trial_number) const;
   // The best progress in-flight trial `trial_number` has recorded; nullopt
   // when it recorded none (and under zeus).
   std::optional<double> BestProgress(int64_t trial_number) const;
@@ -415,6 +421,13 @@ class BatchSizeOptimizer {
   // swarm: the size for a speculative trial, or nullopt when every size
   // within reach is in flight or already has a result.
   std::optional<int> SpeculativeSize() const;
+  // The size for a concurrent trial: under swarm, once the reference curve
+  // exists, the size of the probe in flight (the walk's step, or a
+  // speculative trial the walk can still use) that learns fastest relative
+  // to the reference (PaceOf), when it learns faster than the reference
+  // did; the best size known otherwise (docs/BATCH_SIZE_POLICY.md,
+  // "Sixteenth round").
+  int ConcurrentSize() const;
   // swarm: whether a speculative result further along the walk's current
   // direction reached the target within the exploration bound known now; a
   // failure of the walk's step then does not end the direction.

@@ -67,6 +67,10 @@ std::optional<double> ProgressBound(const std::vector<ProgressPoint>& reference,
 std::optional<double> ProgressReachedBound(const std::vector<ProgressPoint>& reference,
                                            double progress, double ratio);
 
+// The point where `curve` first reported its best progress (the progress
+// of its last point). REQUIRES: !curve.empty().
+const ProgressPoint& FirstAtBestProgress(const std::vector<ProgressPoint>& curve);
+
 // Whether `run` (its curve so far) got as far as `progress` slower than
 // `ratio` x `reference` allows: its cost at its first point at least that
 // far is above ProgressReachedBound. False when either has no such point.

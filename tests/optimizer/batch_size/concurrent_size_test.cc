@@ -1,0 +1,118 @@
+// swarm: a concurrent trial goes to the probe in flight that learns fastest
+// relative to the reference, when it learns faster than the reference did
+// (BatchSizeOptimizer::ConcurrentSize, PaceOf).
+
+#include <optional>
+
+#include <gtest/gtest.h>
+
+#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+
+#include "tests/optimizer/batch_size/five_sizes_config.h"
+
+namespace zeus {
+namespace {
+
+// FiveSizesConfig(kSwarm) after its first wave (the default's step 64,
+// speculative 32, 128 and 16): the step reported progress 1 at 20 and 2 at
+// 40, 16 progress 1 at 30, then 32 reached the target at 24 (curve 1 at 8,
+// 2 at 16, 3 at 24), the reference. 128 has not reported.
+struct Overtaken {
+  BatchSizeOptimizer optimizer;
+  Trial step, up, deeper;
+};
+
+Overtaken OvertakeTheFirstWave() {
+  StatusOr<BatchSizeOptimizer> created =
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kSwarm));
+  EXPECT_TRUE(created.ok()) << created.status();
+  BatchSizeOptimizer optimizer = std::move(*created);
+  const Trial step = optimizer.NextTrial();
+  const Trial down = optimizer.NextTrial();
+  const Trial up = optimizer.NextTrial();
+  const Trial deeper = optimizer.NextTrial();
+  EXPECT_EQ(up, (Trial{3, 128, TrialKind::kSpeculative}));
+  EXPECT_EQ(deeper, (Trial{4, 16, TrialKind::kSpeculative}));
+  EXPECT_TRUE(optimizer.RecordProgress(step.trial_number, 20, 1).ok());
+  EXPECT_TRUE(optimizer.RecordProgress(step.trial_number, 40, 2).ok());
+  EXPECT_TRUE(optimizer.RecordProgress(deeper.trial_number, 30, 1).ok());
+  EXPECT_TRUE(optimizer.RecordProgress(down.trial_number, 8, 1).ok());
+  EXPECT_TRUE(optimizer.RecordProgress(down.trial_number, 16, 2).ok());
+  EXPECT_TRUE(optimizer.RecordProgress(down.trial_number, 24, 3).ok());
+  EXPECT_TRUE(optimizer.ReportResult(down.trial_number, 24, true).ok());
+  EXPECT_EQ(optimizer.min_cost(), 24.0);
+  return Overtaken{std::move(optimizer), step, up, deeper};
+}
+
+TEST(ConcurrentSizeTest, PaceIsTheCostToGetAsFarOverTheReferences) {
+  Overtaken o = OvertakeTheFirstWave();
+  // The step first reached 2 at 40, the reference at 16; 16 reached 1 at
+  // 30, the reference at 8.
+  EXPECT_EQ(o.optimizer.PaceOf(o.step.trial_number), 2.5);
+  EXPECT_EQ(o.optimizer.PaceOf(o.deeper.trial_number), 3.75);
+  EXPECT_EQ(o.optimizer.PaceOf(o.up.trial_number), std::nullopt);  // No report yet.
+  // Its best progress counts from where it first got there.
+  ASSERT_TRUE(o.optimizer.RecordProgress(o.deeper.trial_number, 31, 1).ok());
+  EXPECT_EQ(o.optimizer.PaceOf(o.deeper.trial_number), 3.75);
+  // As far as the reference's target: nothing to compare with.
+  ASSERT_TRUE(o.optimizer.RecordProgress(o.step.trial_number, 44, 3).ok());
+  EXPECT_EQ(o.optimizer.PaceOf(o.step.trial_number), std::nullopt);
+}
+
+TEST(ConcurrentSizeTest, AConcurrentTrialFollowsTheProbeThatLearnsFasterThanTheReference) {
+  Overtaken o = OvertakeTheFirstWave();
+  BatchSizeOptimizer& optimizer = o.optimizer;
+  // Every size within reach is in flight or known; no probe is faster than
+  // the reference: the best size known.
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{5, 32, TrialKind::kConcurrent}));
+  // 128 got to 1 for as much as the reference: not faster.
+  ASSERT_TRUE(optimizer.RecordProgress(o.up.trial_number, 8, 1).ok());
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{6, 32, TrialKind::kConcurrent}));
+  // Then to 2 at 12 where the reference spent 16: faster.
+  ASSERT_TRUE(optimizer.RecordProgress(o.up.trial_number, 12, 2).ok());
+  EXPECT_EQ(optimizer.PaceOf(o.up.trial_number), 0.75);
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{7, 128, TrialKind::kConcurrent}));
+  // The fastest probe wins: 16 got to 2 at 10.
+  ASSERT_TRUE(optimizer.RecordProgress(o.deeper.trial_number, 10 + 30, 2).ok());
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{8, 128, TrialKind::kConcurrent}));
+}
+
+TEST(ConcurrentSizeTest, AProbeTheWalkCannotUseIsNotFollowed) {
+  Overtaken o = OvertakeTheFirstWave();
+  BatchSizeOptimizer& optimizer = o.optimizer;
+  ASSERT_TRUE(optimizer.RecordProgress(o.up.trial_number, 6, 1).ok());
+  EXPECT_EQ(optimizer.NextTrial().batch_size, 128);
+  // The default's step reaches at 60, over 1.25 x 24: the down walk was
+  // decisive and will skip the up direction, so 128 is orphaned. The walk
+  // takes 32's result and adopts 16 as its step; 8 is speculated on.
+  ASSERT_TRUE(optimizer.ReportResult(o.step.trial_number, 60, true).ok());
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{6, 8, TrialKind::kSpeculative}));
+  EXPECT_EQ(optimizer.NextTrial(), (Trial{7, 32, TrialKind::kConcurrent}));
+}
+
+TEST(ConcurrentSizeTest, BeforeAnyRunReachedAndUnderFrugalItIsTheBestSizeKnown) {
+  StatusOr<BatchSizeOptimizer> swarm =
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kSwarm));
+  ASSERT_TRUE(swarm.ok()) << swarm.status();
+  for (int i = 0; i < 4; ++i) swarm->NextTrial();
+  // 32 learns fast, but no run has reached the target: no reference.
+  ASSERT_TRUE(swarm->RecordProgress(2, 1, 1).ok());
+  EXPECT_EQ(swarm->PaceOf(2), std::nullopt);
+  EXPECT_EQ(swarm->NextTrial(), (Trial{5, 64, TrialKind::kConcurrent}));
+
+  StatusOr<BatchSizeOptimizer> frugal =
+      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal));
+  ASSERT_TRUE(frugal.ok()) << frugal.status();
+  const Trial first = frugal->NextTrial();
+  ASSERT_TRUE(frugal->RecordProgress(first.trial_number, 20, 1).ok());
+  ASSERT_TRUE(frugal->RecordProgress(first.trial_number, 40, 2).ok());
+  ASSERT_TRUE(frugal->ReportResult(first.trial_number, 40, true).ok());
+  const Trial step = frugal->NextTrial();
+  EXPECT_EQ(step, (Trial{2, 32, TrialKind::kExploration}));
+  ASSERT_TRUE(frugal->RecordProgress(step.trial_number, 5, 1).ok());
+  EXPECT_EQ(frugal->PaceOf(step.trial_number), 0.25);
+  EXPECT_EQ(frugal->NextTrial(), (Trial{3, 64, TrialKind::kConcurrent}));
+}
+
+}  // namespace
+}  // namespace zeus
