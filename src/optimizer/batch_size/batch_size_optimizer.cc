@@ -411,6 +411,11 @@ std::optional<double> BatchSizeOptimizer::PaceOf(int64_t trial_number) const {
   auto curve = trial_progress_.find(trial_number);
   if (curve == trial_progress_.end() || curve->second.empty()) return std::nullopt;
   const ProgressPoint& best = FirstAtBestProgress(curve->second);
+  // No further than the reference's first point: one early point tells too
+  // little of a pace.
+  if (reference_progress_.empty() || best.progress <= reference_progress_.front().progress) {
+    return std::nullopt;
+  }
   const std::optional<double> reference =
       ProgressReachedBound(reference_progress_, best.progress, 1.0);
   if (!reference.has_value() || !(*reference > 0.0)) return std::nullopt;

@@ -286,9 +286,10 @@ class BatchSizeOptimizer {
   std::optional<double> CheckInThreshold(int64_t trial_number) const;
   // In-flight trial `trial_number`'s cost where it first reported its best
   // progress over the reference's cost where the reference first got as far
-  // (below 1: it got there for less); nullopt before its first report,
-  // without a reference curve or past the reference's last point before the
-  // target.
+  // (below 1: it got there for less); nullopt without a reference curve,
+  // until the trial got further than the reference's first point (one early
+  // point tells too little of a pace), and past the reference's last point
+  // before the target.
   std::optional<double> PaceOf(int64_t trial_number) const;
   // The best progress in-flight trial `trial_number` has recorded; nullopt
   // when it recorded none (and under zeus).
