@@ -82,8 +82,11 @@ enum class BatchSizePolicy {
   // curve stopped ends there, and its speculation depth goes to the other
   // direction. Once a step has passed without beating the best size known,
   // nothing further along its direction is speculated on; the size of the
-  // lowest cost known passes the walk and is a bandit arm. With one trial
-  // at a time it hands out exactly frugal's sequence.
+  // lowest cost known passes the walk and is a bandit arm. A further trial
+  // (concurrent) goes to the best size known, or to the probe in flight
+  // that so far learns faster than the run of the lowest cost did
+  // (ConcurrentSize). With one trial at a time it hands out exactly
+  // frugal's sequence.
   kSwarm,
 };
 
