@@ -395,9 +395,7 @@ int BatchSizeOptimizer::ConcurrentSize() const {
   int size = best_batch_size_;
   double fastest = 1.0;
   for (const auto& [number, trial] : in_flight_) {
-    const bool probe = trial.kind == TrialKind::kExploration ||
-                       (trial.kind == TrialKind::kSpeculative && !Orphaned(trial.batch_size));
-    if (!probe) continue;
+    if (!UsableProbe(trial)) continue;
     const std::optional<double> pace = PaceOf(number);
     if (pace.has_value() && *pace < fastest) {
       fastest = *pace;
@@ -780,10 +778,8 @@ std::optional<double> BatchSizeOptimizer::FinishBound(int64_t trial_number,
                                                       double cost) const {
   auto it = in_flight_.find(trial_number);
   if (config_.policy != BatchSizePolicy::kSwarm || it == in_flight_.end() ||
-      (it->second.kind != TrialKind::kExploration && it->second.kind != TrialKind::kSpeculative) ||
-      finish_bound_.count(trial_number) > 0 ||
-      (it->second.kind == TrialKind::kSpeculative && Orphaned(it->second.batch_size)) ||
-      !min_cost_.has_value() || !(*min_cost_ > 0.0) || reference_progress_.size() < 2) {
+      !UsableProbe(it->second) || finish_bound_.count(trial_number) > 0 || !min_cost_.has_value() ||
+      !(*min_cost_ > 0.0) || reference_progress_.size() < 2) {
     return std::nullopt;
   }
   // Where the reference first got as far, else its last point before the
@@ -890,6 +886,11 @@ std::optional<double> BatchSizeOptimizer::EarlyStopThreshold(int64_t trial_numbe
   // needs to finish, held to beta as a concurrent run is.
   if (exploration_trial_ == trial_number && PassedFurtherAlong()) return EarlyStopThreshold();
   return EarlyStopCostBound(std::min(*config_.beta, FrugalKnobs::kExplorationBeta), min_cost_);
+}
+
+bool BatchSizeOptimizer::UsableProbe(const Trial& trial) const {
+  return trial.kind == TrialKind::kExploration ||
+         (trial.kind == TrialKind::kSpeculative && !Orphaned(trial.batch_size));
 }
 
 bool BatchSizeOptimizer::Orphaned(int batch_size) const {

@@ -477,6 +477,9 @@ class BatchSizeOptimizer {
   // the walk (PruningExplorer::MayTry is false for it) or, once
   // the walk is over, the bandit (not an arm).
   bool Orphaned(int batch_size) const;
+  // In-flight `trial` is a probe the walk can still use: its step, or a
+  // speculative trial that is not orphaned.
+  bool UsableProbe(const Trial& trial) const;
   // FromJson's reader of reference_progress and trial_progress (after
   // in_flight and min_cost); kInvalidArgument naming the field at fault.
   Status ReadProgress(const JsonFields& state);
