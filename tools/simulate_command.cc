@@ -4,7 +4,7 @@
 //                 [--policy NAME ...] [--seeds 1-10] [--eta 0.5] [--beta 2]
 //                 [--recurrences N] [--history-csv FILE [--allow-large-history]]
 //                 [--json] [--quiet] [--groups FILE | --generate-groups N
-//                 [--group-submissions 40] [--group-interarrival-s 3600]
+//                 [--group-draw-seed 1] [--group-submissions 40] [--group-interarrival-s 3600]
 //                 [--group-duration-s 5400] [--group-runtime-sigma 0.25]]
 //                 [--group-run-time scaled|submission] [--check-in-s 10]
 //                 [--plot DIR]
@@ -15,11 +15,12 @@
 // traces bundled with Zeus, offline. With --groups or
 // --generate-groups, each workload recurs as the overlapping submissions of
 // recurring-job groups (group,start_time,end_time,dataset,runtime_ratio)
-// instead of one sequential job. --generate-groups draws them from the
-// arrival model of JobGroupGeneratorOptions (zeus/sim/job_groups.h): per
-// group, one dataset and --group-submissions submissions with exponential
-// gaps of mean --group-interarrival-s, each lasting --group-duration-s x its
-// runtime ratio, a log-normal draw with sigma --group-runtime-sigma.
+// instead of one sequential job. --generate-groups draws them, with seed
+// --group-draw-seed (independent of --seeds), from the arrival model of
+// JobGroupGeneratorOptions (zeus/sim/job_groups.h): per group, one dataset
+// and --group-submissions submissions with exponential gaps of mean
+// --group-interarrival-s, each lasting --group-duration-s x its runtime
+// ratio, a log-normal draw with sigma --group-runtime-sigma.
 // --group-run-time (GroupRunTime, zeus/sim/simulator.h) says how long each
 // run of a group lasts: scaled by its time to the target (default) or its
 // submission's duration whatever its batch size (the original's).
@@ -79,6 +80,9 @@ struct SimulateArgs {
   bool json = false;
   std::string groups;
   int generate_groups = 0;
+  // The seed --generate-groups draws its groups with, independent of --seeds:
+  // every seed of a run simulates the same draw of groups.
+  uint64_t group_draw_seed = 1;
   // The arrival model of --generate-groups (JobGroupGeneratorOptions).
   JobGroupGeneratorOptions arrival;
   // How long a group's run lasts (GroupRunTime): "scaled" or "submission".
@@ -198,13 +202,13 @@ StatusOr<std::vector<Workload>> LoadSelectedWorkloads(const SimulateArgs& args,
 }
 
 // The job groups of --groups or --generate-groups (empty: neither).
-StatusOr<JobGroups> SelectJobGroups(const SimulateArgs& args, uint64_t seed,
+StatusOr<JobGroups> SelectJobGroups(const SimulateArgs& args,
                                     const std::vector<Workload>& workloads) {
   if (!args.groups.empty()) return LoadJobGroups(args.groups);
   if (args.generate_groups == 0) return JobGroups();
   JobGroupGeneratorOptions generator = args.arrival;
   generator.num_groups = args.generate_groups;
-  generator.seed = seed;
+  generator.seed = args.group_draw_seed;
   std::set<std::string> names;
   for (const Workload& w : workloads) names.insert(w.job.dataset);
   return GenerateJobGroups(generator, {names.begin(), names.end()});
@@ -219,7 +223,8 @@ void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGro
         {"job_groups", groups != nullptr ? nlohmann::json(groups->size()) : nlohmann::json()},
         {"group_arrival",
          args.generate_groups > 0
-             ? nlohmann::json{{"submissions_per_group", args.arrival.submissions_per_group},
+             ? nlohmann::json{{"draw_seed", args.group_draw_seed},
+                              {"submissions_per_group", args.arrival.submissions_per_group},
                               {"mean_interarrival_s", args.arrival.mean_interarrival_s},
                               {"mean_duration_s", args.arrival.mean_duration_s},
                               {"runtime_ratio_sigma", args.arrival.runtime_ratio_sigma}}
@@ -248,6 +253,8 @@ void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGro
   WriteResultsTable(results, options.seeds.size(), std::cout);
   std::cout << "\nSummary over the workloads:\n\n";
   WriteComparisonTable(results, std::cout);
+  std::cout << "\nSubmissions:\n\n";
+  WriteSubmissionTable(results, std::cout);
 }
 
 int RunSimulate(const SimulateArgs& args) {
@@ -285,7 +292,7 @@ int RunSimulate(const SimulateArgs& args) {
   options.simulation.group_run_time = *group_run_time;
   options.simulation.check_in_s = args.check_in_s;
 
-  StatusOr<JobGroups> groups = SelectJobGroups(args, seeds.front(), *workloads);
+  StatusOr<JobGroups> groups = SelectJobGroups(args, *workloads);
   if (!groups.ok()) return fail(groups.status());
   const bool grouped = !args.groups.empty() || args.generate_groups > 0;
   std::unique_ptr<std::ofstream> history;
@@ -385,10 +392,15 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
       "Simulate recurring-job groups: CSV group,start_time,end_time,dataset,runtime_ratio");
   auto* generate_option =
       cmd->add_option("--generate-groups", args->generate_groups,
-                      "Simulate N >= 1 generated job groups (arrival model below, drawn with the "
-                      "first seed; each group one dataset drawn uniformly)")
+                      "Simulate N >= 1 generated job groups (arrival model below, drawn with "
+                      "--group-draw-seed; each group one dataset drawn uniformly)")
           ->excludes(groups_option)
           ->check(WholeNumberAtLeast(1, "groups"));
+  cmd->add_option("--group-draw-seed", args->group_draw_seed,
+                  "Seed of the draw of --generate-groups, independent of --seeds (which seed "
+                  "the runs): compare policies over several draws (scripts/policy_report.py)")
+      ->capture_default_str()
+      ->needs(generate_option);
   cmd->add_option("--group-submissions", args->arrival.submissions_per_group,
                   "Arrival model: submissions per generated group")
       ->capture_default_str()

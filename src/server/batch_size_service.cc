@@ -183,109 +183,47 @@ std::optional<double> EpochPaceS(const TrialRecord& trial) {
   return std::max(trial.time_s.value_or(0.0), wall_s) / epochs;
 }
 
-// What in-flight `trial` of `job` is told once it has spent `cost`, by a
-// report (`reached`: its metric reached the target) or a check-in.
-struct Verdict {
-  // The optimizer's whole bound, and the bound at the trial's best progress
-  // so far (the curve's where lower). nullopt: none.
-  std::optional<double> whole_bound;
-  std::optional<double> best_progress;
-  std::optional<double> cost_bound;
-  bool within_bound = true;
-  // cost_bound is the curve's.
-  bool curve_bound = false;
-  // The message of a near miss that passed its whole bound and runs on
-  // (RunOn was called), or of a probe that finishes (Finish was called);
-  // empty otherwise.
-  std::string ran_on;
-  // swarm's restart threshold, and whether `cost` is below it.
-  std::optional<double> restart_below;
-  bool restarting = false;
-};
+// The optimizer's verdict on in-flight `trial` (BatchSizeOptimizer::Judge);
+// kInternal when it refuses a trial the store holds as dispatched.
+StatusOr<Verdict> JudgeTrial(const JobRecord& job, const TrialRecord& trial,
+                             const Observation& observation, BatchSizeOptimizer& optimizer) {
+  StatusOr<Verdict> verdict = optimizer.Judge(trial.trial_number, observation);
+  if (!verdict.ok()) {
+    return InternalError(
+        "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
+        " is dispatched but the optimizer refuses to judge it: " + verdict.status().ToString());
+  }
+  return verdict;
+}
 
-// The verdict on `trial` having spent `cost`, at a report (`reached`: its
-// metric reached the target) or at a check-in (`check_in`; not reached).
-// A check-in judges the whole bound and the restart threshold, and the
-// learning curve only where the trial's progress so far was not judged
-// against it yet (BatchSizeOptimizer::CheckInThreshold). A near miss
-// past its whole bound runs on, and a probe past bounds that changed since
-// its last report finishes when its curve says that is cheaper than
-// starting over (`finish_from`: BatchSizeOptimizer::FinishCandidate before
-// this judgment): `optimizer` records either (the caller stores the
-// optimizer). kInternal when the optimizer refuses that.
-StatusOr<Verdict> Judge(const BatchSizeJobSpec& spec, const JobRecord& job,
-                        const TrialRecord& trial, double cost, bool reached, bool check_in,
-                        const std::optional<ProgressPoint>& finish_from,
-                        BatchSizeOptimizer& optimizer) {
-  Verdict v;
-  v.whole_bound = optimizer.EarlyStopThreshold(trial.trial_number);
-  v.best_progress = optimizer.BestProgress(trial.trial_number);
-  if (check_in) {
-    v.cost_bound = optimizer.CheckInThreshold(trial.trial_number);
-  } else {
-    v.cost_bound = v.best_progress
-                       ? optimizer.EarlyStopThreshold(trial.trial_number, *v.best_progress)
-                       : v.whole_bound;
+// What `verdict` tells `trial` when it keeps training: kKeepTraining, or
+// that it ran on as a near miss or finishes.
+std::string ContinueMessage(const Verdict& v, const BatchSizeJobSpec& spec,
+                            const TrialRecord& trial, const BatchSizeOptimizer& optimizer) {
+  if (v.finishes_under) {
+    return fmt::format(
+        "Batch size {} passed its bound {} after a cheaper run reached the target while it ran; "
+        "its learning curve projects it to the target for less than a fresh run costs (lowest "
+        "cost {}): it finishes, held to {} ({} policy)",
+        trial.batch_size, v.cost_bound.value_or(0.0), optimizer.min_cost().value_or(0.0),
+        *v.finishes_under, spec.policy);
   }
-  v.within_bound = !v.cost_bound || cost <= *v.cost_bound;
-  v.curve_bound = v.cost_bound && (!v.whole_bound || *v.cost_bound < *v.whole_bound);
-  // swarm: a probe the lowest cost overtook finishes when its curve says
-  // that costs less than a fresh run (before the near-miss rule: the group
-  // simulation judges a bound that changed under a run this way only).
-  if (!v.within_bound && !reached && finish_from) {
-    if (const std::optional<double> finish =
-            optimizer.FinishBound(trial.trial_number, *finish_from, cost)) {
-      Status status = optimizer.Finish(trial.trial_number, *finish_from, cost);
-      if (!status.ok()) {
-        return InternalError(
-            "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
-            " is dispatched but the optimizer refuses to let it finish: " + status.ToString());
-      }
-      v.within_bound = true;
-      v.ran_on = fmt::format(
-          "Batch size {} passed its bound {} after a cheaper run reached the target while it ran; "
-          "its learning curve projects it to the target for less than a fresh run costs (lowest "
-          "cost {}): it finishes, held to {} ({} policy)",
-          trial.batch_size, v.cost_bound.value_or(0.0), optimizer.min_cost().value_or(0.0), *finish,
-          spec.policy);
-    }
+  if (v.ran_on_to) {
+    return fmt::format(
+        "Batch size {} passed the exploration bound {} as a near miss (within it, it had got "
+        "as far as the run of the lowest cost before that run's last epoch): it fails the "
+        "walk here and runs on to finish its submission, held to {} (beta_knob {}, {} policy)",
+        trial.batch_size, v.whole_bound.value_or(0.0), *v.ran_on_to, spec.beta_knob.value_or(0.0),
+        spec.policy);
   }
-  // A near miss runs on: a probe past its whole bound that had got as far
-  // as the reference run's last level within it fails the walk now and
-  // goes on, to finish its submission, as a concurrent run under beta.
-  // (Past its bound and not a curve's: past its whole bound.)
-  if (!v.within_bound && !v.curve_bound) {
-    const std::optional<double> progress_within =
-        optimizer.BestProgressWithin(trial.trial_number, *v.whole_bound);
-    const std::optional<double> run_on =
-        progress_within ? optimizer.RunOnBound(trial.trial_number, *progress_within) : std::nullopt;
-    if (run_on && cost <= *run_on) {
-      Status status = optimizer.RunOn(trial.trial_number, *progress_within);
-      if (!status.ok()) {
-        return InternalError(
-            "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
-            " is dispatched but the optimizer refuses to run it on: " + status.ToString());
-      }
-      v.within_bound = true;
-      v.ran_on = fmt::format(
-          "Batch size {} passed the exploration bound {} as a near miss (within it, it had got "
-          "as far as the run of the lowest cost before that run's last epoch): it fails the "
-          "walk here and runs on to finish its submission, held to {} (beta_knob {}, {} policy)",
-          trial.batch_size, *v.whole_bound, *run_on, spec.beta_knob.value_or(0.0), spec.policy);
-    }
-  }
-  // swarm: a concurrent run whose size is no longer the cheapest known
-  // stops while finishing it would still cost more than a fresh run at the
-  // cheaper size: its submission restarts there.
-  if (!reached && v.within_bound) v.restart_below = optimizer.RestartThreshold(trial.trial_number);
-  v.restarting = v.restart_below && cost < *v.restart_below;
-  return v;
+  return kKeepTraining;
 }
 
 // Why `verdict` stops `trial` without converging: past a bound, or restarting.
 std::string StopMessage(const Verdict& v, const BatchSizeJobSpec& spec, const TrialRecord& trial,
                         double cost, const BatchSizeOptimizer& optimizer) {
-  if (!v.within_bound && v.curve_bound) {
+  const bool within_bound = v.action != Verdict::Action::kStop;
+  if (!within_bound && v.curve_bound) {
     const double ratio = v.whole_bound.value_or(0.0) / optimizer.min_cost().value_or(1.0);
     if (!v.best_progress) {
       return fmt::format(
@@ -303,7 +241,7 @@ std::string StopMessage(const Verdict& v, const BatchSizeJobSpec& spec, const Tr
         trial.batch_size, cost, *v.cost_bound, best_metric, ratio, spec.beta_knob.value_or(0.0),
         spec.policy);
   }
-  if (!v.within_bound) {
+  if (!within_bound) {
     return fmt::format(
         "Batch size {} exceeded the cost upper bound: cost {} > bound {} (beta_knob {}, {} "
         "policy, x min_cost {})",
@@ -470,38 +408,21 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     }
     ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
     const double cost = ZeusCost(result.energy_j, result.time_s, spec.eta_knob, spec.max_power_w);
-    // frugal and swarm hold a run to the learning curve of the run of the
-    // lowest cost too: each report is a point of the trial's curve.
-    bool recorded = false;
-    // (Asked before this report's point is recorded: FinishCandidate.)
-    const std::optional<ProgressPoint> finish_from = optimizer.FinishCandidate(trial.trial_number);
-    if (optimizer.config().policy != BatchSizePolicy::kZeus) {
-      const double progress = spec.higher_is_better_metric ? result.metric : -result.metric;
-      Status status = optimizer.RecordProgress(trial.trial_number, cost, progress);
-      // A point the curve refuses (a cumulative cost below an earlier one)
-      // is left out of it; the report counts all the same.
-      if (!status.ok() && status.code() != StatusCode::kInvalidArgument) {
-        return InternalError(
-            "job \"" + job.job_id + "\": trial " + std::to_string(trial.trial_number) +
-            " is dispatched but the optimizer rejects its progress: " + status.ToString());
-      }
-      recorded = status.ok();
-    }
     const bool reached = spec.higher_is_better_metric ? result.metric >= spec.target_metric
                                                       : result.metric <= spec.target_metric;
-    ZEUS_ASSIGN_OR_RETURN(const Verdict verdict, Judge(spec, job, trial, cost, reached,
-                                                       /*check_in=*/false, finish_from, optimizer));
-    recorded = recorded || !verdict.ran_on.empty();
+    Observation observation;
+    observation.cost = cost;
+    observation.progress = spec.higher_is_better_metric ? result.metric : -result.metric;
+    observation.reached_target = reached;
+    ZEUS_ASSIGN_OR_RETURN(const Verdict verdict, JudgeTrial(job, trial, observation, optimizer));
     trial.updated_at_s = clock_->WallTimeS();
     trial.time_s = result.time_s;
     trial.energy_j = result.energy_j;
     trial.metric = result.metric;
     trial.current_epoch = result.current_epoch;
-    if (verdict.within_bound && !reached && !verdict.restarting &&
-        result.current_epoch < spec.max_epochs) {
-      response = ReportResponse{
-          false, false, verdict.ran_on.empty() ? std::string(kKeepTraining) : verdict.ran_on};
-      if (recorded) {
+    if (!verdict.stops() && !reached && result.current_epoch < spec.max_epochs) {
+      response = ReportResponse{false, false, ContinueMessage(verdict, spec, trial, optimizer)};
+      if (verdict.state_changed) {
         StoreOptimizer(optimizer, &job, cache);
         ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
       }
@@ -520,7 +441,7 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
           spec.eta_knob));
     }
     // The run is over: feed the bandit and the job's lowest cost.
-    if (!verdict.within_bound || verdict.restarting) {
+    if (verdict.stops()) {
       response.message = StopMessage(verdict, spec, trial, cost, optimizer);
     } else if (reached) {
       response.message = fmt::format("Train succeeded: metric {} reached target {} at epoch {}",
@@ -530,7 +451,7 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
           fmt::format("Train failed to converge within max_epochs ({})", spec.max_epochs);
     }
     response.stop_train = true;
-    response.converged = reached && verdict.within_bound;
+    response.converged = reached && verdict.action != Verdict::Action::kStop;
     return FinishTrial(txn, job, trial, optimizer, cost, response, cache);
   });
   if (!txn_status.ok()) return txn_status;
@@ -563,15 +484,14 @@ StatusOr<ReportResponse> BatchSizeService::CheckIn(const ProgressCheckIn& check_
     ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
     const double cost =
         ZeusCost(check_in.energy_j, check_in.time_s, spec.eta_knob, spec.max_power_w);
-    ZEUS_ASSIGN_OR_RETURN(const Verdict verdict,
-                          Judge(spec, job, trial, cost, /*reached=*/false, /*check_in=*/true,
-                                optimizer.FinishCandidate(trial.trial_number), optimizer));
-    if (verdict.within_bound && !verdict.restarting) {
-      response = ReportResponse{
-          false, false, verdict.ran_on.empty() ? std::string(kKeepTraining) : verdict.ran_on};
+    Observation observation;
+    observation.cost = cost;
+    ZEUS_ASSIGN_OR_RETURN(const Verdict verdict, JudgeTrial(job, trial, observation, optimizer));
+    if (!verdict.stops()) {
+      response = ReportResponse{false, false, ContinueMessage(verdict, spec, trial, optimizer)};
       // Only a near miss's or a finishing probe's verdict is recorded: the
       // trial's progress and silence are its reports'.
-      if (verdict.ran_on.empty()) return Status::Ok();
+      if (!verdict.state_changed) return Status::Ok();
       StoreOptimizer(optimizer, &job, cache);
       return txn.UpdateJobState(job);
     }

@@ -31,6 +31,7 @@ struct SeedTotals {
   double size = 0.0;
   // Recurrences (submissions), unweighted.
   int recurrences = 0;
+  SubmissionTally tally;
 };
 
 // The runs of one unit: `runs`, and for a group also `group_runs` (the same
@@ -52,12 +53,14 @@ StatusOr<UnitRuns> SimulateUnit(const Workload& workload, const std::string& pol
                         MakePolicy(policy_name, simulation.ContextFor(workload)));
   UnitRuns out;
   if (unit == nullptr) {
-    ZEUS_ASSIGN_OR_RETURN(out.runs, SimulateRecurringJob(workload, *policy, simulation));
+    ZEUS_ASSIGN_OR_RETURN(out.runs,
+                          SimulateRecurringJob(workload, *policy, simulation, &totals.tally));
     const int recurrences = simulation.RecurrencesOf(workload);
     totals.size += recurrences;
     totals.recurrences += recurrences;
   } else {
-    ZEUS_ASSIGN_OR_RETURN(out.group_runs, SimulateJobGroup(workload, *policy, *unit, simulation));
+    ZEUS_ASSIGN_OR_RETURN(out.group_runs,
+                          SimulateJobGroup(workload, *policy, *unit, simulation, &totals.tally));
     out.runs.reserve(out.group_runs.size());
     for (const GroupRunRecord& run : out.group_runs) out.runs.push_back(run.run);
     for (const JobSubmission& s : *unit) totals.size += s.runtime_ratio;
@@ -172,6 +175,7 @@ StatusOr<std::vector<PolicyResult>> RunUnits(const std::vector<Workload>& worklo
         result.regret += (totals.cost - oracle_cost.at(seed)) / oracle_cost.at(seed) / n;
         result.expected_regret +=
             (totals.cost - size * oracle_run.cost) / (size * oracle_run.cost) / n;
+        result.submissions.Merge(totals.tally);
         result.cost_ratio_min = std::min(result.cost_ratio_min, cost_ratio);
         result.cost_ratio_max = std::max(result.cost_ratio_max, cost_ratio);
       }

@@ -472,7 +472,7 @@ Status Refresh(const JobContext& job, Policy& policy, double now_s, InFlight& ru
 
 StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     const Workload& workload, Policy& policy, const std::vector<JobSubmission>& submissions,
-    const SimulationOptions& options) {
+    const SimulationOptions& options, SubmissionTally* tally) {
   ZEUS_RETURN_IF_ERROR(options.Validate());
   ZEUS_RETURN_IF_ERROR(ValidateWorkload(workload));
   for (size_t i = 0; i < submissions.size(); ++i) {
@@ -504,12 +504,18 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
   Rng rng(options.seed ^ 0x5851f42d4c957f2dULL);
   std::vector<InFlight> running;
   std::vector<GroupRunRecord> records;
+  // Per submission: reached the target or had a try that may finish; tries.
+  std::vector<bool> served(submissions.size(), false);
+  std::vector<int> tries_of(submissions.size(), 0);
   // The time of the latest event the policy was told of.
   double clock_s = -std::numeric_limits<double>::infinity();
 
   auto launch = [&](int submission, int tries, double start_s, double end_s, double ratio) {
     InFlight run;
-    run.plan = policy.Next();
+    run.plan = policy.Next(tries);
+    served[static_cast<size_t>(submission)] =
+        served[static_cast<size_t>(submission)] || run.plan.may_finish;
+    tries_of[static_cast<size_t>(submission)] = tries;
     run.rng_before = rng;
     RunPlan unbounded_plan = run.plan;
     unbounded_plan.cost_limit.reset();
@@ -593,6 +599,8 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
         clock_s = std::max(clock_s, at);
         runs_on->ran_on = runs_on->outcome.ran_on;
         ZEUS_RETURN_IF_ERROR(policy.RunOn(runs_on->plan, runs_on->ran_on->progress_within));
+        // Its run on goes on under beta: it may finish.
+        served[static_cast<size_t>(runs_on->submission)] = true;
         // Its verdict may change the bounds of every run in flight, its own
         // first (a concurrent run's now).
         for (InFlight& run : running) ZEUS_RETURN_IF_ERROR(Refresh(job, policy, at, run));
@@ -615,6 +623,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
         if (done.outcome.ran_on.has_value() && !done.ran_on.has_value()) {
           done.ran_on = done.outcome.ran_on;
           ZEUS_RETURN_IF_ERROR(policy.RunOn(done.plan, done.ran_on->progress_within));
+          served[static_cast<size_t>(done.submission)] = true;
         }
       }
       ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, done.outcome));
@@ -641,6 +650,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
         record.restarted = done.restarted;
         records.push_back(record);
       }
+      if (done.outcome.reached) served[static_cast<size_t>(done.submission)] = true;
       if (!done.outcome.reached && done.tries < options.max_tries) {
         launch(done.submission, done.tries + 1, done.end_time_s, done.end_time_s + done.duration_s,
                done.runtime_ratio);
@@ -655,6 +665,9 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     launch(static_cast<int>(i), 1, s.start_time_s, s.end_time_s, s.runtime_ratio);
   }
   ZEUS_RETURN_IF_ERROR(reap(std::numeric_limits<double>::infinity()));
+  if (tally != nullptr) {
+    for (size_t i = 0; i < submissions.size(); ++i) tally->Add(served[i], tries_of[i]);
+  }
   return records;
 }
 

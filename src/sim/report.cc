@@ -77,6 +77,31 @@ void WriteComparisonTable(const std::vector<PolicyResult>& results, std::ostream
          "`default`.\n";
 }
 
+void WriteSubmissionTable(const std::vector<PolicyResult>& results, std::ostream& out) {
+  std::vector<std::pair<std::string, SubmissionTally>> rows;
+  for (const PolicyResult& r : results) {
+    auto it = std::find_if(rows.begin(), rows.end(),
+                           [&r](const auto& row) { return row.first == r.policy; });
+    if (it == rows.end()) {
+      rows.emplace_back(r.policy, SubmissionTally());
+      it = rows.end() - 1;
+    }
+    it->second.Merge(r.submissions);
+  }
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-17s %11s %9s %10s\n", "policy", "submissions", "abandoned",
+                "most tries");
+  out << line;
+  for (const auto& [policy, tally] : rows) {
+    std::snprintf(line, sizeof(line), "%-17s %11d %9d %10d\n", policy.c_str(), tally.submissions,
+                  tally.abandoned, tally.most_tries);
+    out << line;
+  }
+  out << "\nabandoned: submissions (recurrences) that neither reached the target nor had a\n"
+         "try allowed to finish under the ordinary beta bound (must be 0); most tries: the\n"
+         "most runs any one submission took, stopped ones included.\n";
+}
+
 namespace {
 
 nlohmann::json ExpectedToJson(const ExpectedRun& run) {
@@ -108,7 +133,11 @@ nlohmann::json ResultToJson(const PolicyResult& r) {
           {"final_batch_size", r.final_batch_size},
           {"final_power_limit_w", r.final_power_limit_w},
           {"default", ExpectedToJson(r.default_run)},
-          {"oracle", ExpectedToJson(r.oracle_run)}};
+          {"oracle", ExpectedToJson(r.oracle_run)},
+          {"submissions",
+           {{"total", r.submissions.submissions},
+            {"abandoned", r.submissions.abandoned},
+            {"most_tries", r.submissions.most_tries}}}};
 }
 
 void WriteHistoryCsvHeader(std::ostream& out) {

@@ -301,8 +301,21 @@ RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta,
   return ExecuteRun(job, plan, rng);
 }
 
+void SubmissionTally::Add(bool reached_or_may_finish, int tries) {
+  ++submissions;
+  if (!reached_or_may_finish) ++abandoned;
+  most_tries = std::max(most_tries, tries);
+}
+
+void SubmissionTally::Merge(const SubmissionTally& other) {
+  submissions += other.submissions;
+  abandoned += other.abandoned;
+  most_tries = std::max(most_tries, other.most_tries);
+}
+
 StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, Policy& policy,
-                                                      const SimulationOptions& options) {
+                                                      const SimulationOptions& options,
+                                                      SubmissionTally* tally) {
   ZEUS_RETURN_IF_ERROR(options.Validate());
   ZEUS_RETURN_IF_ERROR(ValidateWorkload(workload));
   const JobContext job = options.ContextFor(workload);
@@ -312,10 +325,16 @@ StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, 
   std::vector<RunRecord> runs;
   runs.reserve(static_cast<size_t>(recurrences) + 8);
   for (int recurrence = 0; recurrence < recurrences; ++recurrence) {
+    bool served = false;
+    int tries = 0;
     for (int attempt = 0; attempt < options.max_tries; ++attempt) {
-      const RunPlan plan = policy.Next();
+      const RunPlan plan = policy.Next(attempt + 1);
+      ++tries;
+      served = served || plan.may_finish;
       const RunOutcome outcome = ExecuteRun(job, plan, rng);
       if (outcome.ran_on.has_value()) {
+        // It runs on under beta: it may finish.
+        served = true;
         ZEUS_RETURN_IF_ERROR(policy.RunOn(plan, outcome.ran_on->progress_within));
       }
       ZEUS_RETURN_IF_ERROR(policy.Observe(plan, outcome));
@@ -324,8 +343,12 @@ StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, 
                         outcome.time_s, outcome.reached, outcome.cost, plan.kind,
                         outcome.ran_on.has_value()});
       }
-      if (outcome.reached) break;
+      if (outcome.reached) {
+        served = true;
+        break;
+      }
     }
+    if (tally != nullptr) tally->Add(served, tries);
   }
   return runs;
 }

@@ -33,7 +33,7 @@ class RecordingPolicy final : public Policy {
 
   explicit RecordingPolicy(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
 
-  RunPlan Next() override { return inner_->Next(); }
+  RunPlan Next(int attempt) override { return inner_->Next(attempt); }
   Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
     // One run at a time: the bounds in force at its report are those it
     // was handed out with, which the replay holds it to; a near miss that

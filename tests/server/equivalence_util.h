@@ -72,8 +72,8 @@ class GroupRecordingPolicy final : public Policy {
 
   explicit GroupRecordingPolicy(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
 
-  RunPlan Next() override {
-    RunPlan plan = inner_->Next();
+  RunPlan Next(int attempt) override {
+    RunPlan plan = inner_->Next(attempt);
     Event event;
     event.plan = plan;
     events_.push_back(std::move(event));

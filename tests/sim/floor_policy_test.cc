@@ -51,7 +51,7 @@ std::vector<RunPlan> Plans(const Workload& w, const std::string& policy_name, in
   StatusOr<std::unique_ptr<Policy>> policy = MakePolicy(policy_name, context);
   EXPECT_TRUE(policy.ok()) << policy.status();
   std::vector<RunPlan> plans;
-  for (int i = 0; policy.ok() && i < n; ++i) plans.push_back((*policy)->Next());
+  for (int i = 0; policy.ok() && i < n; ++i) plans.push_back((*policy)->Next(1));
   return plans;
 }
 
@@ -149,8 +149,8 @@ TEST(FloorPolicyTest, ConcurrentRunsTakeTheNextStepAndOutcomesMatchTheirRuns) {
   PolicyContext context;
   context.workload = &w;
   ZEUS_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakePolicy("jump-floor", context));
-  const RunPlan first = policy->Next();
-  const RunPlan second = policy->Next();
+  const RunPlan first = policy->Next(1);
+  const RunPlan second = policy->Next(1);
   EXPECT_EQ(first.batch_size, 64);
   EXPECT_EQ(second.batch_size, 16);
   ZEUS_EXPECT_OK(policy->Observe(second, RunOutcome{}));

@@ -250,7 +250,7 @@ class TighteningPolicy final : public Policy {
         tightened_curve_(std::move(tightened_curve)),
         restart_threshold_(restart_threshold) {}
 
-  RunPlan Next() override {
+  RunPlan Next(int /*attempt*/) override {
     RunPlan plan;
     plan.run_id = ++next_id_;
     // Run 1 never reaches the target (128); the others use 64 and do.
@@ -716,7 +716,7 @@ class InFlightReferencePolicy final : public Policy {
   explicit InFlightReferencePolicy(bool reports_in_flight)
       : reports_in_flight_(reports_in_flight) {}
 
-  RunPlan Next() override {
+  RunPlan Next(int /*attempt*/) override {
     RunPlan plan;
     plan.run_id = ++next_id_;
     plan.batch_size = plan.run_id == 1 ? 64 : 128;

@@ -55,6 +55,9 @@ struct PolicyResult {
   double expected_regret = 0.0;
   double cost_ratio_min = 0.0;
   double cost_ratio_max = 0.0;
+  // Over every seed (and group): the submissions, the policy's runs in
+  // them, and how the submissions fared (SubmissionTally).
+  SubmissionTally submissions;
   // Modes of the last 20 runs pooled over the seeds (smallest on ties).
   int final_batch_size = 0;
   int final_power_limit_w = 0;

@@ -112,9 +112,10 @@ struct GroupRunRecord {
 // REQUIRES: `submissions` sorted by start time (as LoadJobGroups returns
 // them). kInvalidArgument for invalid options, a workload failing
 // ValidateWorkload, or a submission out of the ranges above.
+// Adds each submission to `tally` when given.
 StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     const Workload& workload, Policy& policy, const std::vector<JobSubmission>& submissions,
-    const SimulationOptions& options);
+    const SimulationOptions& options, SubmissionTally* tally = nullptr);
 
 // The groups of `groups` whose submissions run `dataset`, in name order.
 // The pointers are into `groups`.

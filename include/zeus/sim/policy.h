@@ -66,6 +66,11 @@ struct RunPlan {
   // runs on to this limit instead of stopping (RunOutcome::ran_on;
   // Policy::RunOn). nullopt: it stops at cost_limit.
   std::optional<double> run_on_cost_limit = {};
+  // The run may train to its target held to its cost limit alone, a limit
+  // that does not tighten below beta x the lowest cost known (Trial::may_finish):
+  // no exploration bound, learning curve or restart stops it. True for every
+  // policy but frugal's and swarm's probes and swarm's restartable runs.
+  bool may_finish = true;
   // What the policy handed this run out as, for the history: the bandit
   // policies' trial kind ("exploration", "concurrent", "bandit",
   // "speculative"); empty for the others. Points to static storage.
@@ -120,8 +125,11 @@ class Policy {
   Policy(const Policy&) = delete;
   Policy& operator=(const Policy&) = delete;
 
-  // The next run to start.
-  virtual RunPlan Next() = 0;
+  // The next run to start: try `attempt` of its submission (1 for the
+  // first; n + 1 after n tries that did not reach the target). A policy
+  // hands a submission a run that may finish (RunPlan::may_finish) after at
+  // most kMaxStoppableTries tries that did not.
+  virtual RunPlan Next(int attempt) = 0;
   // The outcome of plan `plan` (handed out by Next() and not yet observed).
   // kNotFound for an unknown plan.
   virtual Status Observe(const RunPlan& plan, const RunOutcome& outcome) = 0;

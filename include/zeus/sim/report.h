@@ -35,6 +35,10 @@ void WriteComparisonTable(const std::vector<PolicyResult>& results, std::ostream
 // Every field of `result`, the default and oracle references included.
 nlohmann::json ResultToJson(const PolicyResult& result);
 
+// Per policy, over every workload: submissions, abandoned submissions
+// (SubmissionTally::abandoned) and the most tries of any submission.
+void WriteSubmissionTable(const std::vector<PolicyResult>& results, std::ostream& out);
+
 // The history CSV's header. Its leading columns are exactly
 // gpu,dataset,seed,recurrence,batch_size,power_limit,energy_j,time_s,reached,policy
 // (then cost, kind, group, try, start_s, end_s, stopped_early, ran_on).

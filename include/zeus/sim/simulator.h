@@ -105,11 +105,29 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng);
 // OracleRun's go once the policies do.
 RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta, Rng& rng);
 
+// How the submissions (recurrences) of simulations fared: the invariant
+// that no policy abandons a submission (Policy::Next).
+struct SubmissionTally {
+  int submissions = 0;
+  // Submissions that neither reached the target nor had a try that may
+  // finish (RunPlan::may_finish): must be 0.
+  int abandoned = 0;
+  // The most tries any submission took.
+  int most_tries = 0;
+
+  // One submission: whether it reached the target or had a try that may
+  // finish, and how many tries it took.
+  void Add(bool reached_or_may_finish, int tries);
+  void Merge(const SubmissionTally& other);
+};
+
 // Runs a sequentially recurring job under `policy`. Runs that never started
-// (cost limit below one epoch) are not recorded. kInvalidArgument for invalid
-// options or a workload that fails ValidateWorkload (checked first).
+// (cost limit below one epoch) are not recorded. Adds each recurrence to
+// `tally` when given. kInvalidArgument for invalid options or a workload
+// that fails ValidateWorkload (checked first).
 StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, Policy& policy,
-                                                      const SimulationOptions& options);
+                                                      const SimulationOptions& options,
+                                                      SubmissionTally* tally = nullptr);
 
 // Expected outcome of one configuration over its seed runs that reached the
 // target.

@@ -25,12 +25,13 @@ class BanditPolicy final : public Policy {
         jit_(*context.workload, context.eta),
         jit_power_limit_(jit_power_limit) {}
 
-  RunPlan Next() override {
-    const Trial trial = optimizer_.NextTrial();
+  RunPlan Next(int attempt) override {
+    const Trial trial = optimizer_.NextTrial(attempt);
     RunPlan plan;
     plan.run_id = trial.trial_number;
     plan.batch_size = trial.batch_size;
     plan.kind = TrialKindName(trial.kind);
+    plan.may_finish = trial.may_finish;
     if (jit_power_limit_) {
       plan.power_limit_w = jit_.For(trial.batch_size, &plan.profile_power);
     } else {

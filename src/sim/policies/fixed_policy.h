@@ -12,7 +12,7 @@ class FixedPolicy final : public Policy {
   FixedPolicy(int batch_size, int power_limit_w)
       : batch_size_(batch_size), power_limit_w_(power_limit_w) {}
 
-  RunPlan Next() override {
+  RunPlan Next(int /*attempt*/) override {
     RunPlan plan;
     plan.run_id = next_run_id_++;
     plan.batch_size = batch_size_;

@@ -64,7 +64,7 @@ class FloorPolicy final : public Policy {
         best_batch_size_(best_batch_size),
         steps_(std::move(steps)) {}
 
-  RunPlan Next() override {
+  RunPlan Next(int /*attempt*/) override {
     Step step{best_batch_size_, std::nullopt};
     if (!steps_.empty()) {
       step = steps_.front();

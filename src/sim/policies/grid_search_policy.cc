@@ -25,7 +25,7 @@ class GridSearchPolicy final : public Policy {
     best_ = {default_size, workload.Find(default_size)->max_power_limit_w()};
   }
 
-  RunPlan Next() override {
+  RunPlan Next(int /*attempt*/) override {
     RunPlan plan;
     plan.run_id = next_run_id_++;
     const std::pair<int, int> config = next_index_ < grid_.size() ? grid_[next_index_++] : best_;

@@ -12,7 +12,7 @@ class PowerLimitOnlyPolicy final : public Policy {
   explicit PowerLimitOnlyPolicy(const PolicyContext& context)
       : batch_size_(context.workload->default_batch_size), jit_(*context.workload, context.eta) {}
 
-  RunPlan Next() override {
+  RunPlan Next(int /*attempt*/) override {
     RunPlan plan;
     plan.run_id = next_run_id_++;
     plan.batch_size = batch_size_;

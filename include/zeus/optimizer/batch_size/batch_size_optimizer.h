@@ -42,6 +42,7 @@
 #include "zeus/optimizer/batch_size/gaussian_ts.h"
 #include "zeus/optimizer/batch_size/progress_curve.h"
 #include "zeus/optimizer/batch_size/pruning_explorer.h"
+#include "zeus/optimizer/batch_size/verdict.h"
 #include "zeus/status.h"
 
 namespace zeus {
@@ -204,10 +205,49 @@ struct Trial {
   int64_t trial_number = 0;
   int batch_size = 0;
   TrialKind kind = TrialKind::kExploration;
+  // The run may train to its target (or max epochs) held to the ordinary
+  // bound alone, beta x the lowest cost known: no tighter exploration bound,
+  // no learning curve, no restart. Every zeus and bandit trial; frugal's
+  // concurrent trials; swarm's concurrent trials handed out to finish a
+  // submission (kMaxStoppableTries). Not part of a trial's identity.
+  bool may_finish = true;
 
   friend bool operator==(const Trial& a, const Trial& b) {
     return a.trial_number == b.trial_number && a.batch_size == b.batch_size && a.kind == b.kind;
   }
+};
+
+// The invariant of every policy: a submission's tries after this many that
+// ended without reaching the target (stopped, restarted or failed) get a
+// trial that may finish (Trial::may_finish), so no submission is abandoned
+// to stop after stop.
+inline constexpr int kMaxStoppableTries = 2;
+
+// Which curve an in-flight trial is held to: the reference (named by the
+// lowest cost known, which changes with it; a provisional curve by the cost
+// of its last point) and the multiple of it (BatchSizeOptimizer::CheckInThreshold).
+struct CurveKey {
+  double min_cost = 0.0;
+  double ratio = 0.0;
+  friend bool operator==(const CurveKey& a, const CurveKey& b) {
+    return a.min_cost == b.min_cost && a.ratio == b.ratio;
+  }
+};
+
+// Everything the optimizer knows about one trial in flight.
+struct InFlightTrial : Trial {
+  // frugal and swarm concurrent trials: the lowest cost known when it was
+  // handed out or ran on (none when none was); its bound stays beta x that.
+  std::optional<double> min_cost_at_handout;
+  // A concurrent trial never restarted: it ran on as a near miss (RunOn) or
+  // was handed out to finish its submission (kMaxStoppableTries).
+  bool never_restarted = false;
+  // swarm: a probe that finishes (Finish), held to this bound alone.
+  std::optional<double> finish_bound;
+  // frugal and swarm: its learning curve so far (RecordProgress).
+  std::vector<ProgressPoint> progress;
+  // The curve it was held to at its last report, when one was.
+  std::optional<CurveKey> curve_at_report;
 };
 
 class BatchSizeOptimizer {
@@ -217,8 +257,12 @@ class BatchSizeOptimizer {
 
   const BatchSizeOptimizerConfig& config() const { return config_; }
 
-  // Hands out the next trial and records it as in flight.
-  Trial NextTrial();
+  // Hands out the next trial and records it as in flight. `attempt`: 1 for
+  // a submission's first try, n + 1 for the try after its n-th ended without
+  // reaching the target. From attempt kMaxStoppableTries + 1 on, the trial
+  // may finish: during the walk, a concurrent trial at best_batch_size()
+  // that is never restarted; after it, the bandit's choice.
+  Trial NextTrial(int attempt = 1);
 
   // The final outcome of in-flight trial `trial_number`: its cost (ZeusCost of
   // the whole run, early-stopped runs included) and whether it reached the
@@ -230,6 +274,16 @@ class BatchSizeOptimizer {
   // Trial `trial_number` was abandoned (client died): no observation. An
   // abandoned exploration step is handed out again. kNotFound as above.
   Status ReportFailure(int64_t trial_number);
+
+  // Judges in-flight trial `trial_number` at a per-epoch report (with its
+  // progress) or a check-in (without): the one rule every caller applies.
+  // Records the report's progress point, and a run on or a finish when the
+  // verdict is one (Verdict::state_changed); the caller ends a run the
+  // verdict stops (or that reached the target, or max epochs) with
+  // ReportResult(cost, reached_target && the verdict did not stop it).
+  // kNotFound when not in flight; kInvalidArgument for a cost ReportResult
+  // would refuse (nothing recorded).
+  StatusOr<Verdict> Judge(int64_t trial_number, const Observation& observation);
 
   // frugal and swarm: in-flight trial `trial_number` after another epoch,
   // with its cost so far and its validation metric oriented so that higher
@@ -377,7 +431,7 @@ class BatchSizeOptimizer {
   int best_batch_size() const { return best_batch_size_; }
 
   // Trials handed out and not yet reported, by trial number.
-  const std::map<int64_t, Trial>& in_flight() const { return in_flight_; }
+  const std::map<int64_t, InFlightTrial>& in_flight() const { return in_flight_; }
   // Frugal's censored sizes: batch size -> the early-stop bound its failed
   // exploration run stopped at (its cost is known to exceed it). A size leaves
   // the map at its first observation as a bandit arm. Empty under kZeus.
@@ -455,17 +509,8 @@ class BatchSizeOptimizer {
   // so far with a last point at infinity (its target is still ahead, so
   // ProgressBound counts every point it reported); empty when none.
   std::vector<ProgressPoint> ReferenceCurve() const;
-  // Which curve in-flight trial `trial_number` is held to: the reference
-  // (named by min_cost(), which changes with it; a provisional curve by the
-  // cost of its last point, which grows at each of its reports) and the
-  // multiple (CurveRatio); nullopt when none.
-  struct CurveKey {
-    double min_cost = 0.0;
-    double ratio = 0.0;
-    friend bool operator==(const CurveKey& a, const CurveKey& b) {
-      return a.min_cost == b.min_cost && a.ratio == b.ratio;
-    }
-  };
+  // Which curve in-flight trial `trial_number` is held to (CurveKey);
+  // nullopt when none.
   std::optional<CurveKey> CurveKeyOf(int64_t trial_number) const;
   // CurveKeyOf(trial_number) when it differs from the key at the trial's
   // last report (or it had none then): the curve it is held to changed
@@ -477,6 +522,8 @@ class BatchSizeOptimizer {
   // the walk (PruningExplorer::MayTry is false for it) or, once
   // the walk is over, the bandit (not an arm).
   bool Orphaned(int batch_size) const;
+  // Trial::may_finish of `trial`, as it is handed out.
+  bool MayFinish(const InFlightTrial& trial) const;
   // In-flight `trial` is a probe the walk can still use: its step, or a
   // speculative trial that is not orphaned.
   bool UsableProbe(const Trial& trial) const;
@@ -496,7 +543,7 @@ class BatchSizeOptimizer {
   std::map<int, std::vector<double>> costs_;
   // Present once exploration is over.
   std::optional<GaussianTs> bandit_;
-  std::map<int64_t, Trial> in_flight_;
+  std::map<int64_t, InFlightTrial> in_flight_;
   int64_t next_trial_number_ = 1;
   std::optional<double> min_cost_;
   int best_batch_size_ = 0;
@@ -504,21 +551,9 @@ class BatchSizeOptimizer {
   std::map<int, double> censored_;
   // See speculative_results().
   std::map<int, SpeculativeResult> speculative_results_;
-  // frugal and swarm: the lowest cost known when each in-flight concurrent
-  // trial was handed out, or ran on (RunOn) (none when none was known); its
-  // bound stays beta x that.
-  std::map<int64_t, double> min_cost_at_handout_;
-  // In-flight concurrent trials that ran on as near misses (RunOn): nearly
-  // done, never restarted.
-  std::set<int64_t> ran_on_;
-  // swarm: in-flight probes that finish (Finish), and the bound each is
-  // held to.
-  std::map<int64_t, double> finish_bound_;
-  // frugal and swarm: the curves of trials in flight that recorded progress.
-  std::map<int64_t, std::vector<ProgressPoint>> trial_progress_;
-  // The curve each of those trials was held to at its last report, when one
-  // was (CheckInThreshold).
-  std::map<int64_t, CurveKey> curve_at_report_;
+  // The learning curve of in-flight trial `trial_number`; empty when it
+  // recorded none or is not in flight.
+  const std::vector<ProgressPoint>& CurveOf(int64_t trial_number) const;
   // See reference_progress().
   std::vector<ProgressPoint> reference_progress_;
 };
