@@ -486,6 +486,7 @@ StatusOr<ReportResponse> BatchSizeService::CheckIn(const ProgressCheckIn& check_
         ZeusCost(check_in.energy_j, check_in.time_s, spec.eta_knob, spec.max_power_w);
     Observation observation;
     observation.cost = cost;
+    observation.check_in = true;
     ZEUS_ASSIGN_OR_RETURN(const Verdict verdict, JudgeTrial(job, trial, observation, optimizer));
     if (!verdict.stops()) {
       response = ReportResponse{false, false, ContinueMessage(verdict, spec, trial, optimizer)};

@@ -9,6 +9,8 @@
 #include "zeus/core/rng.h"
 #include "zeus/util/csv.h"
 
+#include "src/sim/judged_run.h"
+
 namespace zeus {
 
 namespace {
@@ -133,339 +135,55 @@ uint64_t GroupSeed(uint64_t seed, const std::string& group) {
 
 namespace {
 
-struct InFlight {
+// A run in flight in a group simulation.
+struct Live {
   RunPlan plan;
-  RunOutcome outcome;
-  double start_time_s = 0.0;
-  double end_time_s = 0.0;
   int submission = 0;
   int tries = 1;
   double runtime_ratio = 1.0;
-  // The generator before the run's outcome was drawn: a replay under a
-  // tighter bound draws the same epochs.
-  Rng rng_before;
-  // The same draw with no bound, and how long it would last: the run
-  // spends at that pace, evenly, until its bound stops it.
-  RunOutcome unbounded;
-  double unbounded_span_s = 0.0;
+  double start_time_s = 0.0;
   // Its submission's duration (a retry starts from it, even when this run
-  // was stopped early).
+  // was stopped early), and how long this run would take to its natural
+  // end (GroupRunTime).
   double duration_s = 0.0;
-  // Stopped when a tighter bound found it already past it: its outcome is
-  // what it had spent by then, and its report replays nothing.
-  bool stopped_early = false;
-  // Policy::RunOn was called for it, at this (kept through later replays,
-  // which hold it to its run-on bound and have no verdict left to pass).
-  std::optional<RunOutcome::RanOn> ran_on;
-  // Stopped by a restart threshold (GroupRunRecord::restarted).
-  bool restarted = false;
-  // A stop decided for its next judgment, after the refresh that found it:
-  // the run as it was before, so that a refresh before that judgment judges
-  // it again under the bounds then, as the server would (Refresh).
-  struct BeforeStop {
-    RunPlan plan;
-    RunOutcome outcome;
-    double end_time_s = 0.0;
-  };
-  std::optional<BeforeStop> before_stop;
-  // How many points of its (unbounded) curve it reported in flight
-  // (Policy::ReportsInFlight).
-  size_t reported = 0;
+  double span_s = 0.0;
+  // A run its policy does not judge: its outcome, drawn at launch, and when
+  // it ends (when it has spent that, at its unbounded pace).
+  RunOutcome outcome;
+  double end_time_s = 0.0;
+  // A judged run (RunPlan::judged): where it is, its next point and when.
+  std::optional<JudgedRun> judged;
+  JudgedPoint next;
+  double next_time_s = 0.0;
+  bool ran_on = false;
+
+  // When it is next judged, or ends.
+  double EventTime() const { return judged ? next_time_s : end_time_s; }
+  // The wall time at which a judged run has spent `cost`: its full cost
+  // spread evenly over its span.
+  double TimeAt(double cost) const {
+    const double full = judged->full_cost();
+    return start_time_s + span_s * (full > 0.0 ? std::clamp(cost / full, 0.0, 1.0) : 1.0);
+  }
+  // Its run time (trace seconds) by wall time `now_s`.
+  double RunTimeAt(double now_s) const {
+    const double fraction =
+        span_s > 0.0 ? std::clamp((now_s - start_time_s) / span_s, 0.0, 1.0) : 1.0;
+    return judged->TimeAt(judged->meter().EpochsAt(fraction * judged->full_cost()));
+  }
+  void SetNext(const JudgedPoint& point) {
+    next = point;
+    next_time_s = TimeAt(point.cost);
+  }
 };
 
-// Whether bound `limit` is tighter than `current` (no value: no bound).
-bool Tighter(const std::optional<double>& limit, const std::optional<double>& current) {
-  return limit.has_value() && (!current.has_value() || *limit < *current);
-}
-
-// Sets `run`'s end: a run its bound stops ends when it has spent what it
-// ran, at its unbounded pace.
-void SetEndTime(InFlight& run) {
-  const double fraction =
-      run.unbounded.cost > 0.0 ? std::clamp(run.outcome.cost / run.unbounded.cost, 0.0, 1.0) : 1.0;
-  run.end_time_s = run.start_time_s + run.unbounded_span_s * (run.outcome.ran ? fraction : 0.0);
-}
-
-// Runs `run` again under bound `limit`, learning-curve limits
-// `progress_limits` and run-on limit `run_on`, with the same draw of epochs.
-void ReplayUnder(const JobContext& job, const std::optional<double>& limit,
-                 const std::vector<ProgressPoint>& progress_limits,
-                 const std::optional<double>& run_on, InFlight& run) {
-  run.plan.cost_limit = limit;
-  run.plan.progress_limits = progress_limits;
-  run.plan.run_on_cost_limit = run_on;
-  Rng replay = run.rng_before;
-  run.outcome = ExecuteRun(job, run.plan, replay);
-  SetEndTime(run);
-}
-
-// Restores `run`'s verdict (RunOutcome::ran_on and its point on the curve)
-// after a replay under the bound it runs on to.
-void KeepRanOn(InFlight& run) {
-  if (!run.ran_on.has_value()) return;
-  run.outcome.ran_on = run.ran_on;
-  if (!run.plan.record_progress) return;
-  std::vector<ProgressPoint>& curve = run.outcome.progress;
-  auto at =
-      std::lower_bound(curve.begin(), curve.end(), run.ran_on->at.cost,
-                       [](const ProgressPoint& point, double cost) { return point.cost < cost; });
-  if (at == curve.end() || at->cost != run.ran_on->at.cost) curve.insert(at, run.ran_on->at);
-}
-
-// Whether `run` (unbounded) has reached the target once it has spent
-// `spent`.
-bool ReachedBy(const InFlight& run, double spent) {
-  return run.unbounded.reached && run.unbounded.cost <= spent;
-}
-
-// What a run (its unbounded outcome) has spent when it is next judged after
-// having spent `spent`: at its next check-in (every `check_in_s` of its time
-// since its last report, or since it started; 0: none) or at the report
-// that ends the epoch it is in, whichever comes first; `spent` itself when
-// it reports just then. `*at_check_in`: whether that is a check-in.
-double NextJudgedCost(const RunOutcome& outcome, double spent, double check_in_s,
-                      bool* at_check_in) {
-  *at_check_in = false;
-  double c0 = 0.0;
-  double c1 = outcome.first_epoch_cost;
-  double t0 = 0.0;
-  double t1 = outcome.first_epoch_time_s;
-  if (spent >= outcome.first_epoch_cost && outcome.epoch_cost > 0.0) {
-    const double epochs = std::ceil((spent - outcome.first_epoch_cost) / outcome.epoch_cost - 1e-9);
-    c1 = outcome.first_epoch_cost + epochs * outcome.epoch_cost;
-    t1 = outcome.first_epoch_time_s + epochs * outcome.epoch_time_s;
-    c0 = c1 - outcome.epoch_cost;
-    t0 = t1 - outcome.epoch_time_s;
-  }
-  // (Costs within this of a report's are that report's: the epochs'
-  // costs here and in the outcome's curve round differently.)
-  const double slack = 1e-9 * c1;
-  double next = c1;
-  if (check_in_s > 0.0 && c1 > c0 && t1 > t0 && spent < c1 - slack) {
-    const double spent_s = t0 + (spent - c0) / (c1 - c0) * (t1 - t0);
-    const double check_ins = std::max(1.0, std::ceil((spent_s - t0) / check_in_s));
-    const double at_s = t0 + check_ins * check_in_s;
-    if (at_s < t1) next = c0 + (at_s - t0) / (t1 - t0) * (c1 - c0);
-  }
-  if (next >= c1 - slack) {
-    // A report: the run's own last one when that is its end.
-    return c1 >= outcome.cost - slack ? outcome.cost : c1;
-  }
-  if (next >= outcome.cost) return outcome.cost;
-  *at_check_in = true;
-  return next;
-}
-
-// Stops in-flight `run` at `now_s`, when it has run `fraction` of its
-// unbounded span, at a check-in (`at_check_in`) or a report: it spent that
-// fraction of its unbounded outcome, did not reach the target, and reports
-// nothing more (stopped_early).
-void StopAt(double now_s, double fraction, bool at_check_in, InFlight& run) {
-  run.outcome.energy_j = run.unbounded.energy_j * fraction;
-  run.outcome.time_s = run.unbounded.time_s * fraction;
-  run.outcome.cost = run.unbounded.cost * fraction;
-  run.outcome.reached = false;
-  // Its curve up to now (the policy tells a curve stop from it).
-  run.outcome.progress.clear();
-  for (const ProgressPoint& point : run.unbounded.progress) {
-    if (point.cost > run.outcome.cost) break;
-    run.outcome.progress.push_back(point);
-  }
-  // A report stopped it: its point (a check-in tells no progress).
-  if (run.plan.record_progress && !at_check_in) {
-    const double progress =
-        run.outcome.progress.empty() ? 0.0 : run.outcome.progress.back().progress;
-    run.outcome.progress.push_back({run.outcome.cost, progress});
-  }
-  run.end_time_s = now_s;
-  run.stopped_early = true;
-  run.outcome.stopped_at_check_in = at_check_in;
-}
-
-// The best progress `run` (unbounded) had reported once it had spent
-// `cost`: kNoProgress before its first report.
-double ReportedProgress(const InFlight& run, double cost) {
-  double progress = kNoProgress;
-  for (const ProgressPoint& point : run.unbounded.progress) {
-    if (point.cost > cost + 1e-9 * cost) break;
-    progress = point.progress;
-  }
-  return progress;
-}
-
-// The point of `run`'s curve (unbounded) where it first reported its best
-// progress before its judgment at cost `cost` (a report at `cost` itself
-// is that judgment); nullopt before its first report.
-std::optional<ProgressPoint> BestReportBefore(const InFlight& run, double cost) {
-  std::optional<ProgressPoint> best;
-  for (const ProgressPoint& point : run.unbounded.progress) {
-    if (!(point.cost < cost - 1e-9 * cost)) break;
-    best = point;
-  }
-  return best;
-}
-
-// The curve limit (`progress_limits`) that `run`'s check-ins after it has
-// spent `spent` hold it to until its next report, after the curve changed
-// (BatchSizeOptimizer::CheckInThreshold): at kNoProgress before its first
-// report; after one, at its progress then, only when it got there slower
-// than the curve allows. nullopt: its whole bound alone.
-std::optional<double> CheckInCurve(const InFlight& run,
-                                   const std::vector<ProgressPoint>& progress_limits,
-                                   double spent) {
-  const double progress = ReportedProgress(run, spent);
-  if (progress != kNoProgress &&
-      !ReachedSlowerThan(progress_limits, run.unbounded.progress, progress, 1.0)) {
-    return std::nullopt;
-  }
-  return ProgressBound(progress_limits, progress, 1.0);
-}
-
-// Holds in-flight `run` to the bound `policy` now gives it, at time `now_s`,
-// as `zeus serve` does at the run's next check-in or report (its next
-// judgment, NextJudgedCost): when the bound is tighter than the one it runs
-// under and the run's cost then (its cost spread evenly over its duration)
-// passes it, the run stops there having spent that (not reached,
-// stopped_early); otherwise, and when the bound loosened (swarm's walk step
-// once outbid from further along), it goes on under the new bound
-// (replayed with the same draw of epochs). A run that has not started yet
-// (or could not) spends nothing and is replayed.
-Status RefreshBound(const JobContext& job, Policy& policy, double now_s, InFlight& run) {
-  std::optional<double> limit = policy.CostLimitAtReport(run.plan);
-  std::vector<ProgressPoint> progress_limits = policy.ProgressLimitsAtReport(run.plan);
-  std::optional<double> run_on = policy.RunOnLimitAtReport(run.plan);
-  const double fraction =
-      run.unbounded_span_s > 0.0
-          ? std::clamp((now_s - run.start_time_s) / run.unbounded_span_s, 0.0, 1.0)
-          : 0.0;
-  // What it has spent by now (its unbounded cost, evenly over its span), and
-  // when it is next judged.
-  const double spent = run.unbounded.cost * fraction;
-  bool check_in = false;
-  const double judged = NextJudgedCost(run.unbounded, spent, job.check_in_s, &check_in);
-  const InFlight::BeforeStop before{run.plan, run.outcome, run.end_time_s};
-  // Stops it when it has spent `cost`, at a check-in or a report.
-  const auto stop_having_spent = [&](double cost, bool at_check_in) {
-    const double stop_fraction = run.unbounded.cost > 0.0 ? cost / run.unbounded.cost : 0.0;
-    StopAt(run.start_time_s + run.unbounded_span_s * stop_fraction, stop_fraction, at_check_in,
-           run);
-    if (run.end_time_s > now_s) run.before_stop = before;
-  };
-  // Bounds that changed since its last report stop it at its judgment at
-  // `cost` (a check-in: `at_check_in`), unless the policy lets it finish
-  // there (Policy::FinishLimitAtReport): then it goes on under the bounds
-  // the policy gives it from now on.
-  // (Its points up to now were reported before the bounds changed.)
-  const auto try_finish = [&](double cost) -> StatusOr<bool> {
-    const std::optional<ProgressPoint> best = BestReportBefore(run, cost);
-    if (ReachedBy(run, cost) || !best.has_value() ||
-        !policy.FinishLimitAtReport(run.plan, *best, cost).has_value()) {
-      return false;
-    }
-    ZEUS_RETURN_IF_ERROR(policy.Finish(run.plan, *best, cost));
-    ReplayUnder(job, policy.CostLimitAtReport(run.plan), policy.ProgressLimitsAtReport(run.plan),
-                policy.RunOnLimitAtReport(run.plan), run);
-    KeepRanOn(run);
-    run.plan.progress_limits_from_cost = std::max(run.plan.progress_limits_from_cost, spent);
-    run.end_time_s = std::max(run.end_time_s, now_s);
-    return true;
-  };
-  const auto stop_or_finish = [&](double cost, bool at_check_in) -> Status {
-    ZEUS_ASSIGN_OR_RETURN(const bool finished, try_finish(cost));
-    if (!finished) stop_having_spent(cost, at_check_in);
-    return Status::Ok();
-  };
-  // Judged against a restart threshold at its next judgment: below it, it
-  // stops there, so that its submission restarts at a cheaper size; past
-  // it, what it reported so far came before the threshold existed.
-  if (const std::optional<double> restart = policy.RestartThresholdAtReport(run.plan);
-      restart.has_value() && run.outcome.ran && run.unbounded.cost > 0.0 &&
-      !ReachedBy(run, spent)) {
-    if (judged < *restart && !ReachedBy(run, judged)) {
-      stop_having_spent(judged, check_in);
-      run.restarted = true;
-      return Status::Ok();
-    }
-    run.plan.progress_limits_from_cost = std::max(run.plan.progress_limits_from_cost, spent);
-  }
-  if (limit == run.plan.cost_limit && progress_limits == run.plan.progress_limits &&
-      run_on == run.plan.run_on_cost_limit) {
-    return Status::Ok();
-  }
-  // (A near miss past a bound that tightened under it stops too: the
-  // server's next report, with the run's curve, could let it run on.)
-  if (Tighter(limit, run.plan.cost_limit) && run.outcome.ran && fraction > 0.0 && judged > *limit) {
-    run.plan.cost_limit = limit;
-    run.plan.progress_limits = std::move(progress_limits);
-    run.plan.run_on_cost_limit = run_on;
-    return stop_or_finish(judged, check_in);
-  }
-  // New learning-curve limits hold the run at once: its check-ins until its
-  // next report judge its progress so far against them where CheckInCurve
-  // says (its progress then was not judged against them), and that report
-  // its progress then. Past them at one, it stops there having spent that;
-  // otherwise they apply to its epochs after now.
-  if (progress_limits != run.plan.progress_limits && run.outcome.ran && fraction > 0.0) {
-    bool never_a_check_in = false;
-    const double reported = NextJudgedCost(run.unbounded, spent, 0.0, &never_a_check_in);
-    if (const std::optional<double> curve = CheckInCurve(run, progress_limits, spent);
-        curve.has_value() && job.check_in_s > 0.0) {
-      // The first check-in past the curve (one just at it does not pass it).
-      bool at_check_in = false;
-      const double stop = NextJudgedCost(
-          run.unbounded,
-          std::max(spent, std::nextafter(*curve, std::numeric_limits<double>::infinity())),
-          job.check_in_s, &at_check_in);
-      if (at_check_in && stop > *curve && stop < reported && !ReachedBy(run, stop)) {
-        run.plan.cost_limit = limit;
-        run.plan.progress_limits = std::move(progress_limits);
-        run.plan.run_on_cost_limit = run_on;
-        return stop_or_finish(stop, true);
-      }
-    }
-    const std::optional<double> curve =
-        ProgressBound(progress_limits, ReportedProgress(run, reported), 1.0);
-    if (curve.has_value() && reported > *curve && !ReachedBy(run, reported)) {
-      run.plan.cost_limit = limit;
-      run.plan.progress_limits = std::move(progress_limits);
-      run.plan.run_on_cost_limit = run_on;
-      return stop_or_finish(reported, false);
-    }
-    // (A run that ran on has no curve left: nothing to judge from here.)
-    if (!progress_limits.empty()) run.plan.progress_limits_from_cost = spent;
-  }
-  ReplayUnder(job, limit, progress_limits, run_on, run);
-  KeepRanOn(run);
-  // Stopped by the new bounds before its next report: it may finish there.
-  if (run.outcome.ran && !run.outcome.reached && !run.outcome.ran_on.has_value() &&
-      fraction > 0.0 && run.outcome.cost > spent &&
-      run.outcome.cost < run.unbounded.cost * (1.0 - 1e-9)) {
-    bool never_a_check_in = false;
-    const double next_report = NextJudgedCost(run.unbounded, spent, 0.0, &never_a_check_in);
-    if (run.outcome.cost <= next_report * (1.0 + 1e-9)) {
-      ZEUS_ASSIGN_OR_RETURN(const bool finished, try_finish(run.outcome.cost));
-      if (finished) return Status::Ok();
-    }
-  }
-  // Stopped between two epochs' worth of its pace: it stops at this report.
-  run.end_time_s = std::max(run.end_time_s, now_s);
-  return Status::Ok();
-}
-
-// RefreshBound for in-flight `run` at `now_s`, and for one a refresh
-// stopped at a judgment still to come: judged again from before that stop
-// under the bounds now (the server judges that check-in or report then).
-Status Refresh(const JobContext& job, Policy& policy, double now_s, InFlight& run) {
-  if (run.stopped_early) {
-    if (!run.before_stop.has_value() || run.end_time_s <= now_s) return Status::Ok();
-    run.plan = run.before_stop->plan;
-    run.outcome = run.before_stop->outcome;
-    run.end_time_s = run.before_stop->end_time_s;
-    run.stopped_early = false;
-    run.restarted = false;
-    run.before_stop.reset();
-  }
-  return RefreshBound(job, policy, now_s, run);
+Observation ObservationOf(const JudgedPoint& point) {
+  Observation observation;
+  observation.cost = point.cost;
+  observation.check_in = !point.report;
+  observation.progress = point.progress;
+  observation.reached_target = point.reached;
+  return observation;
 }
 
 }  // namespace
@@ -502,158 +220,135 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     default_time_s = default_run->time_s;
   }
   Rng rng(options.seed ^ 0x5851f42d4c957f2dULL);
-  std::vector<InFlight> running;
+  std::vector<Live> running;
   std::vector<GroupRunRecord> records;
   // Per submission: reached the target or had a try that may finish; tries.
   std::vector<bool> served(submissions.size(), false);
   std::vector<int> tries_of(submissions.size(), 0);
-  // The time of the latest event the policy was told of.
-  double clock_s = -std::numeric_limits<double>::infinity();
-
-  auto launch = [&](int submission, int tries, double start_s, double end_s, double ratio) {
-    InFlight run;
+  // How long a run to its natural end lasts: its submission's duration,
+  // scaled by its time relative to the default's under kScaled.
+  const auto span_of = [&](double duration_s, double full_time_s) {
+    return options.group_run_time == GroupRunTime::kScaled && default_time_s > 0.0
+               ? duration_s * full_time_s / default_time_s
+               : duration_s;
+  };
+  // The policy's state changed at `now_s`: every judged run is judged
+  // afresh at its first check-in after now (else its next report), as the
+  // server would judge its next check-in against the new bounds.
+  const auto rejudge = [&](double now_s) {
+    for (Live& run : running) {
+      if (run.judged) run.SetNext(run.judged->NextAfter(run.RunTimeAt(now_s)));
+    }
+  };
+  const auto launch = [&](int submission, int tries, double start_s, double end_s, double ratio) {
+    Live run;
     run.plan = policy.Next(tries);
-    served[static_cast<size_t>(submission)] =
-        served[static_cast<size_t>(submission)] || run.plan.may_finish;
-    tries_of[static_cast<size_t>(submission)] = tries;
-    run.rng_before = rng;
-    RunPlan unbounded_plan = run.plan;
-    unbounded_plan.cost_limit.reset();
-    unbounded_plan.progress_limits.clear();
-    // Its curve tells its progress at any time (RefreshBound).
-    unbounded_plan.record_progress = true;
-    Rng unbounded_rng = rng;
-    run.unbounded = ExecuteRun(job, unbounded_plan, unbounded_rng);
-    run.outcome = ExecuteRun(job, run.plan, rng);
-    run.start_time_s = start_s;
     run.submission = submission;
     run.tries = tries;
     run.runtime_ratio = ratio;
+    run.start_time_s = start_s;
     run.duration_s = end_s - start_s;
-    run.unbounded_span_s = options.group_run_time == GroupRunTime::kScaled && default_time_s > 0.0
-                               ? run.duration_s * run.unbounded.time_s / default_time_s
-                               : run.duration_s;
-    SetEndTime(run);
-    running.push_back(run);
-  };
-  // When in-flight `run` passes its bound as a near miss and runs on (the
-  // end of that epoch; infinity when it does not, or already did).
-  auto run_on_time = [](const InFlight& run) {
-    if (run.ran_on.has_value() || run.stopped_early || !run.outcome.ran_on.has_value() ||
-        !(run.unbounded.cost > 0.0)) {
-      return std::numeric_limits<double>::infinity();
+    served[static_cast<size_t>(submission)] =
+        served[static_cast<size_t>(submission)] || run.plan.may_finish;
+    tries_of[static_cast<size_t>(submission)] = tries;
+    if (run.plan.judged) {
+      run.judged.emplace(job, run.plan, rng);
+      run.span_s = span_of(run.duration_s, run.judged->full_time_s());
+      run.SetNext(run.judged->Next());
+    } else {
+      // The same draw with no bound tells how long the run would last.
+      RunPlan unbounded_plan = run.plan;
+      unbounded_plan.cost_limit.reset();
+      unbounded_plan.progress_limits.clear();
+      unbounded_plan.record_progress = true;
+      Rng unbounded_rng = rng;
+      const RunOutcome unbounded = ExecuteRun(job, unbounded_plan, unbounded_rng);
+      run.outcome = ExecuteRun(job, run.plan, rng);
+      run.span_s = span_of(run.duration_s, unbounded.time_s);
+      const double fraction =
+          unbounded.cost > 0.0 ? std::clamp(run.outcome.cost / unbounded.cost, 0.0, 1.0) : 1.0;
+      run.end_time_s = start_s + run.span_s * (run.outcome.ran ? fraction : 0.0);
     }
-    return run.start_time_s +
-           run.unbounded_span_s *
-               std::clamp(run.outcome.ran_on->at.cost / run.unbounded.cost, 0.0, 1.0);
+    running.push_back(std::move(run));
   };
-  // When in-flight `run` next reports an epoch the policy wants to hear of
-  // as it happens (Policy::ReportsInFlight; not the report that ends it);
-  // infinity when none.
-  auto report_time = [&](const InFlight& run) {
-    const std::vector<ProgressPoint>& curve = run.unbounded.progress;
-    if (!run.outcome.ran || run.reported >= curve.size() || !(run.unbounded.cost > 0.0) ||
-        !(curve[run.reported].cost < run.outcome.cost * (1.0 - 1e-9)) ||
-        !policy.ReportsInFlight(run.plan)) {
-      return std::numeric_limits<double>::infinity();
+  // Ends `done` (out of `running`) with `outcome` at `end_s`: the policy
+  // observes it, it is recorded, and a run that missed the target is retried
+  // from its end with its submission's duration.
+  const auto end_run = [&](Live done, RunOutcome outcome, double end_s, bool stopped,
+                           bool restarted) -> Status {
+    ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, outcome));
+    if (outcome.ran) {
+      GroupRunRecord record;
+      record.run = {done.submission,
+                    done.plan.batch_size,
+                    done.plan.power_limit_w,
+                    outcome.energy_j * done.runtime_ratio,
+                    outcome.time_s * done.runtime_ratio,
+                    outcome.reached,
+                    outcome.cost * done.runtime_ratio,
+                    done.plan.kind,
+                    done.ran_on};
+      record.start_time_s = done.start_time_s;
+      record.end_time_s = end_s;
+      record.attempt = done.tries;
+      record.stopped_early = stopped;
+      record.restarted = restarted;
+      records.push_back(record);
     }
-    return run.start_time_s +
-           run.unbounded_span_s *
-               std::clamp(curve[run.reported].cost / run.unbounded.cost, 0.0, 1.0);
+    if (outcome.reached) served[static_cast<size_t>(done.submission)] = true;
+    rejudge(end_s);
+    if (!outcome.reached && done.tries < options.max_tries) {
+      launch(done.submission, done.tries + 1, end_s, end_s + done.duration_s, done.runtime_ratio);
+      rejudge(end_s);
+    }
+    return Status::Ok();
   };
-  // Finishes every run that ends by `now`, earliest first, and tells the
-  // policy of every run that runs on past its bound by then, and of the
-  // in-flight reports it wants, as they happen; retries start at their
-  // predecessor's end and may themselves end by `now`.
-  auto reap = [&](double now) -> Status {
+  // The time of the latest event: a judged point computed before a state
+  // change may fall a rounding error before it.
+  double clock_s = -std::numeric_limits<double>::infinity();
+  // Handles every event up to `now`, earliest first (launch order on ties).
+  const auto reap = [&](double now) -> Status {
     while (true) {
-      auto next = std::min_element(
-          running.begin(), running.end(),
-          [](const InFlight& a, const InFlight& b) { return a.end_time_s < b.end_time_s; });
-      auto runs_on = std::min_element(
-          running.begin(), running.end(),
-          [&](const InFlight& a, const InFlight& b) { return run_on_time(a) < run_on_time(b); });
-      auto reports = std::min_element(
-          running.begin(), running.end(),
-          [&](const InFlight& a, const InFlight& b) { return report_time(a) < report_time(b); });
-      // (A report time is finite: the final reap, at infinity, reaches none.)
-      const double report_s = reports != running.end() ? report_time(*reports)
-                                                       : std::numeric_limits<double>::infinity();
-      if (report_s < std::numeric_limits<double>::infinity() && report_s <= now &&
-          (next == running.end() || report_s <= next->end_time_s) &&
-          report_s <= run_on_time(*runs_on)) {
-        // (A run that became the policy's interest late, such as a
-        // speculative run the walk adopted as its step, tells its earlier
-        // epochs now.)
-        const double at = std::max(report_s, clock_s);
-        clock_s = at;
-        const ProgressPoint point = reports->unbounded.progress[reports->reported++];
-        ZEUS_RETURN_IF_ERROR(policy.ReportProgress(reports->plan, point));
-        // Its curve may bound other runs in flight from now on.
-        for (InFlight& run : running) ZEUS_RETURN_IF_ERROR(Refresh(job, policy, at, run));
+      auto it = std::min_element(running.begin(), running.end(), [](const Live& a, const Live& b) {
+        return a.EventTime() < b.EventTime();
+      });
+      if (it == running.end() || it->EventTime() > now) return Status::Ok();
+      const double at_s = std::max(clock_s, it->EventTime());
+      clock_s = at_s;
+      if (!it->judged) {
+        Live done = std::move(*it);
+        running.erase(it);
+        const RunOutcome outcome = done.outcome;
+        ZEUS_RETURN_IF_ERROR(end_run(std::move(done), outcome, at_s, false, false));
         continue;
       }
-      if (runs_on != running.end() && run_on_time(*runs_on) <= now &&
-          (next == running.end() || run_on_time(*runs_on) <= next->end_time_s)) {
-        const double at = run_on_time(*runs_on);
-        clock_s = std::max(clock_s, at);
-        runs_on->ran_on = runs_on->outcome.ran_on;
-        ZEUS_RETURN_IF_ERROR(policy.RunOn(runs_on->plan, runs_on->ran_on->progress_within));
-        // Its run on goes on under beta: it may finish.
-        served[static_cast<size_t>(runs_on->submission)] = true;
-        // Its verdict may change the bounds of every run in flight, its own
-        // first (a concurrent run's now).
-        for (InFlight& run : running) ZEUS_RETURN_IF_ERROR(Refresh(job, policy, at, run));
+      Live& run = *it;
+      const JudgedPoint point = run.next;
+      ZEUS_ASSIGN_OR_RETURN(const Verdict verdict, policy.Judge(run.plan, ObservationOf(point)));
+      run.judged->MoveTo(point);
+      if (verdict.ran_on_to.has_value()) {
+        run.ran_on = true;
+        // It runs on under beta: it may finish.
+        served[static_cast<size_t>(run.submission)] = true;
+      }
+      if (verdict.stops() || (point.report && point.last)) {
+        Live done = std::move(run);
+        running.erase(it);
+        const RunOutcome outcome = done.judged->OutcomeAt(point, point.reached && !verdict.stops());
+        ZEUS_RETURN_IF_ERROR(end_run(std::move(done), outcome, at_s, verdict.stops(),
+                                     verdict.action == Verdict::Action::kRestart));
         continue;
       }
-      if (next == running.end() || next->end_time_s > now) return Status::Ok();
-      InFlight done = *next;
-      running.erase(next);
-      clock_s = std::max(clock_s, done.end_time_s);
-      // Held to the bound in force when it reports (Policy::CostLimitAtReport).
-      const std::optional<double> limit = policy.CostLimitAtReport(done.plan);
-      // (Its learning-curve limits, refreshed at each report of another run,
-      // do not judge its epochs again: its last report ends it either way.)
-      if (!done.stopped_early && limit != done.plan.cost_limit) {
-        ReplayUnder(job, limit, done.plan.progress_limits, policy.RunOnLimitAtReport(done.plan),
-                    done);
-        KeepRanOn(done);
-        // Past its new bound as a near miss: it runs on there, as its
-        // reports replayed at once tell the server.
-        if (done.outcome.ran_on.has_value() && !done.ran_on.has_value()) {
-          done.ran_on = done.outcome.ran_on;
-          ZEUS_RETURN_IF_ERROR(policy.RunOn(done.plan, done.ran_on->progress_within));
-          served[static_cast<size_t>(done.submission)] = true;
+      // After a report, or a verdict that changed the bounds, the next
+      // check-in is judged afresh; otherwise the first one past its bound.
+      run.SetNext(point.report || verdict.state_changed ? run.judged->Next()
+                                                        : run.judged->NextPast(verdict.cost_bound));
+      if (verdict.state_changed) {
+        for (Live& other : running) {
+          if (&other != &run && other.judged) {
+            other.SetNext(other.judged->NextAfter(other.RunTimeAt(at_s)));
+          }
         }
-      }
-      ZEUS_RETURN_IF_ERROR(policy.Observe(done.plan, done.outcome));
-      // The report may tighten the bound of runs still in flight, as the
-      // server's next per-epoch report of each would see it.
-      for (InFlight& run : running) {
-        ZEUS_RETURN_IF_ERROR(Refresh(job, policy, done.end_time_s, run));
-      }
-      if (done.outcome.ran) {
-        GroupRunRecord record;
-        record.run = {done.submission,
-                      done.plan.batch_size,
-                      done.plan.power_limit_w,
-                      done.outcome.energy_j * done.runtime_ratio,
-                      done.outcome.time_s * done.runtime_ratio,
-                      done.outcome.reached,
-                      done.outcome.cost * done.runtime_ratio,
-                      done.plan.kind,
-                      done.ran_on.has_value()};
-        record.start_time_s = done.start_time_s;
-        record.end_time_s = done.end_time_s;
-        record.attempt = done.tries;
-        record.stopped_early = done.stopped_early;
-        record.restarted = done.restarted;
-        records.push_back(record);
-      }
-      if (done.outcome.reached) served[static_cast<size_t>(done.submission)] = true;
-      if (!done.outcome.reached && done.tries < options.max_tries) {
-        launch(done.submission, done.tries + 1, done.end_time_s, done.end_time_s + done.duration_s,
-               done.runtime_ratio);
       }
     }
   };
@@ -663,6 +358,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     ZEUS_RETURN_IF_ERROR(reap(s.start_time_s));
     clock_s = std::max(clock_s, s.start_time_s);
     launch(static_cast<int>(i), 1, s.start_time_s, s.end_time_s, s.runtime_ratio);
+    rejudge(s.start_time_s);
   }
   ZEUS_RETURN_IF_ERROR(reap(std::numeric_limits<double>::infinity()));
   if (tally != nullptr) {

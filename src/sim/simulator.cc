@@ -9,6 +9,7 @@
 
 #include "zeus/core/cost.h"
 
+#include "src/sim/judged_run.h"
 #include "src/sim/settled_configuration.h"
 
 namespace zeus {
@@ -80,61 +81,20 @@ int DefaultRecurrences(const Workload& workload) {
 
 namespace {
 
-// What a run has spent after `epochs` epochs (fractional: evenly within an
-// epoch), its first epoch profiling every power limit when `profile`.
-struct RunMeter {
-  const JobContext* job = nullptr;
-  bool profile = false;
-  double first_energy_j = 0.0;
-  double first_time_s = 0.0;
-  double energy_per_epoch_j = 0.0;
-  double time_per_epoch_s = 0.0;
-
-  double Spent(double epochs, double* energy_j, double* time_s) const {
-    if (profile && epochs < 1) {
-      *energy_j = epochs * first_energy_j;
-      *time_s = epochs * first_time_s;
-    } else if (profile) {
-      *energy_j = first_energy_j + (epochs - 1) * energy_per_epoch_j;
-      *time_s = first_time_s + (epochs - 1) * time_per_epoch_s;
-    } else {
-      *energy_j = epochs * energy_per_epoch_j;
-      *time_s = epochs * time_per_epoch_s;
-    }
-    return job->Cost(*energy_j, *time_s);
-  }
-  double Cost(double epochs) const {
-    double energy_j = 0.0;
-    double time_s = 0.0;
-    return Spent(epochs, &energy_j, &time_s);
-  }
-  double Time(double epochs) const {
-    double energy_j = 0.0;
-    double time_s = 0.0;
-    Spent(epochs, &energy_j, &time_s);
-    return time_s;
-  }
-};
-
-// The exact rule (RunPlan::exact_cost_limit): the run is judged at each
-// epoch's report and at each check-in between them (every check_in_s of its
-// time since its last report or check-in), as `zeus serve` judges a client
-// that checks in. A judgment whose cost so far passes the bound in force
-// stops the run there: its whole limit (its run-on limit once it ran on),
-// or where lower its curve limit at its progress: at each report, and at
-// the check-ins before its first report (at kNoProgress; the group
-// simulation judges the check-ins after a curve changed). A near miss past
-// its whole limit runs on instead. `end` epochs: the target (`reaches`) or
-// max_epochs.
-RunOutcome ExecuteJudgedRun(const JobContext& job, const RunPlan& plan, const BatchSizeTrace& trace,
-                            size_t seed_run, const RunMeter& meter, double end, bool reaches) {
+// The exact rule (RunPlan::exact_cost_limit) of a plan's fixed limits: the
+// run is judged at each epoch's report and at each check-in between them
+// (every check_in_s of its time since its last report), as `zeus serve`
+// judges a client that checks in. A judgment whose cost so far passes its
+// whole limit stops the run there, and so does a report past the curve
+// limit at its progress, or a check-in before its first report past the
+// curve's first point. `end` epochs: the target (`reaches`) or max_epochs.
+RunOutcome ExecuteLimitedRun(const JobContext& job, const RunPlan& plan,
+                             const BatchSizeTrace& trace, size_t seed_run, const RunMeter& meter,
+                             double end, bool reaches) {
   RunOutcome outcome;
   const bool track = (plan.record_progress || !plan.progress_limits.empty()) &&
                      end <= static_cast<double>(kMaxProgressPoints);
   const double whole = plan.cost_limit.value_or(std::numeric_limits<double>::infinity());
-  const bool may_run_on = track && plan.cost_limit.has_value() &&
-                          plan.run_on_cost_limit.has_value() && *plan.run_on_cost_limit > whole &&
-                          !plan.progress_limits.empty();
   // Progress after `e` epochs: the milestones reached by then, plus one at
   // the target when the run reaches it.
   const auto progress_after = [&](double e, bool reached) {
@@ -146,22 +106,13 @@ RunOutcome ExecuteJudgedRun(const JobContext& job, const RunPlan& plan, const Ba
     }
     return progress + (reached && e >= end ? 1.0 : 0.0);
   };
-  // A near miss: after `e` epochs, its last report within the whole limit,
-  // the run had got as far as the last level of its curve limits before
-  // the target (the curve no longer bounded it).
-  const auto near_miss = [&](double e) {
-    return e >= 1 &&
-           !ProgressBound(plan.progress_limits, progress_after(e, false), 1.0).has_value();
-  };
   double done = 0.0;  // Epochs reported.
   // The cost past which a check-in stops the run: before its first report,
-  // its curve too (from progress_limits_from_cost on).
+  // its curve's too.
   const auto check_in_limit = [&] {
-    if (outcome.ran_on.has_value()) return *plan.run_on_cost_limit;
     if (done == 0.0 && track) {
       const std::optional<double> curve = ProgressBound(plan.progress_limits, kNoProgress, 1.0);
-      if (curve.has_value())
-        return std::min(whole, std::max(*curve, plan.progress_limits_from_cost));
+      if (curve.has_value()) return std::min(whole, *curve);
     }
     return whole;
   };
@@ -174,46 +125,28 @@ RunOutcome ExecuteJudgedRun(const JobContext& job, const RunPlan& plan, const Ba
     const double c1 = meter.Cost(next);
     const double t0 = meter.Time(done);
     const double t1 = meter.Time(next);
-    // The check-ins of this epoch.
-    double last_s = t0;
-    while (check_in_s > 0.0 && c1 > c0 && t1 > t0) {
-      const double limit = check_in_limit();
-      if (!(c1 > limit)) break;
+    // The first check-in of this epoch past its limit, if any.
+    const double limit = check_in_limit();
+    if (check_in_s > 0.0 && c1 > c0 && t1 > t0 && c1 > limit) {
       const double passes_s = c0 >= limit ? t0 : t0 + (limit - c0) / (c1 - c0) * (t1 - t0);
-      const double at_s =
-          last_s +
-          (std::floor((std::max(passes_s, last_s) - last_s) / check_in_s) + 1.0) * check_in_s;
-      if (!(at_s < t1)) break;
-      const double at = done + (at_s - t0) / (t1 - t0) * (next - done);
-      const double cost = meter.Cost(at);
-      if (may_run_on && !outcome.ran_on.has_value() && cost > whole && near_miss(done)) {
-        const double progress = progress_after(done, false);
-        outcome.ran_on = RunOutcome::RanOn{{cost, progress}, progress};
-        last_s = at_s;
-        continue;
+      const double at_s = t0 + (std::floor((passes_s - t0) / check_in_s) + 1.0) * check_in_s;
+      if (at_s < t1) {
+        stop = done + (at_s - t0) / (t1 - t0) * (next - done);
+        outcome.stopped_at_check_in = true;
+        break;
       }
-      stop = at;
-      outcome.stopped_at_check_in = true;
-      break;
     }
-    if (stop.has_value()) break;
     // The report after epoch `next`.
     const bool at_target = reaches && next >= end;
     const double cost = c1;
     const double progress = progress_after(next, reaches);
-    if (!outcome.ran_on.has_value() && cost > whole) {
-      if (!may_run_on || !near_miss(done)) {
-        stop = next;
-        break;
-      }
-      outcome.ran_on = RunOutcome::RanOn{{cost, progress}, progress_after(done, false)};
-    } else if (outcome.ran_on.has_value() && cost > *plan.run_on_cost_limit) {
+    if (cost > whole) {
       stop = next;
       break;
-    } else if (!outcome.ran_on.has_value() && !at_target && track) {
-      // Past the verdict it is a concurrent run: no curve holds it.
+    }
+    if (!at_target && track) {
       const std::optional<double> curve = ProgressBound(plan.progress_limits, progress, 1.0);
-      if (curve.has_value() && cost > *curve && cost > plan.progress_limits_from_cost) {
+      if (curve.has_value() && cost > *curve) {
         stop = next;
         break;
       }
@@ -248,26 +181,7 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
   const std::optional<double>& target_epoch = trace->target_epochs[seed_run];
 
   double max_epochs = workload.job.max_epochs;
-  // The first epoch spread evenly over every power limit (JIT profiling).
-  RunMeter meter;
-  meter.job = &job;
-  meter.profile = plan.profile_power;
-  for (const PowerPoint& p : trace->power) {
-    meter.first_energy_j += p.energy_per_epoch_j();
-    meter.first_time_s += p.time_per_epoch_s;
-  }
-  const double num_limits = static_cast<double>(trace->power.size());
-  meter.first_energy_j /= num_limits;
-  meter.first_time_s /= num_limits;
-  meter.energy_per_epoch_j = point->energy_per_epoch_j();
-  meter.time_per_epoch_s = point->time_per_epoch_s;
-  const auto finish = [&](RunOutcome outcome) {
-    outcome.first_epoch_cost = meter.Cost(1);
-    outcome.epoch_cost = meter.Cost(2) - outcome.first_epoch_cost;
-    outcome.first_epoch_time_s = meter.Time(1);
-    outcome.epoch_time_s = meter.Time(2) - outcome.first_epoch_time_s;
-    return outcome;
-  };
+  const RunMeter meter = RunMeter::Of(job, *trace, *point, plan.profile_power);
   if (!plan.exact_cost_limit && plan.cost_limit.has_value()) {
     // The per-epoch cost weighs time at this batch size's maximum power limit
     // (as the original simulator does), not at the whole trace's.
@@ -287,11 +201,11 @@ RunOutcome ExecuteRun(const JobContext& job, const RunPlan& plan, Rng& rng) {
     RunPlan judged = plan;
     // (An approximate limit is in max_epochs already.)
     if (!plan.exact_cost_limit) judged.cost_limit.reset();
-    return finish(ExecuteJudgedRun(job, judged, *trace, seed_run, meter, epochs, reaches));
+    return ExecuteLimitedRun(job, judged, *trace, seed_run, meter, epochs, reaches);
   }
   outcome.reached = reaches;
   outcome.cost = meter.Spent(epochs, &outcome.energy_j, &outcome.time_s);
-  return finish(outcome);
+  return outcome;
 }
 
 RunOutcome ExecuteRun(const Workload& workload, const RunPlan& plan, double eta, Rng& rng) {
@@ -331,17 +245,18 @@ StatusOr<std::vector<RunRecord>> SimulateRecurringJob(const Workload& workload, 
       const RunPlan plan = policy.Next(attempt + 1);
       ++tries;
       served = served || plan.may_finish;
-      const RunOutcome outcome = ExecuteRun(job, plan, rng);
-      if (outcome.ran_on.has_value()) {
-        // It runs on under beta: it may finish.
-        served = true;
-        ZEUS_RETURN_IF_ERROR(policy.RunOn(plan, outcome.ran_on->progress_within));
+      RunOutcome outcome;
+      if (plan.judged) {
+        ZEUS_ASSIGN_OR_RETURN(outcome, ExecuteJudgedRun(job, policy, plan, rng));
+      } else {
+        outcome = ExecuteRun(job, plan, rng);
       }
+      // A run that ran on goes on under beta: it may finish.
+      served = served || outcome.ran_on;
       ZEUS_RETURN_IF_ERROR(policy.Observe(plan, outcome));
       if (outcome.ran) {
         runs.push_back({recurrence, plan.batch_size, plan.power_limit_w, outcome.energy_j,
-                        outcome.time_s, outcome.reached, outcome.cost, plan.kind,
-                        outcome.ran_on.has_value()});
+                        outcome.time_s, outcome.reached, outcome.cost, plan.kind, outcome.ran_on});
       }
       if (outcome.reached) {
         served = true;

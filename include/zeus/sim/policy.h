@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "zeus/optimizer/batch_size/progress_curve.h"
+#include "zeus/optimizer/batch_size/verdict.h"
 #include "zeus/sim/job_context.h"
 #include "zeus/sim/trace.h"
 #include "zeus/status.h"
@@ -38,7 +39,7 @@ struct RunPlan {
   // (GlobalPowerLimitOptimizer's profile_path, docs/BATCH_SIZE_POLICY.md).
   bool profile_power = false;
   // Early stopping at this cost. nullopt = run until the target or
-  // max_epochs.
+  // max_epochs. Ignored for a judged run.
   std::optional<double> cost_limit;
   // How the limit is applied. false (the original simulator's, kept for
   // `zeus`): the run stops before the epoch that would pass the limit,
@@ -47,25 +48,18 @@ struct RunPlan {
   // the run stops at its first report or check-in whose real cost so far
   // passes it (ExecuteRun), as `zeus serve` stops it.
   bool exact_cost_limit = false;
-  // Early stopping on the learning curve (frugal and swarm): after an epoch
-  // that does not end the run, it stops once its cost so far passes
+  // Early stopping on a fixed learning curve (the floor policies): after an
+  // epoch that does not end the run, it stops once its cost so far passes
   // ProgressBound(progress_limits, its progress, 1) (progress_curve.h).
   // Empty: no such stop.
   std::vector<ProgressPoint> progress_limits = {};
-  // The curve limits apply only after epochs whose cost so far is above this
-  // (J): a run in flight is held to new limits from its next report on, as
-  // the server holds it. Default 0: from its first epoch. (Also raised for a
-  // run that a restart threshold found past it: its epochs up to here were
-  // reported before that threshold existed.)
-  double progress_limits_from_cost = 0.0;
   // Whether the outcome records the run's curve (RunOutcome::progress).
   bool record_progress = false;
-  // frugal and swarm, exact limits only: a run whose cost passes cost_limit
-  // at an epoch after which it has got as far as the last level of
-  // progress_limits before the target (a near miss; ProgressBound nullopt)
-  // runs on to this limit instead of stopping (RunOutcome::ran_on;
-  // Policy::RunOn). nullopt: it stops at cost_limit.
-  std::optional<double> run_on_cost_limit = {};
+  // The policy judges the run itself at each report and check-in
+  // (Policy::Judge), as `zeus serve` judges it with the policy's optimizer:
+  // the simulations step it through those points (cost_limit and
+  // progress_limits are not used).
+  bool judged = false;
   // The run may train to its target held to its cost limit alone, a limit
   // that does not tighten below beta x the lowest cost known (Trial::may_finish):
   // no exploration bound, learning curve or restart stops it. True for every
@@ -92,24 +86,9 @@ struct RunOutcome {
   // epoch, each epoch at which its progress rose, and its last epoch. Empty
   // for runs of more than kMaxProgressPoints epochs.
   std::vector<ProgressPoint> progress = {};
-  // With RunPlan::run_on_cost_limit, the epoch at which the run passed
-  // cost_limit as a near miss and ran on: its cost and progress after that
-  // epoch (`at`, also a point of `progress` when that is recorded), and its
-  // progress at its last epoch within cost_limit (Policy::RunOn's). nullopt
-  // when it did not.
-  struct RanOn {
-    ProgressPoint at;
-    double progress_within = 0.0;
-  };
-  std::optional<RanOn> ran_on = {};
-  // What the run's first epoch cost, and each later one (the cost a
-  // per-epoch report adds), whether or not it ran them: the group
-  // simulation tells from them when a run in flight reports next.
-  double first_epoch_cost = 0.0;
-  double epoch_cost = 0.0;
-  // The same in seconds of the run's time (check-ins count it).
-  double first_epoch_time_s = 0.0;
-  double epoch_time_s = 0.0;
+  // A judged run that passed its bound as a near miss and ran on
+  // (Verdict::ran_on_to).
+  bool ran_on = false;
   // The run was stopped by a check-in between two reports (its last
   // `progress` point, when recorded, is the check-in's spend).
   bool stopped_at_check_in = false;
@@ -133,77 +112,13 @@ class Policy {
   // The outcome of plan `plan` (handed out by Next() and not yet observed).
   // kNotFound for an unknown plan.
   virtual Status Observe(const RunPlan& plan, const RunOutcome& outcome) = 0;
-  // The early-stop bound in-flight run `plan` is held to when it reports
-  // (the group simulation asks just before Observe, and for every run still
-  // in flight after each Observe). Default: the bound it
-  // was handed, plan.cost_limit, as the original simulator does. A policy
-  // whose server judges a run against the lowest cost known at report time
-  // returns that bound; when it is tighter, the group simulation charges a
-  // run in flight what it has spent so far and stops it if that reaches the
-  // bound, else replays it under the bound (same draw of epochs)
-  // (SimulateJobGroup).
-  virtual std::optional<double> CostLimitAtReport(const RunPlan& plan) const {
-    return plan.cost_limit;
-  }
-  // The learning-curve limits in-flight run `plan` is held to when it
-  // reports, as CostLimitAtReport. Default: plan.progress_limits.
-  virtual std::vector<ProgressPoint> ProgressLimitsAtReport(const RunPlan& plan) const {
-    return plan.progress_limits;
-  }
-  // The run-on limit in-flight run `plan` is held to when it reports, as
-  // CostLimitAtReport. Default: plan.run_on_cost_limit.
-  virtual std::optional<double> RunOnLimitAtReport(const RunPlan& plan) const {
-    return plan.run_on_cost_limit;
-  }
-  // The cost below which in-flight run `plan`, when it reports, stops so
-  // that its submission restarts at a cheaper size (swarm's concurrent
-  // runs: BatchSizeOptimizer::RestartThreshold); the group simulation asks
-  // with CostLimitAtReport. Default: nullopt, never.
-  virtual std::optional<double> RestartThresholdAtReport(const RunPlan& /*plan*/) const {
-    return std::nullopt;
-  }
-  // In-flight run `plan` passed its cost limit as a near miss and runs on
-  // (RunOutcome::ran_on; `progress` its progress_within): the simulations
-  // call this at the end of that epoch, before any later report or
-  // hand-out, as the server acts on that epoch's report. Default: nothing
-  // to do.
-  virtual Status RunOn(const RunPlan& plan, double progress) {
+  // The verdict on judged run `plan` (RunPlan::judged) at one of its
+  // reports or check-ins, in the order they happen across every run in
+  // flight. Default: keep going. kNotFound for an unknown plan.
+  virtual StatusOr<Verdict> Judge(const RunPlan& plan, const Observation& observation) {
     (void)plan;
-    (void)progress;
-    return Status::Ok();
-  }
-  // The bound in-flight run `plan` finishes under when, judged at cost
-  // `cost`, bounds that changed under it stop it (swarm:
-  // BatchSizeOptimizer::FinishBound; `best` the point of its curve before
-  // that judgment where it first reported its best progress); the group
-  // simulation asks at each such stop. Default: nullopt, it stops.
-  virtual std::optional<double> FinishLimitAtReport(const RunPlan& /*plan*/,
-                                                    const ProgressPoint& /*best*/,
-                                                    double /*cost*/) const {
-    return std::nullopt;
-  }
-  // In-flight run `plan` finishes (FinishLimitAtReport has a value): the
-  // group simulation calls this at the judgment's event, and then holds the
-  // run to the bounds the policy gives it. Default: nothing to do.
-  virtual Status Finish(const RunPlan& plan, const ProgressPoint& best, double cost) {
-    (void)plan;
-    (void)best;
-    (void)cost;
-    return Status::Ok();
-  }
-  // Whether the group simulation should tell the policy in-flight run
-  // `plan`'s per-epoch reports as they happen (ReportProgress), because
-  // they bound other runs in flight (swarm's provisional reference:
-  // BatchSizeOptimizer::provisional_reference). Asked before each event.
-  // Default: false; Observe then gets the whole curve.
-  virtual bool ReportsInFlight(const RunPlan& /*plan*/) const { return false; }
-  // One per-epoch report of in-flight run `plan`, its point on its curve,
-  // in order. Observe then gets the run's whole curve, these points
-  // included. Default: nothing to do.
-  virtual Status ReportProgress(const RunPlan& plan, const ProgressPoint& point) {
-    (void)plan;
-    (void)point;
-    return Status::Ok();
+    (void)observation;
+    return Verdict();
   }
 };
 

@@ -20,12 +20,12 @@ StatusOr<Verdict> BatchSizeOptimizer::Judge(int64_t trial_number, const Observat
                                 ": cost must be finite and in [0, 1e100], got " +
                                 nlohmann::json(cost).dump());
   }
-  const bool check_in = !observation.progress.has_value();
+  const bool check_in = observation.check_in;
   const bool reached = observation.reached_target;
   Verdict v;
   // What a finish would start from, before this report's point is recorded.
   const std::optional<ProgressPoint> finish_from = FinishCandidate(trial_number);
-  if (!check_in) {
+  if (!check_in && observation.progress.has_value()) {
     // A point the curve refuses (a cumulative cost below an earlier one) is
     // left out of it; the report counts all the same.
     Status recorded = RecordProgress(trial_number, cost, *observation.progress);

@@ -14,8 +14,10 @@ namespace zeus {
 struct Observation {
   // The run's cost so far (ZeusCost of its energy and time so far, J).
   double cost = 0.0;
-  // Its validation metric at a per-epoch report, oriented so that higher
-  // is better (progress_curve.h); nullopt at a check-in between reports.
+  // A check-in between two per-epoch reports (it tells no progress).
+  bool check_in = false;
+  // At a report, its validation metric oriented so that higher is better
+  // (progress_curve.h); nullopt when the report tells none.
   std::optional<double> progress;
   // The metric reached the target at this report.
   bool reached_target = false;
