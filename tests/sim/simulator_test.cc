@@ -339,35 +339,21 @@ TEST(SimulatorTest, ProgressLimitsStopARunThatLearnsSlowerThanTheReference) {
   EXPECT_TRUE(ExecuteRun(Job(w), plan, rng).reached);
 }
 
-// A near miss runs on: a run whose cost passes cost_limit after it had got
-// as far as the last level of its curve limits before the target (within
-// the limit) goes on to run_on_cost_limit; any other stops before that
-// epoch, as without run-on.
-TEST(SimulatorTest, ANearMissRunsOnPastItsCostLimit) {
+// A run whose cost passes its fixed cost_limit stops at its first judgment
+// past it: its report without check-ins, or the check-in past it.
+TEST(SimulatorTest, AFixedLimitStopsTheRunAtItsFirstJudgmentPastIt) {
   const Workload w = MilestoneToyWorkload();
   Rng rng(1);
   RunPlan plan{1, 32, 200, false, 3900.0};
   plan.exact_cost_limit = true;
   plan.record_progress = true;
   plan.progress_limits = {{1.25 * 1140, 1}, {1.25 * 2280, 2}, {1.25 * 3420, 3}};
-  // Epoch 4 (5120) passes 3900; by epoch 3 it had progress 2, and only the
-  // target is further along the limits: it runs on and reaches.
-  plan.run_on_cost_limit = 6000.0;
+  // With no check-in in its 8 s epochs, its report after epoch 4, which
+  // reaches the target past the limit: a failure.
   RunOutcome outcome = ExecuteRun(Job(w), plan, rng);
-  EXPECT_TRUE(outcome.reached);
-  EXPECT_DOUBLE_EQ(outcome.cost, 4 * 1280.0);
-  ASSERT_TRUE(outcome.ran_on.has_value());
-  EXPECT_EQ(outcome.ran_on->at, (ProgressPoint{4 * 1280.0, 3}));
-  EXPECT_EQ(outcome.ran_on->progress_within, 2.0);
-  // Without a run-on limit it stops at the first judgment past 3900: with
-  // no check-in in its 8 s epochs, its report after epoch 4, which reaches
-  // the target past the limit: a failure.
-  plan.run_on_cost_limit.reset();
-  outcome = ExecuteRun(Job(w), plan, rng);
   EXPECT_FALSE(outcome.reached);
   EXPECT_DOUBLE_EQ(outcome.cost, 4 * 1280.0);
   EXPECT_FALSE(outcome.stopped_at_check_in);
-  EXPECT_FALSE(outcome.ran_on.has_value());
   // Checking in every 2 s of its time, it passes 3900 at 24.375 s and stops
   // at the check-in at 26 s, a quarter into epoch 4.
   JobContext checking_in = Job(w);
@@ -379,42 +365,18 @@ TEST(SimulatorTest, ANearMissRunsOnPastItsCostLimit) {
   EXPECT_TRUE(outcome.stopped_at_check_in);
   // (A check-in tells no progress: its curve ends at its last report.)
   EXPECT_EQ(outcome.progress.back(), (ProgressPoint{3 * 1280.0, 2}));
-  // Passing 2600 in epoch 3, with progress 1 by epoch 2 (the curve still
-  // bounded it): no near miss, it stops at its report after epoch 3...
+  // Passing 2600 in epoch 3: it stops at its report after epoch 3...
   plan.cost_limit = 2600.0;
-  plan.run_on_cost_limit = 6000.0;
   outcome = ExecuteRun(Job(w), plan, rng);
   EXPECT_FALSE(outcome.reached);
   EXPECT_DOUBLE_EQ(outcome.cost, 3 * 1280.0);
-  EXPECT_FALSE(outcome.ran_on.has_value());
   EXPECT_EQ(outcome.progress,
             (std::vector<ProgressPoint>{{1280.0, 0}, {2 * 1280.0, 1}, {3 * 1280.0, 2}}));
   // ... or at its check-in at 18 s.
   outcome = ExecuteRun(checking_in, plan, rng);
   EXPECT_FALSE(outcome.reached);
   EXPECT_DOUBLE_EQ(outcome.cost, 2.25 * 1280.0);
-  EXPECT_FALSE(outcome.ran_on.has_value());
   EXPECT_EQ(outcome.progress, (std::vector<ProgressPoint>{{1280.0, 0}, {2 * 1280.0, 1}}));
-}
-
-// A near miss past its limit at a check-in runs on from there, its verdict
-// at that check-in's spend and its progress so far.
-TEST(SimulatorTest, ANearMissRunsOnFromTheCheckInPastItsLimit) {
-  const Workload w = MilestoneToyWorkload();
-  Rng rng(1);
-  RunPlan plan{1, 32, 200, false, 3900.0};
-  plan.exact_cost_limit = true;
-  plan.record_progress = true;
-  plan.progress_limits = {{1.25 * 1140, 1}, {1.25 * 2280, 2}, {1.25 * 3420, 3}};
-  plan.run_on_cost_limit = 6000.0;
-  JobContext checking_in = Job(w);
-  checking_in.check_in_s = 2.0;
-  const RunOutcome outcome = ExecuteRun(checking_in, plan, rng);
-  EXPECT_TRUE(outcome.reached);
-  EXPECT_DOUBLE_EQ(outcome.cost, 4 * 1280.0);
-  ASSERT_TRUE(outcome.ran_on.has_value());
-  EXPECT_EQ(outcome.ran_on->at, (ProgressPoint{3.25 * 1280.0, 2}));
-  EXPECT_EQ(outcome.ran_on->progress_within, 2.0);
 }
 
 // Check-ins are every check_in_s of the run's time since its last report:
@@ -448,7 +410,7 @@ TEST(SimulatorTest, AnExactLimitIsJudgedAtEachReportAndCheckIn) {
 }
 
 // Before its first report a run has shown no progress: its check-ins hold
-// it to its curve's first point too (from progress_limits_from_cost on);
+// it to its curve's first point too;
 // after it, reports alone judge its curve.
 TEST(SimulatorTest, CheckInsBeforeTheFirstReportJudgeTheCurvesFirstPoint) {
   const Workload w = MilestoneToyWorkload();
@@ -471,17 +433,6 @@ TEST(SimulatorTest, CheckInsBeforeTheFirstReportJudgeTheCurvesFirstPoint) {
   // curve (3000 until progress 1): it runs on.
   job.check_in_s = 0.0;
   outcome = ExecuteRun(job, plan, rng);
-  EXPECT_GT(outcome.cost, 1280.0);
-  // With the curve in force only from 1100 on, the check-in at 7 s (1120)
-  // stops it; from 1200, none before the report.
-  job.check_in_s = 7.0;
-  plan.progress_limits_from_cost = 1100.0;
-  outcome = ExecuteRun(job, plan, rng);
-  EXPECT_TRUE(outcome.stopped_at_check_in);
-  EXPECT_DOUBLE_EQ(outcome.cost, 0.875 * 1280.0);
-  plan.progress_limits_from_cost = 1200.0;
-  outcome = ExecuteRun(job, plan, rng);
-  EXPECT_FALSE(outcome.stopped_at_check_in);
   EXPECT_GT(outcome.cost, 1280.0);
 }
 
