@@ -140,11 +140,10 @@ StatusOr<BatchSizeJobSpec> BatchSizeClient::Register(const BatchSizeJobSpec& spe
   return job;
 }
 
-StatusOr<TrialId> BatchSizeClient::NextBatchSize(const std::string& job_id) {
-  ZEUS_ASSIGN_OR_RETURN(
-      json answer,
-      impl_->Once("GET", std::string(kNextBatchSizePath) + "?job_id=" + PercentEncode(job_id),
-                  nullptr));
+StatusOr<TrialId> BatchSizeClient::NextBatchSize(const std::string& job_id, int attempt) {
+  std::string path = std::string(kNextBatchSizePath) + "?job_id=" + PercentEncode(job_id);
+  if (attempt > 1) path += "&attempt=" + std::to_string(attempt);
+  ZEUS_ASSIGN_OR_RETURN(json answer, impl_->Once("GET", path, nullptr));
   std::vector<std::string> ignored;
   StatusOr<TrialId> trial = ParseTrialId(answer, &ignored);
   if (!trial.ok()) return InternalError("server: bad trial in answer: " + trial.status().message());

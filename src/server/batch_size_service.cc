@@ -342,7 +342,7 @@ StatusOr<BatchSizeService::Registration> BatchSizeService::RegisterJob(BatchSize
                        "\": could not find an unused job id");
 }
 
-StatusOr<TrialId> BatchSizeService::NextBatchSize(const std::string& job_id) {
+StatusOr<TrialId> BatchSizeService::NextBatchSize(const std::string& job_id, int attempt) {
   ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", job_id));
   OptimizerCache* cache = cache_.get();
   TrialId id;
@@ -355,7 +355,7 @@ StatusOr<TrialId> BatchSizeService::NextBatchSize(const std::string& job_id) {
           "have; report or end some (PATCH /trials) first, or wait until silent ones are failed",
           job_id, optimizer.in_flight().size()));
     }
-    Trial trial = optimizer.NextTrial();
+    Trial trial = optimizer.NextTrial(attempt);
     StoreOptimizer(optimizer, &job, cache);
     ZEUS_RETURN_IF_ERROR(txn.UpdateJobState(job));
     TrialRecord record;

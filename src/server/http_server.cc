@@ -91,6 +91,22 @@ StatusOr<std::string> JobIdParam(const HttpRequest& req) {
   return std::move(*job_id);
 }
 
+// The optional `attempt` query parameter of a hand-out: which try of its
+// submission the trial is (1 when absent; BatchSizeOptimizer::NextTrial).
+// kInvalidArgument (422) naming it for anything but an integer in [1, 1000].
+StatusOr<int> AttemptParam(const HttpRequest& req) {
+  std::optional<std::string> text = req.Param("attempt");
+  if (!text) return 1;
+  StatusOr<int64_t> attempt = ParseInt64(*text);
+  if (!attempt.ok() || *attempt < 1 || *attempt > 1000) {
+    return InvalidArgumentError(
+        "query parameter 'attempt': expected an integer in [1, 1000] (the "
+        "try of the submission), got '" +
+        *text + "'");
+  }
+  return static_cast<int>(*attempt);
+}
+
 // The batch-size API (the original Zeus server's protocol) and /health.
 std::vector<HttpRoute> ApiRoutes(BatchSizeService* s, ServerMetrics* metrics) {
   const Failures fail(metrics);
@@ -133,7 +149,9 @@ std::vector<HttpRoute> ApiRoutes(BatchSizeService* s, ServerMetrics* metrics) {
   add("GET", kNextBatchSizePath, [s, fail](const HttpRequest& req) {
     StatusOr<std::string> job_id = JobIdParam(req);
     if (!job_id.ok()) return fail(kNextBatchSizePath, job_id.status());
-    StatusOr<TrialId> trial = s->NextBatchSize(*job_id);
+    StatusOr<int> attempt = AttemptParam(req);
+    if (!attempt.ok()) return fail(kNextBatchSizePath, attempt.status());
+    StatusOr<TrialId> trial = s->NextBatchSize(*job_id, *attempt);
     if (!trial.ok()) return fail(kNextBatchSizePath, trial.status());
     return Reply(200, ToJson(*trial));
   });

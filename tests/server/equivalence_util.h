@@ -97,6 +97,8 @@ class TranscriptPolicy final : public Policy {
   struct Event {
     RunPlan plan;
     bool hand_out = false;
+    // A hand-out: which try of its submission.
+    int attempt = 1;
     // A judgment: the observation, its report's epoch, and the verdict.
     Observation observation;
     int epoch = 0;
@@ -107,14 +109,14 @@ class TranscriptPolicy final : public Policy {
 
   RunPlan Next(int attempt) override {
     RunPlan plan = inner_->Next(attempt);
-    events_.push_back({plan, true, {}, 0, {}});
+    events_.push_back({plan, true, attempt, {}, 0, {}});
     return plan;
   }
   StatusOr<Verdict> Judge(const RunPlan& plan, const Observation& observation) override {
     StatusOr<Verdict> verdict = inner_->Judge(plan, observation);
     if (!verdict.ok()) return verdict;
     const int epoch = observation.check_in ? 0 : ++reports_[plan.run_id];
-    events_.push_back({plan, false, observation, epoch, *verdict});
+    events_.push_back({plan, false, 1, observation, epoch, *verdict});
     return verdict;
   }
   Status Observe(const RunPlan& plan, const RunOutcome& outcome) override {
@@ -198,7 +200,9 @@ inline Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::strin
       const size_t replica = i % clients.size();
       TestClient& client = *clients[replica];
       if (event.hand_out) {
-        const HttpReply trial = Send(client, "GET", "/jobs/batch_size?job_id=" + job_id);
+        const HttpReply trial =
+            Send(client, "GET",
+                 "/jobs/batch_size?job_id=" + job_id + "&attempt=" + std::to_string(event.attempt));
         EXPECT_EQ(trial.status, 200) << trial.raw;
         EXPECT_EQ(trial.body["batch_size"], event.plan.batch_size) << trial.raw;
         EXPECT_EQ(trial.body["trial_number"], event.plan.run_id) << trial.raw;
@@ -220,7 +224,8 @@ inline Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::strin
       const Observation& o = event.observation;
       const bool stops = event.verdict.stops();
       // A report that ends the run at its last epoch without the target.
-      const bool last = !o.check_in && !stops && !o.reached_target && last_judgment[event.plan.run_id] == i;
+      const bool last =
+          !o.check_in && !stops && !o.reached_target && last_judgment[event.plan.run_id] == i;
       HttpReply answer;
       if (o.check_in) {
         nlohmann::json check_in = it->second;
@@ -230,9 +235,9 @@ inline Transcript Replay(const std::vector<SimulatedJob>& jobs, const std::strin
         ++transcript.check_ins;
       } else {
         const double metric = o.progress.value_or(o.reached_target ? target : 0.0);
-        answer = Send(client, "POST", "/report",
-                      EpochReport(it->second, last ? kLastEpoch : event.epoch, o.cost, metric)
-                          .dump());
+        answer =
+            Send(client, "POST", "/report",
+                 EpochReport(it->second, last ? kLastEpoch : event.epoch, o.cost, metric).dump());
       }
       EXPECT_EQ(answer.status, 200) << answer.raw;
       const bool ended = stops || o.reached_target || last;

@@ -85,8 +85,9 @@ class BatchSizeClient {
   // The trial of the current run, if one is in progress.
   const std::optional<TrialId>& current_trial() const { return trial_; }
 
-  // Stateless calls, one per route.
-  StatusOr<TrialId> NextBatchSize(const std::string& job_id);
+  // Stateless calls, one per route. `attempt`: which try of its submission
+  // the trial is (BatchSizeService::NextBatchSize); 1 sends none.
+  StatusOr<TrialId> NextBatchSize(const std::string& job_id, int attempt = 1);
   StatusOr<ReportResponse> Report(const TrainingResult& result);
   Status EndTrial(const TrialId& trial);
 

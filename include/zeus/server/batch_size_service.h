@@ -111,8 +111,11 @@ class BatchSizeService {
   // with a different spec.
   StatusOr<Registration> RegisterJob(BatchSizeJobSpec spec);
 
-  // Hands out the next trial of the job (exploration, concurrent or bandit).
-  StatusOr<TrialId> NextBatchSize(const std::string& job_id);
+  // Hands out the next trial of the job (BatchSizeOptimizer::NextTrial):
+  // `attempt` is which try of its submission it is (1: the first; a client
+  // retrying a stopped submission passes more, and from the third on gets a
+  // run that may finish).
+  StatusOr<TrialId> NextBatchSize(const std::string& job_id, int attempt = 1);
 
   // Decides whether the trial stops: when the metric reaches the target,
   // when the cost passes the optimizer's EarlyStopThreshold(), or at
