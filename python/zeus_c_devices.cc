@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <type_traits>
@@ -52,7 +53,8 @@ StatusOr<nlohmann::json> ParseObject(const char* fn, const char* options_json,
 
 namespace {
 
-// gpu_indices / cpu_indices: null = every device, else a list of integers.
+// gpu_indices / cpu_indices: null = every device, else a list of integers
+// from 0 to INT32_MAX (never narrowed: 2**32 is refused, not GPU 0).
 StatusOr<std::optional<std::vector<int>>> ParseIndices(const char* fn, const char* what,
                                                        const nlohmann::json& indices) {
   if (indices.is_null()) return std::optional<std::vector<int>>();
@@ -60,11 +62,19 @@ StatusOr<std::optional<std::vector<int>>> ParseIndices(const char* fn, const cha
   bool integers = indices.is_array();
   for (const nlohmann::json& v : indices) {
     if (!integers || !v.is_number_integer()) break;
-    out.push_back(v.get<int>());
+    const bool in_range = v.is_number_unsigned()
+                              ? v.get<uint64_t>() <= static_cast<uint64_t>(INT32_MAX)
+                              : v.get<int64_t>() >= 0 && v.get<int64_t>() <= INT32_MAX;
+    if (!in_range) {
+      return InvalidArgumentError(std::string(fn) + ": " + what + ": index " + v.dump() +
+                                  " is out of range (0 to " + std::to_string(INT32_MAX) + ")");
+    }
+    out.push_back(static_cast<int>(v.get<int64_t>()));
   }
   if (!integers || out.size() != indices.size()) {
     return InvalidArgumentError(std::string(fn) + ": " + what +
-                                " must be a list of integers, got " + indices.dump());
+                                " must be a list of integers from 0 to " +
+                                std::to_string(INT32_MAX) + ", got " + indices.dump());
   }
   return std::optional<std::vector<int>>(std::move(out));
 }

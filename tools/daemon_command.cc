@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,8 @@
 #include "zeus/util/strings.h"
 
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
+#include "tools/host_port.h"
 #include "tools/service_loop.h"
 
 namespace zeus::cli {
@@ -54,10 +57,12 @@ struct TokenFlags {
   std::string expires = "never";
 };
 
-// "never" or "0": no expiry; else a number of seconds, or a number with a
-// unit s, m, h, d (e.g. 3600, 90m, 7d). The expiry in Unix seconds.
+// "never": no expiry; else a positive number of seconds, or a number with a
+// unit s, m, h, d (e.g. 3600, 90m, 7d); 0 is refused, whatever its unit.
+// The expiry in Unix seconds, counted from the next whole second: a token
+// never expires within the second it is issued.
 StatusOr<std::optional<int64_t>> ParseExpiry(const std::string& text) {
-  if (text == "never" || text == "0") return std::optional<int64_t>();
+  if (text == "never") return std::optional<int64_t>();
   std::string digits = text;
   int64_t unit = 1;
   if (!digits.empty()) {
@@ -90,7 +95,8 @@ StatusOr<std::optional<int64_t>> ParseExpiry(const std::string& text) {
   }
   const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
                             std::chrono::system_clock::now().time_since_epoch())
-                            .count();
+                            .count() +
+                        1;
   return std::optional<int64_t>(now_s + static_cast<int64_t>(*count) * unit);
 }
 
@@ -137,15 +143,10 @@ Status RunDaemon(const DaemonFlags& flags) {
   }
   options.socket_mode = static_cast<mode_t>(mode);
   if (!flags.tcp.empty()) {
-    const size_t colon = flags.tcp.rfind(':');
-    const std::string port_text =
-        colon == std::string::npos ? flags.tcp : flags.tcp.substr(colon + 1);
-    StatusOr<int64_t> port = ParseInt64(port_text);
-    if (!port.ok() || *port < 0 || *port > 65535) {
-      return InvalidArgumentError("--tcp \"" + flags.tcp + "\": expected [HOST:]PORT");
-    }
-    options.tcp_port = static_cast<int>(*port);
-    if (colon != std::string::npos) options.tcp_host = flags.tcp.substr(0, colon);
+    // PORT and :PORT listen on 127.0.0.1, never on every interface.
+    ZEUS_ASSIGN_OR_RETURN(auto address, ParseHostPort("--tcp", flags.tcp, "127.0.0.1"));
+    options.tcp_host = address.first;
+    options.tcp_port = address.second;
   }
   options.state_file = flags.state_file;
   if (!flags.group.empty()) {
@@ -222,12 +223,13 @@ Status RunDaemon(const DaemonFlags& flags) {
   std::printf("zeus daemon: serving %zu GPU(s), %zu CPU(s) on %s%s%s\n", gpus.size(), cpus.size(),
               options.socket_path.c_str(),
               daemon->tcp_port() >= 0
-                  ? (" and " + options.tcp_host + ":" + std::to_string(daemon->tcp_port())).c_str()
+                  ? (" and " + HostPortString(options.tcp_host, daemon->tcp_port())).c_str()
                   : "",
               options.dry_run ? " (dry run: changes are logged, not made)" : "");
   std::fflush(stdout);
-  stop_signals.Wait();
-  spdlog::info("zeus daemon: stopping; putting back every leased setting");
+  const int signal_number = stop_signals.Wait();
+  spdlog::info("zeus daemon: stopping on signal {} ({}); putting back every leased setting",
+               signal_number, strsignal(signal_number));
   daemon->Stop();
   return Status::Ok();
 }
@@ -245,8 +247,8 @@ void RegisterDaemonCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--socket-mode", flags->socket_mode, "Octal mode of the socket file")
       ->capture_default_str();
   cmd->add_option("--tcp", flags->tcp,
-                  "Also serve reads on TCP [HOST:]PORT (host default 127.0.0.1; changes need the "
-                  "Unix socket)");
+                  "Also serve reads on TCP [HOST:]PORT or [IPV6]:PORT (host default 127.0.0.1, "
+                  "also for :PORT; changes need the Unix socket)");
   cmd->add_option("--state-file", flags->state_file,
                   "Durable record of the values to put back (crash recovery)")
       ->capture_default_str();
@@ -281,10 +283,13 @@ void RegisterDaemonCommand(CLI::App& app, int* exit_code) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--gpu-power-poll-hz", flags->gpu_power_poll_hz,
-                  "GPU power polling rate of /gpu/stream_power")
+                  "GPU power polling rate of /gpu/stream_power, 1 to 1000 Hz")
+      ->check(NumberIn(1, 1000))
       ->capture_default_str();
   cmd->add_option("--cpu-power-poll-hz", flags->cpu_power_poll_hz,
-                  "CPU (RAPL) power polling rate of /cpu/stream_power and /cpu/get_power")
+                  "CPU (RAPL) power polling rate of /cpu/stream_power and /cpu/get_power, 1 to "
+                  "1000 Hz")
+      ->check(NumberIn(1, 1000))
       ->capture_default_str();
 
   auto token_flags = std::make_shared<TokenFlags>();
@@ -306,7 +311,8 @@ void RegisterDaemonCommand(CLI::App& app, int* exit_code) {
       ->required();
   issue
       ->add_option("--expires,--expires-in", token_flags->expires,
-                   "Lifetime: seconds, or with a unit (90m, 12h, 7d), or never (the default)")
+                   "Lifetime: positive seconds, or with a unit (90m, 12h, 7d), or never (the "
+                   "default; 0 is refused)")
       ->capture_default_str();
   issue->callback([token_flags, exit_code] {
     Status s = IssueTokenCommand(*token_flags);

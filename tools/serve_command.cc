@@ -21,6 +21,7 @@
 #include "zeus/util/strings.h"
 
 #include "tools/commands.h"
+#include "tools/host_port.h"
 #include "tools/service_loop.h"
 
 namespace zeus::cli {
@@ -56,26 +57,6 @@ rlim_t RaiseOpenFileLimit() {
     if (setrlimit(RLIMIT_NOFILE, &raised) == 0) return raised.rlim_cur;
   }
   return limit.rlim_cur;
-}
-
-// HOST:PORT or [IPV6]:PORT; the host is returned without brackets.
-StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0) {
-    return InvalidArgumentError("--listen \"" + listen + "\": expected HOST:PORT or [IPV6]:PORT");
-  }
-  std::string host = listen.substr(0, colon);
-  if (host.front() == '[') {
-    if (host.size() < 3 || host.back() != ']') {
-      return InvalidArgumentError("--listen \"" + listen + "\": expected [IPV6]:PORT");
-    }
-    host = host.substr(1, host.size() - 2);
-  }
-  StatusOr<int64_t> port = ParseInt64(listen.substr(colon + 1));
-  if (!port.ok() || *port < 0 || *port > 65535) {
-    return InvalidArgumentError("--listen \"" + listen + "\": port must be in [0, 65535]");
-  }
-  return std::make_pair(host, static_cast<int>(*port));
 }
 
 // True for addresses only this host can reach.
@@ -138,7 +119,7 @@ void InstallFatalSignalHandler() {
 }
 
 Status Serve(const ServeFlags& flags) {
-  ZEUS_ASSIGN_OR_RETURN(auto address, ParseListen(flags.listen));
+  ZEUS_ASSIGN_OR_RETURN(auto address, ParseHostPort("--listen", flags.listen));
   if (!(flags.trial_timeout_s > 0)) {
     return InvalidArgumentError("--trial-timeout-s must be > 0");
   }

@@ -13,20 +13,23 @@
 
 namespace zeus::cli {
 
-// SIGINT and SIGTERM, blocked so that only Wait receives them (the command
-// then stops its service and exits 0).
+// The stop signals: every signal whose default action ends the process and
+// that another process can send (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1,
+// SIGUSR2, SIGALRM, the real-time signals, ...), blocked so that only Wait
+// receives them: the command then stops its service (`zeus daemon` puts
+// back every leased setting) and exits 0. Not among them: SIGKILL (cannot
+// be caught) and the fault signals (SIGSEGV, SIGABRT, ...).
 class StopSignals {
  public:
-  // Blocks SIGINT and SIGTERM in the calling thread. REQUIRES: no thread has
+  // Blocks the stop signals in the calling thread. REQUIRES: no thread has
   // been started yet (threads inherit the mask of the thread that starts
   // them, so every later thread has them blocked too). They stay blocked.
   StopSignals();
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
-  // Waits until SIGINT or SIGTERM arrives and returns it; 0 when waiting
-  // failed for a reason other than an interruption (the caller stops then
-  // too).
+  // Waits until a stop signal arrives and returns it; 0 when waiting failed
+  // for a reason other than an interruption (the caller stops then too).
   int Wait() const;
 
   // As Wait, but calls `tick` every `period_s` seconds (and after an

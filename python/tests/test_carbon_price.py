@@ -15,7 +15,8 @@ import pytest
 from zeus.monitor.carbon import (CarbonEmissionMeasurement, CarbonEmissionMonitor,
                                  CarbonIntensityProvider, ElectrictyMapsClient,
                                  ZeusCarbonIntensityHTTPError, ZeusCarbonIntensityNotFoundError)
-from zeus.monitor.price import (EnergyCostMeasurement, EnergyCostMonitor, OpenEIClient,
+from zeus.monitor.price import (ElectricityPriceProvider, EnergyCostMeasurement, EnergyCostMonitor,
+                                OpenEIClient,
                                 ZeusElectricityPriceHTTPError, ZeusElectricityPriceNotFoundError,
                                 get_time_info, price_at)
 
@@ -415,3 +416,106 @@ def test_any_provider_failure_keeps_the_energy():
         CarbonEmissionMonitor(Broken(3600.0), gpu_indices=[0]), RuntimeError, "sensor unplugged")
     assert measurement.gpu_energy[0] > 0
     assert math.isnan(measurement.gpu_carbon_emission[0])
+
+
+GARBAGE_RATES = [float("nan"), -500, float("inf"), True, "412"]
+
+
+def test_garbage_carbon_intensities_are_not_found_errors(service):
+    client = ElectrictyMapsClient((42.28, -83.74), api_key="k", base_url=service.url + "/v3")
+    for value in GARBAGE_RATES:
+        electricitymaps(service, latest=value)
+        with pytest.raises(ZeusCarbonIntensityNotFoundError,
+                           match="expected a finite non-negative number, got"):
+            client.get_current_carbon_intensity()
+    this_hour = hour_start(datetime.now(timezone.utc))
+    history = {this_hour - timedelta(hours=h + 1): v for h, v in enumerate(GARBAGE_RATES)}
+    history[this_hour - timedelta(hours=9)] = 250.0
+    electricitymaps(service, history=history)
+    assert client.get_recent_carbon_intensity() == {this_hour - timedelta(hours=9): 250.0}
+
+
+@pytest.mark.parametrize("value", GARBAGE_RATES)
+def test_a_provider_answering_garbage_keeps_the_energy(value):
+    class Garbage(SteppedProvider):
+        def get_current_carbon_intensity(self):
+            return value
+
+    measurement = failed_window_measurement(
+        CarbonEmissionMonitor(Garbage(3600.0), gpu_indices=[0]), ZeusCarbonIntensityNotFoundError,
+        "current carbon intensity: expected a finite non-negative number")
+    assert measurement.gpu_energy[0] > 0
+    assert math.isnan(measurement.gpu_carbon_emission[0])
+
+
+def garbage_plan(rate=0.12, adj=0.0, period=0):
+    return {"energy_rate_structure": [[{"rate": rate, "adj": adj}], [{"rate": 0.3}]],
+            "energy_weekday_schedule": [[period] * 24 for _ in range(12)],
+            "energy_weekend_schedule": [[period] * 24 for _ in range(12)]}
+
+
+def test_garbage_prices_and_periods_are_not_found_errors():
+    when = datetime(2026, 11, 25, 12)
+    assert price_at(garbage_plan(), when) == pytest.approx(0.12)
+    for plan, match in [(garbage_plan(period=-1), "period -1 is not an index of the 2 periods"),
+                        (garbage_plan(period=2), "period 2 is not an index"),
+                        (garbage_plan(period=True), "period True is not an index"),
+                        (garbage_plan(period=1.0), "period 1.0 is not an index"),
+                        (garbage_plan(adj=float("nan")), "adj: expected a finite number"),
+                        (garbage_plan(adj=-1.0), "rate \\+ adj: expected a finite non-negative")]:
+        with pytest.raises(ZeusElectricityPriceNotFoundError, match=match):
+            price_at(plan, when)
+    for value in GARBAGE_RATES:
+        with pytest.raises(ZeusElectricityPriceNotFoundError,
+                           match="period 0 rate: expected a finite non-negative number"):
+            price_at(garbage_plan(rate=value), when)
+
+
+def test_an_openei_plan_with_garbage_rates_keeps_the_energy(service):
+    item = openei(service)
+    item["energyratestructure"][0][0]["rate"] = float("nan")
+    item["energyratestructure"][1][0]["rate"] = float("nan")
+    client = OpenEIClient((42.28, -83.74), "64b0b2e8f1c2", api_key="k", base_url=service.url)
+    measurement = failed_window_measurement(EnergyCostMonitor(client, gpu_indices=[0]),
+                                            ZeusElectricityPriceNotFoundError,
+                                            "expected a finite non-negative number, got nan")
+    assert measurement.gpu_energy[0] > 0 and math.isnan(measurement.gpu_energy_cost[0])
+
+
+def test_concurrent_end_windows_share_one_slow_failing_price_fetch():
+    calls = []
+
+    class Slow(ElectricityPriceProvider):
+        def get_current_electricity_prices(self):
+            calls.append(1)
+            # Until the four other end_window calls wait for this fetch (a
+            # bound only for a broken monitor).
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                fetch = getattr(monitor, "_fetch", None)
+                if fetch is not None and fetch.waiters == 4:
+                    break
+                time.sleep(0.01)
+            raise ZeusElectricityPriceHTTPError("OpenEI: hung")
+
+    monitor = EnergyCostMonitor(Slow(), gpu_indices=[0])
+    errors = []
+
+    def window(key):
+        monitor.begin_window(key)
+        try:
+            monitor.end_window(key)
+        except ZeusElectricityPriceHTTPError as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=window, args=(f"w{i}",)) for i in range(5)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        monitor.close()
+    assert len(calls) == 1  # One fetch; the others took its outcome, not their own turn.
+    assert len(errors) == 5
+    assert all(e.measurement.gpu_energy[0] > 0 and "hung" in e.message for e in errors)

@@ -129,6 +129,7 @@ def test_power_streaming_client_reads_two_daemons_streams(start_daemon):
 def test_tokens_scope_what_the_clients_read(start_daemon, tmp_path):
     key = tmp_path / "signing.key"
     key.write_bytes(os.urandom(32))
+    key.chmod(0o600)
     sock = start_daemon("auth", "--signing-key-path", str(key), "--enable", "gpu-read,cpu-read")
     gpu_reader = issue_token(key, "--sub", "alice", "--scopes", "gpu-read", "--expires-in", "600")
 

@@ -89,11 +89,38 @@ def test_cancel_and_errors_keep_other_windows():
     assert kept.gpu_energy[0] > 0 and kept.time > 0
 
 
+def test_int_arguments_out_of_their_c_type_are_refused_not_wrapped():
+    import ctypes
+
+    from zeus import _lib
+    lib = _lib.lib()
+    handle = ctypes.c_void_p()
+    _lib.call(lib.zeus_gpus_open, ctypes.byref(handle))
+    try:
+        value = ctypes.c_uint32(0)
+        _lib.call(lib.zeus_gpus_power_mw, handle, 0, ctypes.byref(value))
+        for position in (2**32, 2**31, -2**31 - 1):
+            with pytest.raises(InvalidArgumentError,
+                               match=f"zeus_gpus_power_mw: argument 2 is {position}, out of "
+                                     "range for c_int"):
+                _lib.call(lib.zeus_gpus_power_mw, handle, position, ctypes.byref(value))
+    finally:
+        lib.zeus_gpus_destroy(handle)
+
+
 def test_bad_arguments_raise_clear_errors():
     with pytest.raises(InvalidArgumentError, match="gpu_indices: no GPU 7"):
         ZeusMonitor(gpu_indices=[7])
     with pytest.raises(InvalidArgumentError, match="mode"):
         ZeusMonitor(mode="fast")
+    # Never narrowed to 32 bits at the C boundary (2**32 is not GPU 0).
+    for index in (2**32, 2**32 + 1, -1, 2**63):
+        with pytest.raises(InvalidArgumentError, match="gpu_indices: index .* is out of range"):
+            ZeusMonitor(gpu_indices=[index])
+        with pytest.raises(InvalidArgumentError, match="gpu_indices: index .* is out of range"):
+            PowerMonitor(gpu_indices=[index])
+    with pytest.raises(InvalidArgumentError, match="cpu_indices: index .* is out of range"):
+        ZeusMonitor(cpu_indices=[2**32])
     with pytest.raises(ValueError, match="sync_execution_with"):
         ZeusMonitor(sync_execution_with="tensorflow")
 

@@ -124,6 +124,35 @@ def test_domain_integrals_and_errors(bursts):
         PowerMonitor(power_domains=[])
 
 
+def test_get_energy_of_a_window_without_samples_is_none(bursts):
+    bursts()
+    monitor = PowerMonitor(update_period=0.005, power_domains=["device_instant"])
+    while not monitor.get_power_timeline("device_instant")[0]:
+        time.sleep(0.01)
+    now = time.time()
+    # An hour that has not happened, and one before the monitor existed.
+    assert monitor.get_energy(now + 3600, now + 7200) is None
+    assert monitor.get_energy(monitor._created_at - 7200, monitor._created_at - 3600) is None
+    assert monitor.get_energy(now + 3600, now + 7200, power_domain="device_instant") is None
+    # The widest window is what was covered so far, never an extrapolation.
+    huge = monitor.get_energy(-1e300, 1e300)
+    after = time.time()
+    for index in monitor.gpu_indices:
+        assert 0.0 < huge[index] <= 400.0 * (after - monitor._created_at)
+    assert monitor.get_energy(now, now - 1.0) == {index: 0.0 for index in monitor.gpu_indices}
+    for bad in (float("nan"), "1", None, True):
+        with pytest.raises(InvalidArgumentError, match="start_time must be a Unix time"):
+            monitor.get_energy(bad, now)
+    monitor.stop()
+
+
+@pytest.mark.parametrize("period", [float("nan"), float("inf"), 0, -1.0, "0.1", True])
+def test_update_periods_that_are_not_finite_positive_numbers_are_refused(period):
+    with pytest.raises(InvalidArgumentError,
+                       match="update_period must be a finite number of s > 0, got"):
+        PowerMonitor(update_period=period)
+
+
 def test_memory_domain_missing_before_hopper_is_a_value_error(monkeypatch, bursts):
     bursts()
     monkeypatch.setenv("FAKE_NVML_ARCHITECTURES", "8,8")
@@ -174,13 +203,21 @@ def test_temperature_monitor(monkeypatch):
         TemperatureMonitor(update_period=0)
 
 
-def _run_cli(args, env=None, seconds=1.5):
+def _run_cli(args, env=None, ready=None):
+    """Runs `python -m zeus.monitor args`; once a line of its output
+    contains `ready`, interrupts it (Ctrl-C). With ready None, lets it exit
+    by itself. Returns (exit code, output)."""
     proc = subprocess.Popen([sys.executable, "-m", "zeus.monitor"] + args, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    time.sleep(seconds)
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=30)
-    return proc.returncode, out
+    lines = []
+    if ready is not None:
+        for line in proc.stdout:  # Ends when the CLI exits.
+            lines.append(line)
+            if ready in line:
+                proc.send_signal(signal.SIGINT)
+                break
+    out, _ = proc.communicate(timeout=120)
+    return proc.returncode, "".join(lines) + out
 
 
 def test_cli_power_prints_the_domain_and_energy_on_ctrl_c(bursts):
@@ -188,13 +225,14 @@ def test_cli_power_prints_the_domain_and_energy_on_ctrl_c(bursts):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     code, out = _run_cli(["power", "--gpu-indices", "1", "--update-period", "0.1",
-                          "--power-domain", "device_average"], env=env, seconds=3.0)
+                          "--power-domain", "device_average"], env=env,
+                         ready="device_average {'GPU1':")
     assert code == 0, out
     assert "device_average {'GPU1':" in out
     assert "Total time (s):" in out
     assert "Total energy (J): {'GPU1':" in out
     assert "Integral of device_average (J): {'GPU1':" in out
-    code, out = _run_cli(["power", "--power-domain", "gpu"], env=env, seconds=0.5)
+    code, out = _run_cli(["power", "--power-domain", "gpu"], env=env)
     assert code == 2 and "invalid choice" in out
 
 
@@ -202,7 +240,8 @@ def test_cli_energy_prints_the_measurement(bursts):
     bursts()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    code, out = _run_cli(["energy", "--gpu-indices", "0"], env=env, seconds=2.0)
+    code, out = _run_cli(["energy", "--gpu-indices", "0"], env=env,
+                         ready="Measuring; press Ctrl-C to stop.")
     assert code == 0, out
     assert "Measurement(time=" in out and "gpu_energy={0:" in out
 

@@ -30,11 +30,14 @@ class Target:
 
 class ScriptedMonitor:
     """A monitor whose window energies come from a list, in order, and whose
-    times are the real elapsed times; records the window names."""
+    times are the real elapsed times, or with `times` come from that list
+    (so that what depends on them does not depend on the machine's load);
+    records the window names."""
 
-    def __init__(self, energies):
+    def __init__(self, energies, times=None):
         self.gpu_indices = [0]
         self.energies = list(energies)
+        self.scripted_times = None if times is None else list(times)
         self.opened = {}
         self.names = []
         self.times = []
@@ -45,6 +48,8 @@ class ScriptedMonitor:
 
     def end_window(self, key, sync_execution=True, cancel=False):
         elapsed = time.perf_counter() - self.opened.pop(key)
+        if self.scripted_times is not None:
+            elapsed = self.scripted_times.pop(0)
         self.times.append(elapsed)
         return Measurement(time=elapsed, gpu_energy={0: self.energies.pop(0)})
 
@@ -73,15 +78,16 @@ def test_measure_runs_enough_iterations_on_the_fake_gpus():
 
 
 def test_measure_warmup_settle_duration_sets_the_warmup_length():
-    target = Target(0.001)
-    monitor = ScriptedMonitor([1.0, 5.0])
+    # Calibration says 5 iterations took 0.01 s: 2 ms each, whatever the
+    # machine's load.
+    target = Target(0.0)
+    monitor = ScriptedMonitor([1.0, 5.0], times=[0.01, 0.1])
     result = measure(target, monitor, measurement_duration=0.01, cooldown_duration=0.0,
                      num_warmup_iterations=2, num_calibration_iterations=5,
                      warmup_settle_duration=0.02)
     warmup = target.calls - 2 - 5 - result.iterations
-    iteration_s = monitor.times[0] / 5  # The calibration window.
-    assert warmup == max(1, math.ceil(0.02 / iteration_s)) and warmup > 2
-    assert result.iterations == max(1, math.ceil(0.01 / iteration_s))
+    assert warmup == 10  # 0.02 s of 2 ms iterations, not num_warmup_iterations.
+    assert result.iterations == 5
     assert result.total_energy == 5.0
 
 
@@ -141,9 +147,9 @@ def test_profile_parameters_fixes_each_sweep_at_the_other_maximum():
 
 def test_bad_arguments_are_refused_clearly():
     monitor = ScriptedMonitor([])
-    with pytest.raises(ValueError, match="measurement_duration must be a number > 0"):
+    with pytest.raises(ValueError, match="measurement_duration must be a finite number > 0"):
         measure(Target(), monitor, measurement_duration=0, cooldown_duration=1)
-    with pytest.raises(ValueError, match="cooldown_duration must be a number >= 0"):
+    with pytest.raises(ValueError, match="cooldown_duration must be a finite number >= 0"):
         measure(Target(), monitor, measurement_duration=1, cooldown_duration=-1)
     with pytest.raises(ValueError, match="measurement_duration_search_range is empty"):
         profile_measurement_duration(Target(), monitor, measurement_duration_search_range=[])
@@ -152,3 +158,28 @@ def test_bad_arguments_are_refused_clearly():
     with pytest.raises(TypeError, match="zeus_monitor must be a ZeusMonitor"):
         measure(Target(), object(), measurement_duration=1, cooldown_duration=0)
     assert monitor.names == []  # Nothing ran.
+
+
+def test_ctrl_c_during_calibration_closes_its_window():
+    class Interrupted(Target):
+        def __call__(self):
+            super().__call__()
+            if self.calls == 3:
+                raise KeyboardInterrupt
+
+    monitor = ZeusMonitor(gpu_indices=[0])
+    with pytest.raises(KeyboardInterrupt):
+        measure(Interrupted(0.0), monitor, measurement_duration=0.01, cooldown_duration=0.0,
+                num_warmup_iterations=1, num_calibration_iterations=5)
+    # The calibration window was closed: a later call calibrates again.
+    result = measure(Target(0.0), monitor, measurement_duration=0.01, cooldown_duration=0.0,
+                     num_warmup_iterations=1, num_calibration_iterations=5)
+    assert result.iterations >= 1
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan, True, "1"])
+def test_durations_that_are_not_finite_numbers_are_value_errors(bad):
+    with pytest.raises(ValueError, match="measurement_duration must be a finite number > 0 s"):
+        measure(Target(0.0), ScriptedMonitor([]), measurement_duration=bad, cooldown_duration=0.0)
+    with pytest.raises(ValueError, match="cooldown_duration must be a finite number >= 0 s"):
+        measure(Target(0.0), ScriptedMonitor([]), measurement_duration=1.0, cooldown_duration=bad)

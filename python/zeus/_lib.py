@@ -10,7 +10,7 @@ import json
 import os
 import threading
 
-from zeus.exception import ERRORS_BY_CODE, UnavailableError, ZeusError
+from zeus.exception import ERRORS_BY_CODE, InvalidArgumentError, UnavailableError, ZeusError
 
 ABI_VERSION = 2
 MESSAGE_SIZE = 2048
@@ -160,9 +160,33 @@ def raise_for(code, message):
         raise ERRORS_BY_CODE.get(code, ZeusError)(text, code)
 
 
+# The integer parameter types of the C ABI and their ranges: ctypes would
+# wrap a Python int outside them silently (2**32 as an int32 is 0).
+_INT_RANGES = {
+    ctypes.c_int32: (-2**31, 2**31 - 1),
+    ctypes.c_uint32: (0, 2**32 - 1),
+    ctypes.c_int64: (-2**63, 2**63 - 1),
+    ctypes.c_uint64: (0, 2**64 - 1),
+    ctypes.c_size_t: (0, 2**(8 * ctypes.sizeof(ctypes.c_size_t)) - 1),
+}
+
+
+def check_int_args(fn, args):
+    """Raises InvalidArgumentError when an int passed for an integer
+    parameter of `fn` does not fit its C type (instead of wrapping)."""
+    for position, (arg, ctype) in enumerate(zip(args, fn.argtypes or ()), start=1):
+        bounds = _INT_RANGES.get(ctype)
+        if bounds is not None and isinstance(arg, int) and not bounds[0] <= arg <= bounds[1]:
+            raise InvalidArgumentError(
+                f"{fn.__name__}: argument {position} is {arg}, out of range for "
+                f"{ctype.__name__} ({bounds[0]} to {bounds[1]})")
+
+
 def call(fn, *args):
     """Calls a C function whose last two parameters are the message buffer,
-    raising on a non-OK status."""
+    raising on a non-OK status (InvalidArgumentError for an integer argument
+    its C type cannot hold)."""
+    check_int_args(fn, args)
     message = ctypes.create_string_buffer(MESSAGE_SIZE)
     raise_for(fn(*args, message, MESSAGE_SIZE), message)
 
@@ -170,6 +194,7 @@ def call(fn, *args):
 def call_text(fn, *args):
     """Calls a function following the buffer convention of zeus_c_api.h
     (buffer, size, length, message...) and returns the text."""
+    check_int_args(fn, args)
     length = ctypes.c_size_t(0)
     size = 4096
     while True:

@@ -53,11 +53,21 @@ def _prometheus():
     return prometheus_client
 
 
+# The longest one push may take in all (a Pushgateway that hangs or drips
+# its answer does not hold training up for longer).
+PUSH_TIMEOUT_S = 5.0
+
+
 def _push(pushgateway_url, job, registry, grouping_key=None, who="zeus.metric"):
+    from zeus.utils import http_limits
+
     prometheus_client = _prometheus()
     try:
-        prometheus_client.push_to_gateway(pushgateway_url, job=job, registry=registry,
-                                          grouping_key=grouping_key or {})
+        http_limits.with_deadline(
+            lambda: prometheus_client.push_to_gateway(
+                pushgateway_url, job=job, registry=registry, grouping_key=grouping_key or {},
+                timeout=PUSH_TIMEOUT_S),
+            PUSH_TIMEOUT_S)
     except Exception as e:
         raise ZeusBaseError(f"{who}: pushing job {job!r} to the Pushgateway at "
                             f"{pushgateway_url} failed: {e}") from e
@@ -109,8 +119,9 @@ class EnergyHistogram(Metric):
         gpu_bucket_range, cpu_bucket_range, dram_bucket_range: Upper bucket
             bounds, J (increasing).
 
-    end_window raises ZeusBaseError when the push fails; the observation is
-    kept in the registry and goes out with the next successful push.
+    end_window raises ZeusBaseError when the push fails or does not complete
+    within PUSH_TIMEOUT_S (5 s); the observation is kept in the registry and
+    goes out with the next successful push.
     Thread-safety: as ZeusMonitor's.
     """
 

@@ -138,10 +138,10 @@ def _reduce_mean(value):
 
 
 def _check_duration(value, what, positive):
-    if not isinstance(value, (int, float)) or math.isnan(value) or (
-            value <= 0 if positive else value < 0):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value) or (value <= 0 if positive else value < 0):
         bound = "> 0" if positive else ">= 0"
-        raise ValueError(f"zeus.profile: {what} must be a number {bound} s, got {value!r}")
+        raise ValueError(f"zeus.profile: {what} must be a finite number {bound} s, got {value!r}")
     return float(value)
 
 
@@ -166,8 +166,12 @@ def _calibrate_iteration_duration(target_function, zeus_monitor, num_warmup_iter
     for _ in range(num_warmup_iterations):
         target_function()
     zeus_monitor.begin_window(_CALIBRATION_WINDOW)
-    for _ in range(num_calibration_iterations):
-        target_function()
+    try:
+        for _ in range(num_calibration_iterations):
+            target_function()
+    except BaseException:  # Ctrl-C included: never leave the window open.
+        zeus_monitor.end_window(_CALIBRATION_WINDOW, sync_execution=False)
+        raise
     measurement = zeus_monitor.end_window(_CALIBRATION_WINDOW)
     duration = _reduce([measurement.time / num_calibration_iterations], "max")[0]
     duration = max(duration, 1e-9)  # A no-op target still takes some time.

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -52,11 +53,13 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::vector<Gpu*> gpus, std::vec
   for (const std::string& group : o.enabled_api_groups) {
     ZEUS_RETURN_IF_ERROR(CheckApiGroup(group, "enabled API groups"));
   }
-  if (!(o.gpu_power_poll_hz > 0 && o.gpu_power_poll_hz <= 1000) ||
-      !(o.cpu_power_poll_hz > 0 && o.cpu_power_poll_hz <= 1000)) {
-    return InvalidArgumentError("power poll rates must be in (0, 1000] Hz (GPU " +
-                                std::to_string(o.gpu_power_poll_hz) + ", CPU " +
-                                std::to_string(o.cpu_power_poll_hz) + ")");
+  // At least 1 Hz: a one-shot /cpu/get_power may wait one period on an I/O
+  // thread.
+  if (!(o.gpu_power_poll_hz >= 1 && o.gpu_power_poll_hz <= 1000) ||
+      !(o.cpu_power_poll_hz >= 1 && o.cpu_power_poll_hz <= 1000)) {
+    return InvalidArgumentError("power poll rates must be in [1, 1000] Hz (GPU " +
+                                fmt::format("{}", o.gpu_power_poll_hz) + ", CPU " +
+                                fmt::format("{}", o.cpu_power_poll_hz) + ")");
   }
   if (o.tcp_port >= 0 && o.signing_key.empty() && o.tcp_host != "127.0.0.1" &&
       o.tcp_host != "::1" && o.tcp_host != "localhost") {

@@ -222,6 +222,24 @@ StatusOr<PowerSnapshot> PowerHub::NextSnapshot(std::chrono::milliseconds timeout
   return latest_;
 }
 
+std::chrono::microseconds PowerHub::Linger() const {
+  return std::max<std::chrono::microseconds>(10 * period_, std::chrono::seconds(5));
+}
+
+StatusOr<PowerSnapshot> PowerHub::RecentSnapshot(std::chrono::milliseconds timeout) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutdown_) return UnavailableError("the daemon is stopping");
+    linger_until_ = std::max(linger_until_, std::chrono::steady_clock::now() + Linger());
+    if (polling_ && latest_ != nullptr && latest_run_ == run_) return latest_;
+  }
+  return NextSnapshot(timeout);
+}
+
+bool PowerHub::WantedLocked() const {
+  return !subscribers_.empty() || waiters_ > 0 || std::chrono::steady_clock::now() < linger_until_;
+}
+
 void PowerHub::Shutdown() {
   std::set<Subscription*> ended;
   {
@@ -244,22 +262,23 @@ PowerHubStats PowerHub::Stats() const {
 void PowerHub::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!shutdown_) {
-    if (subscribers_.empty() && waiters_ == 0) {
+    if (!WantedLocked()) {
       polling_ = false;
-      cv_.wait(lock, [&] { return shutdown_ || !subscribers_.empty() || waiters_ > 0; });
+      cv_.wait(lock, [&] { return shutdown_ || WantedLocked(); });
       continue;
     }
     // Someone listens: poll at a fixed rate, the first poll one period after
     // the baseline (Begin).
     polling_ = true;
+    ++run_;
     lock.unlock();
     Status begun = sampler_->Begin();
     if (!begun.ok()) spdlog::warn("zeus daemon: {} power: {}", name_, begun.ToString());
     auto next = std::chrono::steady_clock::now() + period_;
     lock.lock();
-    while (!shutdown_ && (!subscribers_.empty() || waiters_ > 0)) {
+    while (!shutdown_ && WantedLocked()) {
       if (cv_.wait_until(lock, next, [&] { return shutdown_; })) break;
-      if (subscribers_.empty() && waiters_ == 0) break;  // The last one left.
+      if (!WantedLocked()) break;  // The last one left.
       next += period_;
       // A poll that overran (a slow device) does not cause a burst of
       // catch-up polls.
@@ -275,6 +294,7 @@ void PowerHub::Run() {
       ++polls_;
       ++generation_;
       latest_ = std::make_shared<const json>(std::move(*sample));
+      latest_run_ = run_;
       for (Subscription* s : subscribers_) s->Push(*latest_);
       cv_.notify_all();
     }

@@ -108,6 +108,15 @@ class PowerHub {
   // The next snapshot polled after this call (subscribing for it).
   // kUnavailable when none comes within `timeout` or the hub is shut down.
   StatusOr<PowerSnapshot> NextSnapshot(std::chrono::milliseconds timeout);
+  // A one-shot read (GET /cpu/get_power): the latest snapshot when the
+  // poller is running and took it in its current run (at most about one
+  // period old), at once; else as NextSnapshot. Either way the poller keeps
+  // polling for Linger() after the call, so that a burst of one-shot reads
+  // costs one wait for the first of them, not one per read.
+  StatusOr<PowerSnapshot> RecentSnapshot(std::chrono::milliseconds timeout);
+  // How long the poller keeps running after a one-shot read: 10 periods,
+  // and at least 5 s.
+  std::chrono::microseconds Linger() const;
   // Ends every subscription (their streams close) and stops the poller;
   // later subscriptions end at once. Idempotent.
   void Shutdown();
@@ -118,6 +127,9 @@ class PowerHub {
   friend class Subscription;
   void Unsubscribe(Subscription* s);
   void Run();
+  // REQUIRES: mu_ held. Whether anyone wants polls now: a subscriber, a
+  // waiter, or a one-shot read within Linger().
+  bool WantedLocked() const;
 
   const std::string name_;
   const std::unique_ptr<PowerSampler> sampler_;
@@ -130,6 +142,10 @@ class PowerHub {
   int waiters_ = 0;
   uint64_t generation_ = 0;
   PowerSnapshot latest_;
+  // The poller's run (0: none yet) that took latest_, and the current one.
+  uint64_t latest_run_ = 0;
+  uint64_t run_ = 0;
+  std::chrono::steady_clock::time_point linger_until_{};
   uint64_t polls_ = 0;
   bool polling_ = false;
   bool shutdown_ = false;

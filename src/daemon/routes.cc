@@ -168,9 +168,11 @@ HttpResponse Routes::GetCpuPower(const Params& params) {
   StatusOr<std::vector<int>> ids = CpuIds(params);
   if (!ids.ok()) return ErrorOf(ids.status());
   if (cpus_.empty()) return Error(400, "this daemon has no CPUs whose RAPL energy it can read");
-  // Power is energy over time: the next poll of the CPU poller (two RAPL
-  // reads one poll period apart), shared with the streams.
-  StatusOr<PowerSnapshot> snapshot = cpu_power_->NextSnapshot(
+  // Power is energy over time: a poll of the CPU poller (two RAPL reads one
+  // poll period apart), shared with the streams; the latest one while the
+  // poller runs, so that readers park an I/O thread only for the first poll
+  // of a burst (at most one period: the rates are bounded).
+  StatusOr<PowerSnapshot> snapshot = cpu_power_->RecentSnapshot(
       std::chrono::milliseconds(std::max<int64_t>(2000, 3 * cpu_power_->period().count() / 1000)));
   if (!snapshot.ok()) return ErrorOf(snapshot.status());
   json power = json::object();

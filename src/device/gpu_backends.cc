@@ -33,6 +33,9 @@ StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpus(const GpuOptions& options) 
 StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpusFrom(const GpuOptions& options,
                                                          std::string* backend_name) {
   if (backend_name != nullptr) backend_name->clear();
+  // A ZEUS_DRY_RUN that is neither true nor false is refused before any GPU
+  // is opened (IsDryRun would take it as true).
+  ZEUS_RETURN_IF_ERROR(DryRunSetting().status());
   std::vector<Status> absent;
   bool any_present = false;
   for (const GpuBackend& backend : GpuBackends()) {

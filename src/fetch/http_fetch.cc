@@ -11,9 +11,10 @@ namespace zeus {
 
 StatusOr<std::string> FetchUrl(const std::string& url, const FetchOptions& options) {
   HttpClientOptions http;
-  // No deadline for the whole transfer: a large file on a slow link keeps
-  // going while bytes arrive; the connect and stall limits end a dead one.
-  http.timeout_s = 0;
+  // By default no deadline for the whole transfer: a large file on a slow
+  // link keeps going while bytes arrive; the connect and stall limits end a
+  // dead one.
+  http.timeout_s = options.total_timeout_s;
   http.connect_timeout_s = options.connect_timeout_s;
   http.idle_timeout_s = options.read_timeout_s;
   http.max_body_bytes = options.max_bytes;

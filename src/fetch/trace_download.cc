@@ -1,6 +1,7 @@
 #include "zeus/fetch/trace_download.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include <sys/stat.h>
@@ -11,9 +12,17 @@
 namespace zeus {
 namespace {
 
-bool FileExists(const std::string& path) {
+// The pinned traces are under 200 KB each (their checksums fix their
+// sizes): a body or a cached file beyond this is not one of them, and is
+// refused before it is held whole in memory.
+constexpr uint64_t kMaxTraceFileBytes = uint64_t{1} << 20;
+constexpr double kTraceFileTimeoutS = 300.0;
+
+// A regular file of at most kMaxTraceFileBytes at `path`.
+bool CachedFileFits(const std::string& path) {
   struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         static_cast<uint64_t>(st.st_size) <= kMaxTraceFileBytes;
 }
 
 Status MakeDirs(const std::string& dir) {
@@ -39,12 +48,16 @@ Status DownloadTraces(const std::string& base_url, const std::string& dir,
   while (!base.empty() && base.back() == '/') base.pop_back();
   for (const TraceFile& file : PublicTraceFiles()) {
     const std::string path = dir + "/" + file.name;
-    if (FileExists(path)) {
+    if (CachedFileFits(path)) {
       StatusOr<std::string> existing = ReadFileToString(path);
       if (existing.ok() && Sha256Hex(*existing) == file.sha256) continue;
     }
     FetchOptions options;
     options.user_agent = "zeus-simulate/0.1";
+    options.max_bytes = kMaxTraceFileBytes;
+    // 1 MiB at most: a server that drips it (a byte within every stall
+    // limit) still ends here.
+    options.total_timeout_s = kTraceFileTimeoutS;
     if (progress) {
       options.progress = [&progress, &file](uint64_t received, uint64_t total) {
         progress(received, total, file.name);

@@ -238,6 +238,22 @@ StatusOr<Url> ParseUrl(const std::string& url) {
   return out;
 }
 
+// The scheme of an absolute URI reference (RFC 3986 3.1: ALPHA *(ALPHA /
+// DIGIT / "+" / "-" / ".") ":"), lower-cased; "" for a relative one.
+std::string SchemeOf(const std::string& reference) {
+  const size_t colon = reference.find(':');
+  if (colon == std::string::npos || colon == 0) return "";
+  for (size_t i = 0; i < colon; ++i) {
+    const unsigned char c = static_cast<unsigned char>(reference[i]);
+    const bool ok = std::isalpha(c) != 0 ||
+                    (i > 0 && (std::isdigit(c) != 0 || c == '+' || c == '-' || c == '.'));
+    if (!ok) return "";
+  }
+  std::string scheme = reference.substr(0, colon);
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return scheme;
+}
+
 // The URL a Location header points to, from the URL that answered.
 std::string ResolveLocation(const std::string& base, const Url& base_url,
                             const std::string& location) {
@@ -463,6 +479,12 @@ StatusOr<HttpClientResponse> HttpClient::SendOrThrow(const HttpClientRequest& re
     if (redirects >= options.max_redirects) {
       return UnavailableError(context + ": more than " + std::to_string(options.max_redirects) +
                               " redirects (the last to " + location + ")");
+    }
+    const std::string scheme = http_client::SchemeOf(location);
+    if (!scheme.empty() && scheme != "http" && scheme != "https") {
+      return UnavailableError(context + ": HTTP " + std::to_string(answer.status) +
+                              " redirect to unsupported scheme '" + scheme + "' (" +
+                              location.substr(0, 200) + "); only http and https are followed");
     }
     const std::string next = http_client::ResolveLocation(url, *parsed, location);
     StatusOr<http_client::Url> next_parsed = http_client::ParseUrl(next);

@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -114,6 +115,8 @@ struct HttpTransport::Impl {
   mutable std::mutex mutex;
   std::condition_variable drained;
   std::unordered_map<ConnectionBase*, std::weak_ptr<ConnectionBase>> open;
+  // Those of `open` on the Unix socket: each listener has its own budget.
+  std::unordered_set<ConnectionBase*> open_local;
   std::atomic<int> streams{0};
 
   std::atomic<bool> stopping{false};
@@ -134,16 +137,21 @@ struct HttpTransport::Impl {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::vector<std::thread> io_threads;
 
-  // Registers a new connection; false when it is one too many.
-  bool Register(ConnectionBase* c, std::weak_ptr<ConnectionBase> weak) {
+  // Registers a new connection; false when it is one too many for its
+  // listener (TCP or the Unix socket: readers on TCP cannot take the
+  // connections of the Unix socket, where changes are made).
+  bool Register(ConnectionBase* c, std::weak_ptr<ConnectionBase> weak, const Peer& peer) {
     std::lock_guard<std::mutex> lock(mutex);
     open.emplace(c, std::move(weak));
-    return options.max_connections <= 0 ||
-           open.size() <= static_cast<size_t>(options.max_connections);
+    if (peer.local) open_local.insert(c);
+    if (options.max_connections <= 0) return true;
+    const size_t mine = peer.local ? open_local.size() : open.size() - open_local.size();
+    return mine <= static_cast<size_t>(options.max_connections);
   }
   void Unregister(ConnectionBase* c) {
     std::lock_guard<std::mutex> lock(mutex);
     open.erase(c);
+    open_local.erase(c);
     if (open.empty()) drained.notify_all();
   }
   Status BindTcp();
@@ -179,7 +187,7 @@ class Connection : public ConnectionBase,
   }
 
   void Start() {
-    if (!impl_->Register(this, this->weak_from_this())) {
+    if (!impl_->Register(this, this->weak_from_this(), peer_)) {
       return Refuse(HttpRefusal::kTooManyConnections, "");
     }
     WaitForRequest();

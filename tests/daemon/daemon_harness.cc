@@ -120,7 +120,7 @@ bool DaemonProcess::Start(const std::vector<std::string>& args,
                }
                return Http(socket(), "GET", "/time").status == 200;
              },
-             std::chrono::seconds(5)) &&
+             std::chrono::seconds(60)) &&
          pid_ > 0;
 }
 

@@ -63,7 +63,8 @@ class DaemonProcess {
 
   // Starts `zeus daemon` with `args` (beyond socket and state file) and
   // `env` (beyond the fake library's); waits until it answers /time when
-  // `wait` (returns false if it does not within 5 s).
+  // `wait` (returns false if it does not within 60 s: a bound for a broken
+  // daemon, not a speed target).
   bool Start(const std::vector<std::string>& args = {},
              const std::map<std::string, std::string>& env = {}, bool wait = true);
   // Sends `signal` and reaps the process; returns its wait status.

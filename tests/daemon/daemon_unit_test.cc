@@ -3,12 +3,14 @@
 // lock and socket claim, and query parsing.
 
 #include <fcntl.h>
+#include <jwt.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -310,6 +312,43 @@ TEST(TokenUnitTest, RoundTripAndRefusals) {
       VerifyToken("k", *IssueToken("k", TokenClaims{"bob", {}, std::nullopt}), now);
   ASSERT_TRUE(forever.ok());
   EXPECT_FALSE(forever->exp.has_value());
+}
+
+// A token signed with `key` whose claims are `claims` as they are (libjwt,
+// as the daemon checks them).
+std::string SignedToken(const std::string& key, const std::string& claims) {
+  jwt_t* jwt = nullptr;
+  EXPECT_EQ(jwt_new(&jwt), 0);
+  EXPECT_EQ(jwt_add_grants_json(jwt, claims.c_str()), 0);
+  EXPECT_EQ(jwt_set_alg(jwt, JWT_ALG_HS256, reinterpret_cast<const unsigned char*>(key.data()),
+                        static_cast<int>(key.size())),
+            0);
+  char* text = jwt_encode_str(jwt);
+  std::string token = text == nullptr ? "" : text;
+  std::free(text);
+  jwt_free(jwt);
+  return token;
+}
+
+TEST(TokenUnitTest, NotBeforeIsHonouredAndTimeClaimsMustBeWholeSecondsInRange) {
+  const int64_t now = 1'800'000'000;
+  const std::string base = R"("sub": "alice", "scopes": ["gpu-read"])";
+  auto verify = [&](const std::string& extra) {
+    return VerifyToken("k", SignedToken("k", "{" + base + extra + "}"), now);
+  };
+  EXPECT_TRUE(verify(R"(, "nbf": 1800000000)").ok());
+  EXPECT_TRUE(verify(R"(, "exp": 1800000001.0)").ok());
+  StatusOr<TokenClaims> early = verify(R"(, "nbf": 1800000001)");
+  EXPECT_EQ(early.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(early.status().message(),
+              HasSubstr("token is not valid yet (nbf 1800000001, now 1800000000)"));
+  for (const char* bad : {R"(, "exp": 1e300)", R"(, "exp": 1800000000.5)", R"(, "exp": -5)",
+                          R"(, "exp": 1e19)", R"(, "exp": "soon")",
+                          R"(, "nbf": 1e300)", R"(, "nbf": 0.5)"}) {
+    StatusOr<TokenClaims> claims = verify(bad);
+    EXPECT_EQ(claims.status().code(), StatusCode::kPermissionDenied) << bad;
+    EXPECT_THAT(claims.status().message(), HasSubstr("is not a whole number of seconds")) << bad;
+  }
 }
 
 // The watcher polls a copy of the pidfds taken under the lock. A release

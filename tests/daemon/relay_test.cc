@@ -159,10 +159,12 @@ TEST_F(RelayTest, NvmlSettersGoThroughTheDaemonAndComeBackWhenTheProcessEnds) {
 
 TEST_F(RelayTest, RelaysSendZeusdTokenToADaemonThatRequiresTokens) {
   const std::string key_path = dir_.path() + "/signing.key";
-  ZEUS_ASSERT_OK(WriteFileAtomically(key_path, "relay test key"));
+  ZEUS_ASSERT_OK(WriteFileAtomically(key_path, "relay test key, 32 bytes or more"));
+  ASSERT_EQ(chmod(key_path.c_str(), 0600), 0);
   ASSERT_TRUE(daemon_.Start({"--group", std::to_string(getgid()), "--signing-key-path", key_path}));
   StatusOr<std::string> control =
-      IssueToken("relay test key", TokenClaims{"job", {"gpu-control", "gpu-read"}, std::nullopt});
+      IssueToken("relay test key, 32 bytes or more",
+                 TokenClaims{"job", {"gpu-control", "gpu-read"}, std::nullopt});
   ZEUS_ASSERT_OK(control.status());
   auto set_limit = [&](const std::string& token) {
     ClientProcess client([&](ClientProcess& self) -> int {

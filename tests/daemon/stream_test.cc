@@ -289,6 +289,7 @@ class TokenTest : public ::testing::TestWithParam<FakeGpuVendor> {
     daemon_.set_vendor(GetParam());
     key_path_ = dir_.path() + "/signing.key";
     ZEUS_ASSERT_OK(WriteFileAtomically(key_path_, key_));
+    ASSERT_EQ(chmod(key_path_.c_str(), 0600), 0);
     // The test runner's primary group may change settings (peer rule).
     ASSERT_TRUE(daemon_.Start({"--signing-key-path", key_path_, "--enable", "gpu-read,gpu-control",
                                "--group", std::to_string(getgid())}));

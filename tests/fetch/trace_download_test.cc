@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <utility>
@@ -191,6 +193,61 @@ TEST(TraceDownloadTest, ChecksumMismatchWritesNothing) {
   struct stat st;
   EXPECT_NE(stat(cache.File("summary_power_v100.csv").c_str(), &st), 0);
   EXPECT_FALSE(IsCompleteTraceDir(cache.path()));
+}
+
+// A hostile or wrong server answering a huge file: the transfer stops at
+// 1 MiB (never held whole in memory), nothing is written.
+TEST(TraceDownloadTest, ABodyFarBeyondThePinnedFilesSizeIsRefusedAsItArrives) {
+  testing::TempDir served;
+  const std::string huge(uint64_t{3} << 20, 'x');
+  for (const TraceFile& file : PublicTraceFiles()) {
+    ZEUS_ASSERT_OK(WriteFileAtomically(served.File(file.name), huge));
+  }
+  LoopbackTraceServer server(served.path());
+  testing::TempDir cache;
+  uint64_t most_received = 0;
+  const Status status = DownloadTraces(server.base_url(), cache.path(),
+                                       [&](uint64_t received, uint64_t, const std::string&) {
+                                         most_received = std::max(most_received, received);
+                                       });
+  EXPECT_EQ(status.code(), StatusCode::kIoError);
+  EXPECT_NE(status.message().find("larger than the limit of 1048576 bytes"), std::string::npos)
+      << status;
+  EXPECT_LE(most_received, uint64_t{1} << 20);
+  EXPECT_FALSE(IsCompleteTraceDir(cache.path()));
+}
+
+// A server that drips its answer, a byte well within the stall limit each
+// time, meets the transfer's total deadline.
+TEST(TraceDownloadTest, ADrippingServerMeetsTheTotalDeadline) {
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(addr);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length), 0);
+  std::atomic<bool> stop{false};
+  std::thread drip([&] {
+    const int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    testing::SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n");
+    while (!stop && testing::SendAll(fd, " ")) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    close(fd);
+  });
+  FetchOptions options;
+  options.read_timeout_s = 30;
+  options.total_timeout_s = 1;
+  StatusOr<std::string> body =
+      FetchUrl("http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/f", options);
+  stop = true;
+  drip.join();
+  close(listener);
+  EXPECT_EQ(body.status().code(), StatusCode::kUnavailable) << body.status();
 }
 
 TEST(TraceDownloadTest, UnreachableServerIsUnavailableWithAHint) {

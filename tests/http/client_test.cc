@@ -505,6 +505,25 @@ TEST(HttpClientTest, FollowsRedirectsUpToTheLimit) {
   EXPECT_EQ(raw.Header("Location"), "/dir/b");
 }
 
+TEST(HttpClientTest, RedirectToAnotherSchemeIsRefusedNamingIt) {
+  ScriptedServer server([](ServerConnection& connection) {
+    while (std::optional<RawRequest> request = connection.Read()) {
+      const std::string to = request->target == "/file" ? "file:///etc/passwd" : "gopher://x/1";
+      connection.Write(Answer(302, "", "Location: " + to + "\r\n"));
+    }
+  });
+  HttpClientOptions options = Quick();
+  options.max_redirects = 10;
+  HttpClient client(options);
+  StatusOr<HttpClientResponse> file = client.Get(server.Url("/file"));
+  EXPECT_EQ(file.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(file.status().message(),
+              HasSubstr("HTTP 302 redirect to unsupported scheme 'file' (file:///etc/passwd); "
+                        "only http and https are followed"));
+  StatusOr<HttpClientResponse> gopher = client.Get(server.Url("/gopher"));
+  EXPECT_THAT(gopher.status().message(), HasSubstr("unsupported scheme 'gopher'"));
+}
+
 TEST(HttpClientTest, RedirectToAnotherOriginDropsTheAuthorization) {
   std::string seen;
   ScriptedServer target([&seen](ServerConnection& connection) {

@@ -52,6 +52,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "zeus/daemon/token.h"
 #include "zeus/util/file.h"
@@ -1132,6 +1133,7 @@ TEST_F(WireReplayTest, DaemonOverAmdSmiAnswersAsRecorded) {
 
 TEST_F(WireReplayTest, DaemonWithTokensAnswersAsRecorded) {
   const std::string key = dir_.WriteFile("signing.key", kSigningKey);
+  ASSERT_EQ(chmod(key.c_str(), 0600), 0);
   DaemonProcess daemon(dir_.path(), 2);
   ASSERT_TRUE(daemon.Start({"--signing-key-path", key, "--enable", "gpu-read,gpu-control",
                             "--group", std::to_string(getgid())}))

@@ -54,7 +54,9 @@ void SignalReady(int fd) {
 }
 
 TEST(StopSignalsTest, WaitReturnsTheStopSignalThatArrived) {
-  for (int signal : {SIGINT, SIGTERM}) {
+  // Every signal that would end the process otherwise: `zeus daemon` must
+  // put its leases back whichever ends it (a closed terminal sends SIGHUP).
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPWR, SIGRTMIN + 3}) {
     const int status = RunChild(
         [](int ready) {
           const StopSignals stop_signals;

@@ -10,6 +10,7 @@
 #ifndef ZEUS_DAEMON_TOKEN_H_
 #define ZEUS_DAEMON_TOKEN_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,9 +33,16 @@ struct TokenClaims {
   std::optional<int64_t> exp;  // Unix seconds.
 };
 
+// Bounds of a signing key's length, in bytes.
+inline constexpr size_t kMinSigningKeyBytes = 32;
+inline constexpr size_t kMaxSigningKeyBytes = 64 * 1024;
+
 // The signing key: the file's bytes, as they are (the original reads them
-// the same way, so one file serves both). kIoError when unreadable,
-// kInvalidArgument when empty.
+// the same way, so one file serves both). kIoError when unreadable;
+// kPermissionDenied when group or others may read or write it (anyone who
+// reads it can sign tokens); kInvalidArgument when it is not a regular file
+// (a FIFO, a directory, /dev/zero: refused without waiting or reading) or
+// holds fewer than kMinSigningKeyBytes or more than kMaxSigningKeyBytes.
 StatusOr<std::string> ReadSigningKey(const std::string& path);
 
 // A signed token for `claims` (scopes checked with CheckApiGroup; sub
@@ -42,9 +50,11 @@ StatusOr<std::string> ReadSigningKey(const std::string& path);
 StatusOr<std::string> IssueToken(const std::string& key, const TokenClaims& claims);
 
 // The claims of `token` when it is an HS256 JWT signed with `key`, with
-// `sub` a string, `scopes` an array of strings, and `exp` (when present) a
-// number after `now_s`. kPermissionDenied with the reason otherwise
-// ("token has expired", "invalid token: ...").
+// `sub` a string, `scopes` an array of strings, `exp` (when present) after
+// `now_s` and `nbf` (when present) at or before it, both whole numbers of
+// Unix seconds in [0, INT64_MAX]. kPermissionDenied with the reason
+// otherwise ("token has expired", "token is not valid yet", "invalid token:
+// ...").
 StatusOr<TokenClaims> VerifyToken(const std::string& key, const std::string& token, int64_t now_s);
 
 }  // namespace zeus

@@ -24,6 +24,9 @@ struct FetchOptions {
   // Longest wait for the next bytes of the answer, in s (a stalled transfer
   // fails after it; a slow one that keeps arriving does not). Default: 30.
   double read_timeout_s = 30.0;
+  // Deadline of the whole transfer (redirects included), in s, however the
+  // bytes arrive; 0: none (only the two limits above). Default: 0.
+  double total_timeout_s = 0.0;
   // Largest body accepted, in bytes. Default: 1 GiB.
   uint64_t max_bytes = uint64_t{1} << 30;
   // Redirects followed. Default: 10.

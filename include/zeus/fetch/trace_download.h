@@ -17,9 +17,11 @@ namespace zeus {
 
 // Downloads every PublicTraceFiles() entry from `base_url` + "/" + name into
 // `dir` (created if needed) and writes BundledJobsCsv() as jobs.csv.
-// kUnavailable when the server cannot be reached or answers non-200;
-// kIoError on a checksum mismatch (naming the file, expected and actual
-// sums; nothing is written) or a write failure. Files already present with
+// kUnavailable when the server cannot be reached, answers non-200 or does
+// not complete a file within 300 s; kIoError on a body larger than 1 MiB
+// (the pinned files are under 200 KB; the transfer stops there), a checksum
+// mismatch (naming the file, expected
+// and actual sums; nothing is written) or a write failure. Files already present with
 // the right checksum are not fetched again.
 Status DownloadTraces(const std::string& base_url, const std::string& dir,
                       const DownloadProgress& progress = nullptr);

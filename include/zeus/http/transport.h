@@ -76,7 +76,8 @@ struct HttpTransportOptions {
   // A request not complete within read_timeout is answered 408 (through
   // on_refusal) instead of the connection just closing. Default: false.
   bool answer_read_timeout = false;
-  // Open connections beyond this are answered 503 (through on_refusal)
+  // Open connections beyond this, counted per listener (TCP and the Unix
+  // socket each have this many), are answered 503 (through on_refusal)
   // without reading a request, and closed. 0: no limit. Default: 0.
   int max_connections = 0;
 

@@ -29,8 +29,9 @@ def energy(gpu_indices: Optional[List[int]] = None) -> None:
     """Measures the time and energy of the GPUs from now until Ctrl-C."""
     monitor = ZeusMonitor(gpu_indices)
     monitor.begin_window("zeus.monitor.energy")
-    print("Measuring; press Ctrl-C to stop.", flush=True)
     try:
+        # Inside the try: a Ctrl-C right after the line still ends the window.
+        print("Measuring; press Ctrl-C to stop.", flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:

@@ -176,6 +176,21 @@ class BucketedWindows:
 JOULES_PER_KWH = 3.6e6
 
 
+def is_rate(value) -> bool:
+    """Whether `value` is a usable rate (a carbon intensity, a price): a
+    finite non-negative int or float, not a bool."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0)
+
+
+def checked_rate(value, what: str, error_cls) -> float:
+    """`value` as a float when is_rate(value); else raises error_cls naming
+    `what` and the value received."""
+    if not is_rate(value):
+        raise error_cls(f"{what}: expected a finite non-negative number, got {value!r}")
+    return float(value)
+
+
 class Op(Enum):
     """Window operations (the original's command names)."""
 
@@ -296,22 +311,33 @@ def http_get_json(url: str, headers: Dict[str, str], timeout_s: float, error_cls
 
     Raises error_cls("<service>: ...") naming the URL (with `redact`, e.g. an
     API key in the query, replaced by ***) for an unreachable host, an HTTP
-    error status (with the service's own error text), or a body that is not
-    JSON.
+    error status (with the service's own error text), an answer that is not
+    complete within `timeout_s` in all or is larger than
+    zeus.utils.http_limits.MAX_BODY_BYTES, or a body that is not JSON.
+    Credential headers are not sent on to another origin by a redirect.
     """
+    import http.client
     import json
     import urllib.error
     import urllib.request
 
+    from zeus.utils import http_limits
+
     shown = url if not redact else url.replace(redact, "***")
     request = urllib.request.Request(url, headers=dict(headers, Accept="application/json"))
+
+    def fetch():
+        with http_limits.opener().open(request, timeout=timeout_s) as response:
+            return http_limits.read_body(response)
+
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            body = response.read()
+        body = http_limits.with_deadline(fetch, timeout_s)
+    except (http_limits.AnswerTooLargeError, http_limits.DeadlineExceededError) as e:
+        raise error_cls(f"{service}: GET {shown}: {e}") from e
     except urllib.error.HTTPError as e:
         detail = ""
         try:
-            text = e.read().decode("utf-8", "replace")
+            text = e.read(64 << 10).decode("utf-8", "replace")
             try:
                 parsed = json.loads(text)
                 if isinstance(parsed, dict):
@@ -325,12 +351,14 @@ def http_get_json(url: str, headers: Dict[str, str], timeout_s: float, error_cls
         except Exception:
             pass
         raise error_cls(f"{service}: GET {shown} answered HTTP {e.code}{detail}") from e
-    except (urllib.error.URLError, OSError) as e:
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
         reason = getattr(e, "reason", e)
+        # http.client's errors (IncompleteRead, ...) say little as str().
+        text = repr(reason) if isinstance(reason, http.client.HTTPException) else str(reason)
         raise error_cls(f"{service}: GET {shown} failed (no network or service unreachable): "
-                        f"{reason}") from e
+                        f"{text}") from e
     try:
         return json.loads(body)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise error_cls(f"{service}: GET {shown} answered a body that is not JSON: "
                         f"{body[:200]!r}") from e

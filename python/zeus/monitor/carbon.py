@@ -36,7 +36,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Dict, List, Literal, Optional, Tuple
 
 from zeus.exception import ZeusBaseError
-from zeus.monitor._bucketed import BucketedMonitor, bucket_totals, http_get_json
+from zeus.monitor._bucketed import (BucketedMonitor, bucket_totals, checked_rate, http_get_json,
+                                    is_rate)
 from zeus.monitor._bucketed import JOULES_PER_KWH, Op  # noqa: F401 (this module's names)
 
 try:
@@ -191,7 +192,8 @@ class ElectrictyMapsClient(CarbonIntensityProvider):
                 f"ElectricityMaps: no current carbon intensity at ({self.lat}, {self.long}) "
                 f"(zone {data.get('zone') if isinstance(data, dict) else None!r}; estimate="
                 f"{self.estimate}): {str(data)[:200]}")
-        return float(value)
+        return checked_rate(value, f"ElectricityMaps: carbon intensity at ({self.lat}, "
+                            f"{self.long})", ZeusCarbonIntensityNotFoundError)
 
     def get_recent_carbon_intensity(self) -> Dict[datetime, float]:
         """Intensities of the last 24 hours keyed by each hour's start (UTC);
@@ -206,10 +208,17 @@ class ElectrictyMapsClient(CarbonIntensityProvider):
         for entry in history:
             try:
                 value = entry.get("carbonIntensity")
-                if value is not None:
-                    recent[_parse_datetime(entry["datetime"])] = float(value)
+                if value is None:
+                    continue
+                when = _parse_datetime(entry["datetime"])
             except (AttributeError, KeyError, TypeError, ValueError):
                 logger.debug("ElectricityMaps: skipping history entry %r", entry)
+                continue
+            if is_rate(value):
+                recent[when] = float(value)
+            else:
+                logger.warning("ElectricityMaps: skipping the carbon intensity of %s: expected a "
+                               "finite non-negative number, got %r", when.isoformat(), value)
         return recent
 
     @property
@@ -239,8 +248,19 @@ def _utc(start_s: float) -> datetime:
 
 
 def _normalize(recent: Dict[datetime, float]) -> Dict[float, float]:
+    """Bucket start (Unix s) -> intensity of a provider's recent history;
+    entries that are not a datetime and a usable intensity (finite,
+    non-negative) are left out, with a warning."""
+    if not isinstance(recent, dict):
+        raise ZeusCarbonIntensityNotFoundError(
+            "carbon intensity provider: get_recent_carbon_intensity must return a dict of "
+            f"datetime -> gCO2eq/kWh, got {type(recent).__name__}")
     out = {}
     for when, value in recent.items():
+        if not isinstance(when, datetime) or not is_rate(value):
+            logger.warning("carbon intensity provider: skipping recent entry %r: %r (expected a "
+                           "datetime and a finite non-negative number)", when, value)
+            continue
         if when.tzinfo is None:
             when = when.replace(tzinfo=timezone.utc)
         out[round(when.timestamp(), 3)] = float(value)
@@ -340,9 +360,12 @@ class CarbonEmissionMonitor(BucketedMonitor):
             still = [s for s in missing if s not in self._rates]
         for start in still:
             if start >= current_start:
-                value = self.carbon_intensity_provider.get_current_carbon_intensity()
+                value = checked_rate(
+                    self.carbon_intensity_provider.get_current_carbon_intensity(),
+                    "carbon intensity provider: current carbon intensity",
+                    ZeusCarbonIntensityNotFoundError)
                 with self._rates_lock:
-                    self._rates[start] = float(value)
+                    self._rates[start] = value
         with self._rates_lock:
             gone = [s for s in still if s not in self._rates]
         if gone:

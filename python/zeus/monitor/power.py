@@ -20,6 +20,8 @@ import collections
 import ctypes
 import enum
 import logging
+import math
+import numbers
 import time as _time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple, Union
@@ -205,8 +207,11 @@ class PowerMonitor:
         gpu_indices = list(gpu_indices)
         if update_period is None:
             update_period = infer_counter_update_period(gpu_indices) if gpu_indices else 0.1
-        elif update_period <= 0:
-            raise ValueError(f"PowerMonitor: update_period must be positive, got {update_period}")
+        elif isinstance(update_period, bool) or not isinstance(update_period, numbers.Real) or \
+                not math.isfinite(update_period) or update_period <= 0:
+            raise InvalidArgumentError(
+                f"PowerMonitor: update_period must be a finite number of s > 0, got "
+                f"{update_period!r}")
         elif update_period < 0.05:
             logger.warning("A GPU update period of %g s might be too fast for the power "
                            "readings (zero or repeated values)", update_period)
@@ -316,10 +321,23 @@ class PowerMonitor:
         the counter samples (whatever the domains); others integrate
         device_instant power when monitored, else device_average. With a
         domain, that domain's timeline is integrated (trapezoid,
-        interpolated at both ends). Times before the monitor started are
-        clamped to its start. Returns None when nothing was sampled yet.
+        interpolated at both ends). The window is clamped to the time the
+        monitor has covered (its start to now): nothing is extrapolated past
+        now. Returns None when nothing was sampled yet or when the window
+        lies wholly outside the covered time (in the future, or before the
+        monitor started); 0.0 for every GPU when end_time <= start_time.
+        Raises InvalidArgumentError for a time that is not a number.
         """
         self._require_open()
+        for name, value in (("start_time", start_time), ("end_time", end_time)):
+            if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                    or math.isnan(value)):
+                raise InvalidArgumentError(
+                    f"PowerMonitor.get_energy: {name} must be a Unix time in s, got {value!r}")
+        now = _time.time()
+        clamped_start, clamped_end = max(start_time, self._created_at), min(end_time, now)
+        if end_time > start_time and clamped_end <= clamped_start:
+            return None
         if power_domain is not None:
             fallback = self._monitored(power_domain)
         elif PowerDomain.DEVICE_INSTANT in self.measurement_domains:
@@ -328,8 +346,8 @@ class PowerMonitor:
             fallback = PowerDomain.DEVICE_AVERAGE
         else:
             fallback = None
-        start = self._core_time(max(start_time, self._created_at))
-        end = self._core_time(end_time)
+        start = self._core_time(clamped_start)
+        end = self._core_time(clamped_end)
         out = {}
         for position, index in enumerate(self.gpu_indices):
             if end <= start:

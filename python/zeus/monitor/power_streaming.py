@@ -239,7 +239,9 @@ class PowerStreamingClient:
                     data_lines = []
                     try:
                         self._update(server, kind, json.loads(payload))
-                    except (ValueError, KeyError, TypeError, AttributeError) as e:
+                    except Exception as e:  # noqa: BLE001 - any malformed event (a
+                        # 400-digit number's OverflowError, deep nesting's
+                        # RecursionError) is skipped; the stream goes on.
                         logger.warning("PowerStreamingClient: %s sent an event that is not a "
                                        "power snapshot (%s): %.200s", server.key, e, payload)
                 # Other fields (event:, id:, retry:) and comments are ignored.

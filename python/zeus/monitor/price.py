@@ -29,6 +29,7 @@ either way.
 import abc
 import calendar
 import logging
+import math
 import os
 import threading
 import urllib.parse
@@ -37,7 +38,7 @@ from datetime import datetime
 from typing import Dict, List, Literal, Optional, Tuple
 
 from zeus.exception import ZeusBaseError
-from zeus.monitor._bucketed import BucketedMonitor, bucket_totals, http_get_json
+from zeus.monitor._bucketed import BucketedMonitor, bucket_totals, checked_rate, http_get_json
 from zeus.monitor._bucketed import Op  # noqa: F401 (this module's name)
 from zeus.monitor.carbon import _validate_location, warn_if_global_in_subprocess
 
@@ -184,16 +185,31 @@ def price_at(prices: Dict[str, list], when: datetime) -> float:
     from get_current_electricity_prices. Raises
     ZeusElectricityPriceNotFoundError when the plan has no price there."""
     weekend = when.weekday() >= 5
-    schedule = prices["energy_weekend_schedule" if weekend else "energy_weekday_schedule"]
+    month, day_type, hour = _time_info(when)
+    where = f"electricity price: the rate plan has no price for {month} {day_type} hour {hour}"
     try:
-        period = int(schedule[when.month - 1][when.hour])
-        tier = prices["energy_rate_structure"][period][0]
-        return float(tier.get("rate", 0.0)) + float(tier.get("adj", 0.0) or 0.0)
+        schedule = prices["energy_weekend_schedule" if weekend else "energy_weekday_schedule"]
+        period = schedule[when.month - 1][when.hour]
+        structure = prices["energy_rate_structure"]
+        # A period is an index into the structure, never counted from its
+        # end (a negative Python index) nor a bool or float.
+        if isinstance(period, bool) or not isinstance(period, int) or \
+                not 0 <= period < len(structure):
+            raise ZeusElectricityPriceNotFoundError(
+                f"{where}: schedule period {period!r} is not an index of the "
+                f"{len(structure)} periods of the rate structure")
+        tier = structure[period][0]
+        rate = checked_rate(tier.get("rate", 0.0), f"{where}: period {period} rate",
+                            ZeusElectricityPriceNotFoundError)
+        adj = tier.get("adj", 0.0)
+        adj = 0.0 if adj is None else adj
+        if isinstance(adj, bool) or not isinstance(adj, (int, float)) or not math.isfinite(adj):
+            raise ZeusElectricityPriceNotFoundError(
+                f"{where}: period {period} adj: expected a finite number, got {adj!r}")
+        return checked_rate(rate + adj, f"{where}: period {period} rate + adj",
+                            ZeusElectricityPriceNotFoundError)
     except (IndexError, KeyError, TypeError, ValueError, AttributeError) as e:
-        month, day_type, hour = _time_info(when)
-        raise ZeusElectricityPriceNotFoundError(
-            f"electricity price: the rate plan has no price for {month} {day_type} hour {hour}: "
-            f"{e!r}") from e
+        raise ZeusElectricityPriceNotFoundError(f"{where}: {e!r}") from e
 
 
 def _local_hours(t: float):
@@ -245,6 +261,9 @@ class EnergyCostMonitor(BucketedMonitor):
                          sync_execution_with)
         self._prices: Optional[Dict[str, list]] = None
         self._prices_lock = threading.Lock()
+        # The fetch of the plan in progress: callers that come meanwhile wait
+        # for its outcome instead of fetching after it (waits never add up).
+        self._fetch: Optional[_Fetch] = None
 
     def end_window(self, key: str, sync_execution: bool = True) -> EnergyCostMeasurement:
         """Closes window `key` and returns its time, energy and cost. Raises
@@ -254,10 +273,7 @@ class EnergyCostMonitor(BucketedMonitor):
         error = None
         rates: Dict[float, float] = {}
         try:
-            with self._prices_lock:
-                if self._prices is None:
-                    self._prices = self.electricity_price_provider.get_current_electricity_prices()
-                prices = self._prices
+            prices = self._current_prices()
             for bucket in buckets:
                 rates[bucket.start_s] = price_at(prices, datetime.fromtimestamp(bucket.start_s))
         except Exception as e:  # A user's provider may raise anything: keep the energy.
@@ -269,3 +285,44 @@ class EnergyCostMonitor(BucketedMonitor):
                       f"unknown ({e.message}); its energy is in this error's `measurement` "
                       "(costs NaN)")
         return measurement
+
+    def _current_prices(self) -> Dict[str, list]:
+        """The plan: kept once fetched; else fetched by this call, or by the
+        call already fetching it, whose outcome (plan or error) this one
+        takes."""
+        with self._prices_lock:
+            if self._prices is not None:
+                return self._prices
+            fetch = self._fetch
+            mine = fetch is None
+            if mine:
+                fetch = self._fetch = _Fetch()
+            else:
+                fetch.waiters += 1
+        if not mine:
+            fetch.done.wait()
+            if fetch.error is not None:
+                raise fetch.error
+            return fetch.prices
+        try:
+            fetch.prices = self.electricity_price_provider.get_current_electricity_prices()
+        except Exception as e:
+            fetch.error = e
+            raise
+        finally:
+            with self._prices_lock:
+                if fetch.error is None:
+                    self._prices = fetch.prices
+                self._fetch = None
+            fetch.done.set()
+        return fetch.prices
+
+
+class _Fetch:
+    """One fetch of a rate plan and the callers waiting for it."""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.prices: Optional[Dict[str, list]] = None
+        self.error: Optional[BaseException] = None
+        self.waiters = 0

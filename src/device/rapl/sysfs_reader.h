@@ -16,7 +16,9 @@ class SysfsReader {
  public:
   virtual ~SysfsReader() = default;
   // The whole content of the file at `path`. kNotFound (ENOENT),
-  // kPermissionDenied (EACCES, EPERM) or kIoError, each naming the path.
+  // kPermissionDenied (EACCES, EPERM), kFailedPrecondition for a file that
+  // is not a regular one (a FIFO, a device: never waited on) or holds more
+  // than 4096 bytes, or kIoError, each naming the path.
   virtual StatusOr<std::string> Read(const std::string& path) = 0;
 };
 

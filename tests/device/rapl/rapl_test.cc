@@ -2,6 +2,8 @@
 
 #include "src/device/rapl/rapl.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -226,8 +228,33 @@ TEST(ErrnoStatusTest, MapsErrnoToCodes) {
 TEST(ErrnoStatusTest, RealReaderReportsMissingFilesAndDirectories) {
   testing::TempDir dir;
   EXPECT_EQ(RealSysfsReader()->Read(dir.File("missing")).status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(RealSysfsReader()->Read(dir.path()).status().code(), StatusCode::kIoError);
+  EXPECT_EQ(RealSysfsReader()->Read(dir.path()).status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(RealSysfsReader()->Read(dir.WriteFile("f", "42\n")).value(), "42\n");
+}
+
+// An operator's --powercap-root may hold anything: a FIFO (which would block
+// open and read forever), /dev/zero (endless), a huge file. Each is refused
+// at once, naming the file.
+TEST(RaplTest, AttributesThatAreNotSmallRegularFilesAreRefusedWithoutWaiting) {
+  PowercapTree tree;
+  std::string pkg = tree.AddZone("intel-rapl:0", "package-0", 100, 10'000);
+  ASSERT_EQ(unlink((pkg + "/energy_uj").c_str()), 0);
+  ASSERT_EQ(mkfifo((pkg + "/energy_uj").c_str(), 0600), 0);
+  auto fifo = OpenCpus(tree.root());
+  EXPECT_EQ(fifo.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(fifo.status().message(), HasSubstr(pkg + "/energy_uj: not a regular file (a FIFO)"));
+
+  ASSERT_EQ(unlink((pkg + "/energy_uj").c_str()), 0);
+  ASSERT_EQ(symlink("/dev/zero", (pkg + "/energy_uj").c_str()), 0);
+  auto zero = OpenCpus(tree.root());
+  EXPECT_EQ(zero.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(zero.status().message(), HasSubstr("a character device"));
+
+  ASSERT_EQ(unlink((pkg + "/energy_uj").c_str()), 0);
+  PowercapTree::Write(pkg + "/energy_uj", std::string(1 << 20, '7'));
+  auto huge = OpenCpus(tree.root());
+  EXPECT_EQ(huge.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(huge.status().message(), HasSubstr(pkg + "/energy_uj: more than 4096 bytes"));
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ import urllib.request
 from zeus.exception import (AlreadyExistsError, InternalError, InvalidArgumentError,
                             NotFoundError, PermissionDeniedError, UnavailableError)
 from zeus.optimizer.batch_size.exceptions import ZeusBSORuntimError
+from zeus.utils import http_limits
 
 
 
@@ -130,11 +131,16 @@ class BatchSizeServer:
             request.add_header("Content-Type", "application/json")
         if self.token:
             request.add_header("Authorization", f"Bearer {self.token}")
+        def fetch():
+            with http_limits.opener().open(request, timeout=timeout_s) as response:
+                return http_limits.read_body(response).decode("utf-8", "replace")
+
         try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:
-                text = response.read().decode("utf-8", "replace")
+            text = http_limits.with_deadline(fetch, timeout_s)
+        except http_limits.AnswerTooLargeError as e:
+            raise InternalError_(f"server: answer of {method} {path}: {e}")
         except urllib.error.HTTPError as e:
-            raw = e.read().decode("utf-8", "replace")
+            raw = e.read(64 << 10).decode("utf-8", "replace")
             message = raw[:200]
             parsed = None
             try:

@@ -1,0 +1,86 @@
+"""PowerStreamingClient keeps a stream whose daemon sends malformed events:
+each one is logged and skipped, and the events after it still arrive on the
+same connection (no reconnect)."""
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from zeus.monitor.power_streaming import PowerStreamingClient
+from zeus.utils.zeusd import ZeusdConfig
+
+MALFORMED = [
+    b'{"timestamp_ms": 1, "power_mw": {"0": 1' + b"0" * 400 + b"}}",  # OverflowError.
+    b"[" * 100000 + b"]" * 100000,  # RecursionError.
+    b'{"power_mw": {"0": {"nested": []}}}',  # TypeError.
+    b"not json",
+]
+
+
+class MalformedThenGood:
+    """Streams the MALFORMED events, then good snapshots (GPU 0 at 123 W)
+    until the client leaves; counts connections."""
+
+    def __init__(self):
+        self.connections = 0
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                if not self.path.startswith("/gpu/stream_power"):
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                fake.connections += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                try:
+                    for event in MALFORMED:
+                        self.wfile.write(b"data: " + event + b"\n\n")
+                    while True:
+                        good = {"timestamp_ms": int(time.time() * 1000),
+                                "power_mw": {"0": 123000}}
+                        self.wfile.write(b"data: " + json.dumps(good).encode() + b"\n\n")
+                        self.wfile.flush()
+                        time.sleep(0.02)
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_malformed_events_are_skipped_and_the_stream_survives(caplog):
+    fake = MalformedThenGood()
+    client = PowerStreamingClient([ZeusdConfig.tcp("127.0.0.1", fake.port, gpu_indices=[0],
+                                                   cpu_indices=[])], reconnect_delay_s=60.0)
+    try:
+        deadline = time.monotonic() + 60  # A bound for a broken client, not a speed target.
+        mine = None
+        while time.monotonic() < deadline:
+            mine = client.get_power().get(f"127.0.0.1:{fake.port}")
+            if mine is not None and mine.gpu_power_w:
+                break
+            time.sleep(0.01)
+        assert mine is not None and mine.gpu_power_w == {0: 123.0}
+        assert fake.connections == 1  # The same stream, never reconnected.
+        assert all(t.is_alive() for t in client._threads)
+    finally:
+        client.stop()
+        fake.close()
+    skipped = [r for r in caplog.records if "not a power snapshot" in r.getMessage()]
+    assert len(skipped) == len(MALFORMED), [r.getMessage()[:200] for r in caplog.records]
