@@ -161,3 +161,24 @@ def test_tokens_scope_what_the_clients_read(start_daemon, tmp_path):
         assert readings[sock].cpu_power_w == {}
     finally:
         streams.stop()
+
+
+def test_zeusd_rapl_cpu_reads_through_the_client_it_is_given(start_daemon, monkeypatch):
+    """ZeusdRAPLCPU(index, client) reads the daemon's RAPL counters through
+    `client`, without ZEUSD_SOCK_PATH."""
+    from zeus.device.cpu.common import ZeusCPUNotFoundError
+    from zeus.device.cpu.rapl import ZeusdRAPLCPU
+    monkeypatch.delenv("ZEUSD_SOCK_PATH", raising=False)
+    sock = start_daemon("rapl")
+    client = ZeusdClient(ZeusdConfig.uds(sock))
+    cpu = ZeusdRAPLCPU(0, client)
+    assert cpu.supports_get_dram_energy_consumption()
+    first = cpu.get_total_energy_consumption()
+    deadline = time.time() + 10
+    while cpu.get_total_energy_consumption().cpu_mj <= first.cpu_mj:
+        assert time.time() < deadline
+        time.sleep(0.01)
+    later = cpu.get_total_energy_consumption()
+    assert later.dram_mj is not None and later.dram_mj >= first.dram_mj
+    with pytest.raises(ZeusCPUNotFoundError, match="serves no CPU 5"):
+        ZeusdRAPLCPU(5, client)

@@ -1,5 +1,6 @@
 """The HTTP routes of the batch-size optimizer server (include/zeus/protocol/protocol.h),
-called with the standard library.
+called with httpx (Debian's python3-httpx), as the original client does; redirects
+are not followed.
 
 Errors map as in the C++ client: HTTP 400/413/422 InvalidArgumentError,
 401/403 PermissionDeniedError, 404 NotFoundError, 409 AlreadyExistsError,
@@ -12,15 +13,13 @@ Idempotent calls (register, report, check-in, end trial) are retried while the s
 is unavailable, within one time budget per call (BatchSizeServer's timeout_s).
 """
 
-import http.client
 import json
 import math
 import os
-import socket
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
+
+import httpx
 
 from zeus.exception import (AlreadyExistsError, InternalError, InvalidArgumentError,
                             NotFoundError, PermissionDeniedError, UnavailableError)
@@ -125,38 +124,38 @@ class BatchSizeServer:
     def _once(self, method, path, body=None, timeout_s=None):
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
         data = None if body is None else json.dumps(body, allow_nan=False).encode()
-        request = urllib.request.Request(self.url + path, data=data, method=method)
+        headers = {}
         if data is not None:
-            request.add_header("Content-Type", "application/json")
+            headers["Content-Type"] = "application/json"
         if self.token:
-            request.add_header("Authorization", f"Bearer {self.token}")
+            headers["Authorization"] = f"Bearer {self.token}"
         try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:
-                text = response.read().decode("utf-8", "replace")
-        except urllib.error.HTTPError as e:
-            raw = e.read().decode("utf-8", "replace")
-            message = raw[:200]
+            response = httpx.request(method, self.url + path, content=data, headers=headers,
+                                     timeout=timeout_s)
+        except httpx.TimeoutException:
+            raise UnavailableError_(
+                f"server: {self.url} did not answer {method} {path} within {timeout_s:.3g} s "
+                f"(the client's budget: timeout_s or ${TIMEOUT_ENV})") from None
+        except httpx.TransportError as e:
+            raise UnavailableError_(
+                f"server: {self.url} unreachable on {method} {path}: {e}") from None
+        text = response.text
+        if not 200 <= response.status_code < 300:
+            message = text[:200]
             parsed = None
             try:
-                parsed = json.loads(raw)
+                parsed = json.loads(text)
                 for key in ("message", "error", "detail"):
                     if isinstance(parsed, dict) and isinstance(parsed.get(key), str):
                         message = parsed[key]
                         break
             except ValueError:
                 pass
-            error = _BY_STATUS.get(e.code, InternalError_)
-            if e.code == 404 and (parsed in _NO_SUCH_ROUTE or not isinstance(parsed, dict)):
+            code = response.status_code
+            error = _BY_STATUS.get(code, InternalError_)
+            if code == 404 and (parsed in _NO_SUCH_ROUTE or not isinstance(parsed, dict)):
                 error = NoSuchRouteError
-            raise error(f"server: {message} (HTTP {e.code} on {method} {path})")
-        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError,
-                http.client.HTTPException) as e:
-            reason = getattr(e, "reason", e)
-            if isinstance(reason, (socket.timeout, TimeoutError)):
-                raise UnavailableError_(
-                    f"server: {self.url} did not answer {method} {path} within {timeout_s:.3g} s "
-                    f"(the client's budget: timeout_s or ${TIMEOUT_ENV})")
-            raise UnavailableError_(f"server: {self.url} unreachable on {method} {path}: {reason}")
+            raise error(f"server: {message} (HTTP {code} on {method} {path})")
         try:
             return json.loads(text) if text else None
         except ValueError:
