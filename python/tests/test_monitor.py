@@ -91,8 +91,8 @@ def test_a_zero_energy_window_warns_as_the_original():
                             text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = [line for line in result.stdout.splitlines() if not line.startswith("[")]
-    assert lines[0].startswith("0.0 [('UserWarning', 'The energy consumption of one or more GPUs "
-                               "was measured as zero. This means that"), lines
+    assert lines[0].startswith("0.0 [('UserWarning', \"The energy consumption of one or more "
+                               "GPUs was measured as zero. This means that"), lines
     assert "Consider turning on the `approx_instant_energy` option in `ZeusMonitor`" in lines[0]
     assert lines[1] == "0"
 

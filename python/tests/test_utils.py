@@ -459,7 +459,7 @@ def test_show_env_prints_every_section(tmp_path):
     # As the original, GPUs refuse a ZEUSD_SOCK_PATH that names no socket; the
     # section says why instead of failing the whole report.
     assert "Error initializing GPUs: ZeusdError: ZEUSD_SOCK_PATH" in out
-    assert f"zeusd at {tmp_path / 'nobody.sock'}: unusable: cannot reach zeusd" in out
+    assert f"zeusd at {tmp_path / 'nobody.sock'}: unusable: Cannot reach Zeusd" in out
     env.pop("ZEUSD_SOCK_PATH")
     result = run_python(["-m", "zeus.show_env"], env=env, timeout=120)
     assert result.returncode == 0, result.stderr

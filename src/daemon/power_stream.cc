@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "zeus/util/strings.h"
+
 namespace zeus::daemon {
 
 using json = nlohmann::json;
@@ -210,7 +212,7 @@ PowerHub::~PowerHub() {
 
 std::unique_ptr<Subscription> PowerHub::Subscribe(std::vector<std::string> ids) {
   std::unique_ptr<Subscription> s(
-      new Subscription(this, name_ + "_id", std::move(ids), queue_capacity_));
+      new Subscription(this, ToLower(name_) + "_id", std::move(ids), queue_capacity_));
   std::lock_guard<std::mutex> lock(mu_);
   if (shutdown_) {
     s->ended_ = true;

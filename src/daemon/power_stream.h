@@ -101,8 +101,8 @@ struct PowerHubStats {
 
 class PowerHub {
  public:
-  // `name` ("gpu"/"cpu") names the poller in logs and the id field of each
-  // streamed event (`<name>_id`); `period` between polls;
+  // `name` ("GPU"/"CPU") names the poller in logs and, in lower case, the id
+  // field of each streamed event (`gpu_id`); `period` between polls;
   // `queue_capacity` events per subscriber. Starts the (idle) poller thread.
   PowerHub(std::string name, std::unique_ptr<PowerSampler> sampler,
            std::chrono::microseconds period, size_t queue_capacity = 16);

@@ -164,7 +164,9 @@ TEST_P(StreamTest, FiftySubscribersShareOnePollerAndALeavingClientIsForgotten) {
       // Filtered to GPU 1, or both GPUs in turn, one sample after another.
       EXPECT_EQ(events[e]["gpu_id"], i % 2 ? 1 : static_cast<int>(e % 2)) << events[e].dump();
     }
-    if (i % 2 == 0) EXPECT_EQ(events[0]["timestamp_ms"], events[1]["timestamp_ms"]);
+    if (i % 2 == 0) {
+      EXPECT_EQ(events[0]["timestamp_ms"], events[1]["timestamp_ms"]);
+    }
   }
 
   // One rate whatever the number of subscribers: polls over a window at
