@@ -43,7 +43,8 @@ def package_files():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--library", required=True, help="path of libzeus_c.so")
-    parser.add_argument("--version", help="the package version (default: zeus.__version__)")
+    parser.add_argument("--version",
+                        help="the package version (default: zeus.__core_version__)")
     parser.add_argument("--out", required=True, help="directory the wheel is written to")
     parser.add_argument("--platform-tag", default="linux_" + platform.machine(),
                         help="wheel platform tag (default linux_<machine>)")
@@ -53,11 +54,12 @@ def main():
 
     name = "zeus"
     with open(os.path.join(PACKAGE_DIR, "__init__.py")) as f:
-        package_version = re.search(r'^__version__ = "([^"]+)"', f.read(), re.M).group(1)
+        package_version = re.search(r'^__core_version__ = "([^"]+)"', f.read(),
+                                    re.M).group(1)
     if args.version is None:
         args.version = package_version
     elif args.version != package_version:
-        sys.exit(f"build_wheel.py: --version {args.version} differs from zeus.__version__ "
+        sys.exit(f"build_wheel.py: --version {args.version} differs from zeus.__core_version__ "
                  f"{package_version} (python/zeus/__init__.py)")
     tag = f"py3-none-{args.platform_tag}"
     dist_info = f"{name}-{args.version}.dist-info"

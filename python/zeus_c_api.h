@@ -179,6 +179,20 @@ ZEUS_C_EXPORT void zeus_cpus_destroy(zeus_cpus* cpus);
  * windows measure time only. `sync` may be NULL. */
 ZEUS_C_EXPORT int32_t zeus_monitor_create(const char* options_json, zeus_sync_fn sync, void* user,
                                           zeus_monitor** out, char* message, size_t message_size);
+/* A replaying window source (zeus_monitor_create_replay): called when window
+ * `name` ends; writes the window's time (s) to *time_s and each GPU's energy
+ * (J, by position; `num_gpus` of them) to `gpu_energy_j`, and returns 0;
+ * non-zero when it has no measurement for the window (the window's End then
+ * fails with 10 aborted). Called on the thread ending the window. */
+typedef int (*zeus_replay_end_fn)(const char* name, double* time_s, double* gpu_energy_j,
+                                  size_t num_gpus, void* user);
+/* A monitor whose windows measure nothing: each End asks `end` for the
+ * window's time and energies (e.g. rows of a recorded log). Its GPUs
+ * (options key "gpu_indices", as for zeus_monitor_create) are opened, so a
+ * power-limit optimizer built on it sets their limits; no CPU. */
+ZEUS_C_EXPORT int32_t zeus_monitor_create_replay(const char* options_json, zeus_replay_end_fn end,
+                                                 void* user, zeus_monitor** out, char* message,
+                                                 size_t message_size);
 ZEUS_C_EXPORT int32_t zeus_monitor_num_gpus(const zeus_monitor* monitor);
 ZEUS_C_EXPORT int32_t zeus_monitor_num_cpus(const zeus_monitor* monitor);
 /* The CUDA index of GPU `position` / the socket of CPU `position`; -1 when

@@ -56,7 +56,6 @@ Status CreateMonitor(const char* options_json, zeus_sync_fn sync, void* user, ze
       SetIfPresent(f.OptionalBool("approx_instant_energy"), &options.approximate_short_windows));
   std::string log_file;
   ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalString("log_file"), &log_file));
-  if (!log_file.empty()) options.window_reporter = zeus::NewCsvWindowReporter(log_file);
   for (const char* key : {"power_sample_period_s", "counter_poll_period_s"}) {
     ZEUS_ASSIGN_OR_RETURN(std::optional<double> period_s, f.OptionalDouble(key, 0.0, 3600.0));
     if (period_s.has_value()) {
@@ -70,6 +69,13 @@ Status CreateMonitor(const char* options_json, zeus_sync_fn sync, void* user, ze
                         zeus::c_api::SelectGpus(kFn, j.value("gpu_indices", nlohmann::json())));
   ZEUS_ASSIGN_OR_RETURN(state->cpus,
                         zeus::c_api::SelectCpus(kFn, j.value("cpu_indices", nlohmann::json())));
+  if (!log_file.empty()) {
+    // Columns named by GPU index, as the original's log (ReplayZeusMonitor
+    // reads the indices back from the header).
+    std::vector<int> gpu_indices;
+    for (zeus::Gpu* gpu : state->gpus.picked) gpu_indices.push_back(gpu->index());
+    options.window_reporter = zeus::NewCsvWindowReporter(log_file, std::move(gpu_indices));
+  }
   if (sync != nullptr) {
     state->sync = [sync, user] {
       if (t_skip_sync) return;

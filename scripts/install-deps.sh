@@ -12,7 +12,7 @@ packages=(
   libboost-dev libssl-dev
   libjwt-dev
   python3 python3-dev pybind11-dev
-  python3-venv python3-pip python3-torch python3-pytest
+  python3-venv python3-pip python3-torch python3-pytest python3-httpx
   prometheus-cpp-dev prometheus prometheus-pushgateway python3-prometheus-client
   gnuplot-nox libexpat1-dev
   libjs-chart.js chromium

@@ -37,6 +37,7 @@ struct DaemonFlags {
   std::string state_file = "/var/lib/zeus/zeusd-state.json";
   std::string group;
   bool restrict_reads = false;
+  bool tcp_changes = false;
   double lease_timeout_s = 0;
   double request_timeout_s = 5;
   size_t max_body_bytes = 64 * 1024;
@@ -153,6 +154,7 @@ Status RunDaemon(const DaemonFlags& flags) {
     ZEUS_ASSIGN_OR_RETURN(options.control_group, ParseGroup("--group", flags.group));
   }
   options.restrict_reads = flags.restrict_reads;
+  options.tcp_changes = flags.tcp_changes;
   if (!(flags.lease_timeout_s >= 0)) return InvalidArgumentError("--lease-timeout-s must be >= 0");
   if (!(flags.request_timeout_s > 0))
     return InvalidArgumentError("--request-timeout-s must be > 0");
@@ -248,7 +250,12 @@ void RegisterDaemonCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--tcp", flags->tcp,
                   "Also serve reads on TCP [HOST:]PORT or [IPV6]:PORT (host default 127.0.0.1, "
-                  "also for :PORT; changes need the Unix socket)");
+                  "also for :PORT; changes need the Unix socket unless --tcp-changes)");
+  cmd->add_flag("--tcp-changes", flags->tcp_changes,
+                "Accept GPU changes over --tcp too, as the original zeusd does (with "
+                "--signing-key-path: from gpu-control tokens); they are held by one lease of all "
+                "TCP clients, put back when the daemon stops or after --lease-timeout-s without "
+                "a TCP request");
   cmd->add_option("--state-file", flags->state_file,
                   "Durable record of the values to put back (crash recovery)")
       ->capture_default_str();

@@ -329,3 +329,26 @@ def test_server_errors_are_also_the_originals_runtime_error(zeus_server):
         BatchSizeOptimizer(monitor, f"http://127.0.0.1:{free_port()}", job_spec(),
                            max_attempts=1)
     assert isinstance(info.value, UnavailableError)
+
+
+def test_the_server_calls_go_through_httpx(monkeypatch):
+    """As the original client, the batch-size client speaks httpx: a user's
+    patched or mocked httpx sees its requests; redirects are not followed."""
+    import httpx
+    from zeus.optimizer.batch_size.http import BatchSizeServer
+    seen = []
+
+    def fake_request(method, url, **kwargs):
+        seen.append((method, url, kwargs.get("headers", {}).get("Authorization"),
+                     json.loads(kwargs["content"]) if kwargs.get("content") else None))
+        if url.endswith("/moved"):
+            return httpx.Response(307, headers={"Location": "http://elsewhere/"}, text="")
+        return httpx.Response(200, json={"stop_train": False, "converged": False,
+                                         "message": "keep"})
+
+    monkeypatch.setattr(httpx, "request", fake_request)
+    server = BatchSizeServer("http://bso.example:7000", token="t")
+    assert server.report({"job_id": "j"})["message"] == "keep"
+    assert seen == [("POST", "http://bso.example:7000/report", "Bearer t", {"job_id": "j"})]
+    with pytest.raises(Exception, match="HTTP 307"):
+        server._once("GET", "/moved")

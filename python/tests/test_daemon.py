@@ -61,3 +61,73 @@ def test_sigkilled_job_gets_its_limits_back_through_the_daemon(zeus_daemon):
     while limits_w(state_file) != [700, 700] and time.time() < deadline:
         time.sleep(0.01)
     assert limits_w(state_file) == [700, 700], daemon_log()
+
+
+@pytest.fixture
+def tcp_daemon(tmp_path):
+    """A `zeus daemon` that also accepts changes over TCP (--tcp-changes);
+    yields (env for clients with ZEUSD_HOST_PORT, the fake GPUs' state file,
+    the log reader, the process)."""
+    from conftest import free_port
+    port = free_port()
+    proc, sock, env, log_path = start_zeus_daemon(
+        tmp_path, tmp_path / "no-powercap", "--group", str(os.getgid()), "--tcp",
+        f"127.0.0.1:{port}", "--tcp-changes")
+    try:
+        yield dict(env, ZEUSD_HOST_PORT=f"127.0.0.1:{port}"), tmp_path / "gpus", \
+            log_path.read_text, proc, sock
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_get_gpus_relays_setters_to_zeusd_host_port(tcp_daemon):
+    """The original's documented TCP setup: with ZEUSD_HOST_PORT set, get_gpus()
+    returns Zeusd GPUs whose setters go to the daemon (no local privilege)."""
+    env, state_file, daemon_log, proc, _ = tcp_daemon
+    env.pop("ZEUSD_SOCK_PATH", None)
+    script = textwrap.dedent("""
+        from zeus.device import get_gpus
+        from zeus.device.gpu.amd import ZeusdAMDGPU
+        from zeus.device.gpu.nvidia import ZeusdNVIDIAGPU
+        gpus = get_gpus()
+        print(all(isinstance(g, (ZeusdNVIDIAGPU, ZeusdAMDGPU)) for g in gpus.gpus))
+        gpus.set_power_management_limit(1, 300_000)
+        print("set", gpus.get_power_management_limit(1))
+    """)
+    result = run_python(["-c", script], env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [line for line in result.stdout.splitlines() if not line.startswith("[")] == [
+        "True", "set 300000"]
+    assert re.search(r"power limit 300000 mW for a TCP client", daemon_log()), daemon_log()
+    # TCP clients' changes stay until the daemon stops (it knows no process).
+    assert limits_w(state_file) == [700, 300]
+    proc.terminate()
+    assert proc.wait(timeout=10) == 0
+    assert limits_w(state_file) == [700, 700], daemon_log()
+
+
+def test_zeusd_gpu_honours_the_client_it_is_given(tcp_daemon, monkeypatch):
+    """ZeusdNVIDIAGPU(index, client) sends its setters through `client`,
+    without ZEUSD_SOCK_PATH."""
+    from zeus.device.gpu import amd, nvidia
+    from zeus.utils.zeusd import ZeusdClient, ZeusdConfig
+    env, state_file, daemon_log, _, sock = tcp_daemon
+    monkeypatch.delenv("ZEUSD_SOCK_PATH", raising=False)
+    monkeypatch.delenv("ZEUSD_HOST_PORT", raising=False)
+    amd_run = not os.path.exists(os.environ.get("ZEUS_NVML_LIBRARY", ""))
+    cls = amd.ZeusdAMDGPU if amd_run else nvidia.ZeusdNVIDIAGPU
+    host, port = env["ZEUSD_HOST_PORT"].split(":")
+    for client in (ZeusdClient(ZeusdConfig.tcp(host, int(port))),
+                   ZeusdClient(ZeusdConfig.uds(sock))):
+        gpu = cls(1, client)
+        assert gpu.supports_nonblocking_setters
+        gpu.set_power_management_limit(250_000)
+        assert client.get_power_limit([1]) == {1: 250_000}
+        if client.endpoint == sock:
+            assert re.search(rf"power limit 250000 mW for pid {os.getpid()} ", daemon_log())
+        else:
+            assert "power limit 250000 mW for a TCP client" in daemon_log()
+            assert client.make_client().post(client.url("/lease/release")).status_code == 200
+    with pytest.raises(Exception, match="pass a ZeusdClient, or set ZEUSD_SOCK_PATH"):
+        cls(0, None)

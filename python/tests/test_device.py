@@ -457,6 +457,8 @@ def test_rapl_cpus_read_the_counters_in_mj(fake_rapl):
     assert cpus.supports_get_dram_energy_consumption(1) is False
     start = cpus.get_total_energy_consumption(0)
     assert isinstance(start, cpu_common.CpuDramMeasurement)
+    # The counters' own values (as the original reads them), in mJ.
+    assert start == cpu_common.CpuDramMeasurement(cpu_mj=5000.0, dram_mj=1000.0)
     (fake_rapl / "intel-rapl:0" / "energy_uj").write_text("5250000\n")
     (fake_rapl / "intel-rapl:0" / "intel-rapl:0:0" / "energy_uj").write_text("1100000\n")
     delta = cpus.get_total_energy_consumption(0) - start
@@ -539,7 +541,38 @@ def test_soc_measurement_helpers(tmp_path):
     a = apple.AppleSiliconMeasurement(cpu_total_mj=3, efficiency_cores_mj=[1, 2])
     with pytest.warns(DeprecationWarning):
         a.zeroAllFields()
-    assert (a.cpu_total_mj, a.efficiency_cores_mj, a.gpu_mj) == (0, [0, 0], None)
+    # The original empties lists.
+    assert (a.cpu_total_mj, a.efficiency_cores_mj, a.gpu_mj) == (0, [], None)
+
+
+def test_handle_is_the_pynvml_handle_or_says_pynvml_is_missing(monkeypatch):
+    import sys
+    import types
+    gpu = nvidia.NVIDIAGPU(0)
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # Not importable.
+    with pytest.raises(ZeusBaseGPUError, match="pynvml \\(the nvidia-ml-py package\\) is not "
+                                               "importable"):
+        gpu.handle
+    calls = []
+    fake = types.ModuleType("pynvml")
+    fake.nvmlInit = lambda: calls.append("init")
+    fake.nvmlDeviceGetHandleByUUID = lambda uuid: ("handle", uuid)
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    assert gpu.handle == ("handle", FAKE_UUID_0)
+    assert gpu.handle is gpu.handle and calls == ["init"]
+
+
+def test_apple_silicon_measurements_subtract_field_by_field():
+    later = apple.AppleSiliconMeasurement(cpu_total_mj=30, efficiency_cores_mj=[5, 7], gpu_mj=4)
+    earlier = apple.AppleSiliconMeasurement(cpu_total_mj=10, efficiency_cores_mj=[1, 2], gpu_mj=1)
+    assert later - earlier == apple.AppleSiliconMeasurement(
+        cpu_total_mj=20, efficiency_cores_mj=[4, 5], gpu_mj=3)
+    with pytest.raises(TypeError, match="only supported between AppleSiliconMeasurement"):
+        later - 3
+    with pytest.raises(ValueError, match="Inconsistent field .*: gpu_mj"):
+        later - apple.AppleSiliconMeasurement(cpu_total_mj=1, efficiency_cores_mj=[1, 1])
+    with pytest.raises(ValueError, match="Inconsistent field .*: efficiency_cores_mj"):
+        later - apple.AppleSiliconMeasurement(cpu_total_mj=1, efficiency_cores_mj=[1], gpu_mj=1)
 
 
 def test_amd_is_unavailable_where_the_core_uses_nvml():

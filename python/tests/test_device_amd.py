@@ -16,7 +16,7 @@ import zeus.device
 from zeus.device.exception import ZeusdError
 from zeus.device.gpu import amd, nvidia
 from zeus.device.gpu.common import (GPUs, ZeusGPUInitError, ZeusGPUInvalidArgError,
-                                    ZeusGPUNotSupportedError)
+                                    ZeusGPUNotFoundError, ZeusGPUNotSupportedError)
 
 AMD_RUN = bool(os.environ.get("ZEUS_AMDSMI_LIBRARY")) and \
     not os.path.exists(os.environ.get("ZEUS_NVML_LIBRARY", ""))
@@ -92,8 +92,15 @@ def test_amd_differences_from_nvidia_are_not_supported_errors():
         gpu.set_gpu_locked_clocks(1000, 1400)
     with pytest.raises(ZeusGPUInvalidArgError, match="power_limit_mw"):
         gpu.set_power_management_limit(-1)
-    with pytest.raises(ZeusGPUInvalidArgError, match="no GPU with index 2"):
-        amd.AMDGPU(2)
+    # The original's class and words for an AMD GPU that is not there.
+    with pytest.raises(ZeusGPUNotFoundError) as info:
+        amd.AMDGPU(7)
+    assert str(info.value) == "GPU with HIP index 7 not found. Found HIP indices: [0, 1]."
+    # AMD SMI resets every clock domain at once: one alone is not supported.
+    with pytest.raises(ZeusGPUNotSupportedError, match="resetting only the GPU locked clocks"):
+        gpu.reset_gpu_locked_clocks()
+    with pytest.raises(ZeusGPUNotSupportedError, match="resetting only the memory locked"):
+        gpu.reset_memory_locked_clocks()
 
 
 @amd_only
@@ -134,5 +141,5 @@ def test_hip_visible_devices_picks_the_gpus():
 
 @amd_only
 def test_zeusd_amd_gpu_needs_the_socket():
-    with pytest.raises(ZeusdError, match="ZeusdAMDGPU: set ZEUSD_SOCK_PATH"):
+    with pytest.raises(ZeusdError, match="ZeusdAMDGPU: pass a ZeusdClient, or set ZEUSD_SOCK_PATH"):
         amd.ZeusdAMDGPU(0, client=None)

@@ -45,6 +45,58 @@ def test_windows_around_steps_and_epochs_of_a_training_loop(tmp_path):
     monitor.close()
 
 
+def test_log_columns_are_named_by_gpu_index_and_replay_reads_them(tmp_path):
+    """The original names the log's columns by GPU index (gpu1_energy for
+    gpu_indices=[1]); ReplayZeusMonitor reads the indices back."""
+    from zeus.utils.testing import ReplayZeusMonitor
+    log = tmp_path / "one.csv"
+    monitor = ZeusMonitor(gpu_indices=[1], log_file=str(log))
+    monitor.begin_window("w")
+    recorded = monitor.end_window("w")
+    monitor.close()
+    rows = list(csv.reader(open(log)))
+    assert rows[0] == ["start_time", "window_name", "elapsed_time", "gpu1_energy"]
+    assert float(rows[1][3]) == pytest.approx(recorded.gpu_energy[1])
+    replay = ReplayZeusMonitor(log_file=log)
+    assert replay.gpu_indices == [1]
+    replay.begin_window("w")
+    assert replay.end_window("w").gpu_energy == {1: pytest.approx(recorded.gpu_energy[1])}
+
+
+def test_a_zero_energy_window_warns_as_the_original():
+    import subprocess
+    import sys
+    import textwrap
+    import os
+    script = textwrap.dedent("""
+        import warnings
+        from zeus.monitor import ZeusMonitor
+        monitor = ZeusMonitor(gpu_indices=[0])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            monitor.begin_window("short")
+            m = monitor.end_window("short")
+        print(m.gpu_energy[0], [(w.category.__name__, str(w.message)) for w in caught])
+        quiet = ZeusMonitor(gpu_indices=[0], approx_instant_energy=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            quiet.begin_window("short")
+            quiet.end_window("short")
+        print(len(caught))
+    """)
+    # The fake's counter does not move at the 700 W limit: every window is 0 J.
+    env = dict(os.environ, FAKE_NVML_ENERGY_STEP_MJ_BY_LIMIT="700:0",
+               FAKE_AMDSMI_ENERGY_STEP_MJ_BY_LIMIT="700:0")
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if not line.startswith("[")]
+    assert lines[0].startswith("0.0 [('UserWarning', \"The energy consumption of one or more "
+                               "GPUs was measured as zero. This means that"), lines
+    assert "Consider turning on the `approx_instant_energy` option in `ZeusMonitor`" in lines[0]
+    assert lines[1] == "0"
+
+
 def test_window_boundaries_synchronise_unless_asked_not_to(monkeypatch):
     import zeus.monitor.energy as energy
     calls = []
@@ -83,7 +135,12 @@ def test_cancel_and_errors_keep_other_windows():
         monitor.end_window("dropped")
     with pytest.raises(KeyError):  # NotFoundError is a KeyError too.
         monitor.end_window("never opened")
-    with pytest.raises(AlreadyExistsError, match="kept"):
+    # The original's class (ValueError) and words.
+    with pytest.raises(ValueError, match="^Measurement window 'never opened' does not exist$"):
+        monitor.end_window("never opened")
+    with pytest.raises(ValueError, match="^Measurement window 'never' does not exist$"):
+        monitor.end_window("never", cancel=True)
+    with pytest.raises(AlreadyExistsError, match="^Measurement window 'kept' already exists$"):
         monitor.begin_window("kept")
     kept = monitor.end_window("kept")  # Still measures, errors and all.
     assert kept.gpu_energy[0] > 0 and kept.time > 0

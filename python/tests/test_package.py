@@ -41,3 +41,12 @@ def test_hf_callback_needs_transformers():
             callback(zeus.monitor.ZeusMonitor(gpu_indices=[0]))
     else:
         assert zeus.optimizer.power_limit.HFGlobalPowerLimitOptimizer is not None
+
+
+def test_version_compares_as_the_api_it_implements():
+    """Version-gated user code (>= 0.16) must judge this package as the v0.16
+    API; the package's own version is __core_version__."""
+    import importlib.metadata
+    assert tuple(int(p) for p in zeus.__version__.split(".")[:2]) >= (0, 16)
+    assert zeus.__version__ == "0.16.0"
+    assert importlib.metadata.version("zeus") == zeus.__core_version__

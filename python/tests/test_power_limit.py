@@ -255,9 +255,25 @@ def test_hf_callback_is_importable_without_transformers():
         with pytest.raises(ImportError, match="transformers"):
             HFGlobalPowerLimitOptimizer(ZeusMonitor(gpu_indices=[0]))
     else:
-        hf = HFGlobalPowerLimitOptimizer(ZeusMonitor(gpu_indices=[0]), Energy(), **FAST)
+        hf = HFGlobalPowerLimitOptimizer(ZeusMonitor(gpu_indices=[0]), Energy(), wait_steps=2,
+                                         warmup_steps=2, profile_steps=3, pl_step=100)
         assert isinstance(hf.optimizer, GlobalPowerLimitOptimizer)
         hf.optimizer.close()
+
+
+def test_hf_callback_takes_exactly_the_originals_arguments():
+    import inspect
+    from zeus.optimizer.power_limit import HFGlobalPowerLimitOptimizer
+    params = inspect.signature(HFGlobalPowerLimitOptimizer.__init__).parameters
+    assert [(p.name, p.kind, p.default) for p in params.values()] == [
+        ("self", inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty),
+        ("monitor", inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty),
+        ("optimum_selector", inspect.Parameter.POSITIONAL_OR_KEYWORD, None),
+        ("wait_steps", inspect.Parameter.POSITIONAL_OR_KEYWORD, 1),
+        ("warmup_steps", inspect.Parameter.POSITIONAL_OR_KEYWORD, 10),
+        ("profile_steps", inspect.Parameter.POSITIONAL_OR_KEYWORD, 40),
+        ("pl_step", inspect.Parameter.POSITIONAL_OR_KEYWORD, 25),
+        ("profile_path", inspect.Parameter.POSITIONAL_OR_KEYWORD, None)]
 
 
 def test_a_profile_saved_by_the_original_is_loaded(tmp_path):

@@ -1,6 +1,8 @@
 """PowerStreamingClient against fake zeusd Server-Sent Event servers on
 loopback TCP and on a Unix socket: several daemons at once, one dropping its
-stream mid-way, one without CPU power."""
+stream mid-way, one without CPU power. The fakes write raw SSE bytes in zeusd
+v0.5's shape (one event per device per sample) unless told to send one
+snapshot of every device per event."""
 
 import json
 import os
@@ -30,12 +32,13 @@ class Config:
 
 
 class FakeZeusd:
-    """Streams GPU snapshots with power 100 W x (index + 1) + the event
-    number, and CPU snapshots; drops the GPU stream after `drop_after`
+    """Streams GPU power 100 W x (index + 1) + the sample number, and CPU
+    power, as zeusd v0.5 does (one event per device per sample) or, with
+    `snapshots`, one event per sample holding every device; drops the GPU stream after `drop_after`
     events of its first connection; answers CPU routes 404 without CPUs."""
 
     def __init__(self, unix_path=None, drop_after=None, has_cpu=True, chunked=False,
-                 period_s=0.02):
+                 period_s=0.02, snapshots=False):
         self.gpu_connections = 0
         self.cpu_connections = 0
         self.requests = []
@@ -103,11 +106,20 @@ class FakeZeusd:
                         else:
                             power = {str(i): {"cpu_mw": 40000 + n, "dram_mw": None if i else 5000}
                                      for i in ids}
-                        snapshot = {"timestamp_ms": int(time.time() * 1000), "power_mw": power}
-                        # A comment line and the event, as SSE allows.
+                        now_ms = int(time.time() * 1000)
+                        if snapshots:
+                            events = [{"timestamp_ms": now_ms, "power_mw": power}]
+                        elif gpu:
+                            events = [{"timestamp_ms": now_ms, "gpu_id": int(i), "power_mw": mw}
+                                      for i, mw in power.items()]
+                        else:
+                            events = [{"timestamp_ms": now_ms, "cpu_id": int(i), **fields}
+                                      for i, fields in power.items()]
+                        # A comment line and the events, as SSE allows.
                         if n == 1:
                             self._send(b": keep-alive\n")
-                        self._send(b"data: " + json.dumps(snapshot).encode() + b"\n\n")
+                        self._send(b"".join(b"data: " + json.dumps(e).encode() + b"\n\n"
+                                            for e in events))
                         if gpu and drop_after and connection == 1 and n >= drop_after:
                             return  # Drops the stream mid-way.
                         time.sleep(period_s)
@@ -199,6 +211,26 @@ def test_streams_several_daemons_and_survives_a_dropped_stream(daemons):
     assert "/gpu/stream_power" in local.requests  # None: every GPU, no query.
     assert all(h.get("authorization") == "Bearer tok" for h in steady.headers)
     assert all("authorization" not in h for h in dropping.headers)
+
+
+@pytest.mark.parametrize("snapshots", [False, True], ids=["zeusd_v05_events", "snapshots"])
+def test_reads_zeusd_v05_events_and_snapshots(daemons, snapshots):
+    """zeusd v0.5 sends `data: {"timestamp_ms", "gpu_id", "power_mw"}` per
+    GPU and `data: {"timestamp_ms", "cpu_id", "cpu_mw", "dram_mw"}` per CPU;
+    each event updates its device, the others keep their readings. The
+    snapshot shape is read too."""
+    d = daemons(snapshots=snapshots)
+    client = PowerStreamingClient([Config(host_port=d.host_port, gpu_indices=[0, 1],
+                                          cpu_indices=[0, 1])], reconnect_delay_s=0.05)
+    try:
+        readings = wait_for(lambda: (lambda r: r if r and len(r.gpu_power_w) == 2 and len(
+            r.cpu_power_w) == 2 else None)(client.get_power().get(d.host_port)))
+    finally:
+        client.stop()
+    assert 100.0 < readings.gpu_power_w[0] < 110.0 and 200.0 < readings.gpu_power_w[1] < 210.0
+    assert 40.0 < readings.cpu_power_w[0].cpu_w < 41.0 and readings.cpu_power_w[0].dram_w == 5.0
+    assert readings.cpu_power_w[1].dram_w is None
+    assert abs(readings.timestamp_s - time.time()) < 5
 
 
 def test_iteration_yields_new_snapshots_until_stop(daemons):

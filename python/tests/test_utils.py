@@ -159,7 +159,7 @@ def test_warn_if_global_in_subprocess_only_warns_in_spawned_children(tmp_path):
     from zeus.utils.multiprocessing import warn_if_global_in_subprocess
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        warn_if_global_in_subprocess()  # The main process: silent.
+        warn_if_global_in_subprocess(object())  # The main process: silent.
     script = tmp_path / "spawner.py"
     script.write_text(textwrap.dedent("""
         import multiprocessing as mp
@@ -167,10 +167,17 @@ def test_warn_if_global_in_subprocess_only_warns_in_spawned_children(tmp_path):
         warnings.simplefilter("always")
         from zeus.utils.multiprocessing import warn_if_global_in_subprocess
 
-        warn_if_global_in_subprocess("GlobalMonitor")  # Module level: re-run in the child.
+        class GlobalMonitor:
+            def __init__(self):
+                warn_if_global_in_subprocess(self)
+
+        class LocalMonitor(GlobalMonitor):
+            pass
+
+        GlobalMonitor()  # Module level: re-run in the child.
 
         def child():
-            warn_if_global_in_subprocess("LocalMonitor")  # Inside a function: fine.
+            LocalMonitor()  # Inside a function: fine.
 
         if __name__ == "__main__":
             p = mp.get_context("spawn").Process(target=child)
@@ -182,7 +189,10 @@ def test_warn_if_global_in_subprocess_only_warns_in_spawned_children(tmp_path):
     result = run_python([str(script)], env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "exit 0" in result.stdout
-    assert result.stderr.count("GlobalMonitor was created while a spawned subprocess") == 1
+    # The original's category and words.
+    assert result.stderr.count("UserWarning: GlobalMonitor was instantiated during module import "
+                               "in a spawned subprocess. This usually means the monitor was "
+                               "created as a global variable") == 1, result.stderr
     assert "LocalMonitor" not in result.stderr
 
 
@@ -321,7 +331,7 @@ def test_replay_monitor_checks_names_and_order(tmp_path):
     replay = ReplayZeusMonitor(log_file=log, ignore_sync_execution=True)
     assert replay.gpu_indices == [0, 2]
     replay.begin_window("b")
-    with pytest.raises(RuntimeError, match="already open"):
+    with pytest.raises(RuntimeError, match="^Measurement window 'b' is already ongoing.$"):
         replay.begin_window("b")
     replay.begin_window("b", restart=True)
     cancelled = replay.end_window("b", cancel=True)  # Consumes no row.
@@ -329,7 +339,7 @@ def test_replay_monitor_checks_names_and_order(tmp_path):
     replay.begin_window("b")
     with pytest.raises(RuntimeError, match="the next logged window is 'a', not 'b'"):
         replay.end_window("b")
-    with pytest.raises(RuntimeError, match="not open"):
+    with pytest.raises(RuntimeError, match="^Measurement window 'b' is not ongoing.$"):
         replay.end_window("b")
     replay.begin_window("c")
     replay.reset_windows()
@@ -343,6 +353,46 @@ def test_replay_monitor_checks_names_and_order(tmp_path):
     (tmp_path / "other.csv").write_text("Time,Power\n")
     with pytest.raises(ValueError, match="not a ZeusMonitor log"):
         ReplayZeusMonitor(log_file=tmp_path / "other.csv")
+
+
+def test_power_limit_optimizer_profiles_from_a_replayed_log(tmp_path):
+    """The original documents ReplayZeusMonitor as a stand-in for ZeusMonitor:
+    GlobalPowerLimitOptimizer profiles every limit from the log's windows and
+    pins the cheapest."""
+    from zeus.device import get_gpus
+    from zeus.optimizer.power_limit import Done, Energy, GlobalPowerLimitOptimizer
+    from zeus.utils.testing import ReplayZeusMonitor
+    joules = {700: 90.0, 600: 80.0, 500: 70.0, 400: 50.0, 300: 60.0, 200: 75.0, 100: 95.0}
+    log = tmp_path / "replay.csv"
+    log.write_text("start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy\n" + "".join(
+        f"{i}.0,__GlobalPowerLimitOptimizer_{w},2.0,{j},{j}\n"
+        for i, (w, j) in enumerate(joules.items())))
+    monitor = ReplayZeusMonitor(log_file=log, ignore_sync_execution=True)
+    plo = GlobalPowerLimitOptimizer(monitor, Energy(), wait_steps=1, warmup_steps=1,
+                                    profile_steps=2, pl_step=100)
+    for _ in range(100):
+        plo.on_step_begin()
+        if isinstance(plo.state, Done):
+            break
+    assert isinstance(plo.state, Done), plo.state
+    assert plo.state.optimal_power_limit == 400_000
+    assert [m.power_limit for m in plo.measurements] == list(joules)
+    assert [m.energy for m in plo.measurements] == [2 * j for j in joules.values()]
+    gpus = get_gpus()
+    assert [gpus.getPowerManagementLimit(i) for i in (0, 1)] == [400_000, 400_000]
+    plo.close()
+    monitor.close()
+
+    # A log whose windows are not the optimizer's: the replay's error.
+    log.write_text("start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy\n"
+                   "0.0,epoch,1.0,1.0,1.0\n")
+    monitor = ReplayZeusMonitor(log_file=log, ignore_sync_execution=True)
+    plo = GlobalPowerLimitOptimizer(monitor, Energy(), wait_steps=1, warmup_steps=1,
+                                    profile_steps=1, pl_step=100)
+    with pytest.raises(RuntimeError, match="the next logged window is 'epoch'"):
+        for _ in range(10):
+            plo.on_step_begin()
+    plo.close()
 
 
 # --- callback, exception -------------------------------------------------------
@@ -409,7 +459,7 @@ def test_show_env_prints_every_section(tmp_path):
     # As the original, GPUs refuse a ZEUSD_SOCK_PATH that names no socket; the
     # section says why instead of failing the whole report.
     assert "Error initializing GPUs: ZeusdError: ZEUSD_SOCK_PATH" in out
-    assert f"zeusd at {tmp_path / 'nobody.sock'}: unusable: cannot reach zeusd" in out
+    assert f"zeusd at {tmp_path / 'nobody.sock'}: unusable: Cannot reach Zeusd" in out
     env.pop("ZEUSD_SOCK_PATH")
     result = run_python(["-m", "zeus.show_env"], env=env, timeout=120)
     assert result.returncode == 0, result.stderr

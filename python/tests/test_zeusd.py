@@ -1,5 +1,5 @@
-"""zeus.utils.zeusd: the zeusd client (standard library HTTP over a Unix
-socket or TCP) against a small in-test daemon whose answers each test sets,
+"""zeus.utils.zeusd: the zeusd client (httpx over a Unix socket or TCP)
+against a small in-test daemon whose answers each test sets,
 and against a real `zeus daemon` over the fake libnvml (or the fake
 libamd_smi, in the ctest zeus_python_pytest_amd)."""
 
@@ -177,7 +177,9 @@ def test_a_refusal_raises_with_the_daemons_message(fake_daemon):
     with pytest.raises(ZeusBaseError) as info:
         client.set_power_limit([0], 250000)
     message = str(info.value)
-    assert "set_power_limit failed (HTTP 409): GPU 0 is held by pid 1234 (uid 1000)" in message
+    # The original's words: "Failed to <operation>: <the daemon's answer>".
+    assert message.startswith("Failed to set_power_limit: ")
+    assert "GPU 0 is held by pid 1234 (uid 1000)" in message
     try:
         from zeus.device.exception import ZeusdError
     except ImportError:
@@ -194,19 +196,19 @@ def test_a_daemon_whose_gpus_lack_new_fields_is_refused(fake_daemon, missing):
     with pytest.raises(ZeusdConnectionError) as info:
         ZeusdClient(ZeusdConfig.uds(path))
     assert f"did not report '{missing}' in /discover" in str(info.value)
-    assert "older than this client" in str(info.value)
+    assert "older than this version of Zeus. Upgrade zeusd." in str(info.value)
 
 
 def test_discovery_failures_are_connection_errors(fake_daemon, tmp_path):
     fake, path = fake_daemon
     fake.routes[("GET", "/discover")] = (500, {"error": "NVML is gone"})
-    with pytest.raises(ZeusdConnectionError, match="HTTP 500 to /discover"):
+    with pytest.raises(ZeusdConnectionError, match="returned HTTP 500 on /discover"):
         ZeusdClient(ZeusdConfig.uds(path))
     fake.routes[("GET", "/discover")] = (200, b"not json")
     with pytest.raises(ZeusdConnectionError, match="malformed /discover answer"):
         ZeusdClient(ZeusdConfig.uds(path))
     nowhere = str(tmp_path / "nowhere.sock")
-    with pytest.raises(ZeusdConnectionError, match=f"cannot reach zeusd at {nowhere}"):
+    with pytest.raises(ZeusdConnectionError, match=f"^Cannot reach Zeusd at {nowhere}: "):
         ZeusdClient(ZeusdConfig.uds(nowhere))
 
 
@@ -217,14 +219,17 @@ def test_authentication(fake_daemon, monkeypatch):
     monkeypatch.delenv("ZEUSD_TOKEN", raising=False)
 
     anonymous = ZeusdClient(ZeusdConfig.uds(path))
-    assert "requires authentication but no token was given" in anonymous.auth_error
+    assert anonymous.auth_error == (
+        f"Zeusd at {path} requires authentication but no token was provided. Set the "
+        "ZEUSD_TOKEN environment variable or pass token= in the config.")
     assert not anonymous.can_read_gpu
-    with pytest.raises(ZeusdAuthError, match="no token was given"):
+    with pytest.raises(ZeusdAuthError, match="no token was provided"):
         require_capabilities(anonymous, read_gpu=True)
 
     fake.routes[("GET", "/auth/whoami")] = (401, {"error": "bad signature"})
     rejected = ZeusdClient(ZeusdConfig.uds(path, token="forged"))
-    assert "rejected the token" in rejected.auth_error and "bad signature" in rejected.auth_error
+    assert rejected.auth_error.startswith(f"Token rejected by Zeusd at {path}: ")
+    assert "bad signature" in rejected.auth_error
 
     fake.routes[("GET", "/auth/whoami")] = (200, {"sub": "alice", "scopes": ["gpu-read"]})
     monkeypatch.setenv("ZEUSD_TOKEN", "t0ken")  # Read when the config has none.
@@ -237,8 +242,10 @@ def test_authentication(fake_daemon, monkeypatch):
     with pytest.raises(ZeusdCapabilityError) as info:
         require_capabilities(alice, control_gpu=True, read_cpu=True, gpu_ids=[0, 7])
     message = str(info.value)
-    assert "lacks scope 'gpu-control'" in message and "lacks scope 'cpu-read'" in message
-    assert "GPU ids [7] are not served (served: [0, 1])" in message
+    assert message.startswith(f"Zeusd at {path}: ")
+    assert "Token lacks required scope 'gpu-control' (granted: ['gpu-read'])" in message
+    assert "Token lacks required scope 'cpu-read'" in message
+    assert "GPU indices [7] not available (available: [0, 1])" in message
 
 
 def test_a_disabled_api_group_is_named(fake_daemon):
@@ -246,7 +253,7 @@ def test_a_disabled_api_group_is_named(fake_daemon):
     fake.routes[("GET", "/discover")] = (200, dict(DISCOVER, enabled_api_groups=["gpu-read"]))
     client = ZeusdClient(ZeusdConfig.uds(path))
     assert client.can_read_gpu and not client.can_control_gpu
-    with pytest.raises(ZeusdCapabilityError, match="API group 'gpu-control' is not enabled"):
+    with pytest.raises(ZeusdCapabilityError, match="API group 'gpu-control' is not enabled on this server"):
         require_capabilities(client, control_gpu=True)
 
 
@@ -254,8 +261,10 @@ def test_config_from_the_environment(monkeypatch):
     for name in ("ZEUSD_SOCK_PATH", "ZEUSD_HOST_PORT", "ZEUSD_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     assert ZeusdConfig.from_env() is None
-    with pytest.raises(ZeusdConnectionError, match="set ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT"):
+    with pytest.raises(ZeusdConnectionError) as info:
         ZeusdClient()
+    assert str(info.value) == ("No Zeusd connection configured. Set ZEUSD_SOCK_PATH or "
+                               "ZEUSD_HOST_PORT, or pass a ZeusdConfig.")
     monkeypatch.setenv("ZEUSD_HOST_PORT", "gpu1:4938")
     monkeypatch.setenv("ZEUSD_TOKEN", "abc")
     config = ZeusdConfig.from_env()
@@ -268,6 +277,42 @@ def test_config_from_the_environment(monkeypatch):
     assert ZeusdConfig.tcp("h", 1, gpu_indices=[0]).gpu_indices == [0]
     with pytest.raises(ValueError, match="neither socket_path nor host_port"):
         ZeusdConfig().endpoint
+
+
+def test_make_client_is_httpx_and_a_replaced_one_carries_every_request(monkeypatch):
+    """The original's make_client() returns an httpx.Client and ZeusdClient
+    sends every request through it: a user's mock transport sees them all."""
+    import httpx
+    assert isinstance(ZeusdConfig.tcp("127.0.0.1", 1).make_client(), httpx.Client)
+    seen = []
+
+    def answer(request):
+        seen.append((request.method, request.url.path, dict(request.url.params),
+                     request.headers.get("authorization")))
+        if request.url.path == "/discover":
+            return httpx.Response(200, json=DISCOVER)
+        if request.url.path == "/gpu/get_power_limit":
+            return httpx.Response(200, json={"0": {"power_limit_mw": 250000}})
+        return httpx.Response(400, text='{"error":"no"}')
+
+    monkeypatch.setattr(ZeusdConfig, "make_client", lambda self: httpx.Client(
+        transport=httpx.MockTransport(answer), headers=self._auth_headers()))
+    client = ZeusdClient(ZeusdConfig.tcp("zeusd.example", 4938, token="tok"))
+    assert client.gpu_ids == [0, 1]
+    assert client.get_power_limit([0]) == {0: 250000}
+    with pytest.raises(ZeusBaseError, match='^Failed to set_power_limit: {"error":"no"}$'):
+        client.set_power_limit([0], 1)
+    assert seen == [("GET", "/discover", {}, "Bearer tok"),
+                    ("GET", "/gpu/get_power_limit", {"gpu_ids": "0"}, "Bearer tok"),
+                    ("POST", "/gpu/set_power_limit",
+                     {"gpu_ids": "0", "power_limit_mw": "1", "block": "true"}, "Bearer tok")]
+
+
+def test_an_unreachable_tcp_daemon_is_a_connection_error():
+    from conftest import free_port
+    port = free_port()
+    with pytest.raises(ZeusdConnectionError, match=f"^Cannot reach Zeusd at 127.0.0.1:{port}: "):
+        ZeusdClient(ZeusdConfig.tcp("127.0.0.1", port))
 
 
 def test_tcp_and_streams():

@@ -11,4 +11,10 @@ C++ core (libzeus_c.so, bundled in this package):
 With ZEUS_DRY_RUN=1 power limits are logged, never set.
 """
 
-__version__ = "0.1.0"  # Keep equal to project(zeus VERSION) in CMakeLists.txt.
+# The version of the original Zeus API this package implements, so that
+# version-gated user code (`Version(zeus.__version__) >= Version("0.16")`)
+# judges it as that API. The wheel's own version is __core_version__.
+__version__ = "0.16.0"
+# The version of this package and its C++ core: keep equal to ZEUS_VERSION in
+# include/zeus/version.h (build_wheel.py checks).
+__core_version__ = "0.1.0"

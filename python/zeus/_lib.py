@@ -19,6 +19,9 @@ SYNC_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 ALL_REDUCE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_double),
                                  ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int32),
                                  ctypes.c_void_p)
+REPLAY_END_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double),
+                                 ctypes.POINTER(ctypes.c_double), ctypes.c_size_t,
+                                 ctypes.c_void_p)
 
 _c = ctypes
 _P = _c.c_void_p
@@ -38,6 +41,7 @@ _SIGNATURES = {
     "zeus_gpus_power_limit_mw": (_I32, [_P, _I32, _c.POINTER(_c.c_uint32)] + _MSG),
     "zeus_gpus_destroy": (None, [_P]),
     "zeus_monitor_create": (_I32, [_c.c_char_p, SYNC_FN, _P, _c.POINTER(_P)] + _MSG),
+    "zeus_monitor_create_replay": (_I32, [_c.c_char_p, REPLAY_END_FN, _P, _c.POINTER(_P)] + _MSG),
     "zeus_monitor_num_gpus": (_I32, [_P]),
     "zeus_monitor_num_cpus": (_I32, [_P]),
     "zeus_monitor_gpu_index": (_I32, [_P, _I32]),

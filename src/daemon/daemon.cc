@@ -68,6 +68,13 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Start(std::vector<Gpu*> gpus, std::vec
         "power and energy (start with --signing-key-path to require tokens)",
         o.tcp_host);
   }
+  if (o.tcp_port >= 0 && o.tcp_changes && o.signing_key.empty()) {
+    spdlog::warn(
+        "zeus daemon: accepting GPU changes on {} without authentication: anyone who reaches it "
+        "can change power limits and clocks (start with --signing-key-path to require a "
+        "gpu-control token)",
+        o.tcp_host);
+  }
   ZEUS_RETURN_IF_ERROR(daemon::ClaimSocketPath(o.socket_path));
   daemon::LeaseTableOptions lease_options;
   lease_options.state_file = o.state_file;

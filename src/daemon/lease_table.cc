@@ -28,12 +28,18 @@ int PidfdOpen(pid_t pid) {
 
 std::string GpuName(int gpu) { return "GPU " + std::to_string(gpu); }
 
+// The holder of TCP clients' changes: pid 0 (no process of ours has it).
+constexpr pid_t kTcpHolderPid = 0;
+
 std::string HolderName(const LeaseRecord& r) {
+  if (r.pid == kTcpHolderPid) return "the TCP clients";
   return "pid " + std::to_string(r.pid) + " (uid " + std::to_string(r.uid) + ")";
 }
 
-// True when (pid, start_time) no longer names a running process.
+// True when (pid, start_time) no longer names a running process. The TCP
+// clients' holder never ends so.
 bool Ended(pid_t pid, uint64_t start_time) {
+  if (pid == kTcpHolderPid) return false;
   StatusOr<uint64_t> now = ProcessStartTime(pid);
   return !now.ok() || (start_time != 0 && *now != start_time);
 }
@@ -154,6 +160,7 @@ void LeaseTable::PauseIfAsked(const std::string& point) {
 
 void LeaseTable::WatchLocked(const Peer& peer) {
   const pid_t pid = peer.pid;
+  if (pid == kTcpHolderPid) return;  // No process to watch.
   const auto key = std::make_pair(pid, peer.start_time);
   if (watched_.count(key) > 0) return;
   // The connection's own pidfd names exactly the client; pidfd_open of its
@@ -330,7 +337,7 @@ std::vector<Status> LeaseTable::Apply(const Peer& peer, const std::vector<int>& 
 }
 
 void LeaseTable::Touch(const Peer& peer) {
-  if (!peer.local) return;
+  // A TCP peer (pid 0) renews the TCP clients' lease.
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   for (auto& [gpu, lease] : leases_) {

@@ -88,7 +88,10 @@ class LeaseTable {
   // Stops the watcher and puts back everything still held.
   void Shutdown();
 
-  // Applies `change` to every GPU in `gpus` for `peer` (a local peer).
+  // Applies `change` to every GPU in `gpus` for `peer`: a local peer, or a
+  // TCP peer (pid 0), whose changes are held by the one lease of "the TCP
+  // clients" (never ended by a process end; released by Release of a TCP
+  // peer, a lease timeout, or Shutdown).
   // Either every GPU is free or held by `peer`, or nothing changes and each
   // held GPU's status is kFailedPrecondition naming its holder. kNotFound for
   // an unknown GPU, kInvalidArgument for a power limit outside the GPU's

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <utility>
 
 #include <spdlog/spdlog.h>
+
+#include "zeus/util/strings.h"
 
 namespace zeus::daemon {
 
@@ -104,8 +107,12 @@ std::unique_ptr<PowerSampler> MakeCpuPowerSampler(std::vector<Cpu*> cpus) {
   return std::make_unique<CpuPowerSampler>(std::move(cpus));
 }
 
-Subscription::Subscription(PowerHub* hub, std::vector<std::string> ids, size_t capacity)
-    : hub_(hub), ids_(std::move(ids)), capacity_(std::max<size_t>(1, capacity)) {}
+Subscription::Subscription(PowerHub* hub, std::string id_key, std::vector<std::string> ids,
+                           size_t capacity)
+    : hub_(hub),
+      id_key_(std::move(id_key)),
+      ids_(std::move(ids)),
+      capacity_(std::max<size_t>(1, capacity)) {}
 
 Subscription::~Subscription() { hub_->Unsubscribe(this); }
 
@@ -138,17 +145,31 @@ uint64_t Subscription::skipped() const {
 }
 
 void Subscription::Push(const json& snapshot) {
-  json view = snapshot;
-  if (!ids_.empty()) {
-    json power = json::object();
-    const json& all = snapshot.at("power_mw");
-    for (const std::string& id : ids_) {
-      auto it = all.find(id);
-      if (it != all.end()) power[id] = *it;
-    }
-    view["power_mw"] = std::move(power);
+  const json& all = snapshot.at("power_mw");
+  std::vector<std::string> ids = ids_;
+  if (ids.empty()) {
+    for (auto it = all.begin(); it != all.end(); ++it) ids.push_back(it.key());
+    // Device order, not the keys' lexical order ("10" after "9").
+    std::sort(ids.begin(), ids.end(), [](const std::string& a, const std::string& b) {
+      return a.size() != b.size() ? a.size() < b.size() : a < b;
+    });
   }
-  std::string event = "data: " + view.dump() + "\n\n";
+  // zeusd v0.5's shape: one event per device per sample, the device's
+  // fields beside its id and the sample's time.
+  std::string event;
+  for (const std::string& id : ids) {
+    auto it = all.find(id);
+    if (it == all.end()) continue;
+    json one{{"timestamp_ms", snapshot.at("timestamp_ms")},
+             {id_key_, std::strtoll(id.c_str(), nullptr, 10)}};
+    if (it->is_object()) {
+      for (auto field = it->begin(); field != it->end(); ++field) one[field.key()] = field.value();
+    } else {
+      one["power_mw"] = *it;
+    }
+    event += "data: " + one.dump() + "\n\n";
+  }
+  if (event.empty()) return;
   std::function<void()> wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -190,7 +211,8 @@ PowerHub::~PowerHub() {
 }
 
 std::unique_ptr<Subscription> PowerHub::Subscribe(std::vector<std::string> ids) {
-  std::unique_ptr<Subscription> s(new Subscription(this, std::move(ids), queue_capacity_));
+  std::unique_ptr<Subscription> s(
+      new Subscription(this, ToLower(name_) + "_id", std::move(ids), queue_capacity_));
   std::lock_guard<std::mutex> lock(mu_);
   if (shutdown_) {
     s->ended_ = true;

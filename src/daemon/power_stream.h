@@ -5,10 +5,15 @@
 // subscribes (it sleeps on a condition variable otherwise), and its rate
 // does not depend on the number of subscribers.
 //
-// A Subscription is one stream's view: a bounded queue of framed events
-// ("data: <json>\n\n", filtered to the stream's device ids). When the queue
-// is full the oldest event is dropped (a slow reader skips snapshots; memory
-// never grows). Destroying a Subscription unsubscribes it.
+// A Subscription is one stream's view: a bounded queue of framed events in
+// zeusd v0.5's shape, one event per device per sample, filtered to the
+// stream's device ids: `data: {"timestamp_ms": N, "gpu_id": I, "power_mw": P}`
+// for a GPU (a number in the snapshot), `data: {"timestamp_ms": N, "cpu_id": I,
+// "cpu_mw": P, "dram_mw": P|null}` for a CPU (an object in the snapshot, whose
+// fields are copied), each followed by a blank line. The queue holds one entry
+// per sample (all of its devices' events); when it is full the oldest sample
+// is dropped (a slow reader skips samples; memory never grows). Destroying a
+// Subscription unsubscribes it.
 //
 // Thread-safety: every method may be called from any thread.
 
@@ -66,17 +71,19 @@ class Subscription : public HttpEventStream {
   void SetWake(std::function<void()> wake) override;
   std::string TakeEvents() override;
   bool Ended() const override;
-  // Snapshots dropped because the queue was full.
+  // Samples dropped because the queue was full.
   uint64_t skipped() const;
 
  private:
   friend class PowerHub;
-  Subscription(PowerHub* hub, std::vector<std::string> ids, size_t capacity);
+  // `id_key` names the device id field of each event ("gpu_id", "cpu_id").
+  Subscription(PowerHub* hub, std::string id_key, std::vector<std::string> ids, size_t capacity);
   // From the poller: queue `snapshot` (filtered), waking the reader.
   void Push(const nlohmann::json& snapshot);
   void End();
 
   PowerHub* const hub_;
+  const std::string id_key_;
   const std::vector<std::string> ids_;  // Empty: every device.
   const size_t capacity_;
   mutable std::mutex mu_;
@@ -94,7 +101,8 @@ struct PowerHubStats {
 
 class PowerHub {
  public:
-  // `name` ("gpu"/"cpu") names the poller in logs; `period` between polls;
+  // `name` ("GPU"/"CPU") names the poller in logs and, in lower case, the id
+  // field of each streamed event (`gpu_id`); `period` between polls;
   // `queue_capacity` events per subscriber. Starts the (idle) poller thread.
   PowerHub(std::string name, std::unique_ptr<PowerSampler> sampler,
            std::chrono::microseconds period, size_t queue_capacity = 16);

@@ -207,10 +207,13 @@ Status Routes::Authorize(const Peer& peer, bool write) const {
   if (!write && !options_->restrict_reads) return Status::Ok();
   const std::string what = write ? "change GPU settings" : "read (this daemon restricts reads)";
   if (!peer.local) {
+    // With tokens, Guarded has checked the gpu-control scope already.
+    if (write && options_->tcp_changes) return Status::Ok();
     return PermissionDeniedError(
         peer.description + " may not " + what + ": " +
         (write ? "changes are accepted only on the Unix socket " + options_->socket_path +
-                     ", where the daemon knows the client process and can lease the change to it"
+                     ", where the daemon knows the client process and can lease the change to "
+                     "it (start the daemon with --tcp-changes to accept them over TCP)"
                : "only root and the control group may, over the Unix socket " +
                      options_->socket_path));
   }
@@ -557,7 +560,10 @@ std::vector<HttpRoute> Routes::Table() {
   table.push_back(
       route("/lease/release", Match::kExact, Guarded(false, [this](const HttpRequest& r, Checked&) {
               if (r.method != "POST") return MethodNotAllowed(r, "POST");
-              if (!r.peer.local) return Error(403, "leases belong to Unix-socket clients only");
+              if (!r.peer.local && !options_->tcp_changes) {
+                return Error(403, "leases belong to Unix-socket clients only (TCP clients hold "
+                                  "one only with --tcp-changes)");
+              }
               return Json(200, json{{"released_gpus", leases_->Release(r.peer)}});
             })));
   table.push_back(route(zeusd::kGpuPrefix, Match::kPrefix,

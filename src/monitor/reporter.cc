@@ -19,8 +19,14 @@
 namespace zeus {
 
 std::string EnergyCsvHeader(size_t num_gpus) {
+  std::vector<int> positions;
+  for (size_t i = 0; i < num_gpus; ++i) positions.push_back(static_cast<int>(i));
+  return EnergyCsvHeader(positions);
+}
+
+std::string EnergyCsvHeader(const std::vector<int>& gpu_indices) {
   std::string header = "start_time,window_name,elapsed_time";
-  for (size_t i = 0; i < num_gpus; ++i) header += fmt::format(",gpu{}_energy", i);
+  for (int index : gpu_indices) header += fmt::format(",gpu{}_energy", index);
   return header;
 }
 
@@ -65,11 +71,17 @@ StatusOr<std::string> ReadFirstLine(const std::string& path, size_t limit) {
 
 class CsvWindowReporter final : public WindowReporter {
  public:
-  explicit CsvWindowReporter(std::string path) : path_(std::move(path)) {}
+  CsvWindowReporter(std::string path, std::vector<int> gpu_indices)
+      : path_(std::move(path)), gpu_indices_(std::move(gpu_indices)) {}
 
   Status Open(size_t num_gpus) override {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string header = EnergyCsvHeader(num_gpus);
+    if (!gpu_indices_.empty() && gpu_indices_.size() != num_gpus) {
+      return InvalidArgumentError(fmt::format("csv log '{}': {} GPU indices named for {} GPUs",
+                                              path_, gpu_indices_.size(), num_gpus));
+    }
+    const std::string header =
+        gpu_indices_.empty() ? EnergyCsvHeader(num_gpus) : EnergyCsvHeader(gpu_indices_);
     struct stat st;
     if (stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
       ZEUS_ASSIGN_OR_RETURN(std::string first_line, ReadFirstLine(path_, header.size() + 1));
@@ -89,13 +101,15 @@ class CsvWindowReporter final : public WindowReporter {
 
  private:
   const std::string path_;
+  const std::vector<int> gpu_indices_;
   std::mutex mu_;
 };
 
 }  // namespace
 
-std::shared_ptr<WindowReporter> NewCsvWindowReporter(std::string path) {
-  return std::make_shared<CsvWindowReporter>(std::move(path));
+std::shared_ptr<WindowReporter> NewCsvWindowReporter(std::string path,
+                                                     std::vector<int> gpu_indices) {
+  return std::make_shared<CsvWindowReporter>(std::move(path), std::move(gpu_indices));
 }
 
 const char* GpuEnergySourceName(GpuEnergySource source) {

@@ -389,7 +389,11 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
           result.current_epoch, spec.max_epochs, job.job_id));
     }
     if (trial.status != TrialStatus::kDispatched) {
-      response = ReportResponse{true, trial.converged, trial.message};
+      // The original's answer to a trial reported again (ranks > 0 report
+      // after rank 0): stop, with the trial's outcome.
+      response = ReportResponse{
+          true, trial.converged,
+          fmt::format("Result for this trial({}) is already reported.", trial.trial_number)};
       return Status::Ok();
     }
     // Reports are monotonic: a retry or a late report of an epoch already
@@ -467,7 +471,11 @@ StatusOr<ReportResponse> BatchSizeService::CheckIn(const ProgressCheckIn& check_
     ZEUS_ASSIGN_OR_RETURN(TrialRecord trial, FindTrial(txn, check_in.trial));
     ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, SpecOf(job, cache));
     if (trial.status != TrialStatus::kDispatched) {
-      response = ReportResponse{true, trial.converged, trial.message};
+      // The original's answer to a trial reported again (ranks > 0 report
+      // after rank 0): stop, with the trial's outcome.
+      response = ReportResponse{
+          true, trial.converged,
+          fmt::format("Result for this trial({}) is already reported.", trial.trial_number)};
       return Status::Ok();
     }
     // A check-in overtaken by a report of more spend changes nothing.

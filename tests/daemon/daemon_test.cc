@@ -306,25 +306,64 @@ TEST_P(DaemonVendorTest, RestrictedReadsRefuseNonMembersAndTcp) {
   EXPECT_THAT(AsNobody(daemon_.socket(), {}, "GET", "/discover"), HasSubstr("200 "));
 }
 
-TEST_P(DaemonVendorTest, TcpServesReadsButRefusesChanges) {
-  ASSERT_TRUE(daemon_.Start({"--tcp", "127.0.0.1:0"}));
-  // The port, from the daemon's "serving ... on SOCKET and HOST:PORT" line.
+// The TCP port of a daemon started with --tcp 127.0.0.1:0, from its
+// "serving ... on SOCKET and HOST:PORT" line; 0 when none appears.
+int TcpPortOf(DaemonProcess& daemon) {
   int port = 0;
-  ASSERT_TRUE(WaitFor(
+  WaitFor(
       [&] {
-        std::string out = ReadFileToString(daemon_.log()).value_or("");
+        std::string out = ReadFileToString(daemon.log()).value_or("");
         size_t at = out.find("and 127.0.0.1:");
         if (at == std::string::npos) return false;
         port = std::atoi(out.c_str() + at + 14);
         return port > 0;
       },
-      milliseconds(2000)));
+      milliseconds(2000));
+  return port;
+}
+
+TEST_P(DaemonVendorTest, TcpServesReadsButRefusesChanges) {
+  ASSERT_TRUE(daemon_.Start({"--tcp", "127.0.0.1:0"}));
+  const int port = TcpPortOf(daemon_);
+  ASSERT_GT(port, 0);
   HttpResult read = Http("", "GET", "/gpu/get_power_limit_constraints?gpu_ids=1", "", port);
   EXPECT_EQ(read.status, 200);
   EXPECT_THAT(read.body, HasSubstr("\"min_power_limit_mw\":100000"));
   HttpResult refused = Http("", "POST", SetLimit(0, 300'000), "", port);
   EXPECT_EQ(refused.status, 403);
   EXPECT_THAT(refused.body, HasSubstr("changes are accepted only on the Unix socket"));
+  EXPECT_THAT(refused.body, HasSubstr("--tcp-changes"));
+}
+
+// The original zeusd accepts changes over TCP; with --tcp-changes so do we,
+// held by one lease of all TCP clients and put back when it is released or
+// the daemon stops.
+TEST_P(DaemonVendorTest, TcpChangesWhenTheOperatorEnablesThem) {
+  ASSERT_TRUE(daemon_.Start({"--tcp", "127.0.0.1:0", "--tcp-changes"}));
+  const int port = TcpPortOf(daemon_);
+  ASSERT_GT(port, 0);
+  HttpResult changed = Http("", "POST", SetLimit(0, 300'000), "", port);
+  ASSERT_EQ(changed.status, 200) << changed.body;
+  EXPECT_FALSE(AllDefault());
+  // A Unix-socket client may not take the GPU the TCP clients hold.
+  HttpResult held = Http(daemon_.socket(), "POST", SetLimit(0, 500'000));
+  EXPECT_EQ(held.status, 409) << held.body;
+  EXPECT_THAT(held.body, HasSubstr("GPU 0 is held by the TCP clients"));
+  // Another TCP request (another connection) is the same holder.
+  EXPECT_EQ(Http("", "POST", SetLimit(0, 400'000), "", port).status, 200);
+  HttpResult released = Http("", "POST", "/lease/release", "", port);
+  EXPECT_EQ(released.status, 200) << released.body;
+  EXPECT_THAT(released.body, HasSubstr("\"released_gpus\":1"));
+  EXPECT_TRUE(AllDefault());
+  // Held again, then put back when the daemon stops.
+  EXPECT_EQ(Http("", "POST", SetLimit(1, 300'000), "", port).status, 200);
+  EXPECT_FALSE(AllDefault());
+  ASSERT_EQ(kill(daemon_.pid(), SIGTERM), 0);
+  const int status = daemon_.WaitForExit(milliseconds(5000));
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_TRUE(AllDefault());
+  EXPECT_THAT(ReadFileToString(daemon_.log()).value_or(""),
+              HasSubstr("accepting GPU changes on 127.0.0.1 without authentication"));
 }
 
 TEST_P(DaemonVendorTest, HostileRequestsGetA4xxAndTheDaemonLives) {

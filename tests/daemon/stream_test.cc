@@ -142,11 +142,12 @@ TEST_P(StreamTest, FiftySubscribersShareOnePollerAndALeavingClientIsForgotten) {
   }
   ASSERT_TRUE(WaitFor([&] { return Stats()["gpu"]["subscribers"] == 50; }, milliseconds(5000)))
       << Stats().dump();
-  // Every reader gets the header and events of the original's shape.
+  // Every reader gets the header and zeusd v0.5's events: one per device per
+  // sample, the device's id beside its power.
   ASSERT_TRUE(WaitFor(
       [&] {
         for (auto& r : readers)
-          if (r->EventCount() < 2) return false;
+          if (r->EventCount() < 4) return false;
         return true;
       },
       milliseconds(10000)));
@@ -154,13 +155,17 @@ TEST_P(StreamTest, FiftySubscribersShareOnePollerAndALeavingClientIsForgotten) {
     const std::string head = readers[i]->data();
     EXPECT_THAT(head, HasSubstr("HTTP/1.1 200 OK"));
     EXPECT_THAT(head, HasSubstr("Content-Type: text/event-stream"));
-    const json first = readers[i]->Events()[0];
-    ASSERT_TRUE(first.is_object()) << head;
-    EXPECT_TRUE(first["timestamp_ms"].is_number_integer());
-    if (i % 2) {
-      EXPECT_EQ(first["power_mw"], json({{"1", 150'000}})) << first.dump();
-    } else {
-      EXPECT_EQ(first["power_mw"], json({{"0", 150'000}, {"1", 150'000}})) << first.dump();
+    const std::vector<json> events = readers[i]->Events();
+    ASSERT_TRUE(events[0].is_object()) << head;
+    for (size_t e = 0; e < 4; ++e) {
+      EXPECT_TRUE(events[e]["timestamp_ms"].is_number_integer()) << events[e].dump();
+      EXPECT_EQ(events[e]["power_mw"], 150'000) << events[e].dump();
+      EXPECT_EQ(events[e].size(), 3u) << events[e].dump();
+      // Filtered to GPU 1, or both GPUs in turn, one sample after another.
+      EXPECT_EQ(events[e]["gpu_id"], i % 2 ? 1 : static_cast<int>(e % 2)) << events[e].dump();
+    }
+    if (i % 2 == 0) {
+      EXPECT_EQ(events[0]["timestamp_ms"], events[1]["timestamp_ms"]);
     }
   }
 
@@ -182,7 +187,8 @@ TEST_P(StreamTest, FiftySubscribersShareOnePollerAndALeavingClientIsForgotten) {
   EXPECT_GE(rate_hz, 8.0) << polls1 - polls0 << " polls in " << window_s << " s";
   for (int i = 0; i < 50; ++i) {
     if (i == 7) continue;
-    const size_t got = readers[i]->EventCount() - events0[i];
+    // One event per GPU of the stream per poll.
+    const size_t got = (readers[i]->EventCount() - events0[i]) / (i % 2 ? 1 : 2);
     // Each poll is an event; a reader may skip only under a full queue.
     EXPECT_GE(got + 3, static_cast<size_t>((polls1 - polls0) * 0.8)) << "reader " << i;
     EXPECT_LE(got, polls1 - polls0 + 3) << "reader " << i;
@@ -271,8 +277,13 @@ TEST_P(StreamTest, CpuPowerFromRaplEnergyOverTime) {
   StreamReader reader(daemon_.socket(), "/cpu/stream_power?cpu_ids=0");
   ASSERT_TRUE(WaitFor([&] { return reader.EventCount() >= 3; }, milliseconds(5000)));
   for (const json& e : reader.Events()) {
-    EXPECT_GT(e["power_mw"]["0"]["cpu_mw"].get<double>(), 3'000) << e.dump();
-    EXPECT_LT(e["power_mw"]["0"]["cpu_mw"].get<double>(), 20'000) << e.dump();
+    // zeusd v0.5's CPU event: the id, package and DRAM power (null: no DRAM).
+    EXPECT_EQ(e.size(), 4u) << e.dump();
+    EXPECT_EQ(e["cpu_id"], 0) << e.dump();
+    EXPECT_TRUE(e["dram_mw"].is_null()) << e.dump();
+    EXPECT_TRUE(e["timestamp_ms"].is_number_integer()) << e.dump();
+    EXPECT_GT(e["cpu_mw"].get<double>(), 3'000) << e.dump();
+    EXPECT_LT(e["cpu_mw"].get<double>(), 20'000) << e.dump();
   }
   EXPECT_EQ(Stats()["cpu"]["period_us"], 100'000);
   reader.Close();

@@ -388,6 +388,9 @@ TEST(EnergyMonitorTest, CsvRowsQuoteAwkwardWindowNames) {
   m.gpu_energy_j = {3.25};
   EXPECT_EQ(EnergyCsvRow(m), "1.5,\"a,\"\"b\"\"\",2,3.25");
   EXPECT_EQ(EnergyCsvHeader(2), "start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy");
+  // Named by GPU index, as the original's log.
+  EXPECT_EQ(EnergyCsvHeader(std::vector<int>{1, 3}),
+            "start_time,window_name,elapsed_time,gpu1_energy,gpu3_energy");
 }
 
 TEST(EnergyMonitorTest, AppendsTheProfileCsvFormat) {

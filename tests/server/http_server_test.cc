@@ -239,9 +239,13 @@ TEST_P(HttpServerTest, ReportKeepsTrainingThenStopsWhenTargetReached) {
   ASSERT_EQ(done.status, 200) << done.raw;
   EXPECT_EQ(done.body["stop_train"], true);
   EXPECT_EQ(done.body["converged"], true);
-  // A repeated final report answers the stored outcome; nothing is counted twice.
+  // A trial reported again (ranks > 0 in the original's distributed flow)
+  // gets the original server's answer; nothing is counted twice.
   HttpReply repeated = Report("j-1", 128, 1, 99.0, 9999.0, 0.1, 3);
-  EXPECT_EQ(repeated.body, done.body);
+  EXPECT_EQ(repeated.body, json({{"stop_train", true},
+                                 {"converged", true},
+                                 {"message", "Result for this trial(1) is already reported."}}))
+      << repeated.raw;
   HttpReply trials = Do("GET", "/trials?job_id=j-1");
   ASSERT_EQ(trials.status, 200);
   ASSERT_EQ(trials.body["trials"].size(), 1u);
@@ -342,10 +346,11 @@ TEST_P(HttpServerTest, EndTrialFailsDispatchedTrialOnce) {
   HttpReply again = Do("PATCH", "/trials", id.dump());
   EXPECT_EQ(again.status, 200);
   EXPECT_EQ(again.body["status"], "failed");
-  // A report after the end answers the stored outcome.
+  // A report after the end: already reported, as the original answers.
   HttpReply late = Report("j-1", 128, 1, 1, 1, 0.9, 1);
   EXPECT_EQ(late.body["stop_train"], true);
   EXPECT_EQ(late.body["converged"], false);
+  EXPECT_EQ(late.body["message"], "Result for this trial(1) is already reported.");
   // The abandoned exploration step is handed out again.
   HttpReply retry = Next("j-1");
   EXPECT_EQ(retry.body["batch_size"], 128);

@@ -37,10 +37,18 @@ struct DaemonOptions {
   // Owner group and mode of the socket file. Default: unchanged, 0666.
   std::optional<gid_t> socket_group;
   mode_t socket_mode = 0666;
-  // Optional TCP listener (reads only: a TCP client's process is unknown, so
-  // it cannot hold a lease). Port -1: off; 0: any free port. Default: off.
+  // Optional TCP listener (reads only unless tcp_changes). Port -1: off; 0:
+  // any free port. Default: off.
   std::string tcp_host = "127.0.0.1";
   int tcp_port = -1;
+  // Accept GPU changes on the TCP listener, as the original zeusd in TCP
+  // mode does (with tokens, those carrying the gpu-control scope). A TCP
+  // client's process is unknown: its changes are held by one lease shared by
+  // every TCP client ("the TCP clients"), renewed by each TCP request and put
+  // back when the daemon stops, after lease_timeout without a TCP request,
+  // or on a TCP POST /lease/release. Default: false (changes only on the
+  // Unix socket, leased to the calling process).
+  bool tcp_changes = false;
   // The durable record of changes to put back. Default:
   // /var/lib/zeus/zeusd-state.json.
   std::string state_file = "/var/lib/zeus/zeusd-state.json";

@@ -26,7 +26,9 @@ class Cpu {
   virtual int index() const = 0;
 
   // Package energy in uJ since an arbitrary origin, monotonic: counter
-  // wraparound is corrected. kPermissionDenied when energy_uj is root-only.
+  // wraparound is corrected. (RAPL: the counter's value plus its range per
+  // wrap since the Cpu was opened, as the original Zeus reports it.)
+  // kPermissionDenied when energy_uj is root-only.
   virtual StatusOr<uint64_t> PackageEnergyUj() = 0;
   // DRAM energy in uJ, same contract; kNotSupported when the socket has no
   // DRAM zone.

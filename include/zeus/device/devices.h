@@ -85,10 +85,16 @@ struct GpuBackendDescription {
 // for backends without a count function. Changes no device state.
 std::vector<GpuBackendDescription> DescribeGpuBackends(const GpuOptions& options = {});
 
+// The powercap sysfs tree, and where the original Zeus's Docker setup mounts
+// the host's (`-v /sys/class/powercap:/zeus_sys/class/powercap`).
+inline constexpr char kDefaultPowercapRoot[] = "/sys/class/powercap";
+inline constexpr char kContainerPowercapRoot[] = "/zeus_sys/class/powercap";
+
 // With ZEUSD_SOCK_PATH set (and non-empty), the CPUs the Zeus daemon there
 // lists, whose energy it reads for us (no privilege needed). Otherwise:
 // one Cpu per RAPL package zone under `powercap_root` (intel-rapl:N), with its
-// DRAM subzone when present. Empty when the tree has no RAPL zones;
+// DRAM subzone when present; when `powercap_root` is kDefaultPowercapRoot and
+// holds no package zone, those under kContainerPowercapRoot if it has any. Empty when the tree has no RAPL zones;
 // kPermissionDenied (explaining that energy_uj is root-only since Linux 5.10)
 // when the zones exist but cannot be read.
 StatusOr<std::vector<std::unique_ptr<Cpu>>> OpenCpus(

@@ -86,12 +86,17 @@ class WindowReporter {
 // that is not regular (a pipe, /dev/stdout) gets the header without being
 // read. Each row is appended and flushed by itself (open, write, close), so
 // a crash loses no finished window. kIoError naming the file when a write
-// fails. Thread-safe.
-std::shared_ptr<WindowReporter> NewCsvWindowReporter(std::string path);
+// fails. Thread-safe. The GPU columns are named by `gpu_indices` (the
+// original Zeus names them by GPU index: gpu1_energy,gpu3_energy for GPUs
+// 1 and 3), which must then list as many GPUs as the monitor measures; empty
+// names them by position.
+std::shared_ptr<WindowReporter> NewCsvWindowReporter(std::string path,
+                                                     std::vector<int> gpu_indices = {});
 
 // "start_time,window_name,elapsed_time,gpu0_energy,...": the CSV log header
-// for `num_gpus` GPUs.
+// for `num_gpus` GPUs named by position, or for the GPUs `gpu_indices`.
 std::string EnergyCsvHeader(size_t num_gpus);
+std::string EnergyCsvHeader(const std::vector<int>& gpu_indices);
 // One CSV log row for `m` (start_wall_time_s, Unix seconds, first; no trailing
 // newline); a name holding a comma, quote or newline is quoted as RFC 4180 says.
 std::string EnergyCsvRow(const Measurement& m);

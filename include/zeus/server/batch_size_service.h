@@ -130,8 +130,9 @@ class BatchSizeService {
   // kInvalidArgument naming the field and the range otherwise). Reports are
   // monotonic per trial: one for an epoch already reported (a retry, or a
   // late report of an older epoch) changes nothing and answers the current
-  // state (keep training). A report for a trial that already ended answers
-  // its stored outcome and changes nothing.
+  // state (keep training). A report for a trial that already ended changes
+  // nothing and answers as the original server: stop_train, the trial's
+  // converged, message "Result for this trial(N) is already reported.".
   StatusOr<ReportResponse> Report(const TrainingResult& result);
 
   // A check-in during an epoch (POST /report/progress): judges the trial's

@@ -4,9 +4,8 @@
                                   the Measurement.
   power [--gpu-indices I ...] [--update-period S] [--power-domain D]
                                   prints each GPU's power in domain D every S
-                                  seconds; on Ctrl-C, the time and the energy
-                                  (from the energy counter where the GPU has
-                                  one, and the integral of domain D).
+                                  seconds; on Ctrl-C, the time and, once, the
+                                  energy of domain D (its power's integral).
 """
 
 import argparse
@@ -56,12 +55,9 @@ def power(gpu_indices: Optional[List[int]] = None, update_period: float = 1.0,
     except KeyboardInterrupt:
         end_time = time.time()
         print("\nTotal time (s):", end_time - start_time, flush=True)
-        total = monitor.get_energy(start_time, end_time)
+        total = monitor.get_energy(start_time, end_time, power_domain=power_domain)
         if total is not None:
             print("Total energy (J):", _by_name(total), flush=True)
-        integral = monitor.get_energy(start_time, end_time, power_domain=power_domain)
-        if integral is not None:
-            print(f"Integral of {power_domain} (J):", _by_name(integral), flush=True)
     finally:
         monitor.stop()
 

@@ -40,25 +40,7 @@ from zeus.monitor._bucketed import (BucketedMonitor, bucket_totals, checked_rate
                                     is_rate)
 from zeus.monitor._bucketed import JOULES_PER_KWH, Op  # noqa: F401 (this module's names)
 
-try:
-    from zeus.utils.multiprocessing import warn_if_global_in_subprocess
-except ImportError:  # A zeus.utils without the helper.
-
-    def warn_if_global_in_subprocess(class_name: str = "ZeusMonitor") -> None:
-        """Warns when `class_name` is built while a spawned child re-imports
-        the main module (a module-level monitor is built again there)."""
-        import sys
-        import warnings
-        frame = sys._getframe(1)
-        while frame is not None:
-            if frame.f_code.co_name == "<module>" and frame.f_globals.get(
-                    "__name__") == "__mp_main__":
-                warnings.warn(f"{class_name} was created while a spawned subprocess imported "
-                              "the main module; build it under `if __name__ == '__main__':`",
-                              RuntimeWarning, stacklevel=3)
-                return
-            frame = frame.f_back
-
+from zeus.utils.multiprocessing import warn_if_global_in_subprocess
 
 logger = logging.getLogger(__name__)
 
@@ -310,7 +292,7 @@ class CarbonEmissionMonitor(BucketedMonitor):
                  gpu_indices: Optional[List[int]] = None,
                  cpu_indices: Optional[List[int]] = None,
                  sync_execution_with: Literal["torch", "jax", "cupy"] = "torch") -> None:
-        warn_if_global_in_subprocess("CarbonEmissionMonitor")
+        warn_if_global_in_subprocess(self)
         self.carbon_intensity_provider = carbon_intensity_provider
         super().__init__("CarbonEmissionMonitor",
                          _period_buckets(carbon_intensity_provider.update_period), gpu_indices,

@@ -12,15 +12,31 @@ import ctypes
 import logging
 import threading
 import time as _time
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Dict, List, Optional
 
 from zeus import _lib
-from zeus.exception import ZeusBaseError
+from zeus.exception import AlreadyExistsError, NotFoundError, ZeusBaseError
 from zeus.utils.framework import sync_execution as _sync_execution
+from zeus.utils.multiprocessing import warn_if_global_in_subprocess
 
 logger = logging.getLogger(__name__)
+
+# The original's warning for a window in which a GPU's energy reads 0 J.
+ZERO_ENERGY_WARNING = (
+    "The energy consumption of one or more GPUs was measured as zero. This means that the time "
+    "duration of the measurement window was shorter than the GPU's energy counter update "
+    "period. Consider turning on the `approx_instant_energy` option in `ZeusMonitor`, which "
+    "approximates the energy consumption of a short time window as instant power draw x window "
+    "duration.")
+
+
+class WindowNotFoundError(NotFoundError, ValueError):
+    """end_window of a window that is not open: a ValueError as in the
+    original, and this package's NotFoundError (a KeyError)."""
+
 
 
 @dataclass
@@ -102,6 +118,7 @@ class ZeusMonitor:
         if sync_execution_with not in ("torch", "jax", "cupy"):
             raise ValueError('zeus: sync_execution_with must be "torch", "jax" or "cupy", got '
                              f'{sync_execution_with!r}')
+        warn_if_global_in_subprocess(self)
         self.sync_with = sync_execution_with
         self.approx_instant_energy = bool(approx_instant_energy)
         self.log_file = log_file
@@ -184,9 +201,10 @@ class ZeusMonitor:
         return get_cpus()
 
     def begin_window(self, key: str, sync_execution: bool = True, restart: bool = False) -> None:
-        """Opens window `key`. Raises AlreadyExistsError (a ValueError) when
-        a window of that name is open, unless `restart`, which drops the open
-        one first; TypeError for a key that is not a str."""
+        """Opens window `key`. Raises AlreadyExistsError (a ValueError:
+        "Measurement window '<key>' already exists") when a window of that
+        name is open, unless `restart`, which drops the open one first;
+        TypeError for a key that is not a str."""
         name = _check_key("begin_window", key)
         self._require_open()
         if restart and self.is_window_open(key):
@@ -198,23 +216,30 @@ class ZeusMonitor:
             _sync_execution(self.gpu_indices, self.sync_with)
         code = self._lib.zeus_monitor_begin_nosync(self._handle, name, message,
                                                    _lib.MESSAGE_SIZE)
+        if code == AlreadyExistsError.code:
+            raise AlreadyExistsError(f"Measurement window '{key}' already exists")
         self._check(code, message)
         self.measurement_states[key] = MeasurementState(time=_time.time(), gpu_energy={})
 
     def end_window(self, key: str, sync_execution: bool = True,
                    cancel: bool = False) -> Measurement:
         """Closes window `key` and returns what it measured. With cancel,
-        drops it and returns an all-zero Measurement. Raises NotFoundError
-        (a KeyError) for a window that is not open, TypeError for a key that
-        is not a str; other windows are kept.
+        drops it and returns an all-zero Measurement. Raises
+        WindowNotFoundError (a ValueError as in the original, and a KeyError:
+        "Measurement window '<key>' does not exist") for a window that is not
+        open, TypeError for a key that is not a str; other windows are kept.
+        Warns (UserWarning, the original's words) when a GPU measured 0 J
+        without approx_instant_energy.
         """
         name = _check_key("end_window", key)
         self._require_open()
         self.measurement_states.pop(key, None)
         values, message = self._thread_buffers()
         if cancel:
-            self._check(self._lib.zeus_monitor_cancel(self._handle, name, message,
-                                                      _lib.MESSAGE_SIZE), message)
+            code = self._lib.zeus_monitor_cancel(self._handle, name, message, _lib.MESSAGE_SIZE)
+            if code == NotFoundError.code:
+                raise WindowNotFoundError(f"Measurement window '{key}' does not exist")
+            self._check(code, message)
             return Measurement(time=0.0, gpu_energy={i: 0.0 for i in self.gpu_indices},
                                cpu_energy={i: 0.0 for i in self.cpu_indices} or None,
                                dram_energy={i: 0.0 for i in self.cpu_indices} or None)
@@ -222,6 +247,8 @@ class ZeusMonitor:
             _sync_execution(self.gpu_indices, self.sync_with)
         code = self._lib.zeus_monitor_end_nosync(self._handle, name, values, len(values), message,
                                                  _lib.MESSAGE_SIZE)
+        if code == NotFoundError.code:
+            raise WindowNotFoundError(f"Measurement window '{key}' does not exist")
         self._check(code, message)
         n_gpus = len(self.gpu_indices)
         gpu = {index: values[2 + i] for i, index in enumerate(self.gpu_indices)}
@@ -233,6 +260,8 @@ class ZeusMonitor:
             dram = {index: values[base + n_cpus + i] for i, index in enumerate(self.cpu_indices)}
         measurement = Measurement(time=values[0], gpu_energy=gpu, cpu_energy=cpu,
                                   dram_energy=dram, start_time=values[1])
+        if not self.approx_instant_energy and any(e == 0.0 for e in gpu.values()):
+            warnings.warn(ZERO_ENERGY_WARNING, stacklevel=1)
         return measurement
 
     def is_window_open(self, key: str) -> bool:

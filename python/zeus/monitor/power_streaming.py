@@ -2,10 +2,13 @@
 
 PowerStreamingClient subscribes to the Server-Sent Event streams of each
 daemon: `GET /gpu/stream_power?gpu_ids=0,1` and `GET /cpu/stream_power?
-cpu_ids=0`, whose events are `data: <JSON>` lines, one per poll of the
-daemon, with the JSON of `/gpu/get_power` ({"timestamp_ms", "power_mw":
-{"0": mW}}) and `/cpu/get_power` ({"timestamp_ms", "power_mw": {"0":
-{"cpu_mw", "dram_mw"}}}). One thread per stream per daemon holds the
+cpu_ids=0`, whose events are `data: <JSON>` lines in zeusd v0.5's shape, one
+per device per sample: {"timestamp_ms", "gpu_id", "power_mw"} and
+{"timestamp_ms", "cpu_id", "cpu_mw", "dram_mw"} (mW; dram_mw may be null).
+Each event updates its device's reading. An event holding a snapshot of
+every device, the JSON of `/gpu/get_power` ({"timestamp_ms", "power_mw":
+{"0": mW}}) or `/cpu/get_power` ({"timestamp_ms", "power_mw": {"0":
+{"cpu_mw", "dram_mw"}}}), is read too and replaces that kind's readings. One thread per stream per daemon holds the
 connection (standard library http.client, over TCP or a Unix socket) and
 reconnects after `reconnect_delay_s` when it drops; the latest snapshot of
 every daemon is kept in watts.
@@ -184,32 +187,52 @@ class PowerStreamingClient:
             return False
         return True
 
-    def _update(self, server, kind, snapshot):
-        timestamp_ms = snapshot.get("timestamp_ms")
-        power_mw = snapshot.get("power_mw")
-        if not isinstance(power_mw, dict):
-            raise ValueError(f"no power_mw object in {snapshot!r}")
-        if kind == "gpu":
-            values = {int(k): float(v) / 1000.0 for k, v in power_mw.items()}
+    def _update(self, server, kind, event):
+        """Folds one event into the server's readings: zeusd v0.5's one
+        device ({"timestamp_ms", "gpu_id", "power_mw"} or {"timestamp_ms",
+        "cpu_id", "cpu_mw", "dram_mw"}) updates that device; a snapshot of
+        every device ({"timestamp_ms", "power_mw": {"<id>": ...}}) replaces
+        the kind's readings."""
+        timestamp_ms = event.get("timestamp_ms")
+        id_key = f"{kind}_id"
+        if id_key in event:
+            index = event[id_key]
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise ValueError(f"{id_key} is not an integer in {event!r}")
+            values = {index: self._reading(kind, event)}
+            merge = True
         else:
-            values = {}
-            for k, v in power_mw.items():
-                dram = v.get("dram_mw")
-                values[int(k)] = CpuPowerReading(
-                    cpu_w=float(v["cpu_mw"]) / 1000.0,
-                    dram_w=None if dram is None else float(dram) / 1000.0)
+            power_mw = event.get("power_mw")
+            if not isinstance(power_mw, dict):
+                raise ValueError(f"neither {id_key} nor a power_mw object in {event!r}")
+            if kind == "gpu":
+                values = {int(k): self._reading(kind, {"power_mw": v})
+                          for k, v in power_mw.items()}
+            else:
+                values = {int(k): self._reading(kind, v) for k, v in power_mw.items()}
+            merge = False
         with self._changed:
             current = self._readings.get(server.key) or PowerReadings()
-            if kind == "gpu":
-                current = replace(current, gpu_power_w=values)
-            else:
-                current = replace(current, cpu_power_w=values)
+            field_name = "gpu_power_w" if kind == "gpu" else "cpu_power_w"
+            if merge:
+                values = {**getattr(current, field_name), **values}
+            current = replace(current, **{field_name: values})
             if timestamp_ms is not None:
                 current = replace(current, timestamp_s=max(current.timestamp_s,
                                                            float(timestamp_ms) / 1000.0))
             self._readings[server.key] = current
             self._version += 1
             self._changed.notify_all()
+
+    @staticmethod
+    def _reading(kind, fields):
+        """W from one device's mW fields: a float for a GPU, a
+        CpuPowerReading for a CPU."""
+        if kind == "gpu":
+            return float(fields["power_mw"]) / 1000.0
+        dram = fields.get("dram_mw")
+        return CpuPowerReading(cpu_w=float(fields["cpu_mw"]) / 1000.0,
+                               dram_w=None if dram is None else float(dram) / 1000.0)
 
     def _stream_once(self, server, kind):
         ids_name = "gpu_ids" if kind == "gpu" else "cpu_ids"

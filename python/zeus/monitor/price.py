@@ -255,7 +255,7 @@ class EnergyCostMonitor(BucketedMonitor):
                  gpu_indices: Optional[List[int]] = None,
                  cpu_indices: Optional[List[int]] = None,
                  sync_execution_with: Literal["torch", "jax", "cupy"] = "torch") -> None:
-        warn_if_global_in_subprocess("EnergyCostMonitor")
+        warn_if_global_in_subprocess(self)
         self.electricity_price_provider = electricity_price_provider
         super().__init__("EnergyCostMonitor", _local_hours, gpu_indices, cpu_indices,
                          sync_execution_with)

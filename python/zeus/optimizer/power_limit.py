@@ -362,6 +362,9 @@ class GlobalPowerLimitOptimizer(Callback):
         # A profile the original Zeus saved is read through a converted copy.
         converted = _original_profile_as_ours(
             None if profile_path is None else str(profile_path), _world_gpus(monitor))
+        if min_measure_time_s is None and hasattr(monitor, "_take_replay_error"):
+            # A replayed window's time is the log's, not the clock's.
+            min_measure_time_s = 0.0
         options = dict(wait_steps=self.wait_steps, warmup_steps=self.warmup_steps,
                        measure_steps=self.profile_steps, power_limit_step_w=pl_step,
                        profile_path=converted or (None if profile_path is None
@@ -456,6 +459,10 @@ class GlobalPowerLimitOptimizer(Callback):
         if self._callback_error is not None:
             e, self._callback_error = self._callback_error, None
             raise e
+        take_replay_error = getattr(self.monitor, "_take_replay_error", None)
+        replay_error = take_replay_error() if take_replay_error is not None else None
+        if replay_error is not None and code != 0:
+            raise replay_error
         _lib.raise_for(code, self._message)
 
     def _require_open(self):
@@ -569,20 +576,21 @@ def _make_hf_class():
             available = False
 
     class HFGlobalPowerLimitOptimizer(base):
-        """GlobalPowerLimitOptimizer as a Hugging Face TrainerCallback; same
-        arguments. Importable without transformers; creating one then raises
-        ImportError."""
+        """GlobalPowerLimitOptimizer as a Hugging Face TrainerCallback; the
+        original's arguments exactly (this package's keyword-only extras of
+        GlobalPowerLimitOptimizer take their defaults). Importable without
+        transformers; creating one then raises ImportError."""
 
         def __init__(self, monitor: ZeusMonitor,
                      optimum_selector: Optional[OptimumSelector] = None, wait_steps: int = 1,
                      warmup_steps: int = 10, profile_steps: int = 40, pl_step: int = 25,
-                     profile_path: Union[str, Path, None] = None, **extras):
+                     profile_path: Union[str, Path, None] = None) -> None:
             if not available:
                 raise ImportError("zeus: HFGlobalPowerLimitOptimizer needs the transformers "
                                   "package (pip install transformers)")
             self.optimizer = GlobalPowerLimitOptimizer(
                 monitor, optimum_selector, wait_steps, warmup_steps, profile_steps, pl_step,
-                profile_path, **extras)
+                profile_path)
 
         def on_epoch_begin(self, args, state, control, **kwargs):
             self.optimizer.on_epoch_begin()

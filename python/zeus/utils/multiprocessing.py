@@ -1,17 +1,21 @@
 """Multiprocessing pitfalls (the original's `zeus.utils.multiprocessing`).
 
-`warn_if_global_in_subprocess(class_name="ZeusMonitor")` issues a
-RuntimeWarning when called, directly or not, from the module-level code of
-the main module as a "spawn" (or "forkserver") child re-imports it (under the
-name `__mp_main__`): a monitor built there is built again in every child,
-and so is whatever else the module builds (e.g. a model). Anywhere else,
-including the child's target function, it does nothing.
+`warn_if_global_in_subprocess(self)`, called by a monitor's constructor with
+the instance being built, issues the original's UserWarning ("<ClassName> was
+instantiated during module import in a spawned subprocess ...") when the
+construction runs, directly or not, in the module-level code of the main
+module as a "spawn" (or "forkserver") child re-imports it (under the name
+`__mp_main__`): a monitor built there is built again in every child, and so
+is whatever else the module builds (e.g. a model). Anywhere else, including
+the child's target function, it does nothing. (A class name given as a str
+names the class too.)
 """
 
 from __future__ import annotations
 
 import sys
 import warnings
+from typing import Any
 
 
 def _reimported_main_is_running() -> bool:
@@ -25,11 +29,15 @@ def _reimported_main_is_running() -> bool:
     return False
 
 
-def warn_if_global_in_subprocess(class_name: str = "ZeusMonitor") -> None:
-    """Warns when `class_name` is being built at import time in a spawned child."""
+def warn_if_global_in_subprocess(self: Any) -> None:
+    """Warns when `self` (the instance being constructed) is built at import
+    time in a spawned child."""
     if "__mp_main__" in sys.modules and _reimported_main_is_running():
+        class_name = self if isinstance(self, str) else type(self).__name__
         warnings.warn(
-            f"{class_name} was created while a spawned subprocess imported the main module "
-            "(a module-level global?): it is created again in every such child. Build it "
-            'under `if __name__ == "__main__":` or inside a function.',
-            RuntimeWarning, stacklevel=3)
+            f"{class_name} was instantiated during module import in a spawned subprocess. "
+            "This usually means the monitor was created as a global variable, so the child "
+            "process re-imported your main module and executed global code again. Move "
+            'monitor construction under `if __name__ == "__main__":` or inside a function to '
+            "avoid repeated imports and memory issues.",
+            UserWarning, stacklevel=3)

@@ -9,15 +9,21 @@ loop can be fast-forwarded through recorded measurements. Each non-cancelled
 `match_window_name` (default) makes a row for another window an error.
 Errors raise RuntimeError (window already open, not open, no rows left, a
 row of the wrong shape) as in the original. Not thread-safe.
+
+A GlobalPowerLimitOptimizer built on it profiles from the replayed rows
+(its windows `__GlobalPowerLimitOptimizer_<W>` consume them as end_window
+does) and sets the limits of the monitor's GPUs, which are opened for it.
 """
 
 from __future__ import annotations
 
 import csv
+import ctypes
 import logging
 from pathlib import Path
 from typing import List, Optional
 
+from zeus import _lib
 from zeus.monitor.energy import Measurement, ZeusMonitor
 from zeus.utils.framework import sync_execution as _sync_execution
 
@@ -72,10 +78,10 @@ class ReplayZeusMonitor(ZeusMonitor):
             _sync_execution(self.gpu_indices, self.sync_with)
 
     def begin_window(self, key: str, sync_execution: bool = True, restart: bool = False) -> None:
-        """Opens window `key` (RuntimeError if open, unless `restart`)."""
+        """Opens window `key` (RuntimeError if ongoing, unless `restart`)."""
         if key in self.ongoing_windows:
             if not restart:
-                raise RuntimeError(f"ReplayZeusMonitor: window {key!r} is already open")
+                raise RuntimeError(f"Measurement window '{key}' is already ongoing.")
             self.ongoing_windows.remove(key)
         self.ongoing_windows.append(key)
         self._sync(sync_execution)
@@ -87,10 +93,16 @@ class ReplayZeusMonitor(ZeusMonitor):
         try:
             self.ongoing_windows.remove(key)
         except ValueError:
-            raise RuntimeError(f"ReplayZeusMonitor: window {key!r} is not open") from None
+            raise RuntimeError(f"Measurement window '{key}' is not ongoing.") from None
         self._sync(sync_execution)
         if cancel:
             return Measurement(time=0.0, gpu_energy={i: 0.0 for i in self.gpu_indices})
+        time_s, energies = self._next_row(key)
+        return Measurement(time=time_s, gpu_energy=dict(zip(self.gpu_indices, energies)))
+
+    def _next_row(self, key: str):
+        """The next logged window's (time, GPU energies), which must be `key`
+        under match_window_name."""
         row: Optional[List[str]] = next(self._rows, None)
         while row is not None and not any(cell.strip() for cell in row):
             row = next(self._rows, None)
@@ -109,7 +121,35 @@ class ReplayZeusMonitor(ZeusMonitor):
         except ValueError:
             raise RuntimeError(f"ReplayZeusMonitor: {self._log_path}: row {row!r} has a "
                                "non-numeric time or energy") from None
-        return Measurement(time=values[0], gpu_energy=dict(zip(self.gpu_indices, values[1:])))
+        return values[0], values[1:]
+
+    def _handle_for_optimizer(self):
+        """A core monitor over this monitor's GPUs whose windows end with the
+        next logged row (for GlobalPowerLimitOptimizer)."""
+        if getattr(self, "_replay_handle", None) is None:
+            def end(name, time_s, energies_j, num_gpus, _user):
+                try:
+                    time, energies = self._next_row(name.decode())
+                    time_s[0] = time
+                    for position in range(min(num_gpus, len(energies))):
+                        energies_j[position] = energies[position]
+                    return 0
+                except BaseException as e:  # Never let an exception cross into C.
+                    self._replay_error = e
+                    return 1
+
+            self._replay_end_fn = _lib.REPLAY_END_FN(end)
+            handle = ctypes.c_void_p()
+            _lib.call(_lib.lib().zeus_monitor_create_replay,
+                      _lib.options_json({"gpu_indices": self.gpu_indices}), self._replay_end_fn,
+                      None, ctypes.byref(handle))
+            self._replay_handle = handle
+        return self._replay_handle
+
+    def _take_replay_error(self):
+        """The error of the last failed replayed window of the optimizer, once."""
+        error, self._replay_error = getattr(self, "_replay_error", None), None
+        return error
 
     def reset_windows(self) -> None:
         """Forgets every open window (consumes no row)."""
@@ -119,7 +159,11 @@ class ReplayZeusMonitor(ZeusMonitor):
         return key in self.ongoing_windows
 
     def close(self) -> None:
-        """Closes the log file."""
+        """Closes the log file (an optimizer built on this monitor keeps its
+        GPUs)."""
+        handle, self._replay_handle = getattr(self, "_replay_handle", None), None
+        if handle is not None:
+            _lib.lib().zeus_monitor_destroy(handle)
         log_file = getattr(self, "log_file", None)
         if log_file is not None and not log_file.closed:
             log_file.close()

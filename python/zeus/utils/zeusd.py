@@ -1,6 +1,8 @@
 """Client of a zeusd-compatible daemon (`zeus daemon` or the original zeusd):
-the original's `zeus.utils.zeusd`, on the standard library (http.client over
-a Unix socket or TCP; no httpx).
+the original's `zeus.utils.zeusd`, over httpx (Debian's python3-httpx):
+`ZeusdConfig.make_client()` returns the `httpx.Client` (Unix-socket transport
+or TCP, the token's header) through which `ZeusdClient` sends every request,
+so a user may replace it (a mock transport, a proxy, TLS).
 
 Configuration: `ZeusdConfig.uds(path)`, `.tcp(host, port)` or `.from_env()`,
 which reads ZEUSD_SOCK_PATH (Unix socket, tried first), then ZEUSD_HOST_PORT
@@ -15,22 +17,20 @@ non-200, or is older than the wire this client speaks (a GPU without
 `/auth/whoami`; a missing or rejected token is recorded in `auth_error`
 (logged, not raised) and `require_capabilities` raises ZeusdAuthError.
 Every other request that the daemon answers with a non-200 status raises
-`zeus.device.exception.ZeusdError` with the daemon's message; one that
-cannot reach it raises ZeusdConnectionError. Units: mW, mJ, uJ, MHz as in
-the method names. A client is safe to share between threads (one
-connection per request).
+`zeus.device.exception.ZeusdError` ("Failed to <operation>: <the daemon's
+answer>"); one that cannot reach it raises ZeusdConnectionError ("Cannot
+reach Zeusd at ..."). Units: mW, mJ, uJ, MHz as in the method names. A
+client is safe to share between threads (httpx.Client is).
 """
 
 from __future__ import annotations
 
-import http.client
-import json
 import logging
 import os
-import socket
-import urllib.parse
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, Optional
+from typing import Dict, Optional
+
+import httpx
 
 from zeus.exception import ZeusBaseError
 
@@ -41,7 +41,7 @@ ZEUSD_SOCK_PATH_ENV = "ZEUSD_SOCK_PATH"
 ZEUSD_HOST_PORT_ENV = "ZEUSD_HOST_PORT"
 ZEUSD_TOKEN_ENV = "ZEUSD_TOKEN"
 
-# Seconds a request may take to connect and answer (streams: to connect).
+# Seconds a request may take to connect, and between two reads of its answer.
 REQUEST_TIMEOUT_S = 10.0
 
 
@@ -119,142 +119,6 @@ class CpuEnergyResult:
     dram_energy_uj: int | None
 
 
-class _UnixHTTPConnection(http.client.HTTPConnection):
-    """HTTP over a Unix stream socket."""
-
-    def __init__(self, socket_path: str, timeout: Optional[float]):
-        super().__init__("localhost", timeout=timeout)
-        self._socket_path = socket_path
-
-    def connect(self):
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.settimeout(self.timeout)
-            sock.connect(self._socket_path)
-        except OSError:
-            sock.close()
-            raise
-        self.sock = sock
-
-
-class ZeusdResponse:
-    """One answer: `status_code`, `text`, `headers`, `json()`; a streamed one
-    (`ZeusdHttpClient.stream`) also has `iter_lines()`."""
-
-    def __init__(self, status_code: int, headers, body: Optional[bytes], raw=None, conn=None):
-        self.status_code = status_code
-        self.headers = headers
-        self._body = body
-        self._raw = raw
-        self._conn = conn
-
-    @property
-    def text(self) -> str:
-        if self._body is None:
-            self._body = self._raw.read()
-        return self._body.decode("utf-8", "replace")
-
-    def json(self) -> Any:
-        return json.loads(self.text)
-
-    def iter_lines(self) -> Iterator[str]:
-        """Lines of a streamed body (without line ends) until the daemon closes it."""
-        if self._raw is None:
-            yield from self.text.splitlines()
-            return
-        for line in self._raw:
-            yield line.decode("utf-8", "replace").rstrip("\r\n")
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-class ZeusdHttpClient:
-    """What `make_client()` returns (the original returns an httpx.Client):
-    `get(url, params=None)`, `post(url, params=None, json=None)` and
-    `stream(method, url, params=None)` (a context manager), with the config's
-    transport and token. `url` is what `ZeusdConfig.url` builds.
-    Raises ZeusdConnectionError when the daemon cannot be reached."""
-
-    def __init__(self, config: "ZeusdConfig", timeout: Optional[float] = REQUEST_TIMEOUT_S):
-        self._config = config
-        self.timeout = timeout
-
-    def _connection(self, timeout):
-        if self._config.socket_path is not None:
-            return _UnixHTTPConnection(self._config.socket_path, timeout)
-        host, _, port = self._config.endpoint.rpartition(":")
-        if not host or not port.isdigit():
-            raise ValueError(f"zeusd: host_port {self._config.host_port!r} is not host:port")
-        return http.client.HTTPConnection(host.strip("[]"), int(port), timeout=timeout)
-
-    def _open(self, method, url, params, body, timeout):
-        target = urllib.parse.urlsplit(url)
-        path = target.path or "/"
-        query = target.query
-        if params:
-            extra = urllib.parse.urlencode({k: str(v) for k, v in params.items()}, safe=",")
-            query = f"{query}&{extra}" if query else extra
-        if query:
-            path += "?" + query
-        headers = {"Host": target.netloc or "localhost"}
-        headers.update(self._config._auth_headers())
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        conn = self._connection(timeout)
-        try:
-            conn.request(method, path, body=data, headers=headers)
-            return conn, conn.getresponse()
-        except (OSError, http.client.HTTPException) as e:
-            conn.close()
-            raise ZeusdConnectionError(
-                f"cannot reach zeusd at {self._config.endpoint}: {method} {path}: {e}") from e
-
-    def request(self, method: str, url: str, params: Optional[dict] = None,
-                json: Any = None) -> ZeusdResponse:  # noqa: A002 (httpx's name)
-        conn, raw = self._open(method, url, params, json, self.timeout)
-        try:
-            return ZeusdResponse(raw.status, raw.headers, raw.read())
-        except (OSError, http.client.HTTPException) as e:
-            raise ZeusdConnectionError(
-                f"zeusd at {self._config.endpoint}: {method} {url}: {e}") from e
-        finally:
-            conn.close()
-
-    def get(self, url: str, params: Optional[dict] = None) -> ZeusdResponse:
-        return self.request("GET", url, params)
-
-    def post(self, url: str, params: Optional[dict] = None, json: Any = None) -> ZeusdResponse:
-        return self.request("POST", url, params, json)
-
-    def stream(self, method: str, url: str, params: Optional[dict] = None) -> ZeusdResponse:
-        """An open response whose body is read as it arrives (SSE); close it
-        (or use `with`) when done. No read timeout once connected."""
-        conn, raw = self._open(method, url, params, None, self.timeout)
-        if conn.sock is not None:
-            conn.sock.settimeout(None)
-        return ZeusdResponse(raw.status, raw.headers, None, raw=raw, conn=conn)
-
-    def close(self) -> None:
-        """Nothing to release: each request has its own connection."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
 @dataclass(frozen=True)
 class ZeusdConfig:
     """Where a daemon listens: `socket_path` (Unix socket) or `host_port`
@@ -295,9 +159,13 @@ class ZeusdConfig:
             return cls(host_port=host_port, token=token)
         return None
 
-    def make_client(self) -> ZeusdHttpClient:
-        """A client with this config's transport and token (see ZeusdHttpClient)."""
-        return ZeusdHttpClient(self)
+    def make_client(self) -> httpx.Client:
+        """An httpx.Client with this config's transport (the Unix socket, or
+        TCP) and token header; URLs come from `url`."""
+        transport = httpx.HTTPTransport(uds=self.socket_path) if self.socket_path is not None \
+            else None
+        return httpx.Client(transport=transport, headers=self._auth_headers(),
+                            timeout=REQUEST_TIMEOUT_S)
 
     def url(self, path: str) -> str:
         """The full URL of `path` (host `localhost` for a Unix socket)."""
@@ -335,14 +203,14 @@ class ZeusdClient:
             config = ZeusdConfig.from_env()
             if config is None:
                 raise ZeusdConnectionError(
-                    f"no zeusd configured: set {ZEUSD_SOCK_PATH_ENV} or {ZEUSD_HOST_PORT_ENV}, "
-                    "or pass a ZeusdConfig")
+                    f"No Zeusd connection configured. Set {ZEUSD_SOCK_PATH_ENV} or "
+                    f"{ZEUSD_HOST_PORT_ENV}, or pass a ZeusdConfig.")
         self._config = config
         self._client = config.make_client()
-        resp = self._client.get(config.url("/discover"))
+        resp = self._send("GET", "/discover")
         if resp.status_code != 200:
-            raise ZeusdConnectionError(f"zeusd at {config.endpoint} answered HTTP "
-                                       f"{resp.status_code} to /discover: {resp.text}")
+            raise ZeusdConnectionError(f"Zeusd at {config.endpoint} returned HTTP "
+                                       f"{resp.status_code} on /discover: {resp.text}")
         try:
             data = resp.json()
             self._gpus = [GpuInfo(id=int(g["id"]), name=str(g["name"]),
@@ -356,11 +224,11 @@ class ZeusdClient:
             self._auth_required = bool(data["auth_required"])
         except KeyError as e:
             raise ZeusdConnectionError(
-                f"zeusd at {config.endpoint} did not report {e} in /discover: the daemon is "
-                "older than this client (upgrade it)") from None
+                f"Zeusd at {config.endpoint} did not report {e} in /discover; the daemon is "
+                "older than this version of Zeus. Upgrade zeusd.") from None
         except (ValueError, TypeError) as e:
             raise ZeusdConnectionError(
-                f"zeusd at {config.endpoint}: malformed /discover answer: {e}") from None
+                f"Zeusd at {config.endpoint}: malformed /discover answer: {e}") from None
         self._auth_error: Optional[str] = None
         self._granted_scopes: frozenset = frozenset()
         if self._auth_required:
@@ -369,22 +237,23 @@ class ZeusdClient:
     def _authenticate(self) -> None:
         config = self._config
         if not config._auth_headers():
-            self._auth_error = (f"zeusd at {config.endpoint} requires authentication but no "
-                                f"token was given (set {ZEUSD_TOKEN_ENV} or pass token=)")
+            self._auth_error = (f"Zeusd at {config.endpoint} requires authentication but no "
+                                f"token was provided. Set the {ZEUSD_TOKEN_ENV} environment "
+                                "variable or pass token= in the config.")
         else:
-            resp = self._client.get(config.url("/auth/whoami"))
+            resp = self._send("GET", "/auth/whoami")
             if resp.status_code == 401:
-                self._auth_error = f"zeusd at {config.endpoint} rejected the token: {resp.text}"
+                self._auth_error = f"Token rejected by Zeusd at {config.endpoint}: {resp.text}"
             elif resp.status_code != 200:
-                self._auth_error = (f"zeusd at {config.endpoint} answered HTTP "
-                                    f"{resp.status_code} to /auth/whoami: {resp.text}")
+                self._auth_error = (f"Unexpected response from /auth/whoami at "
+                                    f"{config.endpoint} (HTTP {resp.status_code}): {resp.text}")
             else:
                 whoami = resp.json()
                 self._granted_scopes = frozenset(whoami.get("scopes", []))
                 logger.info("Authenticated with zeusd at %s as %r (scopes %s)", config.endpoint,
                             whoami.get("sub"), sorted(self._granted_scopes))
         if self._auth_error:
-            logger.warning("%s", self._auth_error)
+            logger.warning("Auth issue with Zeusd at %s: %s", config.endpoint, self._auth_error)
 
     @property
     def endpoint(self) -> str:
@@ -441,16 +310,19 @@ class ZeusdClient:
     def can_read_cpu(self) -> bool:
         return self._can("cpu-read")
 
+    def _send(self, method: str, path: str, params: Optional[Dict[str, str]] = None):
+        """One request through the httpx client; ZeusdConnectionError when the
+        daemon cannot be reached."""
+        try:
+            return self._client.request(method, self._config.url(path), params=params)
+        except httpx.TransportError as e:
+            raise ZeusdConnectionError(
+                f"Cannot reach Zeusd at {self._config.endpoint}: {e}") from e
+
     def _call(self, method: str, path: str, operation: str, params: Dict[str, str]):
-        resp = self._client.request(method, self._config.url(path), params)
+        resp = self._send(method, path, params)
         if resp.status_code != 200:
-            message = resp.text
-            try:
-                message = resp.json().get("error", message)
-            except (ValueError, AttributeError):
-                pass
-            raise _zeusd_error(f"zeusd at {self.endpoint}: {operation} failed "
-                               f"(HTTP {resp.status_code}): {message}")
+            raise _zeusd_error(f"Failed to {operation}: {resp.text}")
         return resp
 
     def _get(self, path, operation, params):
@@ -550,8 +422,8 @@ class ZeusdClient:
         """The daemon's Unix time, in seconds."""
         return self._get("/time", "get_time", {})["timestamp_ms"] / 1000.0
 
-    def make_client(self) -> ZeusdHttpClient:
-        """A new client with this daemon's transport and token (for streams)."""
+    def make_client(self) -> httpx.Client:
+        """A new httpx.Client with this daemon's transport and token (for streams)."""
         return self._config.make_client()
 
     def url(self, path: str) -> str:
@@ -573,15 +445,16 @@ def require_capabilities(client: ZeusdClient, *, read_gpu: bool = False,
         if not wanted or client._can(group):
             continue
         if group not in client._enabled_api_groups:
-            problems.append(f"API group '{group}' is not enabled on the daemon")
+            problems.append(f"API group '{group}' is not enabled on this server")
         else:
-            problems.append(f"the token lacks scope '{group}' "
+            problems.append(f"Token lacks required scope '{group}' "
                             f"(granted: {sorted(client.granted_scopes)})")
     for kind, wanted_ids, served in (("GPU", gpu_ids, client.gpu_ids),
                                      ("CPU", cpu_ids, client.cpu_ids)):
         if wanted_ids is not None:
             missing = sorted(set(wanted_ids) - set(served))
             if missing:
-                problems.append(f"{kind} ids {missing} are not served (served: {sorted(served)})")
+                problems.append(f"{kind} indices {missing} not available "
+                                f"(available: {sorted(served)})")
     if problems:
-        raise ZeusdCapabilityError(f"zeusd at {client.endpoint}: " + "; ".join(problems))
+        raise ZeusdCapabilityError(f"Zeusd at {client.endpoint}: " + "; ".join(problems))

@@ -45,6 +45,15 @@ struct RaplPackage {
 StatusOr<std::vector<RaplPackage>> FindRaplPackages(const std::string& powercap_root,
                                                     SysfsReader* reader);
 
+// The root to read RAPL from: `powercap_root` when it holds a package zone,
+// else `container_root` when that one does (the original Zeus's Docker setup
+// mounts the host's tree there, `-v /sys/class/powercap:/zeus_sys/class/
+// powercap`, since a container's own /sys hides it), else `powercap_root`.
+// An empty `container_root` is never tried. Errors reading a tree count as
+// "no package zone" here; FindRaplPackages reports them on the chosen root.
+std::string ChoosePowercapRoot(const std::string& powercap_root, const std::string& container_root,
+                               SysfsReader* reader);
+
 // kPermissionDenied for `path`, explaining that energy_uj is root-only since
 // Linux 5.10 (CVE-2020-8694) and how to grant access.
 Status RaplPermissionError(const std::string& path);
@@ -54,8 +63,10 @@ Status RaplPermissionError(const std::string& path);
 class WraparoundCounter {
  public:
   explicit WraparoundCounter(uint64_t max_range_uj) : max_range_uj_(max_range_uj) {}
-  // Feeds a raw reading; returns the energy since the first reading, in uJ.
-  // A reading below the previous one counts as one wrap.
+  // Feeds a raw reading; returns the counter's value with its wraps undone,
+  // in uJ: the first reading itself, then that plus everything counted since
+  // (as the original Zeus reports RAPL energy; differences are energy). A
+  // reading below the previous one counts as one wrap.
   uint64_t Update(uint64_t raw_uj);
   uint64_t max_range_uj() const { return max_range_uj_; }
 
@@ -68,6 +79,10 @@ class WraparoundCounter {
 struct RaplOptions {
   // The powercap sysfs root. Default: /sys/class/powercap.
   std::string powercap_root = "/sys/class/powercap";
+  // Read instead when powercap_root has no package zone (ChoosePowercapRoot);
+  // empty: never. Default: none (OpenCpus sets /zeus_sys/class/powercap for
+  // the default root).
+  std::string container_powercap_root;
   // Upper bound of one zone's power, used to derive how often the tracker
   // reads a counter: at this power a counter wraps after
   // max_energy_range_uj / max_power_w, and the tracker reads twice as often.

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "zeus/device/devices.h"
 #include "zeus/util/env.h"
 
 #include "src/device/rapl/rapl.h"
@@ -131,8 +132,9 @@ std::chrono::nanoseconds TrackerPeriod(const RaplOptions& options, uint64_t min_
 
 StatusOr<std::vector<std::unique_ptr<Cpu>>> OpenRaplCpus(const RaplOptions& options) {
   SysfsReader* reader = options.reader != nullptr ? options.reader : RealSysfsReader();
-  ZEUS_ASSIGN_OR_RETURN(std::vector<RaplPackage> packages,
-                        FindRaplPackages(options.powercap_root, reader));
+  const std::string root =
+      ChoosePowercapRoot(options.powercap_root, options.container_powercap_root, reader);
+  ZEUS_ASSIGN_OR_RETURN(std::vector<RaplPackage> packages, FindRaplPackages(root, reader));
   std::vector<std::unique_ptr<Cpu>> cpus;
   for (const RaplPackage& package : packages) {
     ZEUS_ASSIGN_OR_RETURN(Counter package_counter, OpenCounter(reader, package.package));
@@ -162,6 +164,7 @@ StatusOr<std::vector<std::unique_ptr<Cpu>>> OpenCpus(const std::string& powercap
   }
   rapl::RaplOptions options;
   options.powercap_root = powercap_root;
+  if (powercap_root == kDefaultPowercapRoot) options.container_powercap_root = kContainerPowercapRoot;
   return rapl::OpenRaplCpus(options);
 }
 

@@ -73,6 +73,16 @@ StatusOr<std::vector<RaplPackage>> FindRaplPackages(const std::string& powercap_
   return packages;
 }
 
+std::string ChoosePowercapRoot(const std::string& powercap_root, const std::string& container_root,
+                               SysfsReader* reader) {
+  auto has_package = [&](const std::string& root) {
+    StatusOr<std::vector<RaplPackage>> packages = FindRaplPackages(root, reader);
+    return packages.ok() && !packages->empty();
+  };
+  if (container_root.empty() || has_package(powercap_root)) return powercap_root;
+  return has_package(container_root) ? container_root : powercap_root;
+}
+
 Status RaplPermissionError(const std::string& path) {
   return PermissionDeniedError(
       path +
@@ -89,7 +99,9 @@ StatusOr<uint64_t> ParseCounter(const std::string& path, const std::string& cont
 }
 
 uint64_t WraparoundCounter::Update(uint64_t raw_uj) {
-  if (last_raw_uj_) {
+  if (!last_raw_uj_) {
+    total_uj_ = raw_uj;  // The counter's own value is the origin.
+  } else {
     if (raw_uj >= *last_raw_uj_) {
       total_uj_ += raw_uj - *last_raw_uj_;
     } else if (*last_raw_uj_ <= max_range_uj_) {

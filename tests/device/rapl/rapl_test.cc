@@ -93,12 +93,13 @@ class TestReader final : public SysfsReader {
 };
 
 TEST(WraparoundCounterTest, AccumulatesAndCorrectsOneWrapPerDecrease) {
+  // The counter's own value, plus the range per wrap (the original's).
   WraparoundCounter counter(1000);
-  EXPECT_EQ(counter.Update(900), 0u);
-  EXPECT_EQ(counter.Update(950), 50u);
-  EXPECT_EQ(counter.Update(100), 200u);  // 950 -> 1000 -> 0 -> 100.
-  EXPECT_EQ(counter.Update(100), 200u);
-  EXPECT_EQ(counter.Update(99), 1199u);  // A full wrap minus 1 uJ.
+  EXPECT_EQ(counter.Update(900), 900u);
+  EXPECT_EQ(counter.Update(950), 950u);
+  EXPECT_EQ(counter.Update(100), 1100u);  // 950 -> 1000 -> 0 -> 100.
+  EXPECT_EQ(counter.Update(100), 1100u);
+  EXPECT_EQ(counter.Update(99), 2099u);  // A full wrap minus 1 uJ.
 }
 
 TEST(RaplTest, DiscoversPackagesWithDramAndSkipsOtherZones) {
@@ -135,22 +136,52 @@ TEST(RaplTest, MissingOrEmptyRootHasNoCpus) {
   EXPECT_TRUE(empty.empty());
 }
 
-TEST(RaplTest, EnergyCountsFromOpenAndCorrectsWraparound) {
+// The original Zeus's Docker setup mounts the host's tree at
+// /zeus_sys/class/powercap: read there when the own root has no package.
+TEST(RaplTest, ReadsTheContainerMountWhenTheRootHasNoPackage) {
+  PowercapTree own, mounted;
+  own.AddZone("intel-rapl:2", "psys", 50, 1'000'000);  // No package zone.
+  mounted.AddZone("intel-rapl:0", "package-0", 10, 1'000'000);
+  mounted.AddZone("intel-rapl:1", "package-1", 20, 1'000'000);
+  EXPECT_EQ(ChoosePowercapRoot(own.root(), mounted.root(), RealSysfsReader()), mounted.root());
+  EXPECT_EQ(ChoosePowercapRoot("/nonexistent/powercap", mounted.root(), RealSysfsReader()),
+            mounted.root());
+  // Never tried when empty; the own root wins when it has a package.
+  EXPECT_EQ(ChoosePowercapRoot(own.root(), "", RealSysfsReader()), own.root());
+  EXPECT_EQ(ChoosePowercapRoot(mounted.root(), own.root(), RealSysfsReader()), mounted.root());
+  // Neither has one: the own root (which has no CPU).
+  EXPECT_EQ(ChoosePowercapRoot(own.root(), "/nonexistent/zeus_sys", RealSysfsReader()),
+            own.root());
+
+  RaplOptions options;
+  options.powercap_root = own.root();
+  options.container_powercap_root = mounted.root();
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto cpus, OpenRaplCpus(options));
+  ASSERT_EQ(cpus.size(), 2u);
+  EXPECT_EQ(cpus[1]->index(), 1);
+  // OpenCpus looks there only for the default root.
+  EXPECT_STREQ(kContainerPowercapRoot, "/zeus_sys/class/powercap");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto none, OpenCpus(own.root()));
+  EXPECT_TRUE(none.empty());
+}
+
+// The counter's value (as the original reports it), wraps corrected.
+TEST(RaplTest, EnergyIsTheCounterWithItsWrapsCorrected) {
   PowercapTree tree;
   std::string pkg = tree.AddZone("intel-rapl:0", "package-0", 9'000, 10'000);
   std::string dram = tree.AddZone("intel-rapl:0/intel-rapl:0:2", "dram", 100, 5'000);
   ZEUS_ASSERT_OK_AND_ASSIGN(auto cpus, OpenCpus(tree.root()));
   ASSERT_EQ(cpus.size(), 1u);
-  EXPECT_EQ(cpus[0]->PackageEnergyUj().value(), 0u);
-  EXPECT_EQ(cpus[0]->DramEnergyUj().value(), 0u);
+  EXPECT_EQ(cpus[0]->PackageEnergyUj().value(), 9'000u);
+  EXPECT_EQ(cpus[0]->DramEnergyUj().value(), 100u);
   PowercapTree::SetEnergy(pkg, 9'500);
   PowercapTree::SetEnergy(dram, 4'000);
-  EXPECT_EQ(cpus[0]->PackageEnergyUj().value(), 500u);
-  EXPECT_EQ(cpus[0]->DramEnergyUj().value(), 3'900u);
+  EXPECT_EQ(cpus[0]->PackageEnergyUj().value(), 9'500u);
+  EXPECT_EQ(cpus[0]->DramEnergyUj().value(), 4'000u);
   PowercapTree::SetEnergy(pkg, 300);   // Wrapped at 10'000.
   PowercapTree::SetEnergy(dram, 100);  // Wrapped at 5'000.
-  EXPECT_EQ(cpus[0]->PackageEnergyUj().value(), 1'300u);
-  EXPECT_EQ(cpus[0]->DramEnergyUj().value(), 5'000u);
+  EXPECT_EQ(cpus[0]->PackageEnergyUj().value(), 10'300u);
+  EXPECT_EQ(cpus[0]->DramEnergyUj().value(), 5'100u);
 }
 
 TEST(RaplTest, TrackerThreadSeesWrapsBetweenCallerReads) {
@@ -169,8 +200,8 @@ TEST(RaplTest, TrackerThreadSeesWrapsBetweenCallerReads) {
     PowercapTree::SetEnergy(pkg, value);
     ASSERT_TRUE(reader.WaitForReads(energy, reader.reads(energy), 2));
   }
-  // 9000 -> 5000 (+6000), -> 2000 (+7000), -> 7000 (+5000).
-  EXPECT_EQ(cpus[0]->PackageEnergyUj().value(), 18'000u);
+  // 9000, -> 5000 (+6000), -> 2000 (+7000), -> 7000 (+5000).
+  EXPECT_EQ(cpus[0]->PackageEnergyUj().value(), 27'000u);
 }
 
 TEST(RaplTest, TrackerPeriodDerivesFromMaxPower) {

@@ -190,16 +190,40 @@ class RAPLCPU(cpu_common.CPU):
 
 
 class ZeusdRAPLCPU(RAPLCPU):
-    """A RAPLCPU read through the Zeus daemon: the core does so whenever
-    ZEUSD_SOCK_PATH is set, which this class requires. `client` is kept for
-    reference."""
+    """A RAPLCPU read through the Zeus daemon: with a `client` (a
+    zeus.utils.zeusd.ZeusdClient, Unix socket or TCP), each read is its
+    get_cpu_energy for this socket (the daemon's counters, uJ, as mJ); with
+    client None (RAPLCPUs under ZEUSD_SOCK_PATH), the core reads through
+    ZEUSD_SOCK_PATH."""
 
     def __init__(self, cpu_index: int, client) -> None:
-        if not os.environ.get("ZEUSD_SOCK_PATH"):
-            raise ZeusRAPLFileInitError(
-                "ZeusdRAPLCPU: set ZEUSD_SOCK_PATH to the Zeus daemon's socket")
-        super().__init__(cpu_index, _rapl_dir())
+        if client is None:
+            if not os.environ.get("ZEUSD_SOCK_PATH"):
+                raise ZeusRAPLFileInitError(
+                    "ZeusdRAPLCPU: pass a ZeusdClient, or set ZEUSD_SOCK_PATH to the Zeus "
+                    "daemon's socket")
+            super().__init__(cpu_index, _rapl_dir())
+            self._client = None
+            return
+        cpu_common.CPU.__init__(self, cpu_index)
+        self.rapl_dir = None
         self._client = client
+        served = {c.id: c.dram_available for c in client.cpus}
+        if cpu_index not in served:
+            raise cpu_common.ZeusCPUNotFoundError(
+                f"ZeusdRAPLCPU: the Zeus daemon at {client.endpoint} serves no CPU {cpu_index} "
+                f"(CPUs: {sorted(served)})")
+        self.dram_available = served[cpu_index]
+
+    def get_total_energy_consumption(self) -> cpu_common.CpuDramMeasurement:
+        if self._client is None:
+            return super().get_total_energy_consumption()
+        result = self._client.get_cpu_energy([self.cpu_index], cpu=True,
+                                             dram=self.dram_available)[self.cpu_index]
+        dram_uj = result.dram_energy_uj if self.dram_available else None
+        return cpu_common.CpuDramMeasurement(
+            cpu_mj=(result.cpu_energy_uj or 0) / 1000.0,
+            dram_mj=None if dram_uj is None else dram_uj / 1000.0)
 
 
 class RAPLCPUs(cpu_common.CPUs):

@@ -44,6 +44,16 @@ class AMDGPU(nvidia._CoreGPU):
     def __init__(self, gpu_index: int) -> None:
         super().__init__(gpu_index)
 
+    def _attach(self, handle) -> None:
+        found = len(handle.infos)
+        if isinstance(self.gpu_index, int) and not isinstance(self.gpu_index, bool) and \
+                not 0 <= self.gpu_index < found:
+            # The original's class and words.
+            raise gpu_common.ZeusGPUNotFoundError(
+                f"GPU with HIP index {self.gpu_index} not found. Found HIP indices: "
+                f"{list(range(found))}.")
+        super()._attach(handle)
+
     def _no_persistence_mode(self):
         raise gpu_common.ZeusGPUNotSupportedError(
             f"zeus.device: AMD GPU {self.gpu_index}: persistence mode is not supported for "
@@ -69,9 +79,54 @@ class AMDGPU(nvidia._CoreGPU):
         """(extra) AMD SMI's UUID of the GPU."""
         return self._static("uuid")
 
+    @property
+    def handle(self):
+        """The GPU's handle of the `amdsmi` Python package, as the original's
+        attribute: the processor handle whose UUID is this GPU's, after
+        amdsmi.amdsmi_init(). Where `amdsmi` is not importable (the core loads
+        libamd_smi without it), ZeusGPULibraryNotFoundError says so."""
+        cached = getattr(self, "_amdsmi_handle", None)
+        if cached is not None:
+            return cached
+        try:
+            import amdsmi
+        except ImportError:
+            raise gpu_common.ZeusGPULibraryNotFoundError(
+                f"zeus.device: AMD GPU {self.gpu_index}: .handle is a handle of the amdsmi "
+                "Python package, which is not importable here (Zeus itself does not need "
+                "it)") from None
+        amdsmi.amdsmi_init()
+        uuid = self.get_gpu_uuid()
+        for candidate in amdsmi.amdsmi_get_processor_handles():
+            if amdsmi.amdsmi_get_gpu_device_uuid(candidate) == uuid:
+                self._amdsmi_handle = candidate
+                return candidate
+        raise gpu_common.ZeusGPUNotFoundError(
+            f"zeus.device: AMD GPU {self.gpu_index}: amdsmi lists no GPU with UUID {uuid}")
+
+    def _no_single_domain_reset(self, domain: str):
+        raise gpu_common.ZeusGPUNotSupportedError(
+            f"zeus.device: AMD GPU {self.gpu_index}: resetting only the {domain} locked clocks "
+            "is not supported (AMD SMI resets every clock domain at once)")
+
+    def reset_gpu_locked_clocks(self, block: bool = True) -> None:
+        """Not supported on AMD GPUs (ZeusGPUNotSupportedError), as in the
+        original: AMD SMI cannot reset one clock domain alone."""
+        self._no_single_domain_reset("GPU")
+
+    def reset_memory_locked_clocks(self, block: bool = True) -> None:
+        """Not supported on AMD GPUs (ZeusGPUNotSupportedError), as in the
+        original."""
+        self._no_single_domain_reset("memory")
+
 
 class ZeusdAMDGPU(nvidia._ZeusdRelayed, AMDGPU):
-    """An AMDGPU whose setters go through the Zeus daemon."""
+    """An AMDGPU whose setters go through the Zeus daemon (`client`, or the
+    core's relay to ZEUSD_SOCK_PATH); what AMD GPUs lack stays unsupported."""
+
+    set_persistence_mode = AMDGPU.set_persistence_mode
+    reset_gpu_locked_clocks = AMDGPU.reset_gpu_locked_clocks
+    reset_memory_locked_clocks = AMDGPU.reset_memory_locked_clocks
 
 
 class AMDGPUs(nvidia._CoreGPUs):

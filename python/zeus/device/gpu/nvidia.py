@@ -10,7 +10,10 @@ Every call goes to the core's Gpu of the GPU, so the core's rules apply:
 ZEUS_NVML_LIBRARY picks the library, CUDA_VISIBLE_DEVICES the GPUs and their
 order, ZEUS_DRY_RUN makes every setter log the change instead of making it,
 and with ZEUSD_SOCK_PATH set the setters are relayed to the Zeus daemon
-(which has the privilege) and the GPUs are ZeusdNVIDIAGPU objects.
+(which has the privilege) and the GPUs are ZeusdNVIDIAGPU objects; with
+ZEUSD_HOST_PORT set instead (zeusd over TCP), get_gpus() returns
+ZeusdNVIDIAGPU objects whose setters are requests of a
+zeus.utils.zeusd.ZeusdClient, as ZeusdNVIDIAGPU(index, client) makes.
 
 Restore on exit (a difference from the original, which leaves changed
 settings in place): power limits, persistence modes and clock locks changed
@@ -417,22 +420,110 @@ class NVIDIAGPU(_CoreGPU):
 
     _BACKEND = "nvml"
 
+    @property
+    def handle(self):
+        """The GPU's pynvml handle (nvidia-ml-py), for the user's own pynvml
+        calls, as the original's attribute: found by the GPU's UUID after
+        pynvml.nvmlInit(). The core reaches NVML without pynvml, so where
+        nvidia-ml-py is not importable this raises ZeusGPULibraryNotFoundError
+        saying so."""
+        cached = getattr(self, "_pynvml_handle", None)
+        if cached is not None:
+            return cached
+        try:
+            import pynvml
+        except ImportError:
+            raise gpu_common.ZeusGPULibraryNotFoundError(
+                f"zeus.device: GPU {self.gpu_index}: .handle is a pynvml handle, and pynvml "
+                "(the nvidia-ml-py package) is not importable here; install nvidia-ml-py to "
+                "make your own NVML calls (Zeus itself does not need it)") from None
+        pynvml.nvmlInit()
+        self._pynvml_handle = pynvml.nvmlDeviceGetHandleByUUID(self.get_gpu_uuid())
+        return self._pynvml_handle
+
+
+def _daemon_index(gpu_index: int) -> int:
+    """The daemon's index of this process's GPU `gpu_index`: its entry of
+    CUDA_VISIBLE_DEVICES when that lists integers (zeusd numbers every GPU
+    of the machine), else `gpu_index`."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible:
+        entries = [e.strip() for e in visible.split(",")]
+        if all(e.isdigit() for e in entries) and gpu_index < len(entries):
+            return int(entries[gpu_index])
+    return gpu_index
+
 
 class _ZeusdRelayed:
-    """Mixin for a vendor's GPU whose setters go through the Zeus daemon. The
-    core relays them whenever ZEUSD_SOCK_PATH is set; `client` (a
-    ZeusdClient) is kept for reference, and ZEUSD_SOCK_PATH must be set."""
+    """Mixin for a vendor's GPU whose setters go to the Zeus daemon (reads
+    stay local, as in the original). With a `client` (a
+    zeus.utils.zeusd.ZeusdClient, over the Unix socket or TCP), every setter
+    is a request of that client, for the daemon's index of this GPU (see
+    _daemon_index); changes made so are the daemon's to keep or put back,
+    not this process's restore on exit. With client None (get_gpus under
+    ZEUSD_SOCK_PATH), the core relays the setters to ZEUSD_SOCK_PATH."""
 
     def __init__(self, gpu_index: int, client) -> None:
-        if _zeusd_socket() is None:
-            raise ZeusdError(f"{type(self).__name__}: set ZEUSD_SOCK_PATH to the Zeus daemon's "
-                             "socket (the core relays the setters there)")
+        if client is None and _zeusd_socket() is None:
+            raise ZeusdError(f"{type(self).__name__}: pass a ZeusdClient, or set "
+                             "ZEUSD_SOCK_PATH to the Zeus daemon's socket")
         super().__init__(gpu_index)
         self._client = client
 
+    @classmethod
+    def _on(cls, gpu_index: int, handle, client=None):
+        gpu = super()._on(gpu_index, handle)
+        gpu._client = client
+        return gpu
+
     @property
     def supports_nonblocking_setters(self) -> bool:
-        return False  # The core's relay always waits for the daemon's answer.
+        # The core's relay always waits for the daemon's answer; a client
+        # passes `block` on to the daemon.
+        return getattr(self, "_client", None) is not None
+
+    def _relay(self, method: str, *args, block: bool = True):
+        """Calls ZeusdClient.`method`([daemon index], *args, block=block)."""
+        getattr(self._client, method)([_daemon_index(self.gpu_index)], *args, block=block)
+
+    def set_power_management_limit(self, power_limit_mw: int, block: bool = True) -> None:
+        if self._client is None:
+            return super().set_power_management_limit(power_limit_mw, block)
+        self._relay("set_power_limit", _uint(power_limit_mw, "power_limit_mw"), block=block)
+
+    def reset_power_management_limit(self, block: bool = True) -> None:
+        if self._client is None:
+            return super().reset_power_management_limit(block)
+        self._relay("set_power_limit", self.get_default_power_management_limit(), block=block)
+
+    def set_persistence_mode(self, enabled: bool, block: bool = True) -> None:
+        if self._client is None:
+            return super().set_persistence_mode(enabled, block)
+        self._relay("set_persistence_mode", bool(enabled), block=block)
+
+    def set_memory_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
+                                 block: bool = True) -> None:
+        if self._client is None:
+            return super().set_memory_locked_clocks(min_clock_mhz, max_clock_mhz, block)
+        self._relay("set_mem_locked_clocks", _uint(min_clock_mhz, "min_clock_mhz"),
+                    _uint(max_clock_mhz, "max_clock_mhz"), block=block)
+
+    def reset_memory_locked_clocks(self, block: bool = True) -> None:
+        if self._client is None:
+            return super().reset_memory_locked_clocks(block)
+        self._relay("reset_mem_locked_clocks", block=block)
+
+    def set_gpu_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
+                              block: bool = True) -> None:
+        if self._client is None:
+            return super().set_gpu_locked_clocks(min_clock_mhz, max_clock_mhz, block)
+        self._relay("set_gpu_locked_clocks", _uint(min_clock_mhz, "min_clock_mhz"),
+                    _uint(max_clock_mhz, "max_clock_mhz"), block=block)
+
+    def reset_gpu_locked_clocks(self, block: bool = True) -> None:
+        if self._client is None:
+            return super().reset_gpu_locked_clocks(block)
+        self._relay("reset_gpu_locked_clocks", block=block)
 
 
 class ZeusdNVIDIAGPU(_ZeusdRelayed, NVIDIAGPU):
@@ -441,7 +532,10 @@ class ZeusdNVIDIAGPU(_ZeusdRelayed, NVIDIAGPU):
 
 class _CoreGPUs(gpu_common.GPUs):
     """The GPUs of this process on the core's backend `_BACKEND`, made of
-    `_GPU` objects (`_ZEUSD_GPU` with ZEUSD_SOCK_PATH set)."""
+    `_GPU` objects; `_ZEUSD_GPU` objects with ZEUSD_SOCK_PATH set (the core
+    relays their setters) or, without it, with ZEUSD_HOST_PORT set (their
+    setters go through a ZeusdClient of the daemon there, as the
+    original's)."""
 
     _BACKEND = "nvml"
     _GPU = NVIDIAGPU
@@ -459,8 +553,16 @@ class _CoreGPUs(gpu_common.GPUs):
 
     def _on_handle(self, handle: _Handle, ensure_homogeneous: bool) -> None:
         self._handle = handle
-        cls = self._ZEUSD_GPU if _zeusd_socket() is not None else self._GPU
-        self._gpus = [cls._on(i, self._handle) for i in range(len(self._handle.infos))]
+        if _zeusd_socket() is not None:
+            self._gpus = [self._ZEUSD_GPU._on(i, handle) for i in range(len(handle.infos))]
+        elif os.environ.get("ZEUSD_HOST_PORT"):
+            # Imported here: zeus.utils.zeusd needs httpx, as the original's.
+            from zeus.utils.zeusd import ZeusdClient
+            client = ZeusdClient()
+            self._gpus = [self._ZEUSD_GPU._on(i, handle, client)
+                          for i in range(len(handle.infos))]
+        else:
+            self._gpus = [self._GPU._on(i, handle) for i in range(len(handle.infos))]
         if ensure_homogeneous:
             self._ensure_homogeneous()
 
@@ -513,8 +615,8 @@ class _CoreGPUs(gpu_common.GPUs):
 
 class NVIDIAGPUs(_CoreGPUs):
     """The NVIDIA GPUs of this process. CUDA_VISIBLE_DEVICES is respected:
-    index i is its i-th entry. With ZEUSD_SOCK_PATH set, the GPUs are
-    ZeusdNVIDIAGPU objects (setters relayed to the daemon)."""
+    index i is its i-th entry. With ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT set,
+    the GPUs are ZeusdNVIDIAGPU objects (setters relayed to the daemon)."""
 
     _BACKEND = "nvml"
     _GPU = NVIDIAGPU

@@ -45,13 +45,40 @@ class AppleSiliconMeasurement(SoCMeasurement):
     gpu_sram_mj: Optional[int] = None
     ane_mj: Optional[int] = None
 
+    def __sub__(self, other: "AppleSiliconMeasurement") -> "AppleSiliconMeasurement":
+        """Field-wise difference (lists element-wise); a field None on both
+        sides stays None. TypeError for another type; ValueError naming the
+        field when one side lacks it or the lists differ in length."""
+        if not isinstance(other, type(self)):
+            raise TypeError(
+                "Subtraction is only supported between AppleSiliconMeasurement instances.")
+        result = type(self)()
+        for field in fields(self):
+            mine, theirs = getattr(self, field.name), getattr(other, field.name)
+            if mine is None and theirs is None:
+                continue
+            inconsistent = ValueError(
+                f"Inconsistent field between two AppleSiliconMeasurement objects: {field.name}")
+            if type(mine) is not type(theirs):
+                raise inconsistent
+            if isinstance(mine, list):
+                if len(mine) != len(theirs):
+                    raise inconsistent
+                setattr(result, field.name, [a - b for a, b in zip(mine, theirs)])
+            else:
+                setattr(result, field.name, mine - theirs)
+        return result
+
     def zero_all_fields(self) -> None:
+        """Numbers become 0, lists empty, the rest None (as the original)."""
         for field in fields(self):
             value = getattr(self, field.name)
             if isinstance(value, list):
-                setattr(self, field.name, [0] * len(value))
-            elif value is not None:
+                setattr(self, field.name, [])
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
                 setattr(self, field.name, 0)
+            else:
+                setattr(self, field.name, None)
 
     @classmethod
     def from_metrics(cls, metrics) -> "AppleSiliconMeasurement":

@@ -1,5 +1,6 @@
 """The HTTP routes of the batch-size optimizer server (include/zeus/protocol/protocol.h),
-called with the standard library.
+called with httpx (Debian's python3-httpx), as the original client does; redirects
+are not followed.
 
 Errors map as in the C++ client: HTTP 400/413/422 InvalidArgumentError,
 401/403 PermissionDeniedError, 404 NotFoundError, 409 AlreadyExistsError,
@@ -12,15 +13,13 @@ Idempotent calls (register, report, check-in, end trial) are retried while the s
 is unavailable, within one time budget per call (BatchSizeServer's timeout_s).
 """
 
-import http.client
 import json
 import math
 import os
-import socket
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
+
+import httpx
 
 from zeus.exception import (AlreadyExistsError, InternalError, InvalidArgumentError,
                             NotFoundError, PermissionDeniedError, UnavailableError)
@@ -126,43 +125,52 @@ class BatchSizeServer:
     def _once(self, method, path, body=None, timeout_s=None):
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
         data = None if body is None else json.dumps(body, allow_nan=False).encode()
-        request = urllib.request.Request(self.url + path, data=data, method=method)
+        headers = {}
         if data is not None:
-            request.add_header("Content-Type", "application/json")
+            headers["Content-Type"] = "application/json"
         if self.token:
-            request.add_header("Authorization", f"Bearer {self.token}")
+            headers["Authorization"] = f"Bearer {self.token}"
+
+        # httpx follows no redirect (credentials stay on the server); the
+        # body is capped as it arrives and the whole call has one deadline.
         def fetch():
-            with http_limits.opener().open(request, timeout=timeout_s) as response:
-                return http_limits.read_body(response).decode("utf-8", "replace")
+            with httpx.stream(method, self.url + path, content=data, headers=headers,
+                              timeout=timeout_s) as response:
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if len(body) > http_limits.MAX_BODY_BYTES:
+                        raise http_limits.AnswerTooLargeError(
+                            f"answer body larger than the limit of "
+                            f"{http_limits.MAX_BODY_BYTES} bytes")
+                return response.status_code, body.decode("utf-8", "replace")
 
         try:
-            text = http_limits.with_deadline(fetch, timeout_s)
+            code, text = http_limits.with_deadline(fetch, timeout_s)
         except http_limits.AnswerTooLargeError as e:
-            raise InternalError_(f"server: answer of {method} {path}: {e}")
-        except urllib.error.HTTPError as e:
-            raw = e.read(64 << 10).decode("utf-8", "replace")
-            message = raw[:200]
+            raise InternalError_(f"server: answer of {method} {path}: {e}") from None
+        except (httpx.TimeoutException, http_limits.DeadlineExceededError):
+            raise UnavailableError_(
+                f"server: {self.url} did not answer {method} {path} within {timeout_s:.3g} s "
+                f"(the client's budget: timeout_s or ${TIMEOUT_ENV})") from None
+        except httpx.TransportError as e:
+            raise UnavailableError_(
+                f"server: {self.url} unreachable on {method} {path}: {e}") from None
+        if not 200 <= code < 300:
+            message = text[:200]
             parsed = None
             try:
-                parsed = json.loads(raw)
+                parsed = json.loads(text)
                 for key in ("message", "error", "detail"):
                     if isinstance(parsed, dict) and isinstance(parsed.get(key), str):
                         message = parsed[key]
                         break
             except ValueError:
                 pass
-            error = _BY_STATUS.get(e.code, InternalError_)
-            if e.code == 404 and (parsed in _NO_SUCH_ROUTE or not isinstance(parsed, dict)):
+            error = _BY_STATUS.get(code, InternalError_)
+            if code == 404 and (parsed in _NO_SUCH_ROUTE or not isinstance(parsed, dict)):
                 error = NoSuchRouteError
-            raise error(f"server: {message} (HTTP {e.code} on {method} {path})")
-        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError,
-                http.client.HTTPException) as e:
-            reason = getattr(e, "reason", e)
-            if isinstance(reason, (socket.timeout, TimeoutError)):
-                raise UnavailableError_(
-                    f"server: {self.url} did not answer {method} {path} within {timeout_s:.3g} s "
-                    f"(the client's budget: timeout_s or ${TIMEOUT_ENV})")
-            raise UnavailableError_(f"server: {self.url} unreachable on {method} {path}: {reason}")
+            raise error(f"server: {message} (HTTP {code} on {method} {path})")
         try:
             return json.loads(text) if text else None
         except ValueError:
