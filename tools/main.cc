@@ -21,6 +21,7 @@
 #include "zeus/version.h"
 
 #include "tools/commands.h"
+#include "tools/help_format.h"
 
 namespace {
 
@@ -154,6 +155,7 @@ int main(int argc, char** argv) {
   zeus::cli::RegisterShowEnvCommand(app, &exit_code);
   zeus::cli::RegisterSimulateCommand(app, &exit_code);
   AddVersionFlags(app);
+  zeus::cli::TidyHelp(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
