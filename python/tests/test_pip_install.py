@@ -61,6 +61,12 @@ def test_pip_install_from_the_checkout_into_a_fresh_venv(tmp_path):
                              text=True, timeout=3600)
     assert install.returncode == 0, install.stdout + install.stderr
     assert "Successfully installed zeus-" in install.stdout
+    # The `zeus` console command runs the bundled tool, services included.
+    command = venv / "bin" / "zeus"
+    assert command.is_file(), "no zeus console command"
+    help_run = subprocess.run([str(command), "serve", "--help"], env=clean_env(),
+                              capture_output=True, text=True, timeout=60)
+    assert help_run.returncode == 0 and "--db URL" in help_run.stdout, help_run.stderr
 
     script = (
         "import glob, os, zeus, zeus._lib\n"
