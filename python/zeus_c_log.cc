@@ -55,9 +55,9 @@ const bool kStderrByDefault = [] {
 extern "C" void zeus_set_log_handler(zeus_log_fn fn, void* user, int32_t level) {
   static_cast<void>(kStderrByDefault);
   std::shared_ptr<spdlog::logger> logger =
-      fn == nullptr ? StderrLogger()
-                    : std::make_shared<spdlog::logger>("zeus",
-                                                       std::make_shared<CallbackSink>(fn, user));
+      fn == nullptr
+          ? StderrLogger()
+          : std::make_shared<spdlog::logger>("zeus", std::make_shared<CallbackSink>(fn, user));
   logger->set_level(LevelOf(level));
   spdlog::set_default_logger(std::move(logger));
 }

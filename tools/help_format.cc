@@ -10,15 +10,20 @@ namespace {
 // name; each applies only where CLI11 would print TEXT.
 const std::map<std::string, std::string>& ValueNames() {
   static const auto* const names = new std::map<std::string, std::string>{
-      {"chartjs", "FILE"},     {"cpus", "LIST"},         {"csv", "FILE"},
-      {"db", "URL"},           {"gpus", "LIST"},         {"groups", "FILE"},
-      {"history-csv", "FILE"}, {"listen", "HOST:PORT"},  {"out", "FILE"},
-      {"output", "FILE"},      {"plot", "DIR"},          {"powercap-root", "DIR"},
-      {"profile", "FILE"},     {"signing-key-path", "FILE"}, {"socket", "PATH"},
-      {"state-file", "FILE"},  {"tcp", "[HOST:]PORT"},   {"token-file", "FILE"},
-      {"traces", "DIR"},       {"seeds", "RANGE"},       {"socket-group", "GROUP"},
-      {"group", "GROUP"},      {"socket-mode", "MODE"},  {"dataset", "NAME"},
-      {"gpu", "NAME"},         {"selector", "NAME"},     {"enable", "LIST"},
+      {"chartjs", "FILE"},       {"cpus", "LIST"},
+      {"csv", "FILE"},           {"db", "URL"},
+      {"gpus", "LIST"},          {"groups", "FILE"},
+      {"history-csv", "FILE"},   {"listen", "HOST:PORT"},
+      {"out", "FILE"},           {"output", "FILE"},
+      {"plot", "DIR"},           {"powercap-root", "DIR"},
+      {"profile", "FILE"},       {"signing-key-path", "FILE"},
+      {"socket", "PATH"},        {"state-file", "FILE"},
+      {"tcp", "[HOST:]PORT"},    {"token-file", "FILE"},
+      {"traces", "DIR"},         {"seeds", "RANGE"},
+      {"socket-group", "GROUP"}, {"group", "GROUP"},
+      {"socket-mode", "MODE"},   {"dataset", "NAME"},
+      {"gpu", "NAME"},           {"selector", "NAME"},
+      {"enable", "LIST"},
   };
   return *names;
 }

@@ -239,8 +239,10 @@ int RunMonitor(const MonitorFlags& flags) {
   if (!has_command) {
     // Without a command nothing else would show that it runs.
     std::string what;
-    for (int gpu : report.gpu_indices) what += (what.empty() ? "GPU " : ", GPU ") + std::to_string(gpu);
-    for (int cpu : report.cpu_indices) what += (what.empty() ? "CPU " : ", CPU ") + std::to_string(cpu);
+    for (int gpu : report.gpu_indices)
+      what += (what.empty() ? "GPU " : ", GPU ") + std::to_string(gpu);
+    for (int cpu : report.cpu_indices)
+      what += (what.empty() ? "CPU " : ", CPU ") + std::to_string(cpu);
     std::cerr << "zeus monitor: measuring " << what << " until Ctrl-C (SIGINT) or SIGTERM\n"
               << std::flush;
   }

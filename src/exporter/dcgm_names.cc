@@ -5,7 +5,6 @@
 #include <cctype>
 #include <utility>
 
-
 namespace zeus::exporter_internal {
 namespace {
 
@@ -66,19 +65,19 @@ Labels DcgmLabels(Gpu* gpu, const std::string& hostname) {
 DcgmFamilies::DcgmFamilies()
     : power_(DcgmFamily("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", MetricType::Gauge)),
       energy_(DcgmFamily("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-                     "Total energy consumption since boot (in mJ).", MetricType::Counter)),
-      temperature_(DcgmFamily("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", MetricType::Gauge)),
+                         "Total energy consumption since boot (in mJ).", MetricType::Counter)),
+      temperature_(
+          DcgmFamily("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", MetricType::Gauge)),
       limit_(DcgmFamily("DCGM_FI_DEV_POWER_MGMT_LIMIT", "Power management limit (in W).",
-                    MetricType::Gauge)),
+                        MetricType::Gauge)),
       enforced_limit_(DcgmFamily("DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "Enforced power limit (in W).",
-                             MetricType::Gauge)) {}
+                                 MetricType::Gauge)) {}
 
 void DcgmFamilies::Add(const Labels& labels, std::optional<double> power_w,
                        std::optional<double> energy_j, std::optional<double> temperature_c,
                        std::optional<double> limit_w, std::optional<double> enforced_limit_w) {
   AddSeries(power_, labels, power_w);
-  AddSeries(energy_, labels,
-                         energy_j ? std::optional<double>(*energy_j * 1000.0) : std::nullopt);
+  AddSeries(energy_, labels, energy_j ? std::optional<double>(*energy_j * 1000.0) : std::nullopt);
   AddSeries(temperature_, labels, temperature_c);
   AddSeries(limit_, labels, limit_w);
   AddSeries(enforced_limit_, labels, enforced_limit_w);

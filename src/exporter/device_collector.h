@@ -18,8 +18,8 @@
 #include <prometheus/metric_family.h>
 
 #include "zeus/device/cpu.h"
-#include "zeus/exporter/device_exporter.h"
 #include "zeus/device/gpu.h"
+#include "zeus/exporter/device_exporter.h"
 #include "zeus/status.h"
 
 namespace zeus::exporter_internal {

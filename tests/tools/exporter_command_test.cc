@@ -203,8 +203,8 @@ TEST_P(ExporterCommandTest, RealPrometheusAnswersTheDcgmDashboardQueriesWithDcgm
   ZEUS_ASSERT_OK_AND_ASSIGN(double limit_w,
                             prometheus->QueryValue(R"(DCGM_FI_DEV_POWER_MGMT_LIMIT{gpu="0"})"));
   EXPECT_EQ(limit_w, 250.0);
-  ZEUS_ASSERT_OK_AND_ASSIGN(
-      double enforced_w, prometheus->QueryValue(R"(DCGM_FI_DEV_ENFORCED_POWER_LIMIT{gpu="1"})"));
+  ZEUS_ASSERT_OK_AND_ASSIGN(double enforced_w,
+                            prometheus->QueryValue(R"(DCGM_FI_DEV_ENFORCED_POWER_LIMIT{gpu="1"})"));
   EXPECT_GT(enforced_w, 0.0);
   // The energy counter in mJ, as DCGM's: its slope is the power x 1000.
   ZEUS_ASSERT_OK(

@@ -64,7 +64,8 @@ StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenSimulatedGpus(const GpuOptions& 
   for (size_t i = 0; i < order.size(); ++i) {
     const int index = first_index + static_cast<int>(i);
     std::string context = "GPU " + std::to_string(index) + " (simulated";
-    if (order[i] != static_cast<unsigned int>(index)) context += " device " + std::to_string(order[i]);
+    if (order[i] != static_cast<unsigned int>(index))
+      context += " device " + std::to_string(order[i]);
     context += ")";
     std::unique_ptr<Gpu> gpu =
         std::make_unique<SimulatedGpu>(DeviceState(static_cast<int>(order[i])), index);

@@ -16,7 +16,8 @@ SimulatedGpuModel ModelForIndex(int physical_index) {
                 static_cast<unsigned>(physical_index));
   model.uuid = uuid;
   char bus[32];
-  std::snprintf(bus, sizeof(bus), "0000:%02x:00.0", static_cast<unsigned>(physical_index + 1) & 0xff);
+  std::snprintf(bus, sizeof(bus), "0000:%02x:00.0",
+                static_cast<unsigned>(physical_index + 1) & 0xff);
   model.pci_bus_id = bus;
   model.busy_w += 12.0 * physical_index;
   model.phase_s = 0.37 * physical_index;
