@@ -63,6 +63,8 @@ def test_simulated_gpus_measure_plausibly_and_take_limits_in_process():
         import json, time
         from zeus.device import get_gpus
         from zeus.monitor import ZeusMonitor
+        from zeus.device.gpu import NVIDIAGPUs, nvml_is_available
+        assert nvml_is_available() and len(NVIDIAGPUs()) == 2  # They stand in for NVIDIA's.
         gpus = get_gpus()
         monitor = ZeusMonitor(gpu_indices=[0, 1])
         monitor.begin_window("w")
