@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -60,7 +61,8 @@ def _run(command, what):
 
 
 class _Progress:
-    """Build progress on the terminal, when the process has one."""
+    """Build progress on the terminal, when the process has one: the
+    percentage of the build and the time so far, redrawn every 2 s."""
 
     # "[ 40%] Building ..." (Makefiles) or "[12/30] Building ..." (Ninja).
     _LINE = re.compile(r"^\[\s*(?:(\d+)%|(\d+)/(\d+))\]")
@@ -71,15 +73,28 @@ class _Progress:
         except OSError:
             self.tty = None
         self.start = time.monotonic()
-        self.shown = None
-
-    def say(self, text):
+        self.percent = 0
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.ticker = None
         if self.tty is not None:
+            self.ticker = threading.Thread(target=self._tick, daemon=True)
+            self.ticker.start()
+
+    def _draw(self):
+        with self.lock:
+            if self.tty is None:
+                return
             try:
-                self.tty.write(text)
+                self.tty.write(f"\rzeus: building the C++ core (libzeus_c.so, zeus): "
+                               f"{self.percent:3d} %, {time.monotonic() - self.start:4.0f} s ")
                 self.tty.flush()
             except OSError:
                 self.tty = None
+
+    def _tick(self):
+        while not self.done.wait(2.0):
+            self._draw()
 
     def line(self, line):
         match = self._LINE.match(line)
@@ -89,16 +104,20 @@ class _Progress:
             percent = int(match.group(1))
         else:
             percent = 100 * int(match.group(2)) // max(1, int(match.group(3)))
-        if percent != self.shown:
-            self.shown = percent
-            self.say(f"\rzeus: building the C++ core (libzeus_c.so, zeus): {percent:3d} %, "
-                     f"{time.monotonic() - self.start:4.0f} s")
+        if percent != self.percent:
+            self.percent = percent
+            self._draw()
 
     def close(self):
-        if self.shown is not None:
-            self.say("\n")
-        if self.tty is not None:
-            self.tty.close()
+        self.done.set()
+        if self.ticker is not None:
+            self.ticker.join()
+        self._draw()
+        with self.lock:
+            if self.tty is not None:
+                self.tty.write("\n")
+                self.tty.close()
+                self.tty = None
 
 
 def _run_with_progress(command, what, progress):

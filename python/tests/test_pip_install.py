@@ -101,3 +101,16 @@ def test_a_failed_cmake_step_names_the_command(tmp_path):
     assert "configuring the C++ build failed" in message
     assert "-DCMAKE_CXX_COMPILER=/nonexistent/c++" in message
     assert not (tmp_path / "wheels").exists() or not os.listdir(tmp_path / "wheels")
+
+
+def test_build_progress_reads_make_and_ninja_lines():
+    progress = zeus_build_backend._Progress()
+    try:
+        progress.line("[ 40%] Building CXX object src/util/x.cc.o")
+        assert progress.percent == 40
+        progress.line("-- Configuring done")
+        assert progress.percent == 40
+        progress.line("[12/16] Building CXX object y.cc.o")
+        assert progress.percent == 75
+    finally:
+        progress.close()
