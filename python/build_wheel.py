@@ -3,14 +3,20 @@
 libzeus_c.so, tagged py3-none-linux_x86_64 (one wheel for every CPython >= 3.9:
 the library is reached through ctypes, so nothing depends on the Python ABI).
 
-    build_wheel.py --library build/python/libzeus_c.so --out dist/
+    build_wheel.py --library build/python/libzeus_c.so [--cli build/tools/zeus] --out dist/
+
+With --cli, the wheel also holds the `zeus` tool (zeus/bin/zeus), the bundled
+data it reads (zeus/share/zeus, from data/) and a `zeus` console command
+(zeus._cli) that runs it.
 
 Needs only the standard library (no setuptools, no network).
 """
 
 import argparse
 import base64
+import csv
 import hashlib
+import io
 import os
 import platform
 import re
@@ -20,6 +26,7 @@ import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE_DIR = os.path.join(HERE, "zeus")
+DATA_DIR = os.path.join(os.path.dirname(HERE), "data")
 # A fixed timestamp makes the wheel reproducible (zip cannot store < 1980).
 EPOCH = (1980, 1, 1, 0, 0, 0)
 
@@ -40,9 +47,22 @@ def package_files():
     return files
 
 
+def data_files():
+    """(archive name, path) of the bundled data, under zeus/share/zeus: the
+    tool finds it at <its directory>/../share/zeus."""
+    files = []
+    for root, dirs, names in os.walk(DATA_DIR):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            files.append(("zeus/share/zeus/" + os.path.relpath(path, DATA_DIR), path))
+    return files
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--library", required=True, help="path of libzeus_c.so")
+    parser.add_argument("--cli", help="path of the zeus tool to bundle (default: none)")
     parser.add_argument("--version",
                         help="the package version (default: zeus.__core_version__)")
     parser.add_argument("--out", required=True, help="directory the wheel is written to")
@@ -51,6 +71,8 @@ def main():
     args = parser.parse_args()
     if not os.path.isfile(args.library):
         sys.exit(f"build_wheel.py: --library {args.library}: no such file")
+    if args.cli is not None and not os.path.isfile(args.cli):
+        sys.exit(f"build_wheel.py: --cli {args.cli}: no such file")
 
     name = "zeus"
     with open(os.path.join(PACKAGE_DIR, "__init__.py")) as f:
@@ -82,11 +104,23 @@ def main():
             entries.append((arcname, f.read(), 0o644))
     with open(args.library, "rb") as f:
         entries.append((f"{name}/libzeus_c.so", f.read(), 0o755))
+    if args.cli is not None:
+        with open(args.cli, "rb") as f:
+            entries.append((f"{name}/bin/zeus", f.read(), 0o755))
+        for arcname, path in data_files():
+            with open(path, "rb") as f:
+                entries.append((arcname, f.read(), 0o644))
+        entries.append((f"{dist_info}/entry_points.txt",
+                        b"[console_scripts]\nzeus = zeus._cli:main\n", 0o644))
     entries.append((f"{dist_info}/METADATA", metadata.encode(), 0o644))
     entries.append((f"{dist_info}/WHEEL", wheel.encode(), 0o644))
-    record_lines = [f"{n},{record_hash(d)},{len(d)}" for n, d, _ in entries]
-    record_lines.append(f"{dist_info}/RECORD,,")
-    entries.append((f"{dist_info}/RECORD", ("\n".join(record_lines) + "\n").encode(), 0o644))
+    # RECORD is CSV: names with commas (some bundled profiles) are quoted.
+    record = io.StringIO()
+    writer = csv.writer(record, lineterminator="\n")
+    for n, d, _ in entries:
+        writer.writerow([n, record_hash(d), len(d)])
+    writer.writerow([f"{dist_info}/RECORD", "", ""])
+    entries.append((f"{dist_info}/RECORD", record.getvalue().encode(), 0o644))
 
     os.makedirs(args.out, exist_ok=True)
     wheel_path = os.path.join(args.out, f"{name}-{args.version}-{tag}.whl")

@@ -1,9 +1,12 @@
 """The PEP 517 build backend of `pip install ./python` (python/pyproject.toml).
 
-Builds libzeus_c.so with CMake (only the `zeus_c` target, in a fresh
-temporary build directory unless one is given) from the checkout this file
-sits in, then packs it with the `zeus` package into the same py3-none wheel
-as build_wheel.py (which it runs). Standard library only, no build
+Builds libzeus_c.so and the `zeus` tool with CMake (targets `zeus_c` and
+`zeus`, a unity build, in a fresh temporary build directory unless one is
+given) from the checkout this file sits in, then packs them with the `zeus`
+package into the same py3-none wheel as build_wheel.py (which it runs); the
+wheel's `zeus` console command runs the tool. pip shows a backend's output
+only with -v, so the build's progress ("zeus: building the C++ core: 40 %")
+is also written to the terminal (/dev/tty) when there is one. Standard library only, no build
 requirements: it works offline, with or without pip's build isolation, on a
 machine prepared by scripts/install-deps.sh (CMake, a C++17 compiler and the
 Debian libraries the core links).
@@ -24,11 +27,14 @@ installed from a clone; build_sdist is deliberately absent.
 """
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_ROOT = os.path.dirname(HERE)
@@ -54,22 +60,106 @@ def _run(command, what):
                            + " ".join(shlex.quote(c) for c in command))
 
 
+class _Progress:
+    """Build progress on the terminal, when the process has one: the
+    percentage of the build and the time so far, redrawn every 2 s."""
+
+    # "[ 40%] Building ..." (Makefiles) or "[12/30] Building ..." (Ninja).
+    _LINE = re.compile(r"^\[\s*(?:(\d+)%|(\d+)/(\d+))\]")
+
+    def __init__(self):
+        try:
+            self.tty = open("/dev/tty", "w")
+        except OSError:
+            self.tty = None
+        self.start = time.monotonic()
+        self.percent = 0
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.ticker = None
+        if self.tty is not None:
+            self.ticker = threading.Thread(target=self._tick, daemon=True)
+            self.ticker.start()
+
+    def _draw(self):
+        with self.lock:
+            if self.tty is None:
+                return
+            try:
+                self.tty.write(f"\rzeus: building the C++ core (libzeus_c.so, zeus): "
+                               f"{self.percent:3d} %, {time.monotonic() - self.start:4.0f} s ")
+                self.tty.flush()
+            except OSError:
+                self.tty = None
+
+    def _tick(self):
+        while not self.done.wait(2.0):
+            self._draw()
+
+    def line(self, line):
+        match = self._LINE.match(line)
+        if match is None:
+            return
+        if match.group(1) is not None:
+            percent = int(match.group(1))
+        else:
+            percent = 100 * int(match.group(2)) // max(1, int(match.group(3)))
+        if percent != self.percent:
+            self.percent = percent
+            self._draw()
+
+    def close(self):
+        self.done.set()
+        if self.ticker is not None:
+            self.ticker.join()
+        self._draw()
+        with self.lock:
+            if self.tty is not None:
+                self.tty.write("\n")
+                self.tty.close()
+                self.tty = None
+
+
+def _run_with_progress(command, what, progress):
+    """_run, passing each output line to `progress` as well as to stderr."""
+    print("zeus_build_backend: " + " ".join(shlex.quote(c) for c in command), file=sys.stderr)
+    try:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, errors="replace")
+    except FileNotFoundError as e:
+        raise RuntimeError(f"zeus_build_backend: {what}: {command[0]} not found "
+                           "(scripts/install-deps.sh --runtime installs the build tools)") from e
+    for line in process.stdout:
+        sys.stderr.write(line)
+        progress.line(line)
+    if process.wait() != 0:
+        raise RuntimeError(f"zeus_build_backend: {what} failed (exit {process.returncode}): "
+                           + " ".join(shlex.quote(c) for c in command))
+
+
 def build_library(build_dir, cmake_args=(), jobs=None):
-    """Configures (when `build_dir` has no CMakeCache.txt) and builds target
-    zeus_c; returns the path of libzeus_c.so."""
+    """Configures (when `build_dir` has no CMakeCache.txt) and builds targets
+    zeus_c and zeus; returns the paths of libzeus_c.so and of the tool."""
     if not os.path.isfile(os.path.join(SOURCE_ROOT, "CMakeLists.txt")):
         raise RuntimeError(f"zeus_build_backend: {SOURCE_ROOT} is not a Zeus checkout (no "
                            "CMakeLists.txt): install from a clone of the repository")
     if not os.path.isfile(os.path.join(build_dir, "CMakeCache.txt")):
         _run(["cmake", "-S", SOURCE_ROOT, "-B", build_dir, "-DZEUS_BUILD_PYTHON=ON",
-              f"-DZEUS_PYTHON_EXECUTABLE={sys.executable}"] + list(cmake_args),
-             "configuring the C++ build")
-    _run(["cmake", "--build", build_dir, "--target", "zeus_c", "-j",
-          str(jobs or os.cpu_count() or 1)], "building libzeus_c.so")
+              "-DCMAKE_UNITY_BUILD=ON", f"-DZEUS_PYTHON_EXECUTABLE={sys.executable}"]
+             + list(cmake_args), "configuring the C++ build")
+    progress = _Progress()
+    try:
+        _run_with_progress(["cmake", "--build", build_dir, "--target", "zeus_c", "zeus", "-j",
+                            str(jobs or os.cpu_count() or 1)],
+                           "building libzeus_c.so and the zeus tool", progress)
+    finally:
+        progress.close()
     library = os.path.join(build_dir, "python", "libzeus_c.so")
-    if not os.path.isfile(library):
-        raise RuntimeError(f"zeus_build_backend: the build left no {library}")
-    return library
+    cli = os.path.join(build_dir, "tools", "zeus")
+    for path in (library, cli):
+        if not os.path.isfile(path):
+            raise RuntimeError(f"zeus_build_backend: the build left no {path}")
+    return library, cli
 
 
 def get_requires_for_build_wheel(config_settings=None):
@@ -85,10 +175,10 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     if temporary:
         build_dir = tempfile.mkdtemp(prefix="zeus-build-")
     try:
-        library = build_library(os.path.abspath(build_dir), cmake_args, jobs)
+        library, cli = build_library(os.path.abspath(build_dir), cmake_args, jobs)
         os.makedirs(wheel_directory, exist_ok=True)
         out = subprocess.run([sys.executable, os.path.join(HERE, "build_wheel.py"), "--library",
-                              library, "--out", os.path.abspath(wheel_directory)],
+                              library, "--cli", cli, "--out", os.path.abspath(wheel_directory)],
                              stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
         if out.returncode != 0:
             raise RuntimeError("zeus_build_backend: build_wheel.py failed "

@@ -64,6 +64,18 @@ ZEUS_C_EXPORT int32_t zeus_c_api_version(void);
 /* Seconds on the monotonic clock every handle uses. */
 ZEUS_C_EXPORT double zeus_now_s(void);
 
+/* ---- Logs ---------------------------------------------------------------- */
+
+/* Receives one message of the core: `level` 0 trace, 1 debug, 2 info,
+ * 3 warning, 4 error, 5 critical; `message` UTF-8 without a newline. Called
+ * on whichever thread logged, possibly several at once. */
+typedef void (*zeus_log_fn)(int32_t level, const char* message, void* user);
+
+/* Sends the core's messages at `level` (as above; 6 = none) and above to
+ * `fn`, or, with `fn` NULL, to stderr. Until this is called the core logs
+ * to stderr at level 2 (info), never to stdout. */
+ZEUS_C_EXPORT void zeus_set_log_handler(zeus_log_fn fn, void* user, int32_t level);
+
 /* ---- GPUs --------------------------------------------------------------- */
 
 /* Opens this process's GPUs (NVML, CUDA order; $ZEUS_NVML_LIBRARY overrides

@@ -44,7 +44,7 @@ struct DaemonFlags {
   int max_connections = 512;
   bool dry_run = false;
   std::string powercap_root = "/sys/class/powercap";
-  std::string log_level = "info";
+  std::string log_level;  // Empty: ZEUS_LOG_LEVEL, else info.
   std::string signing_key_path;
   std::vector<std::string> enable = {kApiGroupGpuControl, kApiGroupGpuRead, kApiGroupCpuRead};
   double gpu_power_poll_hz = 20;
@@ -279,8 +279,9 @@ void RegisterDaemonCommand(CLI::App& app, int* exit_code) {
                 "left alone");
   cmd->add_option("--powercap-root", flags->powercap_root, "powercap sysfs root (RAPL)")
       ->capture_default_str();
-  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error or off")
-      ->capture_default_str();
+  cmd->add_option("--log-level", flags->log_level,
+                  "trace, debug, info, warn, error or off (default: $ZEUS_LOG_LEVEL, else info)")
+      ->type_name("LEVEL");
   cmd->add_option("--signing-key-path", flags->signing_key_path,
                   "Require bearer tokens (HS256 JWTs signed with this file's bytes; see `zeus "
                   "daemon token issue`) on every route but /discover and /time");

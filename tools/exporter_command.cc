@@ -1,5 +1,5 @@
 // `zeus exporter [--listen HOST:PORT] [--gpus LIST] [--cpus LIST]
-//  [--powercap-root DIR]`: serves Prometheus metrics of the selected GPUs and
+//  [--powercap-root DIR] [--dcgm-names]`: serves Prometheus metrics of the selected GPUs and
 // CPU sockets at GET /metrics until SIGINT or SIGTERM (metrics: see
 // include/zeus/exporter/device_exporter.h). Once listening, prints one line
 // "zeus exporter: serving http://HOST:PORT/metrics" to stdout. Only reads
@@ -27,7 +27,8 @@ namespace zeus::cli {
 namespace {
 
 struct ExporterFlags {
-  std::string listen = "127.0.0.1:9400";
+  std::string listen = "127.0.0.1:9401";
+  bool dcgm_names = false;
   std::string gpus;
   std::string cpus;
   std::string powercap_root = "/sys/class/powercap";
@@ -49,7 +50,9 @@ int RunExporter(const ExporterFlags& flags) {
     std::cerr << "zeus exporter: " << devices.status().message() << "\n";
     return devices.status().code() == StatusCode::kInvalidArgument ? kUsageExitCode : 1;
   }
-  DeviceMetrics metrics(devices->GpuPointers(), devices->CpuPointers());
+  DeviceMetricsOptions metrics_options;
+  metrics_options.dcgm_compatible = flags.dcgm_names;
+  DeviceMetrics metrics(devices->GpuPointers(), devices->CpuPointers(), metrics_options);
   DeviceExporterOptions options;
   options.listen_address = flags.listen;
   StatusOr<std::unique_ptr<DeviceExporter>> exporter = DeviceExporter::Start(&metrics, options);
@@ -71,8 +74,15 @@ void RegisterExporterCommand(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "exporter", "Serve Prometheus metrics of GPU and CPU energy and power (GET /metrics)");
   auto flags = std::make_shared<ExporterFlags>();
-  cmd->add_option("--listen", flags->listen, "HOST:PORT to serve on (port 0: any free port)")
+  cmd->add_option("--listen", flags->listen,
+                  "HOST:PORT to serve on (port 0: any free port; the default leaves 9400 to the "
+                  "DCGM exporter)")
+      ->type_name("HOST:PORT")
       ->capture_default_str();
+  cmd->add_flag("--dcgm-names", flags->dcgm_names,
+                "Also serve each GPU's power, energy, temperature and limits under the DCGM "
+                "exporter's names and labels (DCGM_FI_DEV_POWER_USAGE{gpu,UUID,modelName,...}), "
+                "for the dashboards written for it");
   cmd->add_option("--gpus", flags->gpus,
                   "Comma-separated GPU indices, each at most once (default: all)");
   cmd->add_option("--cpus", flags->cpus,

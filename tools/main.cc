@@ -5,8 +5,10 @@
 // cannot be written. `zeus monitor` documents its own codes (see
 // tools/monitor_command.cc).
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -19,6 +21,7 @@
 #include "zeus/version.h"
 
 #include "tools/commands.h"
+#include "tools/help_format.h"
 
 namespace {
 
@@ -64,6 +67,45 @@ int UsageError(CLI::App& app, const CLI::ParseError& e) {
   return zeus::cli::kUsageExitCode;
 }
 
+// Applies ZEUS_LOG_LEVEL (trace, debug, info, warn or warning, error,
+// critical, off, any case, or Python's numbers 10-50) to the logs on stderr;
+// unset or empty: info. False, after saying why on stderr, for another value.
+bool ApplyEnvLogLevel() {
+  const char* raw = std::getenv("ZEUS_LOG_LEVEL");
+  std::string value = raw == nullptr ? "" : raw;
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (value.empty()) return true;
+  struct Name {
+    const char* name;
+    spdlog::level::level_enum level;
+  };
+  for (const Name& n : {Name{"trace", spdlog::level::trace}, Name{"debug", spdlog::level::debug},
+                        Name{"10", spdlog::level::debug}, Name{"info", spdlog::level::info},
+                        Name{"20", spdlog::level::info}, Name{"warn", spdlog::level::warn},
+                        Name{"warning", spdlog::level::warn}, Name{"30", spdlog::level::warn},
+                        Name{"error", spdlog::level::err}, Name{"40", spdlog::level::err},
+                        Name{"critical", spdlog::level::critical},
+                        Name{"50", spdlog::level::critical}, Name{"off", spdlog::level::off}}) {
+    if (value == n.name) {
+      spdlog::set_level(n.level);
+      return true;
+    }
+  }
+  std::fprintf(stderr,
+               "zeus: ZEUS_LOG_LEVEL='%s': expected trace, debug, info, warning, error, critical "
+               "or off\n",
+               raw);
+  return false;
+}
+
+// --version on every subcommand, as on `zeus` itself.
+void AddVersionFlags(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    sub->set_version_flag("--version", "zeus " ZEUS_VERSION);
+    AddVersionFlags(*sub);
+  }
+}
+
 #ifndef ZEUS_WITH_SERVICES
 // A build with -DZEUS_BUILD_SERVICES=OFF (the README's quick start) has no
 // daemon, exporter or serve: each name says how to get it (exit 2).
@@ -97,6 +139,7 @@ int main(int argc, char** argv) {
   // Logs (dry-run notices included) go to stderr so stdout carries only
   // reports, e.g. the JSON of `--json`.
   spdlog::set_default_logger(spdlog::stderr_color_mt("zeus"));
+  if (!ApplyEnvLogLevel()) return zeus::cli::kUsageExitCode;
   int exit_code = 0;
 #ifdef ZEUS_WITH_SERVICES
   zeus::cli::RegisterDaemonCommand(app, &exit_code);
@@ -111,6 +154,8 @@ int main(int argc, char** argv) {
 #endif
   zeus::cli::RegisterShowEnvCommand(app, &exit_code);
   zeus::cli::RegisterSimulateCommand(app, &exit_code);
+  AddVersionFlags(app);
+  zeus::cli::TidyHelp(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

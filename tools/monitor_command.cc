@@ -236,6 +236,16 @@ int RunMonitor(const MonitorFlags& flags) {
     if (!begun.ok()) return Failed(begun.message());
   }
   auto start = std::chrono::steady_clock::now();
+  if (!has_command) {
+    // Without a command nothing else would show that it runs.
+    std::string what;
+    for (int gpu : report.gpu_indices)
+      what += (what.empty() ? "GPU " : ", GPU ") + std::to_string(gpu);
+    for (int cpu : report.cpu_indices)
+      what += (what.empty() ? "CPU " : ", CPU ") + std::to_string(cpu);
+    std::cerr << "zeus monitor: measuring " << what << " until Ctrl-C (SIGINT) or SIGTERM\n"
+              << std::flush;
+  }
   std::optional<pid_t> child;
   if (has_command) {
     // Keep a --json report on stdout apart from the command's output.

@@ -36,7 +36,7 @@ struct ServeFlags {
   double min_trial_timeout_s = 1800.0;
   double trial_timeout_epochs = 4.0;
   bool access_log = false;
-  std::string log_level = "info";
+  std::string log_level;  // Empty: ZEUS_LOG_LEVEL, else info.
   int threads = 32;
   int io_threads = 1;
   int db_connections = 32;
@@ -237,8 +237,9 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                 "Log every request (method, path, status, latency) to stderr; also on at "
                 "--log-level debug");
   cmd->add_option("--log-level", flags->log_level,
-                  "trace, debug, info, warn, error or off (stderr)")
-      ->capture_default_str();
+                  "trace, debug, info, warn, error or off (stderr; default: $ZEUS_LOG_LEVEL, "
+                  "else info)")
+      ->type_name("LEVEL");
   cmd->add_option("--threads", flags->threads,
                   "Worker threads running requests (the database work); connections do not "
                   "hold one")

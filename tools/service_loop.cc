@@ -48,6 +48,7 @@ int StopSignals::WaitTicking(double period_s, const std::function<void()>& tick)
 }
 
 Status SetLogLevel(const std::string& level) {
+  if (level.empty()) return Status::Ok();  // Left as ZEUS_LOG_LEVEL set it.
   const spdlog::level::level_enum parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off") {
     return InvalidArgumentError("--log-level \"" + level +

@@ -42,7 +42,8 @@ class StopSignals {
 
 // Sets spdlog's level from a --log-level value: trace, debug, info, warn,
 // error or off (spdlog's other names, such as critical, work too).
-// kInvalidArgument naming the flag and the value for anything else.
+// kInvalidArgument naming the flag and the value for anything else. Empty:
+// the level stays as ZEUS_LOG_LEVEL set it (default info).
 Status SetLogLevel(const std::string& level);
 
 }  // namespace zeus::cli

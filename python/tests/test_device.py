@@ -321,6 +321,8 @@ def test_setters_go_through_the_daemon_with_zeusd_sock_path(zeus_daemon):  # noq
 def test_dry_run_setters_only_log(tmp_path):
     log = tmp_path / "nvml.log"
     lines, output, rc = child("""
+        import logging
+        logging.basicConfig(level=logging.INFO)  # The core's dry-run notices are INFO records.
         from zeus.device import get_gpus
         gpus = get_gpus()
         gpus.set_power_management_limit(0, 300_000)

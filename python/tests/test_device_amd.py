@@ -118,6 +118,8 @@ def test_setter_changes_the_limit_and_restore_puts_it_back():
 @amd_only
 def test_dry_run_setter_only_logs(tmp_path):
     lines, output, rc = child("""
+        import logging
+        logging.basicConfig(level=logging.INFO)  # The core's dry-run notices are INFO records.
         from zeus.device import get_gpus
         gpus = get_gpus()
         gpus.set_power_management_limit(0, 300_000)

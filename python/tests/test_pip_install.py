@@ -61,6 +61,12 @@ def test_pip_install_from_the_checkout_into_a_fresh_venv(tmp_path):
                              text=True, timeout=3600)
     assert install.returncode == 0, install.stdout + install.stderr
     assert "Successfully installed zeus-" in install.stdout
+    # The `zeus` console command runs the bundled tool, services included.
+    command = venv / "bin" / "zeus"
+    assert command.is_file(), "no zeus console command"
+    help_run = subprocess.run([str(command), "serve", "--help"], env=clean_env(),
+                              capture_output=True, text=True, timeout=60)
+    assert help_run.returncode == 0 and "--db URL" in help_run.stdout, help_run.stderr
 
     script = (
         "import glob, os, zeus, zeus._lib\n"
@@ -95,3 +101,16 @@ def test_a_failed_cmake_step_names_the_command(tmp_path):
     assert "configuring the C++ build failed" in message
     assert "-DCMAKE_CXX_COMPILER=/nonexistent/c++" in message
     assert not (tmp_path / "wheels").exists() or not os.listdir(tmp_path / "wheels")
+
+
+def test_build_progress_reads_make_and_ninja_lines():
+    progress = zeus_build_backend._Progress()
+    try:
+        progress.line("[ 40%] Building CXX object src/util/x.cc.o")
+        assert progress.percent == 40
+        progress.line("-- Configuring done")
+        assert progress.percent == 40
+        progress.line("[12/16] Building CXX object y.cc.o")
+        assert progress.percent == 75
+    finally:
+        progress.close()

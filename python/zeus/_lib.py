@@ -3,10 +3,18 @@
 ctypes.CDLL releases the GIL for the duration of every foreign call, so NVML
 reads made by the core never block other Python threads. The library is found
 at $ZEUS_C_LIBRARY, else beside this file (the wheel bundles it there).
+
+The core's log messages go to the `zeus.core` logger of `logging` (so the
+`zeus` logger's level and handlers, and `logging.disable`, apply to them);
+nothing is printed by the library itself. The core sends INFO and above, or
+from the level `ZEUS_LOG_LEVEL` names (DEBUG, INFO, WARNING, ERROR, CRITICAL
+or a number), which also becomes the `zeus` logger's level.
 """
 
+import atexit
 import ctypes
 import json
+import logging
 import os
 import threading
 
@@ -118,6 +126,68 @@ _SIGNATURES.update({
 _lock = threading.Lock()
 _lib = None
 
+# ---- Logs: the core's messages into `logging` ---------------------------------
+LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_char_p, ctypes.c_void_p)
+_SIGNATURES["zeus_set_log_handler"] = (None, [LOG_FN, ctypes.c_void_p, _I32])
+# The core's levels (0 trace ... 5 critical) as logging levels.
+_CORE_TO_LOGGING = [logging.DEBUG, logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR,
+                    logging.CRITICAL]
+core_logger = logging.getLogger("zeus.core")
+
+
+def env_log_level():
+    """The logging level ZEUS_LOG_LEVEL names; None when unset or empty.
+    ValueError naming the variable when it names no level."""
+    value = os.environ.get("ZEUS_LOG_LEVEL", "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return int(value)
+    level = logging.getLevelName(value.upper())
+    if value.upper() == "WARN":
+        level = logging.WARNING
+    if not isinstance(level, int):
+        raise ValueError(f"ZEUS_LOG_LEVEL={value!r} is not a logging level "
+                         "(DEBUG, INFO, WARNING, ERROR, CRITICAL)")
+    return level
+
+
+def _core_level(level):
+    """The core's level for a logging level: what it must send."""
+    if level <= logging.DEBUG:
+        return 1
+    if level <= logging.INFO:
+        return 2
+    if level <= logging.WARNING:
+        return 3
+    if level <= logging.ERROR:
+        return 4
+    return 5
+
+
+@LOG_FN
+def _forward_log(level, message, _user):
+    try:
+        py_level = _CORE_TO_LOGGING[min(max(level, 0), 5)]
+        if core_logger.isEnabledFor(py_level):
+            core_logger.log(py_level, message.decode("utf-8", "replace"))
+    except Exception:  # noqa: BLE001 - never raise into the core's thread.
+        pass
+
+
+def _install_log_handler(loaded):
+    try:
+        level = env_log_level()
+    except ValueError as e:
+        logging.getLogger("zeus").warning("%s; using INFO", e)
+        level = None
+    if level is not None:
+        logging.getLogger("zeus").setLevel(level)
+    loaded.zeus_set_log_handler(_forward_log, None, _core_level(level or logging.INFO))
+    # After the interpreter's exit hooks, Python can no longer take calls:
+    # late messages (threads still stopping) go to stderr.
+    atexit.register(loaded.zeus_set_log_handler, LOG_FN(), None, 3)
+
 
 def _candidates():
     env = os.environ.get("ZEUS_C_LIBRARY")
@@ -153,6 +223,7 @@ def lib():
         if version != ABI_VERSION:
             raise UnavailableError(
                 f"zeus: libzeus_c.so has ABI version {version}, this package needs {ABI_VERSION}")
+        _install_log_handler(loaded)
         _lib = loaded
         return _lib
 

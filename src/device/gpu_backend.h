@@ -38,6 +38,8 @@ struct GpuBackend {
 // The backends compiled in, in the order OpenGpus tries them (registered
 // explicitly here, not by static constructors): NVML, then AMD SMI. OpenGpus
 // uses the first that finds GPUs and no other (one vendor per process).
+// While ZEUS_FAKE_GPUS is set, OpenGpus and DescribeGpuBackends use the
+// simulated backend (simulated/simulated_backend.h) instead of these.
 const std::vector<GpuBackend>& GpuBackends();
 
 // OpenGpus, also naming in `*backend` (when not null) the backend whose GPUs

@@ -11,6 +11,7 @@
 #include "src/device/amdsmi/amdsmi_backend.h"
 #include "src/device/gpu_backend.h"
 #include "src/device/nvml/nvml_backend.h"
+#include "src/device/simulated/simulated_backend.h"
 
 namespace zeus {
 
@@ -19,6 +20,18 @@ const std::vector<GpuBackend>& GpuBackends() {
       new std::vector<GpuBackend>{nvml::NvmlBackend(), amdsmi::AmdsmiBackend()};
   return *backends;
 }
+
+namespace {
+
+// The backends OpenGpus and DescribeGpuBackends consult: the simulated one
+// alone while ZEUS_FAKE_GPUS selects it, else the real ones.
+const std::vector<GpuBackend>& ActiveBackends(const GpuOptions& options) {
+  static const std::vector<GpuBackend>* const simulated =
+      new std::vector<GpuBackend>{simulated::SimulatedBackend()};
+  return simulated::Selected(options) ? *simulated : GpuBackends();
+}
+
+}  // namespace
 
 std::optional<std::string> GpuOptions::GetEnv(const std::string& name) const {
   auto it = environment.find(name);
@@ -38,7 +51,8 @@ StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpusFrom(const GpuOptions& optio
   ZEUS_RETURN_IF_ERROR(DryRunSetting().status());
   std::vector<Status> absent;
   bool any_present = false;
-  for (const GpuBackend& backend : GpuBackends()) {
+  const std::vector<GpuBackend>& backends = ActiveBackends(options);
+  for (const GpuBackend& backend : backends) {
     StatusOr<std::vector<std::unique_ptr<Gpu>>> opened = backend.open(options, 0);
     if (!opened.ok()) {
       if (opened.status().code() != StatusCode::kUnavailable) return opened.status();
@@ -56,7 +70,7 @@ StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpusFrom(const GpuOptions& optio
   if (absent.size() == 1) return absent[0];
   std::string reasons;
   for (size_t i = 0; i < absent.size(); ++i) {
-    reasons += (i == 0 ? "" : "; ") + std::string(GpuBackends()[i].display_name) + ": " +
+    reasons += (i == 0 ? "" : "; ") + std::string(backends[i].display_name) + ": " +
                std::string(absent[i].message());
   }
   return UnavailableError("no GPU library found: " + reasons);
@@ -65,7 +79,7 @@ StatusOr<std::vector<std::unique_ptr<Gpu>>> OpenGpusFrom(const GpuOptions& optio
 std::vector<GpuBackendDescription> DescribeGpuBackends(const GpuOptions& options) {
   std::vector<GpuBackendDescription> out;
   std::string used;  // "NVML found 2 GPUs" once a backend is chosen.
-  for (const GpuBackend& backend : GpuBackends()) {
+  for (const GpuBackend& backend : ActiveBackends(options)) {
     GpuBackendDescription d = backend.describe(options);
     if (d.loaded && !used.empty()) {
       d.selection = "not used: " + used + " first (one GPU vendor per process)";

@@ -1,5 +1,6 @@
 #include "src/exporter/device_collector.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "zeus/util/units.h"
+
+#include "src/exporter/dcgm_names.h"
 
 namespace zeus::exporter_internal {
 namespace {
@@ -19,6 +22,8 @@ using prometheus::MetricType;
 // The metrics a GPU and a CPU socket are read for, as the `metric` label of
 // the error counters names them.
 constexpr const char* kGpuMetrics[] = {"energy", "power", "power_limit"};
+// Read only for the DCGM-compatible names.
+constexpr const char* kDcgmOnlyGpuMetrics[] = {"temperature", "enforced_power_limit"};
 constexpr const char* kCpuMetrics[] = {"package_energy", "dram_energy"};
 
 MetricFamily Family(std::string name, std::string help, MetricType type) {
@@ -48,8 +53,12 @@ std::vector<ClientMetric::Label> With(std::vector<ClientMetric::Label> labels, s
 
 }  // namespace
 
-DeviceCollector::DeviceCollector(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus)
+DeviceCollector::DeviceCollector(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus,
+                                 const DeviceMetricsOptions& options)
     : gpus_(std::move(gpus)), cpus_(std::move(cpus)) {
+  if (options.dcgm_compatible) {
+    for (Gpu* gpu : gpus_) dcgm_labels_.push_back(DcgmLabels(gpu, options.hostname));
+  }
   for (Gpu* gpu : gpus_) {
     Device device{"gpu " + std::to_string(gpu->index()), {{"gpu", std::to_string(gpu->index())}}};
     if (StatusOr<std::string> uuid = gpu->Uuid(); uuid.ok()) {
@@ -109,32 +118,61 @@ std::vector<MetricFamily> DeviceCollector::Collect() const {
   MetricFamily gpu_errors =
       Family("zeus_gpu_read_errors_total", "Failed GPU reads since the exporter started, by metric",
              MetricType::Counter);
+  DcgmFamilies dcgm;
   for (size_t i = 0; i < gpus_.size(); ++i) {
     Gpu* gpu = gpus_[i];
     const Device& device = gpu_devices_[i];
     bool up = true;
+    std::optional<double> energy_j, power_w, limit_w;
     StatusOr<uint64_t> energy_mj = gpu->TotalEnergyMj();
     if (Record(device, "energy", energy_mj.status())) {
-      Add(gpu_energy, device.labels, MjToJ(static_cast<double>(*energy_mj)));
+      energy_j = MjToJ(static_cast<double>(*energy_mj));
+      Add(gpu_energy, device.labels, *energy_j);
     } else {
       up = up && energy_mj.status().code() == StatusCode::kNotSupported;
     }
     StatusOr<uint32_t> power_mw = gpu->PowerMw();
     if (Record(device, "power", power_mw.status())) {
-      Add(gpu_power, device.labels, MwToW(*power_mw));
+      power_w = MwToW(*power_mw);
+      Add(gpu_power, device.labels, *power_w);
     } else {
       up = false;
     }
     StatusOr<uint32_t> limit_mw = gpu->PowerLimitMw();
     if (Record(device, "power_limit", limit_mw.status())) {
-      Add(gpu_limit, device.labels, MwToW(*limit_mw));
+      limit_w = MwToW(*limit_mw);
+      Add(gpu_limit, device.labels, *limit_w);
     } else {
       up = false;
+    }
+    if (!dcgm_labels_.empty()) {
+      // Read only for the DCGM names; an unsupported reading leaves its
+      // series out, like a GPU without energy counter.
+      std::optional<double> temperature_c, enforced_w;
+      StatusOr<int32_t> temperature = gpu->TemperatureC();
+      if (Record(device, "temperature", temperature.status())) {
+        temperature_c = *temperature;
+      } else {
+        up = up && temperature.status().code() == StatusCode::kNotSupported;
+      }
+      StatusOr<uint32_t> enforced_mw = gpu->EnforcedPowerLimitMw();
+      if (Record(device, "enforced_power_limit", enforced_mw.status())) {
+        enforced_w = MwToW(*enforced_mw);
+      } else {
+        up = up && enforced_mw.status().code() == StatusCode::kNotSupported;
+      }
+      dcgm.Add(dcgm_labels_[i], power_w, energy_j, temperature_c, limit_w, enforced_w);
     }
     Add(gpu_up, device.labels, up ? 1.0 : 0.0);
     for (const char* metric : kGpuMetrics) {
       Add(gpu_errors, With(device.labels, "metric", metric),
           static_cast<double>(ErrorCount(device, metric)));
+    }
+    if (!dcgm_labels_.empty()) {
+      for (const char* metric : kDcgmOnlyGpuMetrics) {
+        Add(gpu_errors, With(device.labels, "metric", metric),
+            static_cast<double>(ErrorCount(device, metric)));
+      }
     }
   }
 
@@ -179,6 +217,7 @@ std::vector<MetricFamily> DeviceCollector::Collect() const {
                                &cpu_package, &cpu_dram, &cpu_up, &cpu_errors}) {
     if (!family->metric.empty()) families.push_back(std::move(*family));
   }
+  for (MetricFamily& family : dcgm.Take()) families.push_back(std::move(family));
   return families;
 }
 

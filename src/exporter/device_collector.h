@@ -19,6 +19,7 @@
 
 #include "zeus/device/cpu.h"
 #include "zeus/device/gpu.h"
+#include "zeus/exporter/device_exporter.h"
 #include "zeus/status.h"
 
 namespace zeus::exporter_internal {
@@ -26,7 +27,8 @@ namespace zeus::exporter_internal {
 class DeviceCollector final : public prometheus::Collectable {
  public:
   // Reads each GPU's name and UUID once. The devices must outlive this.
-  DeviceCollector(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus);
+  DeviceCollector(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus,
+                  const DeviceMetricsOptions& options = {});
 
   std::vector<prometheus::MetricFamily> Collect() const override;
 
@@ -49,6 +51,8 @@ class DeviceCollector final : public prometheus::Collectable {
   std::vector<Gpu*> gpus_;
   std::vector<Cpu*> cpus_;
   std::vector<Device> gpu_devices_;
+  // DCGM-compatible: each GPU's DCGM labels; empty otherwise.
+  std::vector<Labels> dcgm_labels_;
   std::vector<Device> cpu_devices_;
   mutable std::mutex mu_;
   mutable std::map<ErrorKey, uint64_t> errors_;  // Guarded by mu_.

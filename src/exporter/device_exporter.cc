@@ -16,9 +16,10 @@
 
 namespace zeus {
 
-DeviceMetrics::DeviceMetrics(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus)
-    : collector_(
-          std::make_shared<exporter_internal::DeviceCollector>(std::move(gpus), std::move(cpus))) {}
+DeviceMetrics::DeviceMetrics(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus,
+                             const DeviceMetricsOptions& options)
+    : collector_(std::make_shared<exporter_internal::DeviceCollector>(std::move(gpus),
+                                                                      std::move(cpus), options)) {}
 
 DeviceMetrics::~DeviceMetrics() = default;
 

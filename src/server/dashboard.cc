@@ -169,7 +169,11 @@ DashboardResponse Page(const DashboardRequest& request, BatchSizeService* servic
       return SignInPage(401, "The token is wrong.", job_id);
     }
     DashboardResponse response = HtmlResponse(303, "");
-    response.headers.emplace_back("Location", PageUrl(job_id));
+    std::string location = PageUrl(job_id);
+    if (std::optional<std::string> refresh = QueryValue(request, "refresh")) {
+      location += (job_id ? "&refresh=" : "?refresh=") + PercentEncode(*refresh);
+    }
+    response.headers.emplace_back("Location", location);
     if (options.token) {
       response.headers.emplace_back("Set-Cookie", std::string(kTokenCookie) + "=" +
                                                       HexEncode(*token) +

@@ -76,6 +76,34 @@ TEST_F(DeviceMetricsTest, ReportsEnergyPowerAndLimitPerGpuInJoulesAndWatts) {
   EXPECT_TRUE(gpu1_.power_limit_history().empty());
 }
 
+TEST_F(DeviceMetricsTest, DcgmCompatibleAddsDcgmNamesUnitsAndLabels) {
+  DeviceMetricsOptions options;
+  options.dcgm_compatible = true;
+  options.hostname = "node-1";
+  DeviceMetrics metrics({&gpu0_, &gpu1_}, {}, options);
+  clock_.AdvanceSeconds(10.0);
+  const std::string text = metrics.ScrapeText();
+  EXPECT_EQ(SampleValue(text, "DCGM_FI_DEV_POWER_USAGE",
+                        {{"gpu", "0"},
+                         {"UUID", "GPU-test-0"},
+                         {"pci_bus_id", "00000000:01:00.0"},
+                         {"device", "nvidia0"},
+                         {"modelName", "Fake GPU 0"},
+                         {"Hostname", "node-1"}}),
+            180.5);
+  EXPECT_NE(text.find("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter"), std::string::npos);
+  EXPECT_DOUBLE_EQ(
+      SampleValue(text, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", {{"gpu", "0"}}).value(),
+      1'805'000.0);  // mJ.
+  EXPECT_EQ(SampleValue(text, "DCGM_FI_DEV_GPU_TEMP", {{"gpu", "1"}}), 45.0);
+  EXPECT_EQ(SampleValue(text, "DCGM_FI_DEV_POWER_MGMT_LIMIT", {{"gpu", "0"}}), 250.0);
+  EXPECT_EQ(SampleValue(text, "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", {{"gpu", "1"}}), 300.0);
+  // Zeus's own names stay.
+  EXPECT_EQ(SampleValue(text, "zeus_gpu_power_watts", {{"gpu", "0"}}), 180.5);
+  // Without the option: no DCGM name.
+  EXPECT_EQ(DeviceMetrics({&gpu0_}, {}).ScrapeText().find("DCGM_"), std::string::npos);
+}
+
 TEST_F(DeviceMetricsTest, ReportsRaplPackageAndDramEnergyPerSocket) {
   cpu0_.AddEnergyUj(2'500'000, 750'000);
   cpu1_.AddEnergyUj(1'000'000, 0);

@@ -161,6 +161,25 @@ TEST_F(DashboardBrowserTest, RendersJobsTrialsAndChartsAndKeepsAScreenshot) {
   std::printf("dashboard screenshot: %s\n", png.c_str());
 }
 
+TEST_F(DashboardBrowserTest, ReloadsTheDataAndShowsTheJobsEnergyInKwh) {
+  // ?refresh=1: a load every second of the browser's (virtual) 10 s.
+  const std::string dom = RunChromium("--dump-dom", PageUrl("bert-a") + "&refresh=1");
+  ASSERT_THAT(dom, HasSubstr("data-state=\"ready\"")) << dom;
+  std::smatch loads;
+  ASSERT_TRUE(std::regex_search(dom, loads, std::regex("data-loads=\"([0-9]+)\""))) << dom;
+  EXPECT_GE(std::stoi(loads[1].str()), 3) << dom;
+  EXPECT_THAT(dom, HasSubstr("refreshes every 1 s"));
+  EXPECT_TRUE(
+      std::regex_search(dom, std::regex("<dd>[0-9.]+ kWh \\([0-9,]+ J, [0-9]+ trials\\)</dd>")))
+      << dom;
+  // Reloaded charts replace the previous ones (Chart.js refuses two on a canvas).
+  for (const char* id : {"trial-cost-chart", "belief-chart", "cumulative-chart"}) {
+    EXPECT_TRUE(std::regex_search(
+        dom, std::regex(std::string("<canvas id=\"") + id + "\"[^>]*data-chart=\"drawn\"")))
+        << id;
+  }
+}
+
 TEST_F(DashboardBrowserTest, UnknownJobShowsA404MessageWithItsIdAsText) {
   // The id is markup too: the server's notice escapes it, the page's script
   // sets it as text.

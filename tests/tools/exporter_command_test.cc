@@ -168,6 +168,61 @@ TEST_P(ExporterCommandTest, RealPrometheusScrapesTheFakeGpusAndCpuAndPromqlRetur
   EXPECT_EQ(exporter_->Stop(), 0) << Stderr();
 }
 
+// --dcgm-names: the queries of a DCGM exporter dashboard (Grafana's "NVIDIA
+// DCGM Exporter Dashboard": per-GPU power and temperature selected by
+// instance and gpu, their sum and average, legends by UUID and modelName)
+// answer for Zeus's GPUs through the real Prometheus.
+TEST_P(ExporterCommandTest, RealPrometheusAnswersTheDcgmDashboardQueriesWithDcgmNames) {
+  ZEUS_SKIP_WITHOUT_PROMETHEUS();
+  std::map<std::string, std::string> env = FakeGpuEnv();
+  env["FAKE_NVML_TEMPERATURES_C"] = "61,61";
+  env["FAKE_AMDSMI_TEMPERATURE_C"] = "61";
+  const std::string address = StartExporter(env, {"--dcgm-names"});
+  ASSERT_FALSE(address.empty());
+  PrometheusServerOptions options;
+  options.targets.push_back({"dcgm", address});
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrometheusServer> prometheus,
+                            PrometheusServer::Start(options));
+  ZEUS_ASSERT_OK(prometheus->WaitForTargetsUp(seconds(20)));
+
+  const double power_w = GetParam().ReportedPowerW(123'456);
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      double total_w,
+      prometheus->QueryValue(R"(sum(DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*"}))"));
+  EXPECT_DOUBLE_EQ(total_w, 2 * power_w);
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      double temperature_c,
+      prometheus->QueryValue(R"(avg(DCGM_FI_DEV_GPU_TEMP{instance=~".*", gpu="0"}))"));
+  EXPECT_EQ(temperature_c, 61.0);
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      double labelled,
+      prometheus->QueryValue(std::string("count(DCGM_FI_DEV_POWER_USAGE{UUID=~\"") +
+                             GetParam().uuid_prefix +
+                             ".*\", modelName!=\"\", Hostname!=\"\", device=~\"nvidia[01]\"})"));
+  EXPECT_EQ(labelled, 2.0);
+  ZEUS_ASSERT_OK_AND_ASSIGN(double limit_w,
+                            prometheus->QueryValue(R"(DCGM_FI_DEV_POWER_MGMT_LIMIT{gpu="0"})"));
+  EXPECT_EQ(limit_w, 250.0);
+  ZEUS_ASSERT_OK_AND_ASSIGN(double enforced_w,
+                            prometheus->QueryValue(R"(DCGM_FI_DEV_ENFORCED_POWER_LIMIT{gpu="1"})"));
+  EXPECT_GT(enforced_w, 0.0);
+  // The energy counter in mJ, as DCGM's: its slope is the power x 1000.
+  ZEUS_ASSERT_OK(
+      prometheus
+          ->WaitForQuery(
+              R"(count_over_time(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0"}[3s]) >= 6)",
+              seconds(15))
+          .status());
+  ZEUS_ASSERT_OK_AND_ASSIGN(
+      double slope_w,
+      prometheus->QueryValue(R"(deriv(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0"}[3s]) / 1000)"));
+  EXPECT_NEAR(slope_w, 123.456, 123.456 * 0.05);
+  // Zeus's own names are still served beside them.
+  ZEUS_ASSERT_OK_AND_ASSIGN(double zeus_w, prometheus->QueryValue("sum(zeus_gpu_power_watts)"));
+  EXPECT_DOUBLE_EQ(zeus_w, 2 * power_w);
+  EXPECT_EQ(exporter_->Stop(), 0) << Stderr();
+}
+
 // Issue 11's operator view: one real Prometheus scrapes both the exporter
 // (fake GPUs) and `zeus serve` (SQLite, one registered job), and PromQL
 // answers from both.

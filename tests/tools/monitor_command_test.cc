@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -58,13 +59,15 @@ class MonitorCommandTest : public ::testing::Test {
   }
 
   // Starts `zeus monitor <args...>` directly (no shell) with stdout to
-  // dir_/out.
+  // dir_/out and stderr to dir_/err.
   pid_t Start(std::vector<std::string> args) {
     args.insert(args.begin(), {ZEUS_BINARY, "monitor"});
     std::string out_path = dir_.File("out");
+    std::string err_path = dir_.File("err");
     pid_t pid = fork();
     if (pid == 0) {
       if (freopen(out_path.c_str(), "w", stdout) == nullptr) _exit(99);
+      if (freopen(err_path.c_str(), "w", stderr) == nullptr) _exit(99);
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
@@ -265,6 +268,9 @@ TEST_F(MonitorCommandTest, WithoutACommandMeasuresUntilInterrupted) {
   EXPECT_TRUE(j["exit_code"].is_null());
   EXPECT_TRUE(j["command"].empty());
   EXPECT_EQ(j["cpus"].size(), 1u);
+  // It said so at once, on stderr.
+  EXPECT_THAT(ReadFileToString(dir_.File("err")).value_or(""),
+              ::testing::HasSubstr("zeus monitor: measuring CPU 0 until Ctrl-C"));
 }
 
 #if defined(FAKE_NVML_FULL) && defined(FAKE_AMDSMI_FULL)

@@ -50,6 +50,46 @@ class ZeusCommandTest : public ::testing::Test {
   std::string err_;
 };
 
+TEST_F(ZeusCommandTest, EverySubcommandAnswersVersion) {
+  for (const char* command : {"daemon", "exporter", "monitor", "power-limit", "power-limit select",
+                              "serve", "show-env", "simulate"}) {
+    EXPECT_EQ(Run(std::string(command) + " --version"), 0) << command << ": " << err_;
+    EXPECT_THAT(out_, ::testing::StartsWith("zeus ")) << command;
+  }
+}
+
+TEST_F(ZeusCommandTest, HelpNamesWhatEachValueIsAndKeepsRangesOutOfTheValueName) {
+  EXPECT_EQ(Run("simulate --help"), 0);
+  EXPECT_THAT(out_, HasSubstr("--traces DIR"));
+  EXPECT_THAT(out_, HasSubstr("--history-csv FILE"));
+  EXPECT_THAT(out_, HasSubstr("--plot DIR"));
+  EXPECT_THAT(out_, HasSubstr("(a number in [0, 1])"));  // --eta's range, in its description.
+  EXPECT_EQ(Run("serve --help"), 0);
+  EXPECT_THAT(out_, HasSubstr("--db URL"));
+  EXPECT_THAT(out_, HasSubstr("--token-file FILE"));
+  EXPECT_THAT(out_, HasSubstr("--listen HOST:PORT"));
+  for (const char* command : {"daemon", "exporter", "monitor", "power-limit select",
+                              "power-limit plot", "serve", "show-env", "simulate"}) {
+    EXPECT_EQ(Run(std::string(command) + " --help"), 0) << command;
+    EXPECT_THAT(out_, Not(HasSubstr("INT:"))) << command;
+    EXPECT_THAT(out_, Not(HasSubstr("FLOAT:"))) << command;
+  }
+}
+
+TEST_F(ZeusCommandTest, ZeusLogLevelSetsTheLevelOfTheLogsOnStderr) {
+  // A CPU socket but no GPU library: `zeus monitor` logs a warning.
+  dir_.WriteFile("powercap/intel-rapl:0/name", "package-0\n");
+  dir_.WriteFile("powercap/intel-rapl:0/energy_uj", "1000000\n");
+  dir_.WriteFile("powercap/intel-rapl:0/max_energy_range_uj", "262143328850\n");
+  const std::string monitor = "monitor --powercap-root " + dir_.path() + "/powercap -- true";
+  EXPECT_EQ(Run(monitor), 0);
+  EXPECT_THAT(err_, HasSubstr("zeus monitor: not measuring GPUs"));
+  EXPECT_EQ(Run(monitor, "", "ZEUS_LOG_LEVEL=ERROR "), 0);
+  EXPECT_THAT(err_, Not(HasSubstr("not measuring GPUs")));
+  EXPECT_EQ(Run("show-env", "", "ZEUS_LOG_LEVEL=loud "), 2);
+  EXPECT_THAT(err_, HasSubstr("ZEUS_LOG_LEVEL='loud': expected trace, debug, info"));
+}
+
 TEST_F(ZeusCommandTest, MissingSubcommandIsAUsageErrorListingTheChoices) {
   EXPECT_EQ(Run(""), 2);
   EXPECT_THAT(

@@ -13,6 +13,15 @@
 //   zeus_cpu_dram_energy_joules_total{socket}      counter (RAPL DRAM, where
 //                                                  the socket has a DRAM zone)
 //   zeus_cpu_up{socket}, zeus_cpu_read_errors_total{socket,metric}
+// With DeviceMetricsOptions::dcgm_compatible, each GPU is also reported under
+// the names, units and labels of NVIDIA's DCGM exporter, so dashboards and
+// alerts written for it show these GPUs (labels gpu, UUID, pci_bus_id as
+// "00000000:3B:00.0", device "nvidia<gpu>", modelName, Hostname):
+//   DCGM_FI_DEV_POWER_USAGE                 gauge, W
+//   DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION    counter, mJ
+//   DCGM_FI_DEV_GPU_TEMP                    gauge, C (where the GPU reports it)
+//   DCGM_FI_DEV_POWER_MGMT_LIMIT            gauge, W
+//   DCGM_FI_DEV_ENFORCED_POWER_LIMIT        gauge, W
 // A device whose read fails is reported (up 0, its error counter moves, the
 // failed series are left out of that scrape) and the exporter goes on. It
 // only reads: no device setting is ever changed. The text is produced by
@@ -39,12 +48,22 @@ namespace exporter_internal {
 class DeviceCollector;
 }  // namespace exporter_internal
 
+struct DeviceMetricsOptions {
+  // Also report the GPUs as the DCGM exporter names them (see above).
+  // Default: false.
+  bool dcgm_compatible = false;
+  // The DCGM series' Hostname label. Default: empty, this machine's name.
+  std::string hostname;
+};
+
 // The metrics of a fixed set of devices, without HTTP.
 class DeviceMetrics {
  public:
-  // Reads each GPU's name and UUID once, for the labels (a label that cannot
-  // be read is left out). The devices must outlive this object.
-  DeviceMetrics(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus);
+  // Reads each GPU's name and UUID (and, DCGM-compatible, PCI address) once,
+  // for the labels (a label that cannot be read is left out). The devices
+  // must outlive this object.
+  DeviceMetrics(std::vector<Gpu*> gpus, std::vector<Cpu*> cpus,
+                const DeviceMetricsOptions& options = {});
   ~DeviceMetrics();
   DeviceMetrics(const DeviceMetrics&) = delete;
   DeviceMetrics& operator=(const DeviceMetrics&) = delete;
@@ -61,9 +80,10 @@ class DeviceMetrics {
 
 struct DeviceExporterOptions {
   // "HOST:PORT" to listen on (HTTP); port 0 picks a free port (see
-  // DeviceExporter::port()). Default: 127.0.0.1:9400 (loopback only; give
-  // 0.0.0.0:9400 to be scraped from other machines).
-  std::string listen_address = "127.0.0.1:9400";
+  // DeviceExporter::port()). Default: 127.0.0.1:9401 (loopback only; give
+  // 0.0.0.0:9401 to be scraped from other machines; the DCGM exporter's
+  // port, 9400, is left to it).
+  std::string listen_address = "127.0.0.1:9401";
   // Threads answering scrapes. Default: 2.
   int num_threads = 2;
 };

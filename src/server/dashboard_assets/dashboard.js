@@ -2,7 +2,8 @@
 // and draws tables and Chart.js charts. Every value from the server reaches
 // the document as text (textContent) or as a URL-encoded query, never as
 // markup. When done, <body data-state> is "ready", or "error" with the
-// message in #notice.
+// message in #notice. It reloads the data every 10 s (?refresh=SECONDS; 0:
+// never); <body data-loads> counts the loads done.
 'use strict';
 
 (function () {
@@ -23,6 +24,16 @@
   };
 
   const byId = (id) => document.getElementById(id);
+
+  // Seconds between loads of the data: ?refresh=SECONDS, 0 = load once.
+  const REFRESH_S = (() => {
+    const value = new URLSearchParams(window.location.search).get('refresh');
+    const seconds = value === null ? 10 : Number(value);
+    return Number.isFinite(seconds) && seconds >= 0 ? seconds : 10;
+  })();
+  const J_PER_KWH = 3.6e6;
+  let charts = [];
+  let loads = 0;
 
   function show(value) {
     return value === null || value === undefined ? '\u2014' : String(value);
@@ -123,6 +134,12 @@
         num(c.default_cost_min, 4) + ' to ' + num(c.default_cost_max, 4) + ')' + saved;
   }
 
+  function energyText(trials) {
+    const joules = trials.reduce((sum, t) => sum + (t.energy_j === null ? 0 : t.energy_j), 0);
+    return num(joules / J_PER_KWH, 3) + ' kWh (' + num(joules, 0) + ' J, ' + trials.length +
+        ' trial' + (trials.length === 1 ? '' : 's') + ')';
+  }
+
   function renderSummary(detail) {
     const spec = detail.job;
     const belief = detail.belief;
@@ -138,6 +155,7 @@
     addSummary('Lowest cost that converged', num(belief.min_cost, 4));
     addSummary('Early-stop cost bound', num(belief.early_stop_threshold, 4));
     addSummary('Trials in flight', belief.in_flight.length);
+    addSummary('Energy of its trials', energyText(detail.trials));
     addSummary('Cost against the default', savingsText(detail.cost_vs_default));
   }
 
@@ -188,8 +206,9 @@
   });
 
   function drawCharts(detail) {
+    for (const chart of charts) chart.destroy();  // Those of the previous load.
+    charts = [];
     const ended = detail.trials.filter((t) => t.cost !== null);
-    const charts = [];
     charts.push(new Chart(byId('trial-cost-chart'), {
       type: 'bar',
       data: {
@@ -308,6 +327,7 @@
         }
       }
       document.body.dataset.state = 'ready';
+      setNotice('notice', '');
     } catch (e) {
       setNotice('notice', e.message);
       document.body.dataset.state = 'error';
@@ -315,5 +335,16 @@
     }
   }
 
-  main();
+  // Loads the data now and again every REFRESH_S seconds.
+  async function load() {
+    await main();
+    loads += 1;
+    document.body.dataset.loads = String(loads);
+    byId('updated').textContent = 'Updated ' + utc(Date.now() / 1000) + ' UTC' +
+        (REFRESH_S > 0 ? '; refreshes every ' + REFRESH_S + ' s (?refresh=SECONDS, 0: never)' :
+                         '; not refreshing (?refresh=0)');
+    if (REFRESH_S > 0) setTimeout(load, REFRESH_S * 1000);
+  }
+
+  load();
 })();

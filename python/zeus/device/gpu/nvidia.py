@@ -98,6 +98,8 @@ _DEVICE_INSTANT, _DEVICE_AVERAGE, _MEMORY_AVERAGE = 0, 1, 2
 _NVML_NAME = re.compile(r"(?:NVML_ERROR|AMDSMI_STATUS)_[A-Z_]+")
 # The core's backend names (zeus_gpu_backends_json) and their vendors.
 _VENDORS = {"nvml": "NVIDIA", "amdsmi": "AMD"}
+# The core's simulated GPUs (ZEUS_FAKE_GPUS) stand in for NVIDIA's here.
+_STANDS_IN_FOR = {"simulated": "nvml"}
 _PERMISSION_HINT = ("changing GPU settings needs root (CAP_SYS_ADMIN) or the Zeus daemon "
                     "(ZEUSD_SOCK_PATH); ZEUS_DRY_RUN=1 only logs the change")
 
@@ -165,12 +167,13 @@ def _backend_available(backend: str) -> bool:
     except ZeusError as e:
         logger.info("zeus.device: %s is not available: %s", backend, e)
         return False
-    mine = next((b for b in backends if b["name"] == backend), None)
+    mine = next((b for b in backends
+                 if b["name"] == backend or _STANDS_IN_FOR.get(b["name"]) == backend), None)
     if mine is None or not mine["loaded"]:
         why = mine["status"] if mine is not None else "not in this build"
         logger.info("zeus.device: %s is not available: %s", backend, why)
         return False
-    other = next((b for b in backends if b["name"] != backend and b["in_use"]), None)
+    other = next((b for b in backends if b is not mine and b["in_use"]), None)
     if other is not None:
         logger.info("zeus.device: %s is not used: %s", backend, mine["selection"])
         return False
@@ -214,7 +217,8 @@ class _Handle:
         # The core drives one vendor per process: the first backend (NVML,
         # then AMD SMI) that finds GPUs.
         self.backend = self.infos[0].get("backend", "") if self.infos else ""
-        if backend is not None and self.infos and self.backend != backend:
+        if (backend is not None and self.infos and self.backend != backend
+                and _STANDS_IN_FOR.get(self.backend) != backend):
             used = _VENDORS.get(self.backend, self.backend)
             self.close()
             raise gpu_common.ZeusGPUInitError(
