@@ -90,6 +90,13 @@ class Gpu {
   virtual Status SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz);
   virtual Status ResetMemoryLockedClocks();
 
+  // The graphics (SM) clocks this GPU can be locked to at its memory clock,
+  // in MHz, distinct, highest first. NVML: nvmlDeviceGetSupportedGraphicsClocks
+  // at the supported memory clock nearest the current one
+  // (nvmlDeviceGetClockInfo(NVML_CLOCK_MEM)). A read: no privilege needed.
+  // Default: kNotSupported naming the backend.
+  virtual StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz();
+
   // Energy in mJ consumed since an arbitrary origin (NVML: since the driver
   // was loaded; Volta and newer). kNotSupported on GPUs without an energy
   // counter (callers integrate PowerMw() instead). The counter moves only
@@ -134,6 +141,11 @@ inline Status Gpu::SetMemoryLockedClocksMhz(uint32_t, uint32_t) {
   return Gpu::SetGpuLockedClocksMhz(0, 0);
 }
 inline Status Gpu::ResetMemoryLockedClocks() { return Gpu::SetGpuLockedClocksMhz(0, 0); }
+inline StatusOr<std::vector<uint32_t>> Gpu::SupportedGraphicsClocksMhz() {
+  return NotSupportedError("GPU " + std::to_string(index()) +
+                           ": the list of supported graphics clocks is not available from this "
+                           "backend");
+}
 
 }  // namespace zeus
 

@@ -38,6 +38,19 @@ typedef nvmlReturn_t (*nvmlDeviceSetEnableState_fn)(nvmlDevice_t device, nvmlEna
 typedef nvmlReturn_t (*nvmlDeviceSetUint2_fn)(nvmlDevice_t device, unsigned int min,
                                               unsigned int max);
 typedef nvmlReturn_t (*nvmlDeviceReset_fn)(nvmlDevice_t device);
+// nvmlDeviceGetClockInfo(device, nvmlClockType_t, clock_mhz).
+typedef nvmlReturn_t (*nvmlDeviceGetClockInfo_fn)(nvmlDevice_t device, int type,
+                                                  unsigned int* clock_mhz);
+// nvmlDeviceGetSupportedMemoryClocks(device, count in/out, clocks_mhz).
+typedef nvmlReturn_t (*nvmlDeviceGetSupportedMemoryClocks_fn)(nvmlDevice_t device,
+                                                              unsigned int* count,
+                                                              unsigned int* clocks_mhz);
+// nvmlDeviceGetSupportedGraphicsClocks(device, memory_clock_mhz, count in/out,
+// clocks_mhz).
+typedef nvmlReturn_t (*nvmlDeviceGetSupportedGraphicsClocks_fn)(nvmlDevice_t device,
+                                                                unsigned int memory_clock_mhz,
+                                                                unsigned int* count,
+                                                                unsigned int* clocks_mhz);
 typedef nvmlReturn_t (*nvmlDeviceGetUint64_fn)(nvmlDevice_t device, unsigned long long* value);
 
 // NVML: the value of one field, a union of 8 bytes read as `value_type` says.
@@ -147,6 +160,7 @@ constexpr int kValueTypeUnsignedShort = 6;
 constexpr int kTemperatureGpu = 0;
 
 // Buffer sizes NVML guarantees to be large enough.
+constexpr int kClockMem = 2;  // NVML_CLOCK_MEM of nvmlClockType_t.
 constexpr unsigned int kDeviceNameBufferSize = 96;     // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 constexpr unsigned int kDeviceUuidBufferSize = 96;     // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 constexpr unsigned int kSystemVersionBufferSize = 80;  // NVML_SYSTEM_*_VERSION_BUFFER_SIZE

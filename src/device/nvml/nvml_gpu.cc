@@ -4,7 +4,9 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <utility>
+#include <vector>
 
 namespace zeus::nvml {
 
@@ -200,6 +202,54 @@ Status NvmlGpu::SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
   return LockedClocks(true, true, min_mhz, max_mhz);
 }
 Status NvmlGpu::ResetMemoryLockedClocks() { return LockedClocks(true, false, 0, 0); }
+
+StatusOr<std::vector<uint32_t>> NvmlGpu::SupportedGraphicsClocksMhz() {
+  const NvmlFunctions& f = library_->functions();
+  if (f.device_get_supported_memory_clocks == nullptr) {
+    return Missing("nvmlDeviceGetSupportedMemoryClocks");
+  }
+  if (f.device_get_supported_graphics_clocks == nullptr) {
+    return Missing("nvmlDeviceGetSupportedGraphicsClocks");
+  }
+  // NVML lists at most a few hundred clocks per memory clock.
+  constexpr unsigned int kCapacity = 1024;
+  std::vector<unsigned int> memory(kCapacity);
+  unsigned int count = kCapacity;
+  nvmlReturn_t rc = f.device_get_supported_memory_clocks(device_, &count, memory.data());
+  if (rc != kSuccess) return Error("nvmlDeviceGetSupportedMemoryClocks", rc);
+  if (count == 0) {
+    return NotSupportedError(Context() + ": nvmlDeviceGetSupportedMemoryClocks lists no clock");
+  }
+  memory.resize(count);
+  // The supported memory clock nearest the current one (the highest when the
+  // current one cannot be read).
+  unsigned int memory_mhz = *std::max_element(memory.begin(), memory.end());
+  unsigned int current_mhz = 0;
+  if (f.device_get_clock_info != nullptr &&
+      f.device_get_clock_info(device_, kClockMem, &current_mhz) == kSuccess && current_mhz > 0) {
+    auto distance = [current_mhz](unsigned int mhz) {
+      return mhz > current_mhz ? mhz - current_mhz : current_mhz - mhz;
+    };
+    memory_mhz = *std::min_element(memory.begin(), memory.end(),
+                                   [&](unsigned int a, unsigned int b) {
+                                     return distance(a) < distance(b);
+                                   });
+  }
+  std::vector<unsigned int> graphics(kCapacity);
+  count = kCapacity;
+  rc = f.device_get_supported_graphics_clocks(device_, memory_mhz, &count, graphics.data());
+  if (rc != kSuccess) {
+    return Error("nvmlDeviceGetSupportedGraphicsClocks(" + std::to_string(memory_mhz) + " MHz)",
+                 rc);
+  }
+  std::vector<uint32_t> out(graphics.begin(), graphics.begin() + count);
+  std::sort(out.begin(), out.end(), std::greater<uint32_t>());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.empty()) {
+    return NotSupportedError(Context() + ": nvmlDeviceGetSupportedGraphicsClocks lists no clock");
+  }
+  return out;
+}
 
 StatusOr<uint64_t> NvmlGpu::TotalEnergyMj() {
   const auto fn = library_->functions().device_get_total_energy_consumption;

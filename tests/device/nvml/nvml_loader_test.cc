@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -206,6 +207,33 @@ TEST_F(NvmlLoaderTest, DryRunLeavesTheDeviceUntouched) {
   EXPECT_FALSE(gpus[0]->PersistenceMode().value());
   // A dry run still rejects what the device would reject.
   EXPECT_EQ(gpus[0]->SetPowerLimitMw(50'000).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(NvmlLoaderTest, SupportedGraphicsClocksAreReadAtTheCurrentMemoryClockHighestFirst) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<uint32_t> clocks, gpus[1]->SupportedGraphicsClocksMhz());
+  // 1980 down to 345 MHz in 15 MHz steps at the current memory clock, 2619.
+  ASSERT_EQ(clocks.size(), (1980u - 345u) / 15u + 1u);
+  EXPECT_EQ(clocks.front(), fake::GraphicsClockTopMhz(fake::kMemoryClocksMhz[0]));
+  EXPECT_EQ(clocks.back(), fake::kGraphicsClockMinMhz);
+  EXPECT_TRUE(std::is_sorted(clocks.rbegin(), clocks.rend()));
+  // A library without the clock lists says which function it lacks.
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto v1, OpenGpus(Library(FAKE_NVML_V1)));
+  auto missing = v1[0]->SupportedGraphicsClocksMhz();
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotSupported);
+  EXPECT_THAT(missing.status().message(), HasSubstr("nvmlDeviceGetSupported"));
+}
+
+TEST_F(NvmlLoaderTest, DryRunLogsTheClockItWouldLockAndLeavesTheDeviceUntouched) {
+  testing::TempDir dir;
+  const std::string log = dir.path() + "/nvml.log";
+  env_.Set(fake::kLog, log.c_str());
+  env_.Set("ZEUS_DRY_RUN", "1");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ZEUS_ASSERT_OK(gpus[0]->SetGpuLockedClocksMhz(1410, 1410));
+  ZEUS_ASSERT_OK(gpus[0]->ResetGpuLockedClocks());
+  std::string text = ReadFileToString(log).value_or("");
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("locked_clocks")));
 }
 
 TEST_F(NvmlLoaderTest, DryRunSucceedsWhereTheRealSetWouldBeRefused) {
