@@ -66,10 +66,18 @@ StatusOr<zeus::PowerLimitOptimizerOptions> ParseOptimizerOptions(const nlohmann:
   return o;
 }
 
-const std::vector<std::string> kOptimizerKeys = {
-    "wait_steps", "warmup_steps", "measure_steps", "min_measure_time_s", "power_limit_step_w",
-    "selector",   "eta",          "max_slowdown",  "profile_path",       "restore_on_signal",
-    "skip_nonbinding_limits", "nonbinding_margin"};
+const std::vector<std::string> kOptimizerKeys = {"wait_steps",
+                                                 "warmup_steps",
+                                                 "measure_steps",
+                                                 "min_measure_time_s",
+                                                 "power_limit_step_w",
+                                                 "selector",
+                                                 "eta",
+                                                 "max_slowdown",
+                                                 "profile_path",
+                                                 "restore_on_signal",
+                                                 "skip_nonbinding_limits",
+                                                 "nonbinding_margin"};
 
 Status CreateOnMonitor(std::shared_ptr<zeus::c_api::MonitorState> monitor, const nlohmann::json& j,
                        zeus_all_reduce_fn all_reduce, zeus_select_fn select, void* user,

@@ -280,8 +280,7 @@ typedef struct zeus_fo zeus_fo;
  * when the GPUs cannot list their supported clocks. */
 ZEUS_C_EXPORT int32_t zeus_fo_create_on_monitor(zeus_monitor* monitor, const char* options_json,
                                                 zeus_all_reduce_fn all_reduce, void* user,
-                                                zeus_fo** out, char* message,
-                                                size_t message_size);
+                                                zeus_fo** out, char* message, size_t message_size);
 ZEUS_C_EXPORT int32_t zeus_fo_on_step_begin(zeus_fo* fo, char* message, size_t message_size);
 ZEUS_C_EXPORT int32_t zeus_fo_on_epoch_end(zeus_fo* fo, char* message, size_t message_size);
 /* Unlocks every GPU's clocks; the optimizer then stops locking them. */

@@ -36,9 +36,9 @@ using zeus::c_api::Report;
 constexpr const char* kFoCreate = "zeus_fo_create_on_monitor";
 
 const std::vector<std::string> kFoKeys = {
-    "wait_steps",    "warmup_steps", "measure_steps", "min_measure_time_s",
-    "clock_step_mhz", "min_clock_mhz", "selector",     "eta",
-    "max_slowdown",  "profile_path", "restore_on_signal"};
+    "wait_steps",     "warmup_steps",  "measure_steps",    "min_measure_time_s",
+    "clock_step_mhz", "min_clock_mhz", "selector",         "eta",
+    "max_slowdown",   "profile_path",  "restore_on_signal"};
 
 StatusOr<zeus::FrequencyOptimizerOptions> ParseFoOptions(const nlohmann::json& j) {
   ZEUS_ASSIGN_OR_RETURN(zeus::JsonFields f, zeus::c_api::OptionFields(kFoCreate, j));
@@ -67,11 +67,12 @@ StatusOr<zeus::FrequencyOptimizerOptions> ParseFoOptions(const nlohmann::json& j
 }
 
 Status CreateFo(zeus_monitor* monitor, const char* options_json, zeus_all_reduce_fn all_reduce,
-              void* user, zeus_fo** out) {
+                void* user, zeus_fo** out) {
   if (out == nullptr) return zeus::InvalidArgumentError(std::string(kFoCreate) + ": out is NULL");
   *out = nullptr;
   if (monitor == nullptr) return NullHandle(kFoCreate);
-  ZEUS_ASSIGN_OR_RETURN(nlohmann::json j, zeus::c_api::ParseObject(kFoCreate, options_json, kFoKeys));
+  ZEUS_ASSIGN_OR_RETURN(nlohmann::json j,
+                        zeus::c_api::ParseObject(kFoCreate, options_json, kFoKeys));
   std::shared_ptr<zeus::c_api::MonitorState> state = monitor->state;
   if (state->gpus.picked.empty() || state->monitor == nullptr) {
     return zeus::InvalidArgumentError(std::string(kFoCreate) +

@@ -27,8 +27,9 @@ Status ValidateFrequencyProfile(const FrequencyProfile& profile) {
 
 std::string FrequencyProfileToJson(const FrequencyProfile& profile) {
   std::vector<KnobMeasurement> sorted = profile.profile.measurements;
-  std::sort(sorted.begin(), sorted.end(),
-            [](const KnobMeasurement& a, const KnobMeasurement& b) { return a.setting > b.setting; });
+  std::sort(sorted.begin(), sorted.end(), [](const KnobMeasurement& a, const KnobMeasurement& b) {
+    return a.setting > b.setting;
+  });
   nlohmann::json measurements = nlohmann::json::array();
   for (const KnobMeasurement& m : sorted) {
     measurements.push_back({{"sm_clock_mhz", m.setting},
@@ -48,10 +49,10 @@ std::string FrequencyProfileToJson(const FrequencyProfile& profile) {
 StatusOr<FrequencyProfile> FrequencyProfileFromJson(std::string_view json,
                                                     const std::string& source) {
   ZEUS_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(json, source));
-  ZEUS_ASSIGN_OR_RETURN(
-      JsonFields f, JsonFields::Of(j, source,
-                                   {"format", "version", "num_gpus", "min_stretch_time_s",
-                                    "max_power_limit_mw", "measurements"}));
+  ZEUS_ASSIGN_OR_RETURN(JsonFields f,
+                        JsonFields::Of(j, source,
+                                       {"format", "version", "num_gpus", "min_stretch_time_s",
+                                        "max_power_limit_mw", "measurements"}));
   StatusOr<std::string> format = f.String("format");
   if (!format.ok() || *format != kFrequencyJsonFormat) {
     return f.Error("format", "must be \"" + std::string(kFrequencyJsonFormat) + "\"");

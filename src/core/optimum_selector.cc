@@ -48,12 +48,13 @@ Status ValidateSelector(const OptimumSelector& selector) {
   return Status::Ok();
 }
 
-uint32_t SelectOptimumSetting(const std::vector<KnobMeasurement>& measurements,
-                              double max_power_w, const OptimumSelector& selector) {
+uint32_t SelectOptimumSetting(const std::vector<KnobMeasurement>& measurements, double max_power_w,
+                              const OptimumSelector& selector) {
   // Highest setting first, so that a strict '<' keeps the higher one on ties.
   std::vector<KnobMeasurement> by_setting = measurements;
-  std::sort(by_setting.begin(), by_setting.end(),
-            [](const KnobMeasurement& a, const KnobMeasurement& b) { return a.setting > b.setting; });
+  std::sort(
+      by_setting.begin(), by_setting.end(),
+      [](const KnobMeasurement& a, const KnobMeasurement& b) { return a.setting > b.setting; });
   const KnobMeasurement& at_max = by_setting.front();
 
   if (selector.kind == OptimumKind::kSlowdown) {

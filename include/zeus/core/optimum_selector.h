@@ -64,8 +64,8 @@ Status ValidateSelector(const OptimumSelector& selector);
 // power limit, an SM clock): the rules above with "limit" read as "setting";
 // kCost converts time with `max_power_w` (MaxPowerW()). REQUIRES: the
 // selector and measurements are valid (ValidateSelector, ValidateKnobProfile).
-uint32_t SelectOptimumSetting(const std::vector<KnobMeasurement>& measurements,
-                              double max_power_w, const OptimumSelector& selector);
+uint32_t SelectOptimumSetting(const std::vector<KnobMeasurement>& measurements, double max_power_w,
+                              const OptimumSelector& selector);
 
 StatusOr<uint32_t> SelectOptimumMw(const PowerLimitProfile& profile,
                                    const OptimumSelector& selector);

@@ -273,9 +273,9 @@ Status FakeGpu::SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
   if (!options_.clock_model) return Gpu::SetGpuLockedClocksMhz(min_mhz, max_mhz);
   const std::vector<uint32_t>& supported = options_.clock_model->supported_mhz;
   if (min_mhz > max_mhz || min_mhz < supported.back() || max_mhz > supported.front()) {
-    return InvalidArgumentError(fmt::format(
-        "fake GPU {}: locked clocks {}-{} MHz: outside [{}, {}] MHz or min above max",
-        options_.index, min_mhz, max_mhz, supported.back(), supported.front()));
+    return InvalidArgumentError(
+        fmt::format("fake GPU {}: locked clocks {}-{} MHz: outside [{}, {}] MHz or min above max",
+                    options_.index, min_mhz, max_mhz, supported.back(), supported.front()));
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (IsDryRun()) {

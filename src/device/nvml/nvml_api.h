@@ -160,7 +160,7 @@ constexpr int kValueTypeUnsignedShort = 6;
 constexpr int kTemperatureGpu = 0;
 
 // Buffer sizes NVML guarantees to be large enough.
-constexpr int kClockMem = 2;  // NVML_CLOCK_MEM of nvmlClockType_t.
+constexpr int kClockMem = 2;                           // NVML_CLOCK_MEM of nvmlClockType_t.
 constexpr unsigned int kDeviceNameBufferSize = 96;     // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 constexpr unsigned int kDeviceUuidBufferSize = 96;     // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 constexpr unsigned int kSystemVersionBufferSize = 80;  // NVML_SYSTEM_*_VERSION_BUFFER_SIZE

@@ -230,10 +230,9 @@ StatusOr<std::vector<uint32_t>> NvmlGpu::SupportedGraphicsClocksMhz() {
     auto distance = [current_mhz](unsigned int mhz) {
       return mhz > current_mhz ? mhz - current_mhz : current_mhz - mhz;
     };
-    memory_mhz = *std::min_element(memory.begin(), memory.end(),
-                                   [&](unsigned int a, unsigned int b) {
-                                     return distance(a) < distance(b);
-                                   });
+    memory_mhz = *std::min_element(
+        memory.begin(), memory.end(),
+        [&](unsigned int a, unsigned int b) { return distance(a) < distance(b); });
   }
   std::vector<unsigned int> graphics(kCapacity);
   count = kCapacity;

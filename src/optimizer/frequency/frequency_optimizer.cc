@@ -20,8 +20,7 @@ StatusOr<std::vector<uint32_t>> SmClocksToProfileMhz(std::vector<uint32_t> suppo
                                                      uint32_t step_mhz, uint32_t min_mhz) {
   if (step_mhz == 0) return InvalidArgumentError("SM clocks: step must be > 0 MHz");
   std::sort(supported_mhz.begin(), supported_mhz.end(), std::greater<uint32_t>());
-  supported_mhz.erase(std::unique(supported_mhz.begin(), supported_mhz.end()),
-                      supported_mhz.end());
+  supported_mhz.erase(std::unique(supported_mhz.begin(), supported_mhz.end()), supported_mhz.end());
   if (supported_mhz.empty() || supported_mhz.front() == 0) {
     return InvalidArgumentError("SM clocks: no supported clock to profile");
   }
@@ -72,14 +71,14 @@ StatusOr<std::unique_ptr<FrequencyOptimizer>> FrequencyOptimizer::Create(
   }
   StatusOr<std::vector<uint32_t>> supported = gpus[0]->SupportedGraphicsClocksMhz();
   if (!supported.ok()) {
-    return supported.status().WithContext(fmt::format(
-        "{}: GPU {}: reading the supported graphics clocks", kLog, gpus[0]->index()));
+    return supported.status().WithContext(
+        fmt::format("{}: GPU {}: reading the supported graphics clocks", kLog, gpus[0]->index()));
   }
   for (size_t i = 1; i < gpus.size(); ++i) {
     StatusOr<std::vector<uint32_t>> other = gpus[i]->SupportedGraphicsClocksMhz();
     if (!other.ok()) {
-      return other.status().WithContext(fmt::format(
-          "{}: GPU {}: reading the supported graphics clocks", kLog, gpus[i]->index()));
+      return other.status().WithContext(
+          fmt::format("{}: GPU {}: reading the supported graphics clocks", kLog, gpus[i]->index()));
     }
     if (*other != *supported) {
       return InvalidArgumentError(fmt::format(
@@ -112,7 +111,8 @@ StatusOr<std::unique_ptr<FrequencyOptimizer>> FrequencyOptimizer::Create(
   ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<JitProfiler> profiler,
                         JitProfiler::Create(std::move(knob), std::move(grid).value(), num_gpus,
                                             monitor, clock, std::move(jit)));
-  return std::unique_ptr<FrequencyOptimizer>(new FrequencyOptimizer(std::move(profiler), *limit_mw));
+  return std::unique_ptr<FrequencyOptimizer>(
+      new FrequencyOptimizer(std::move(profiler), *limit_mw));
 }
 
 }  // namespace zeus

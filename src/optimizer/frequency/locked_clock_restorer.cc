@@ -6,8 +6,8 @@
 
 namespace zeus {
 
-StatusOr<std::unique_ptr<LockedClockRestorer>> LockedClockRestorer::Create(
-    std::vector<Gpu*> gpus, bool restore_on_signal) {
+StatusOr<std::unique_ptr<LockedClockRestorer>> LockedClockRestorer::Create(std::vector<Gpu*> gpus,
+                                                                           bool restore_on_signal) {
   for (Gpu* gpu : gpus) {
     if (gpu == nullptr) return InvalidArgumentError("locked-clock restorer: null GPU");
   }
@@ -33,8 +33,8 @@ Status LockedClockRestorer::Restore() {
     for (Gpu* gpu : gpus_) {
       Status s = gpu->ResetGpuLockedClocks();
       if (!s.ok() && first.ok()) {
-        first = s.WithContext("unlocking the graphics clocks of GPU " +
-                              std::to_string(gpu->index()));
+        first =
+            s.WithContext("unlocking the graphics clocks of GPU " + std::to_string(gpu->index()));
       }
     }
   }

@@ -43,8 +43,8 @@ Status SmClockKnob::Set(uint32_t mhz) {
 }
 
 StatusOr<uint32_t> SmClockKnob::Select(const KnobProfile& profile) const {
-  ZEUS_ASSIGN_OR_RETURN(uint32_t mhz,
-                        SelectOptimumMhz(FrequencyProfile{profile, max_power_limit_mw_}, selector_));
+  ZEUS_ASSIGN_OR_RETURN(
+      uint32_t mhz, SelectOptimumMhz(FrequencyProfile{profile, max_power_limit_mw_}, selector_));
   if (mhz < min_mhz_ || mhz > max_mhz_) {
     return InvalidArgumentError(fmt::format(
         "the optimum selector selects {} MHz, outside the GPUs' supported clocks [{}, {}] MHz", mhz,

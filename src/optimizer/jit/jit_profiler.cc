@@ -42,9 +42,9 @@ StatusOr<std::unique_ptr<JitProfiler>> JitProfiler::Create(std::unique_ptr<Knob>
   if (settings.empty()) return InvalidArgumentError(log + ": no settings to profile");
   for (size_t i = 1; i < settings.size(); ++i) {
     if (settings[i] >= settings[i - 1]) {
-      return InvalidArgumentError(fmt::format("{}: settings must run from the highest down, got {} after {}",
-                                              log, knob->Format(settings[i]),
-                                              knob->Format(settings[i - 1])));
+      return InvalidArgumentError(
+          fmt::format("{}: settings must run from the highest down, got {} after {}", log,
+                      knob->Format(settings[i]), knob->Format(settings[i - 1])));
     }
   }
 
@@ -85,9 +85,8 @@ StatusOr<std::unique_ptr<JitProfiler>> JitProfiler::Create(std::unique_ptr<Knob>
   return p;
 }
 
-JitProfiler::JitProfiler(std::unique_ptr<Knob> knob, std::vector<uint32_t> settings,
-                         int num_gpus, EnergyMonitor* monitor, Clock* clock,
-                         JitProfilerOptions options)
+JitProfiler::JitProfiler(std::unique_ptr<Knob> knob, std::vector<uint32_t> settings, int num_gpus,
+                         EnergyMonitor* monitor, Clock* clock, JitProfilerOptions options)
     : knob_(std::move(knob)),
       settings_(std::move(settings)),
       num_gpus_(num_gpus),
@@ -218,8 +217,8 @@ Status JitProfiler::MaybeEndMeasuring() {
   profile_.num_gpus = totals.num_gpus;
   profile_.measurements.push_back(km);
   spdlog::info("{}: {}: {:.3f} J over {:.3f} s and {} steps ({:.3f} J and {:.4f} s per step)", log_,
-               knob_->Format(km.setting), km.energy_j, km.time_s, km.steps,
-               km.energy_per_step_j(), km.time_per_step_s());
+               knob_->Format(km.setting), km.energy_j, km.time_s, km.steps, km.energy_per_step_j(),
+               km.time_per_step_s());
   ++next_;
   if (next_ == 1) SkipSettingsThatCannotChangeAnything(km);
   if (next_ == settings_.size()) return Finish();
@@ -260,8 +259,8 @@ Status JitProfiler::Finish() {
   } else {
     // The GPUs must not stay at the lowest setting profiled: keep the highest.
     selection = optimum.status().WithContext(
-        fmt::format("{}: selecting the optimum (keeping {}, {})", log_,
-                    knob_->HighestSettingName(), knob_->Format(settings_.front())));
+        fmt::format("{}: selecting the optimum (keeping {}, {})", log_, knob_->HighestSettingName(),
+                    knob_->Format(settings_.front())));
     spdlog::error("{}", selection.ToString());
     optimum_ = settings_.front();
   }
@@ -343,8 +342,7 @@ Status JitProfiler::OnEpochEnd() {
   spdlog::info(
       "{}: the epoch ended during the {} of {}; it starts again from its warm-up in "
       "the next epoch",
-      log_, phase_ == Phase::kWarmup ? "warm-up" : "measurement",
-      knob_->Format(settings_[next_]));
+      log_, phase_ == Phase::kWarmup ? "warm-up" : "measurement", knob_->Format(settings_[next_]));
   if (phase_ == Phase::kMeasuring) cancel = monitor_->Cancel(WindowName());
   phase_ = Phase::kWaiting;
   if (complete_epoch) FitToEpoch(epoch_steps);

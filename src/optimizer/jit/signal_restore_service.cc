@@ -35,9 +35,9 @@ struct sigaction g_previous[NSIG];
 // The registry; never touched by the handler.
 std::mutex g_mu;
 std::vector<Restorable*> g_restorers;  // Guarded by g_mu.
-int g_request_read_fd = -1;                    // Guarded by g_mu.
-int g_done_write_fd = -1;                      // Guarded by g_mu.
-std::thread* g_thread = nullptr;               // Guarded by g_mu.
+int g_request_read_fd = -1;            // Guarded by g_mu.
+int g_done_write_fd = -1;              // Guarded by g_mu.
+std::thread* g_thread = nullptr;       // Guarded by g_mu.
 
 void OnFatalSignal(int signo, siginfo_t* info, void* context) {
   int saved_errno = errno;

@@ -7,8 +7,7 @@
 
 namespace zeus {
 
-PowerLimitKnob::PowerLimitKnob(std::vector<Gpu*> gpus,
-                               std::unique_ptr<PowerLimitRestorer> restorer,
+PowerLimitKnob::PowerLimitKnob(std::vector<Gpu*> gpus, std::unique_ptr<PowerLimitRestorer> restorer,
                                PowerLimitConstraints constraints,
                                const PowerLimitOptimizerOptions& options)
     : gpus_(std::move(gpus)),
@@ -63,10 +62,10 @@ StatusOr<uint32_t> PowerLimitKnob::Select(const KnobProfile& knob_profile) const
     ZEUS_ASSIGN_OR_RETURN(mw, SelectOptimumMw(profile, selector_));
   }
   if (mw < constraints_.min_mw || mw > constraints_.max_mw) {
-    return InvalidArgumentError(fmt::format(
-        "the {} selects {} mW, outside the GPUs' range [{}, {}] mW",
-        custom_selector_ ? "custom optimum selector" : "optimum selector", mw, constraints_.min_mw,
-        constraints_.max_mw));
+    return InvalidArgumentError(
+        fmt::format("the {} selects {} mW, outside the GPUs' range [{}, {}] mW",
+                    custom_selector_ ? "custom optimum selector" : "optimum selector", mw,
+                    constraints_.min_mw, constraints_.max_mw));
   }
   return mw;
 }

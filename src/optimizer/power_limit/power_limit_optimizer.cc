@@ -113,8 +113,8 @@ StatusOr<std::unique_ptr<PowerLimitOptimizer>> PowerLimitOptimizer::Create(
   const int num_gpus = static_cast<int>(gpus.size());
   ZEUS_ASSIGN_OR_RETURN(std::unique_ptr<PowerLimitRestorer> restorer,
                         PowerLimitRestorer::Create(gpus, options.restore_on_signal));
-  auto knob = std::make_unique<PowerLimitKnob>(std::move(gpus), std::move(restorer), *first,
-                                               options);
+  auto knob =
+      std::make_unique<PowerLimitKnob>(std::move(gpus), std::move(restorer), *first, options);
   JitProfilerOptions jit;
   jit.wait_steps = options.wait_steps;
   jit.warmup_steps = options.warmup_steps;

@@ -618,7 +618,8 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(void* handle, int type,
   FakeDevice* d = nullptr;
   if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
   if (clock_mhz == nullptr || type < 0 || type > 3) return kInvalidArgument;
-  *clock_mhz = type == 2 ? cfg::kMemoryClocksMhz[0] : cfg::GraphicsClockTopMhz(cfg::kMemoryClocksMhz[0]);
+  *clock_mhz =
+      type == 2 ? cfg::kMemoryClocksMhz[0] : cfg::GraphicsClockTopMhz(cfg::kMemoryClocksMhz[0]);
   return kSuccess;
 }
 

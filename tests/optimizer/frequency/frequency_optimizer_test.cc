@@ -108,7 +108,8 @@ TEST(SmClocksToProfileMhzTest, ACoarseGridFromTheHighestDownToHalfOfIt) {
   EXPECT_THAT(SmClocksToProfileMhz(SupportedMhz(), 90, 0).value(),
               ElementsAre(1980, 1890, 1800, 1710, 1620, 1530, 1440, 1350, 1260, 1170, 1080, 990));
   // Targets between supported clocks take the supported clock below them.
-  EXPECT_THAT(SmClocksToProfileMhz({1000, 700, 400}, 200, 300).value(), ElementsAre(1000, 700, 400));
+  EXPECT_THAT(SmClocksToProfileMhz({1000, 700, 400}, 200, 300).value(),
+              ElementsAre(1000, 700, 400));
   EXPECT_THAT(SmClocksToProfileMhz({1500}, 90, 0).value(), ElementsAre(1500));
   EXPECT_FALSE(SmClocksToProfileMhz({}, 90, 0).ok());
   EXPECT_FALSE(SmClocksToProfileMhz({1500}, 0, 0).ok());

@@ -700,9 +700,7 @@ class DrawBoundRig {
       o.index = i;
       o.constraints = {100'000, 300'000};
       o.power_limit_mw = 300'000;
-      o.power_w = [draw_w](double, uint32_t limit_mw) {
-        return std::min(draw_w, MwToW(limit_mw));
-      };
+      o.power_w = [draw_w](double, uint32_t limit_mw) { return std::min(draw_w, MwToW(limit_mw)); };
       gpus_.push_back(std::make_unique<FakeGpu>(&clock_, o));
     }
     std::vector<FakeGpu*> raw;
@@ -748,13 +746,12 @@ TEST(PowerLimitOptimizerSkipTest, ProfilesOnlyLimitsThatCanBindPlusTheMaximum) {
   rig.Run(*opt, kLongEpoch);
   ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
   // 120 W x 1.2 = 144 W: 275 W down to 150 W cannot bind.
-  EXPECT_THAT(opt->skipped_power_limits_mw(),
-              ElementsAreArray(Mw({275, 250, 225, 200, 175, 150})));
+  EXPECT_THAT(opt->skipped_power_limits_mw(), ElementsAreArray(Mw({275, 250, 225, 200, 175, 150})));
   // Creation, the maximum, the two limits below the draw, the optimum.
   const uint32_t optimum_mw = *opt->optimum_mw();
-  EXPECT_THAT(rig.gpu(0).power_limit_history(),
-              ElementsAreArray(std::vector<uint32_t>{300'000, 300'000, 125'000, 100'000,
-                                                     optimum_mw}));
+  EXPECT_THAT(
+      rig.gpu(0).power_limit_history(),
+      ElementsAreArray(std::vector<uint32_t>{300'000, 300'000, 125'000, 100'000, optimum_mw}));
   // Every limit of the sweep is in the profile; skipped ones equal the maximum.
   const PowerLimitProfile& profile = opt->profile();
   ASSERT_EQ(profile.measurements.size(), 9u);
@@ -790,9 +787,10 @@ TEST(PowerLimitOptimizerSkipTest, ReachesTheFullSweepsDecisionForEverySelector) 
       // Below the draw x 1.2 every limit is profiled; none above.
       for (uint32_t mw : b->skipped_power_limits_mw()) EXPECT_GE(MwToW(mw), draw_w * 1.2);
       const size_t expected_skipped =
-          draw_w >= 300.0 ? 0u : static_cast<size_t>(std::count_if(
-                                     b->power_limits_mw().begin() + 1, b->power_limits_mw().end(),
-                                     [&](uint32_t mw) { return MwToW(mw) >= draw_w * 1.2; }));
+          draw_w >= 300.0 ? 0u
+                          : static_cast<size_t>(std::count_if(
+                                b->power_limits_mw().begin() + 1, b->power_limits_mw().end(),
+                                [&](uint32_t mw) { return MwToW(mw) >= draw_w * 1.2; }));
       EXPECT_EQ(b->skipped_power_limits_mw().size(), expected_skipped) << draw_w;
     }
   }

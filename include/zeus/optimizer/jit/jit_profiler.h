@@ -107,9 +107,9 @@ class JitProfiler {
   // optimum) before returning. Errors: bad options or settings; the profile
   // file's error when it exists but cannot be used; the knob's error.
   static StatusOr<std::unique_ptr<JitProfiler>> Create(std::unique_ptr<Knob> knob,
-                                                       std::vector<uint32_t> settings,
-                                                       int num_gpus, EnergyMonitor* monitor,
-                                                       Clock* clock, JitProfilerOptions options);
+                                                       std::vector<uint32_t> settings, int num_gpus,
+                                                       EnergyMonitor* monitor, Clock* clock,
+                                                       JitProfilerOptions options);
 
   // Cancels an open measurement; the knob's destructor restores the GPUs.
   ~JitProfiler();
