@@ -55,6 +55,9 @@ class GpuDecorator : public Gpu {
   StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz() override {
     return inner_->SupportedGraphicsClocksMhz();
   }
+  StatusOr<std::vector<WorkloadPowerProfile>> WorkloadPowerProfiles() override {
+    return inner_->WorkloadPowerProfiles();
+  }
   StatusOr<uint64_t> TotalEnergyMj() override { return inner_->TotalEnergyMj(); }
   std::chrono::nanoseconds EnergyCounterUpdatePeriod() const override {
     return inner_->EnergyCounterUpdatePeriod();

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <iterator>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -246,6 +248,28 @@ StatusOr<std::vector<uint32_t>> NvmlGpu::SupportedGraphicsClocksMhz() {
   out.erase(std::unique(out.begin(), out.end()), out.end());
   if (out.empty()) {
     return NotSupportedError(Context() + ": nvmlDeviceGetSupportedGraphicsClocks lists no clock");
+  }
+  return out;
+}
+
+StatusOr<std::vector<WorkloadPowerProfile>> NvmlGpu::WorkloadPowerProfiles() {
+  const auto fn = library_->functions().device_workload_power_profile_get_profiles_info;
+  if (fn == nullptr) return Missing("nvmlDeviceWorkloadPowerProfileGetProfilesInfo");
+  // 11 KB: on the heap, not the caller's stack.
+  auto info = std::make_unique<nvmlWorkloadPowerProfileProfilesInfo_t>();
+  *info = {};
+  info->version = WorkloadPowerProfilesInfoVersion();
+  nvmlReturn_t rc = fn(device_, info.get());
+  if (rc != kSuccess) return Error("nvmlDeviceWorkloadPowerProfileGetProfilesInfo", rc);
+  std::vector<WorkloadPowerProfile> out;
+  for (unsigned int id = 0; id < 255; ++id) {
+    if (((info->perf_profiles_mask.mask[id / 32] >> (id % 32)) & 1u) == 0) continue;
+    WorkloadPowerProfile p;
+    p.id = id;
+    p.name = id < std::size(kWorkloadPowerProfileNames) ? kWorkloadPowerProfileNames[id]
+                                                        : "PROFILE_" + std::to_string(id);
+    p.priority = info->perf_profile[id].priority;
+    out.push_back(std::move(p));
   }
   return out;
 }

@@ -54,6 +54,8 @@ std::vector<NvmlSymbolSpec> BuildSymbolTable() {
                        "nvmlDeviceGetSupportedMemoryClocks"),
       ZEUS_NVML_SYMBOL(device_get_supported_graphics_clocks, false,
                        "nvmlDeviceGetSupportedGraphicsClocks"),
+      ZEUS_NVML_SYMBOL(device_workload_power_profile_get_profiles_info, false,
+                       "nvmlDeviceWorkloadPowerProfileGetProfilesInfo"),
       ZEUS_NVML_SYMBOL(device_get_total_energy_consumption, false,
                        "nvmlDeviceGetTotalEnergyConsumption"),
       ZEUS_NVML_SYMBOL(device_get_field_values, false, "nvmlDeviceGetFieldValues"),

@@ -48,6 +48,9 @@ struct NvmlFunctions {
   nvmlDeviceGetClockInfo_fn device_get_clock_info = nullptr;
   nvmlDeviceGetSupportedMemoryClocks_fn device_get_supported_memory_clocks = nullptr;
   nvmlDeviceGetSupportedGraphicsClocks_fn device_get_supported_graphics_clocks = nullptr;
+  // Workload power profiles (zeus show-env).
+  nvmlDeviceWorkloadPowerProfileGetProfilesInfo_fn device_workload_power_profile_get_profiles_info =
+      nullptr;
   nvmlDeviceGetUint64_fn device_get_total_energy_consumption = nullptr;
   nvmlDeviceGetFieldValues_fn device_get_field_values = nullptr;
   nvmlDeviceGetTemperature_fn device_get_temperature = nullptr;

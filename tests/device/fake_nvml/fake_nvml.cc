@@ -650,6 +650,37 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(void* handle,
   }
   return FillClocks(clocks, count, clocks_mhz);
 }
+
+// nvmlWorkloadPowerProfileProfilesInfo_v1_t as NVML lays it out.
+struct FakeProfileInfo {
+  unsigned int version, profile_id, priority, conflicting_mask[8];
+};
+struct FakeProfilesInfo {
+  unsigned int version;
+  unsigned int mask[8];
+  FakeProfileInfo profiles[255];
+};
+
+FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceWorkloadPowerProfileGetProfilesInfo(void* handle, FakeProfilesInfo* info) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  const std::vector<std::string> ids = EnvList(cfg::kWorkloadPowerProfiles);
+  if (ids.empty()) return kNotSupported;
+  constexpr unsigned int kVersion1 =
+      static_cast<unsigned int>(sizeof(FakeProfilesInfo)) | (1u << 24);
+  if (info == nullptr || info->version != kVersion1)
+    return 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+  for (const std::string& text : ids) {
+    const unsigned int id = static_cast<unsigned int>(std::atoi(text.c_str()));
+    if (id >= 255) continue;
+    info->mask[id / 32] |= 1u << (id % 32);
+    info->profiles[id].profile_id = id;
+    info->profiles[id].priority = cfg::WorkloadPowerProfilePriority(id);
+  }
+  return kSuccess;
+}
 #endif
 
 }  // extern "C"

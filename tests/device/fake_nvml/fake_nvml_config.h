@@ -98,6 +98,12 @@ inline constexpr unsigned int GraphicsClockTopMhz(unsigned int memory_mhz) {
   return memory_mhz == 2619 ? 1980 : 1500;
 }
 
+// Comma-separated ids of the workload power profiles every GPU offers
+// (nvmlDeviceWorkloadPowerProfileGetProfilesInfo, full variant); unset or
+// empty: NVML_ERROR_NOT_SUPPORTED.
+inline constexpr char kWorkloadPowerProfiles[] = "FAKE_NVML_WORKLOAD_POWER_PROFILES";
+inline constexpr unsigned int WorkloadPowerProfilePriority(unsigned int id) { return 10 + id; }
+
 // PCI address of fake GPU i (full variant, nvmlDeviceGetPciInfo_v3): domain
 // 0, device 0, function 0, bus PciBus(i) (0x1b, 0x3b, ...: hex letters, so
 // "0000:1b:00.0" shows the normalisation of NVML's "00000000:1B:00.0").

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "zeus/device/devices.h"
+#include "zeus/device/environment.h"
 #include "zeus/util/file.h"
 
 #include "src/device/nvml/nvml_library.h"
@@ -222,6 +224,35 @@ TEST_F(NvmlLoaderTest, SupportedGraphicsClocksAreReadAtTheCurrentMemoryClockHigh
   auto missing = v1[0]->SupportedGraphicsClocksMhz();
   EXPECT_EQ(missing.status().code(), StatusCode::kNotSupported);
   EXPECT_THAT(missing.status().message(), HasSubstr("nvmlDeviceGetSupported"));
+}
+
+TEST_F(NvmlLoaderTest, WorkloadPowerProfilesAreListedWhereTheDriverOffersThem) {
+  EXPECT_EQ(nvml::WorkloadPowerProfilesInfoVersion(), 11256u | (1u << 24));
+  {
+    ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+    EXPECT_EQ(gpus[0]->WorkloadPowerProfiles().status().code(), StatusCode::kNotSupported);
+  }
+  env_.Set(fake::kWorkloadPowerProfiles, "0,2,7,40");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<WorkloadPowerProfile> profiles,
+                            gpus[1]->WorkloadPowerProfiles());
+  ASSERT_EQ(profiles.size(), 4u);
+  EXPECT_EQ(profiles[0].name, "MAX_P");
+  EXPECT_EQ(profiles[1].name, "COMPUTE");
+  EXPECT_EQ(profiles[2].name, "LLM_TRAINING");
+  EXPECT_EQ(profiles[2].priority, fake::WorkloadPowerProfilePriority(7));
+  EXPECT_EQ(profiles[3].name, "PROFILE_40");
+  // Listed by show-env, in text and JSON.
+  EnvironmentOptions options;
+  options.gpus = Library(FAKE_NVML_FULL);
+  options.powercap_root = "/nonexistent";
+  EnvironmentDescription env = DescribeEnvironment(options);
+  std::ostringstream text;
+  WriteEnvironmentText(env, text);
+  EXPECT_THAT(text.str(),
+              HasSubstr("workload power profiles: MAX_P, COMPUTE, LLM_TRAINING, PROFILE_40"));
+  EXPECT_THAT(text.str(), HasSubstr("graphics clocks: 110 supported, 345-1980 MHz"));
+  EXPECT_THAT(EnvironmentToJson(env), HasSubstr("\"workload_power_profiles\": ["));
 }
 
 TEST_F(NvmlLoaderTest, DryRunLogsTheClockItWouldLockAndLeavesTheDeviceUntouched) {
