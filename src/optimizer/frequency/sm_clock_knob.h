@@ -31,6 +31,7 @@ class SmClockKnob final : public Knob {
   std::string WindowName(uint32_t mhz) const override;
   Status Set(uint32_t mhz) override;
   Status Restore() override { return restorer_->Restore(); }
+  bool restored() const override { return restorer_->restored(); }
   StatusOr<uint32_t> Select(const KnobProfile& profile) const override;
   std::string SelectorName() const override { return selector_.ToString(); }
   StatusOr<KnobProfile> Load(const std::string& path) const override;

@@ -107,6 +107,8 @@ JitProfiler::~JitProfiler() {
 }
 
 Status JitProfiler::Apply(uint32_t setting) {
+  // After Restore() nothing is applied, and current_ keeps the last setting.
+  if (knob_->restored()) return Status::Ok();
   ZEUS_RETURN_IF_ERROR(knob_->Set(setting));
   current_ = setting;
   return Status::Ok();

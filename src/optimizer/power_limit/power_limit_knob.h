@@ -32,6 +32,7 @@ class PowerLimitKnob final : public Knob {
   std::string WindowName(uint32_t power_limit_mw) const override;
   Status Set(uint32_t power_limit_mw) override;
   Status Restore() override { return restorer_->Restore(); }
+  bool restored() const override { return restorer_->restored(); }
   // A limit binds only when the GPU would draw more: one at or above the
   // draw measured at the maximum x (1 + nonbinding_margin) changes nothing.
   bool CanChangeAnything(uint32_t power_limit_mw, double draw_per_gpu_w) const override;

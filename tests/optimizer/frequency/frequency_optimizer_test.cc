@@ -168,9 +168,12 @@ TEST(FrequencyOptimizerTest, RestoreUnlocksAndLaterStepsLockNothing) {
   rig.Run(**opt, 40);
   ZEUS_ASSERT_OK((*opt)->Restore());
   const size_t locks = rig.gpu(0).locked_clock_history().size();
+  const uint32_t last_locked = (*opt)->current_clock_mhz();
   EXPECT_EQ(rig.gpu(0).locked_clock_history().back(), 0u);
   rig.Run(**opt, 2'000);
   EXPECT_EQ(rig.gpu(0).locked_clock_history().size(), locks);
+  // Nothing is locked after Restore(), so the last clock locked stays.
+  EXPECT_EQ((*opt)->current_clock_mhz(), last_locked);
 }
 
 TEST(FrequencyOptimizerTest, ASavedProfilePinsItsOptimumWithoutProfiling) {

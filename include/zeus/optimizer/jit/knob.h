@@ -37,6 +37,8 @@ class Knob {
   // Gives every GPU the state it had before the knob was created; later Set
   // calls change nothing. Idempotent.
   virtual Status Restore() = 0;
+  // True once Restore() has run (by any path, the signal path included).
+  virtual bool restored() const = 0;
 
   // False when a stretch at `setting` cannot differ from one at the highest
   // setting, given the mean draw of one GPU measured there (W): the profiler
