@@ -59,12 +59,25 @@ StatusOr<zeus::PowerLimitOptimizerOptions> ParseOptimizerOptions(const nlohmann:
       SetIfPresent(f.OptionalDouble("max_slowdown", 1.0), &o.selector.max_slowdown));
   ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalString("profile_path"), &o.profile_path));
   ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalBool("restore_on_signal"), &o.restore_on_signal));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalBool("skip_nonbinding_limits"), &o.skip_nonbinding_limits));
+  ZEUS_RETURN_IF_ERROR(
+      SetIfPresent(f.OptionalDouble("nonbinding_margin", 0.0, 1e6), &o.nonbinding_margin));
   return o;
 }
 
-const std::vector<std::string> kOptimizerKeys = {
-    "wait_steps", "warmup_steps", "measure_steps", "min_measure_time_s", "power_limit_step_w",
-    "selector",   "eta",          "max_slowdown",  "profile_path",       "restore_on_signal"};
+const std::vector<std::string> kOptimizerKeys = {"wait_steps",
+                                                 "warmup_steps",
+                                                 "measure_steps",
+                                                 "min_measure_time_s",
+                                                 "power_limit_step_w",
+                                                 "selector",
+                                                 "eta",
+                                                 "max_slowdown",
+                                                 "profile_path",
+                                                 "restore_on_signal",
+                                                 "skip_nonbinding_limits",
+                                                 "nonbinding_margin"};
 
 Status CreateOnMonitor(std::shared_ptr<zeus::c_api::MonitorState> monitor, const nlohmann::json& j,
                        zeus_all_reduce_fn all_reduce, zeus_select_fn select, void* user,
@@ -240,6 +253,7 @@ int32_t zeus_plo_state_json(const zeus_plo* plo, char* buffer, size_t buffer_siz
         std::optional<uint32_t> optimum = o.optimum_mw();
         j["optimum_mw"] = optimum ? nlohmann::json(*optimum) : nlohmann::json(nullptr);
         j["power_limits_mw"] = o.power_limits_mw();
+        j["skipped_power_limits_mw"] = o.skipped_power_limits_mw();
         return zeus::c_api::CopyOut("zeus_plo_state_json", j.dump(), buffer, buffer_size, length);
       },
       nullptr, 0);

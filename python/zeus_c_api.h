@@ -237,8 +237,9 @@ ZEUS_C_EXPORT void zeus_monitor_destroy(zeus_monitor* monitor);
  * `options_json` keys: "wait_steps", "warmup_steps", "measure_steps",
  * "min_measure_time_s", "power_limit_step_w", "selector" ("energy", "time",
  * "cost", "slowdown"), "eta", "max_slowdown", "profile_path",
- * "restore_on_signal" (bool). `all_reduce` may be NULL. kInvalidArgument when
- * the monitor has no GPU. */
+ * "restore_on_signal" (bool), "skip_nonbinding_limits" (bool, default true),
+ * "nonbinding_margin" (default 0.2). `all_reduce` may be NULL.
+ * kInvalidArgument when the monitor has no GPU. */
 ZEUS_C_EXPORT int32_t zeus_plo_create_on_monitor(zeus_monitor* monitor, const char* options_json,
                                                  zeus_all_reduce_fn all_reduce, void* user,
                                                  zeus_plo** out, char* message,
@@ -282,13 +283,43 @@ ZEUS_C_EXPORT int32_t zeus_plo_profile_json(const zeus_plo* plo, char* buffer, s
  * until the phase ends or is looked at again (null once done),
  * "phase_limit_mw": the limit waited for, warmed up at or profiled (the
  * optimum once done), "current_power_limit_mw", "optimum_mw" (null until
- * done), "power_limits_mw": the limits profiled, from the maximum down}. */
+ * done), "power_limits_mw": the limits of the sweep, from the maximum down,
+ * "skipped_power_limits_mw": those recorded as equal to the maximum without
+ * profiling (they cannot bind at the draw measured there)}. */
 ZEUS_C_EXPORT int32_t zeus_plo_state_json(const zeus_plo* plo, char* buffer, size_t buffer_size,
                                           size_t* length);
 
 /* Restores the GPUs (like zeus_plo_restore) and frees the optimizer. NULL is a
  * no-op. */
 ZEUS_C_EXPORT void zeus_plo_destroy(zeus_plo* plo);
+
+/* ---- Frequency optimizer ------------------------------------------------ */
+
+typedef struct zeus_fo zeus_fo;
+
+/* Creates a frequency optimizer (locked SM clocks) over the GPUs of
+ * `monitor`, measuring through it. `options_json` keys: "wait_steps",
+ * "warmup_steps", "measure_steps", "min_measure_time_s", "clock_step_mhz",
+ * "min_clock_mhz" (0: half the highest), "selector" ("energy", "time",
+ * "cost", "slowdown"), "eta", "max_slowdown", "profile_path",
+ * "restore_on_signal" (bool). `all_reduce` may be NULL. 3 (not_supported)
+ * when the GPUs cannot list their supported clocks. */
+ZEUS_C_EXPORT int32_t zeus_fo_create_on_monitor(zeus_monitor* monitor, const char* options_json,
+                                                zeus_all_reduce_fn all_reduce, void* user,
+                                                zeus_fo** out, char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_fo_on_step_begin(zeus_fo* fo, char* message, size_t message_size);
+ZEUS_C_EXPORT int32_t zeus_fo_on_epoch_end(zeus_fo* fo, char* message, size_t message_size);
+/* Unlocks every GPU's clocks; the optimizer then stops locking them. */
+ZEUS_C_EXPORT int32_t zeus_fo_restore(zeus_fo* fo, char* message, size_t message_size);
+/* The profile so far as JSON (the frequency profile file format). */
+ZEUS_C_EXPORT int32_t zeus_fo_profile_json(const zeus_fo* fo, char* buffer, size_t buffer_size,
+                                           size_t* length);
+/* {"phase", "steps_left", "phase_clock_mhz", "current_clock_mhz",
+ * "optimum_mhz" (null until done), "clocks_mhz": the grid, highest first}. */
+ZEUS_C_EXPORT int32_t zeus_fo_state_json(const zeus_fo* fo, char* buffer, size_t buffer_size,
+                                         size_t* length);
+/* Unlocks the clocks (like zeus_fo_restore) and frees the optimizer. */
+ZEUS_C_EXPORT void zeus_fo_destroy(zeus_fo* fo);
 
 /* ---- Power monitor ------------------------------------------------------ */
 

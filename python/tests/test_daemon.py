@@ -131,3 +131,40 @@ def test_zeusd_gpu_honours_the_client_it_is_given(tcp_daemon, monkeypatch):
             assert client.make_client().post(client.url("/lease/release")).status_code == 200
     with pytest.raises(Exception, match="pass a ZeusdClient, or set ZEUSD_SOCK_PATH"):
         cls(0, None)
+
+
+def gpu_clocks_mhz(state_file):
+    """The locked graphics clock range of each fake GPU, (0, 0): unlocked."""
+    if not state_file.exists():
+        return [(0, 0), (0, 0)]
+    return [tuple(int(f) for f in line.split()[2:4])
+            for line in state_file.read_text().splitlines()]
+
+
+# The fake AMD GPUs list no clocks (AMD SMI clock lists are not read yet).
+@pytest.mark.skipif(bool(os.environ.get("ZEUS_AMDSMI_LIBRARY"))
+                    and not os.path.exists(os.environ.get("ZEUS_NVML_LIBRARY", "")),
+                    reason="the frequency optimizer needs NVML's clock lists")
+def test_sigkilled_job_gets_its_clocks_unlocked_through_the_daemon(zeus_daemon):
+    env, state_file, daemon_log = zeus_daemon
+    script = textwrap.dedent("""
+        import os, signal
+        from zeus.monitor import ZeusMonitor
+        from zeus.optimizer.frequency import GlobalFrequencyOptimizer
+
+        fo = GlobalFrequencyOptimizer(ZeusMonitor(), wait_steps=1, warmup_steps=1,
+                                      profile_steps=3, clock_step=300, min_clock=1000,
+                                      min_measure_time_s=0.0)
+        for _ in range(6):  # Wait, then 1980 MHz (warm-up, measure), then 1680 MHz is locked.
+            fo.on_step_begin()
+        print("profiling", fo.current_clock, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    result = run_python(["-c", script], env=env)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    assert "profiling 1680" in result.stdout
+    assert daemon_log().count("graphics clocks locked to 1680-1680 MHz") == 2, daemon_log()
+    deadline = time.time() + 1.0
+    while gpu_clocks_mhz(state_file) != [(0, 0), (0, 0)] and time.time() < deadline:
+        time.sleep(0.01)
+    assert gpu_clocks_mhz(state_file) == [(0, 0), (0, 0)], daemon_log()

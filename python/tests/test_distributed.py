@@ -45,3 +45,15 @@ def test_both_ranks_pin_the_limit_cheapest_for_all_gpus():
         assert r["limits_w"] == [700, 600, 500, 400, 300, 200, 100]
         assert r["num_gpus"] == 2  # Energy summed over both ranks' GPUs.
     assert [r["optimum_w"] for r in results] == [300, 300]
+
+
+def test_both_ranks_lock_the_same_clock():
+    # Time per clock differs per rank (wall-clock noise) until the stretches
+    # are all-reduced: then both ranks see one profile and lock one clock.
+    results = run_ddp_workers(ZEUS_TEST_KNOB="frequency")
+    for r in results:
+        assert r["phase"] == "done"
+        assert r["clocks_mhz"] == [1980, 1680, 1380, 1080]
+        assert r["num_gpus"] == 2
+    assert results[0]["times_s"] == results[1]["times_s"]
+    assert results[0]["optimum_mhz"] == results[1]["optimum_mhz"]

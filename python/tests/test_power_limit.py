@@ -307,3 +307,17 @@ def test_a_selected_limit_that_is_not_a_whole_watt_is_pinned_exactly():
         assert [m.power_limit for m in selector.calls[0]] == [700, 549, 399, 248, 100]
         assert plo.state == Done(optimal_power_limit=549_500)
         assert get_gpus().getPowerManagementLimit(0) == 549_500
+
+
+def test_skipping_nonbinding_limits_is_reported_when_asked():
+    # The fake's per-read energy makes its draw arbitrary: whatever is
+    # skipped is recorded as equal to the maximum, and the sweep still ends.
+    monitor = ZeusMonitor(gpu_indices=[0])
+    with GlobalPowerLimitOptimizer(monitor, Energy(), skip_nonbinding_limits=True, **FAST) as plo:
+        train(monitor, plo, step_windows=False)
+        assert plo.phase == "done"
+        skipped = plo.skipped_power_limits
+        measured = {m["power_limit_mw"]: m for m in plo.profile()["measurements"]}
+        assert len(measured) == len(LIMITS_W)
+        for mw in skipped:
+            assert measured[mw]["energy_j"] == measured[700_000]["energy_j"]

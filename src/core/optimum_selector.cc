@@ -48,29 +48,24 @@ Status ValidateSelector(const OptimumSelector& selector) {
   return Status::Ok();
 }
 
-StatusOr<uint32_t> SelectOptimumMw(const PowerLimitProfile& profile,
-                                   const OptimumSelector& selector) {
-  ZEUS_RETURN_IF_ERROR(ValidateSelector(selector));
-  ZEUS_RETURN_IF_ERROR(ValidateProfile(profile));
-  // Highest limit first, so that a strict '<' keeps the higher limit on ties.
-  std::vector<PowerLimitMeasurement> by_limit = profile.measurements;
-  std::sort(by_limit.begin(), by_limit.end(),
-            [](const PowerLimitMeasurement& a, const PowerLimitMeasurement& b) {
-              return a.power_limit_mw > b.power_limit_mw;
-            });
-  const PowerLimitMeasurement& at_max = by_limit.front();
+uint32_t SelectOptimumSetting(const std::vector<KnobMeasurement>& measurements, double max_power_w,
+                              const OptimumSelector& selector) {
+  // Highest setting first, so that a strict '<' keeps the higher one on ties.
+  std::vector<KnobMeasurement> by_setting = measurements;
+  std::sort(
+      by_setting.begin(), by_setting.end(),
+      [](const KnobMeasurement& a, const KnobMeasurement& b) { return a.setting > b.setting; });
+  const KnobMeasurement& at_max = by_setting.front();
 
   if (selector.kind == OptimumKind::kSlowdown) {
     double budget_s = selector.max_slowdown * at_max.time_per_step_s();
-    uint32_t chosen_mw = at_max.power_limit_mw;
-    for (const PowerLimitMeasurement& m : by_limit) {
-      if (m.time_per_step_s() <= budget_s) chosen_mw = m.power_limit_mw;
+    uint32_t chosen = at_max.setting;
+    for (const KnobMeasurement& m : by_setting) {
+      if (m.time_per_step_s() <= budget_s) chosen = m.setting;
     }
-    return chosen_mw;
+    return chosen;
   }
-
-  const double max_power_w = MaxPowerW(MwToW(at_max.power_limit_mw), profile.num_gpus);
-  auto cost = [&](const PowerLimitMeasurement& m) {
+  auto cost = [&](const KnobMeasurement& m) {
     switch (selector.kind) {
       case OptimumKind::kEnergy:
         return m.energy_per_step_j();
@@ -82,16 +77,28 @@ StatusOr<uint32_t> SelectOptimumMw(const PowerLimitProfile& profile,
     }
     return ZeusCost(m.energy_per_step_j(), m.time_per_step_s(), selector.eta, max_power_w);
   };
-  const PowerLimitMeasurement* best = &at_max;
+  const KnobMeasurement* best = &at_max;
   double best_cost = cost(at_max);
-  for (const PowerLimitMeasurement& m : by_limit) {
+  for (const KnobMeasurement& m : by_setting) {
     double c = cost(m);
     if (c < best_cost) {
       best = &m;
       best_cost = c;
     }
   }
-  return best->power_limit_mw;
+  return best->setting;
+}
+
+StatusOr<uint32_t> SelectOptimumMw(const PowerLimitProfile& profile,
+                                   const OptimumSelector& selector) {
+  ZEUS_RETURN_IF_ERROR(ValidateSelector(selector));
+  ZEUS_RETURN_IF_ERROR(ValidateProfile(profile));
+  uint32_t highest_mw = 0;
+  for (const PowerLimitMeasurement& m : profile.measurements) {
+    highest_mw = std::max(highest_mw, m.power_limit_mw);
+  }
+  return SelectOptimumSetting(ToKnobProfile(profile).measurements,
+                              MaxPowerW(MwToW(highest_mw), profile.num_gpus), selector);
 }
 
 }  // namespace zeus

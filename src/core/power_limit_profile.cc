@@ -24,44 +24,31 @@ namespace {
 constexpr std::string_view kJsonFormat = "zeus-power-limit-profile";
 constexpr std::string_view kWindowPrefix = "__GlobalPowerLimitOptimizer_";
 
-std::string Describe(const PowerLimitMeasurement& m, size_t i) {
-  return "measurement " + std::to_string(i) + " (power_limit_mw " +
-         std::to_string(m.power_limit_mw) + ")";
-}
-
 }  // namespace
 
 Status ValidateProfile(const PowerLimitProfile& profile) {
-  if (profile.measurements.empty()) {
-    return InvalidArgumentError("power-limit profile: no measurements");
+  return ValidateKnobProfile(ToKnobProfile(profile),
+                             KnobNames{"power-limit profile", "power_limit_mw", "limit"});
+}
+
+KnobProfile ToKnobProfile(const PowerLimitProfile& profile) {
+  KnobProfile out;
+  out.num_gpus = profile.num_gpus;
+  out.min_stretch_time_s = profile.min_stretch_time_s;
+  for (const PowerLimitMeasurement& m : profile.measurements) {
+    out.measurements.push_back({m.power_limit_mw, m.energy_j, m.time_s, m.steps});
   }
-  if (profile.num_gpus < 1) {
-    return InvalidArgumentError("power-limit profile: num_gpus must be >= 1, got " +
-                                std::to_string(profile.num_gpus));
+  return out;
+}
+
+PowerLimitProfile PowerLimitProfileOf(const KnobProfile& profile) {
+  PowerLimitProfile out;
+  out.num_gpus = profile.num_gpus;
+  out.min_stretch_time_s = profile.min_stretch_time_s;
+  for (const KnobMeasurement& m : profile.measurements) {
+    out.measurements.push_back({m.setting, m.energy_j, m.time_s, m.steps});
   }
-  for (size_t i = 0; i < profile.measurements.size(); ++i) {
-    const PowerLimitMeasurement& m = profile.measurements[i];
-    std::string what = "power-limit profile: " + Describe(m, i);
-    if (m.power_limit_mw == 0) return InvalidArgumentError(what + ": power limit must be > 0");
-    if (!(m.energy_j >= 0 && m.energy_j <= kMaxProfileEnergyJ)) {
-      return InvalidArgumentError(fmt::format("{}: energy_j must be in [0, {:g}], got {:g}", what,
-                                              kMaxProfileEnergyJ, m.energy_j));
-    }
-    if (!(m.time_s > 0 && m.time_s <= kMaxProfileTimeS)) {
-      return InvalidArgumentError(fmt::format("{}: time_s must be in (0, {:g}], got {:g}", what,
-                                              kMaxProfileTimeS, m.time_s));
-    }
-    if (m.steps < 1 || m.steps > kMaxProfileSteps) {
-      return InvalidArgumentError(
-          fmt::format("{}: steps must be in [1, {}], got {}", what, kMaxProfileSteps, m.steps));
-    }
-    for (size_t j = 0; j < i; ++j) {
-      if (profile.measurements[j].power_limit_mw == m.power_limit_mw) {
-        return InvalidArgumentError(what + ": same limit as measurement " + std::to_string(j));
-      }
-    }
-  }
-  return Status::Ok();
+  return out;
 }
 
 std::string ProfileToJson(const PowerLimitProfile& profile) {

@@ -24,6 +24,8 @@ GpuDescription DescribeGpu(Gpu& gpu) {
   d.power_limit_mw = gpu.PowerLimitMw();
   d.enforced_power_limit_mw = gpu.EnforcedPowerLimitMw();
   d.persistence_mode = gpu.PersistenceMode();
+  d.graphics_clocks_mhz = gpu.SupportedGraphicsClocksMhz();
+  d.workload_power_profiles = gpu.WorkloadPowerProfiles();
   d.energy_counter = gpu.TotalEnergyMj().status();
   return d;
 }
@@ -148,6 +150,20 @@ void WriteEnvironmentText(const EnvironmentDescription& env, std::ostream& out) 
     }
     out << "    persistence mode: "
         << (gpu.persistence_mode.ok() ? (*gpu.persistence_mode ? "on" : "off") : "unknown") << "\n";
+    if (gpu.graphics_clocks_mhz.ok() && !gpu.graphics_clocks_mhz->empty()) {
+      out << "    graphics clocks: " << gpu.graphics_clocks_mhz->size() << " supported, "
+          << gpu.graphics_clocks_mhz->back() << "-" << gpu.graphics_clocks_mhz->front() << " MHz\n";
+    } else {
+      out << "    graphics clocks: not listed (the frequency optimizer cannot run)\n";
+    }
+    // Only where the driver offers them; nothing sets them.
+    if (gpu.workload_power_profiles.ok() && !gpu.workload_power_profiles->empty()) {
+      out << "    workload power profiles: ";
+      for (size_t i = 0; i < gpu.workload_power_profiles->size(); ++i) {
+        out << (i == 0 ? "" : ", ") << (*gpu.workload_power_profiles)[i].name;
+      }
+      out << "\n";
+    }
     for (const Status* status :
          {&gpu.name.status(), &gpu.architecture.status(), &gpu.uuid.status(),
           &gpu.constraints_mw.status(), &gpu.default_power_limit_mw.status(),
@@ -229,6 +245,18 @@ std::string EnvironmentToJson(const EnvironmentDescription& env) {
     g["persistence_mode"] =
         gpu.persistence_mode.ok() ? nlohmann::json(*gpu.persistence_mode) : nullptr;
     note("persistence_mode", gpu.persistence_mode.status());
+    g["graphics_clocks_mhz"] =
+        gpu.graphics_clocks_mhz.ok() ? nlohmann::json(*gpu.graphics_clocks_mhz) : nullptr;
+    note("graphics_clocks", gpu.graphics_clocks_mhz.status());
+    if (gpu.workload_power_profiles.ok()) {
+      nlohmann::json profiles = nlohmann::json::array();
+      for (const WorkloadPowerProfile& p : *gpu.workload_power_profiles) {
+        profiles.push_back({{"id", p.id}, {"name", p.name}, {"priority", p.priority}});
+      }
+      g["workload_power_profiles"] = profiles;
+    } else {
+      g["workload_power_profiles"] = nullptr;
+    }
     g["errors"] = errors;
     gpus.push_back(g);
   }

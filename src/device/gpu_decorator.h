@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "zeus/device/gpu.h"
 #include "zeus/status.h"
@@ -51,6 +52,12 @@ class GpuDecorator : public Gpu {
     return inner_->SetMemoryLockedClocksMhz(min_mhz, max_mhz);
   }
   Status ResetMemoryLockedClocks() override { return inner_->ResetMemoryLockedClocks(); }
+  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz() override {
+    return inner_->SupportedGraphicsClocksMhz();
+  }
+  StatusOr<std::vector<WorkloadPowerProfile>> WorkloadPowerProfiles() override {
+    return inner_->WorkloadPowerProfiles();
+  }
   StatusOr<uint64_t> TotalEnergyMj() override { return inner_->TotalEnergyMj(); }
   std::chrono::nanoseconds EnergyCounterUpdatePeriod() const override {
     return inner_->EnergyCounterUpdatePeriod();

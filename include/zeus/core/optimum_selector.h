@@ -1,4 +1,5 @@
-// Choosing the power limit to pin from a measured profile.
+// Choosing the setting to pin (a power limit, a locked SM clock) from a
+// measured profile.
 //
 // Energy and time are compared per training step (a profile's stretches may
 // differ in length). Ties go to the higher limit.
@@ -11,7 +12,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "zeus/core/knob_profile.h"
 #include "zeus/core/power_limit_profile.h"
 #include "zeus/status.h"
 
@@ -57,6 +60,13 @@ Status ValidateSelector(const OptimumSelector& selector);
 
 // The limit (mW) `selector` chooses from `profile`. Errors: an invalid
 // selector or profile (ValidateProfile).
+// The setting `selector` chooses from `measurements`, whatever the knob (a
+// power limit, an SM clock): the rules above with "limit" read as "setting";
+// kCost converts time with `max_power_w` (MaxPowerW()). REQUIRES: the
+// selector and measurements are valid (ValidateSelector, ValidateKnobProfile).
+uint32_t SelectOptimumSetting(const std::vector<KnobMeasurement>& measurements, double max_power_w,
+                              const OptimumSelector& selector);
+
 StatusOr<uint32_t> SelectOptimumMw(const PowerLimitProfile& profile,
                                    const OptimumSelector& selector);
 

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zeus/core/knob_profile.h"
 #include "zeus/status.h"
 
 namespace zeus {
@@ -58,6 +59,10 @@ constexpr int64_t kMaxProfileSteps = int64_t{1} << 53;
 // time in (0, kMaxProfileTimeS], steps in [1, kMaxProfileSteps]. The error
 // names the offending measurement and value.
 Status ValidateProfile(const PowerLimitProfile& profile);
+
+// The same profile with the limit (mW) as the knob's setting, and back.
+KnobProfile ToKnobProfile(const PowerLimitProfile& profile);
+PowerLimitProfile PowerLimitProfileOf(const KnobProfile& profile);
 
 // JSON text of `profile`:
 // {"format": "zeus-power-limit-profile", "version": 1, "num_gpus": N,

@@ -32,6 +32,11 @@ struct GpuDescription {
   StatusOr<uint32_t> power_limit_mw = UnavailableError("not read");
   StatusOr<uint32_t> enforced_power_limit_mw = UnavailableError("not read");
   StatusOr<bool> persistence_mode = UnavailableError("not read");
+  // SupportedGraphicsClocksMhz(), highest first.
+  StatusOr<std::vector<uint32_t>> graphics_clocks_mhz = UnavailableError("not read");
+  // WorkloadPowerProfiles(): kNotSupported where the driver offers none.
+  StatusOr<std::vector<WorkloadPowerProfile>> workload_power_profiles =
+      UnavailableError("not read");
   // The result of one TotalEnergyMj() read: OK when the GPU has an energy
   // counter, kNotSupported before Volta, another error when the read failed.
   Status energy_counter;
@@ -86,7 +91,10 @@ void WriteEnvironmentText(const EnvironmentDescription& env, std::ostream& out);
 // The same as a JSON document (power in W, null for what could not be read,
 // with the reason under "errors"): {"dry_run", "gpu_backends": [{"name",
 // "available", "versions": {component: version}, "error"}], "gpus_error",
-// "gpus": [...], "cpus": {...}, "nothing_to_measure"}.
+// "gpus": [...], "cpus": {...}, "nothing_to_measure"}. Each GPU has
+// "graphics_clocks_mhz" (list, highest first, or null) and
+// "workload_power_profiles" ([{"id", "name", "priority"}], or null where the
+// driver offers none).
 std::string EnvironmentToJson(const EnvironmentDescription& env);
 
 }  // namespace zeus

@@ -42,6 +42,33 @@ class FakeClock final : public Clock {
   std::atomic<int64_t> now_ns_;
 };
 
+// The clock model of a FakeGpu (FakeGpuOptions::clock_model): the SM clock
+// changes both a step's time and the board's power, so an optimizer over
+// clocks sees real trade-offs. With f the effective clock (the locked one,
+// else the highest) and r = f / highest:
+//   step time   = compute_fraction / r + (1 - compute_fraction)  (x the time
+//                 at the highest clock: compute-bound work scales with the
+//                 clock, memory-bound work does not);
+//   board power = static_power_w + (max_power_w - static_power_w) x r x v^2,
+//                 v the voltage relative to the highest clock's, linear from
+//                 min_voltage_fraction at the lowest supported clock to 1,
+//                 capped at the power limit.
+struct FakeClockModel {
+  // SupportedGraphicsClocksMhz(), highest first (non-empty).
+  std::vector<uint32_t> supported_mhz;
+  // Share of a step's time at the highest clock that is compute-bound, [0, 1].
+  double compute_fraction = 0.7;
+  // Board power at the highest clock and the clock-independent part, in W.
+  double max_power_w = 300.0;
+  double static_power_w = 60.0;
+  // Voltage at the lowest supported clock relative to the highest's, (0, 1].
+  double min_voltage_fraction = 0.7;
+
+  // The model's step-time factor and power (before the limit's cap) at `mhz`.
+  double StepTimeFactor(uint32_t mhz) const;
+  double PowerW(uint32_t mhz) const;
+};
+
 struct FakeGpuOptions {
   int index = 0;
   std::string name = "Fake GPU";
@@ -81,6 +108,10 @@ struct FakeGpuOptions {
   double memory_power_fraction = 0.1;
   // TemperatureC(); nullopt: kNotSupported. Default: 45 C.
   std::optional<int32_t> temperature_c = 45;
+  // When set, the GPU supports locked graphics clocks and, unless power_w is
+  // set, draws the model's power (see FakeClockModel). Default: none (locked
+  // clocks kNotSupported, as Gpu's default).
+  std::optional<FakeClockModel> clock_model;
 };
 
 // The methods a test may make fail with InjectError.
@@ -128,6 +159,20 @@ class FakeGpu final : public Gpu {
   StatusOr<uint32_t> DomainPowerMw(PowerDomain domain) override;
   StatusOr<int32_t> TemperatureC() override;
 
+  // Locked graphics clocks (with a clock_model; else kNotSupported). The
+  // effective clock is max_mhz, which must lie within the supported range.
+  Status SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) override;
+  Status ResetGpuLockedClocks() override;
+  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz() override;
+  // The clock the GPU runs at now, in MHz (0 without a clock model).
+  uint32_t effective_clock_mhz() const;
+  // A step's time at the effective clock relative to the highest clock (1
+  // without a clock model).
+  double StepTimeFactor() const;
+  // Every lock successfully made (not in dry-run), as the locked max MHz; a
+  // reset as 0.
+  std::vector<uint32_t> locked_clock_history() const;
+
   // Makes `op` return `status` from now on (until ClearErrors). `status`
   // must not be OK.
   void InjectError(FakeGpuOp op, Status status);
@@ -159,6 +204,9 @@ class FakeGpu final : public Gpu {
   std::vector<uint32_t> history_;
   std::map<FakeGpuOp, Status> errors_;
   std::atomic<int64_t> energy_reads_{0};
+  // Locked graphics clock in MHz; 0: unlocked. Guarded by mu_.
+  uint32_t locked_clock_mhz_ = 0;
+  std::vector<uint32_t> clock_history_;  // Guarded by mu_.
 };
 
 // A CPU socket whose RAPL counters the test sets.

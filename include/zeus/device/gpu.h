@@ -34,6 +34,18 @@ const char* PowerDomainName(PowerDomain domain);
 // The domain named `name`; kInvalidArgument naming the accepted names.
 StatusOr<PowerDomain> ParsePowerDomain(std::string_view name);
 
+// A workload power profile the driver offers (a preset of clocks and power
+// behaviour for a kind of work). NVML: nvmlPowerProfileType_t.
+struct WorkloadPowerProfile {
+  // The driver's id of the profile.
+  uint32_t id = 0;
+  // NVML's name without the prefix, e.g. "MAX_P", "COMPUTE", "LLM_TRAINING";
+  // "PROFILE_<id>" for an id this build does not know.
+  std::string name;
+  // The driver's priority among profiles requested together.
+  uint32_t priority = 0;
+};
+
 struct PowerLimitConstraints {
   uint32_t min_mw = 0;
   uint32_t max_mw = 0;
@@ -90,6 +102,19 @@ class Gpu {
   virtual Status SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz);
   virtual Status ResetMemoryLockedClocks();
 
+  // The graphics (SM) clocks this GPU can be locked to at its memory clock,
+  // in MHz, distinct, highest first. NVML: nvmlDeviceGetSupportedGraphicsClocks
+  // at the supported memory clock nearest the current one
+  // (nvmlDeviceGetClockInfo(NVML_CLOCK_MEM)). A read: no privilege needed.
+  // Default: kNotSupported naming the backend.
+  virtual StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz();
+
+  // The workload power profiles the driver offers for this GPU, by id. NVML:
+  // nvmlDeviceWorkloadPowerProfileGetProfilesInfo (recent drivers, some
+  // data-centre GPUs). A read: nothing here sets a profile. Default:
+  // kNotSupported.
+  virtual StatusOr<std::vector<WorkloadPowerProfile>> WorkloadPowerProfiles();
+
   // Energy in mJ consumed since an arbitrary origin (NVML: since the driver
   // was loaded; Volta and newer). kNotSupported on GPUs without an energy
   // counter (callers integrate PowerMw() instead). The counter moves only
@@ -134,6 +159,15 @@ inline Status Gpu::SetMemoryLockedClocksMhz(uint32_t, uint32_t) {
   return Gpu::SetGpuLockedClocksMhz(0, 0);
 }
 inline Status Gpu::ResetMemoryLockedClocks() { return Gpu::SetGpuLockedClocksMhz(0, 0); }
+inline StatusOr<std::vector<WorkloadPowerProfile>> Gpu::WorkloadPowerProfiles() {
+  return NotSupportedError("GPU " + std::to_string(index()) +
+                           ": workload power profiles are not offered by this backend");
+}
+inline StatusOr<std::vector<uint32_t>> Gpu::SupportedGraphicsClocksMhz() {
+  return NotSupportedError("GPU " + std::to_string(index()) +
+                           ": the list of supported graphics clocks is not available from this "
+                           "backend");
+}
 
 }  // namespace zeus
 

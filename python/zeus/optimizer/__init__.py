@@ -1,1 +1,2 @@
-"""Energy optimizers: zeus.optimizer.power_limit and zeus.optimizer.batch_size."""
+"""Energy optimizers: zeus.optimizer.power_limit, zeus.optimizer.frequency and
+zeus.optimizer.batch_size."""

@@ -170,6 +170,32 @@ def _original_profile_as_ours(path, num_gpus) -> Optional[str]:
     return converted
 
 
+def all_reduce_callback(owner):
+    """The C core's data-parallel hook (zeus_all_reduce_fn) over
+    torch.distributed: sums energy and GPU counts, maxes time. An exception
+    is kept in owner._callback_error (never raised into C). Keep the returned
+    object alive as long as the core may call it."""
+
+    def trampoline(energy_j, time_s, num_gpus, _user):
+        try:
+            energy, gpus = framework.all_reduce([energy_j[0], float(num_gpus[0])], "sum")
+            (longest,) = framework.all_reduce([time_s[0]], "max")
+            energy_j[0], time_s[0], num_gpus[0] = energy, longest, int(round(gpus))
+            return 0
+        except BaseException as e:  # Never let an exception cross into C.
+            owner._callback_error = e
+            return 1
+
+    return _lib.ALL_REDUCE_FN(trampoline)
+
+
+def _skip_nonbinding(value: Optional[bool]) -> bool:
+    if value is not None:
+        return bool(value)
+    return os.environ.get("ZEUS_SKIP_NONBINDING_LIMITS", "1").strip().lower() not in (
+        "0", "false", "no", "off")
+
+
 def _world_gpus(monitor) -> int:
     """GPUs of all ranks (each rank's monitor over as many GPUs)."""
     world = 1
@@ -312,6 +338,11 @@ class GlobalPowerLimitOptimizer(Callback):
             until it lasts this long (the energy counter moves only every
             ~100 ms). Default 3 s.
         restore_on_signal: (extra) Restore limits on SIGINT/SIGTERM/SIGHUP.
+        skip_nonbinding_limits: (extra) Once the maximum limit is measured,
+            record every limit at or above 1.2 x the mean draw per GPU
+            measured there as equal to the maximum instead of profiling it
+            (such a limit cannot bind). Default (None): on, unless the
+            environment sets ZEUS_SKIP_NONBINDING_LIMITS=0.
 
     Attributes (the original's; limits in mW as there, except
     PowerLimitMeasurement.power_limit in W): monitor, optimum_selector,
@@ -330,7 +361,8 @@ class GlobalPowerLimitOptimizer(Callback):
     def __init__(self, monitor: ZeusMonitor, optimum_selector: Optional[OptimumSelector] = None,
                  wait_steps: int = 1, warmup_steps: int = 10, profile_steps: int = 40,
                  pl_step: int = 25, profile_path: Union[str, Path, None] = None, *,
-                 min_measure_time_s: Optional[float] = None, restore_on_signal: bool = True):
+                 min_measure_time_s: Optional[float] = None, restore_on_signal: bool = True,
+                 skip_nonbinding_limits: Optional[bool] = None):
         if not isinstance(monitor, ZeusMonitor):
             raise InvalidArgumentError(
                 "GlobalPowerLimitOptimizer: monitor must be a zeus.monitor.ZeusMonitor")
@@ -370,20 +402,11 @@ class GlobalPowerLimitOptimizer(Callback):
                        profile_path=converted or (None if profile_path is None
                                                   else str(profile_path)),
                        min_measure_time_s=min_measure_time_s,
-                       restore_on_signal=restore_on_signal)
+                       restore_on_signal=restore_on_signal,
+                       skip_nonbinding_limits=_skip_nonbinding(skip_nonbinding_limits))
         core_options = self.optimum_selector._core_options()
 
-        def all_reduce_trampoline(energy_j, time_s, num_gpus, _user):
-            try:
-                energy, gpus = framework.all_reduce([energy_j[0], float(num_gpus[0])], "sum")
-                (longest,) = framework.all_reduce([time_s[0]], "max")
-                energy_j[0], time_s[0], num_gpus[0] = energy, longest, int(round(gpus))
-                return 0
-            except BaseException as e:  # Never let an exception cross into C.
-                self._callback_error = e
-                return 1
-
-        self._all_reduce_fn = _lib.ALL_REDUCE_FN(all_reduce_trampoline)
+        self._all_reduce_fn = all_reduce_callback(self)
         handle = ctypes.c_void_p()
         try:
             if core_options is not None:
@@ -504,6 +527,12 @@ class GlobalPowerLimitOptimizer(Callback):
     def power_limits(self) -> List[int]:
         """The limits profiled, in mW, from the maximum down."""
         return list(self._state_json()["power_limits_mw"])
+
+    @property
+    def skipped_power_limits(self) -> List[int]:
+        """(extra) The limits recorded as equal to the maximum without
+        profiling (they cannot bind at the draw measured there), in mW."""
+        return list(self._state_json().get("skipped_power_limits_mw", []))
 
     @property
     def measurements(self) -> List[PowerLimitMeasurement]:

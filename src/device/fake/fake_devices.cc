@@ -23,8 +23,13 @@ Status FakeGpu::InjectedError(FakeGpuOp op) const {
 }
 
 double FakeGpu::PowerWAt(double time_s) const {
-  if (!options_.power_w) return 100.0;
-  return options_.power_w(time_s, power_limit_mw_);
+  if (options_.power_w) return options_.power_w(time_s, power_limit_mw_);
+  if (options_.clock_model) {
+    const FakeClockModel& m = *options_.clock_model;
+    const uint32_t mhz = locked_clock_mhz_ != 0 ? locked_clock_mhz_ : m.supported_mhz.front();
+    return std::min(m.PowerW(mhz), MwToW(power_limit_mw_));
+  }
+  return 100.0;
 }
 
 void FakeGpu::IntegrateToNow() {
@@ -244,6 +249,78 @@ double FakeGpu::TrueEnergyJ() {
   std::lock_guard<std::mutex> lock(mu_);
   IntegrateToNow();
   return energy_j_;
+}
+
+// ---- Clock model ----
+
+double FakeClockModel::StepTimeFactor(uint32_t mhz) const {
+  const double r = static_cast<double>(mhz) / static_cast<double>(supported_mhz.front());
+  return compute_fraction / r + (1.0 - compute_fraction);
+}
+
+double FakeClockModel::PowerW(uint32_t mhz) const {
+  const double highest = supported_mhz.front();
+  const double lowest = supported_mhz.back();
+  const double r = static_cast<double>(mhz) / highest;
+  const double span = highest - lowest;
+  const double v = span > 0 ? min_voltage_fraction + (1.0 - min_voltage_fraction) *
+                                                         (static_cast<double>(mhz) - lowest) / span
+                            : 1.0;
+  return static_power_w + (max_power_w - static_power_w) * r * v * v;
+}
+
+Status FakeGpu::SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
+  if (!options_.clock_model) return Gpu::SetGpuLockedClocksMhz(min_mhz, max_mhz);
+  const std::vector<uint32_t>& supported = options_.clock_model->supported_mhz;
+  if (min_mhz > max_mhz || min_mhz < supported.back() || max_mhz > supported.front()) {
+    return InvalidArgumentError(
+        fmt::format("fake GPU {}: locked clocks {}-{} MHz: outside [{}, {}] MHz or min above max",
+                    options_.index, min_mhz, max_mhz, supported.back(), supported.front()));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (IsDryRun()) {
+    spdlog::info("[dry run] fake GPU {}: would lock the graphics clocks to {}-{} MHz",
+                 options_.index, min_mhz, max_mhz);
+    return Status::Ok();
+  }
+  IntegrateToNow();
+  locked_clock_mhz_ = max_mhz;
+  clock_history_.push_back(max_mhz);
+  return Status::Ok();
+}
+
+Status FakeGpu::ResetGpuLockedClocks() {
+  if (!options_.clock_model) return Gpu::ResetGpuLockedClocks();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (IsDryRun()) {
+    spdlog::info("[dry run] fake GPU {}: would unlock the graphics clocks", options_.index);
+    return Status::Ok();
+  }
+  IntegrateToNow();
+  locked_clock_mhz_ = 0;
+  clock_history_.push_back(0);
+  return Status::Ok();
+}
+
+StatusOr<std::vector<uint32_t>> FakeGpu::SupportedGraphicsClocksMhz() {
+  if (!options_.clock_model) return Gpu::SupportedGraphicsClocksMhz();
+  return options_.clock_model->supported_mhz;
+}
+
+uint32_t FakeGpu::effective_clock_mhz() const {
+  if (!options_.clock_model) return 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  return locked_clock_mhz_ != 0 ? locked_clock_mhz_ : options_.clock_model->supported_mhz.front();
+}
+
+double FakeGpu::StepTimeFactor() const {
+  if (!options_.clock_model) return 1.0;
+  return options_.clock_model->StepTimeFactor(effective_clock_mhz());
+}
+
+std::vector<uint32_t> FakeGpu::locked_clock_history() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return clock_history_;
 }
 
 StatusOr<uint64_t> FakeCpu::PackageEnergyUj() {

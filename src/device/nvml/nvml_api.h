@@ -38,6 +38,39 @@ typedef nvmlReturn_t (*nvmlDeviceSetEnableState_fn)(nvmlDevice_t device, nvmlEna
 typedef nvmlReturn_t (*nvmlDeviceSetUint2_fn)(nvmlDevice_t device, unsigned int min,
                                               unsigned int max);
 typedef nvmlReturn_t (*nvmlDeviceReset_fn)(nvmlDevice_t device);
+// nvmlDeviceGetClockInfo(device, nvmlClockType_t, clock_mhz).
+typedef nvmlReturn_t (*nvmlDeviceGetClockInfo_fn)(nvmlDevice_t device, int type,
+                                                  unsigned int* clock_mhz);
+// nvmlDeviceGetSupportedMemoryClocks(device, count in/out, clocks_mhz).
+typedef nvmlReturn_t (*nvmlDeviceGetSupportedMemoryClocks_fn)(nvmlDevice_t device,
+                                                              unsigned int* count,
+                                                              unsigned int* clocks_mhz);
+// nvmlDeviceGetSupportedGraphicsClocks(device, memory_clock_mhz, count in/out,
+// clocks_mhz).
+// nvmlMask255_t: bit i of profile id i is mask[i / 32] >> (i % 32).
+typedef struct {
+  unsigned int mask[8];
+} nvmlMask255_t;
+// nvmlWorkloadPowerProfileInfo_v1_t.
+typedef struct {
+  unsigned int version;
+  unsigned int profile_id;
+  unsigned int priority;
+  nvmlMask255_t conflicting_mask;
+} nvmlWorkloadPowerProfileInfo_t;
+// nvmlWorkloadPowerProfileProfilesInfo_v1_t: perf_profile[i] describes the
+// profile of id i when bit i of perf_profiles_mask is set.
+typedef struct {
+  unsigned int version;  // WorkloadPowerProfilesInfoVersion().
+  nvmlMask255_t perf_profiles_mask;
+  nvmlWorkloadPowerProfileInfo_t perf_profile[255];
+} nvmlWorkloadPowerProfileProfilesInfo_t;
+typedef nvmlReturn_t (*nvmlDeviceWorkloadPowerProfileGetProfilesInfo_fn)(
+    nvmlDevice_t device, nvmlWorkloadPowerProfileProfilesInfo_t* info);
+typedef nvmlReturn_t (*nvmlDeviceGetSupportedGraphicsClocks_fn)(nvmlDevice_t device,
+                                                                unsigned int memory_clock_mhz,
+                                                                unsigned int* count,
+                                                                unsigned int* clocks_mhz);
 typedef nvmlReturn_t (*nvmlDeviceGetUint64_fn)(nvmlDevice_t device, unsigned long long* value);
 
 // NVML: the value of one field, a union of 8 bytes read as `value_type` says.
@@ -147,6 +180,25 @@ constexpr int kValueTypeUnsignedShort = 6;
 constexpr int kTemperatureGpu = 0;
 
 // Buffer sizes NVML guarantees to be large enough.
+constexpr int kClockMem = 2;  // NVML_CLOCK_MEM of nvmlClockType_t.
+
+// NVML_STRUCT_VERSION: a versioned struct's version field is its size with
+// the version number in the top byte.
+template <typename T>
+constexpr unsigned int NvmlStructVersion(unsigned int version) {
+  return static_cast<unsigned int>(sizeof(T)) | (version << 24);
+}
+// nvmlWorkloadPowerProfileProfilesInfo_v1 (11256 bytes: 4 + 32 + 255 x 44).
+constexpr unsigned int WorkloadPowerProfilesInfoVersion() {
+  return NvmlStructVersion<nvmlWorkloadPowerProfileProfilesInfo_t>(1);
+}
+static_assert(sizeof(nvmlWorkloadPowerProfileProfilesInfo_t) == 11256,
+              "nvmlWorkloadPowerProfileProfilesInfo_v1_t layout");
+// The names of nvmlPowerProfileType_t, by id (NVML_POWER_PROFILE_<name>).
+inline constexpr const char* kWorkloadPowerProfileNames[] = {
+    "MAX_P",       "MAX_Q",         "COMPUTE",       "MEMORY_BOUND", "NETWORK",
+    "BALANCED",    "LLM_INFERENCE", "LLM_TRAINING",  "RBM",          "DCPCIE",
+    "HMMA_SPARSE", "HMMA_DENSE",    "SYNC_BALANCED", "HPC",          "MIG"};
 constexpr unsigned int kDeviceNameBufferSize = 96;     // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 constexpr unsigned int kDeviceUuidBufferSize = 96;     // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 constexpr unsigned int kSystemVersionBufferSize = 80;  // NVML_SYSTEM_*_VERSION_BUFFER_SIZE

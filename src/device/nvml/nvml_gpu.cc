@@ -4,7 +4,11 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <iterator>
+#include <memory>
 #include <utility>
+#include <vector>
 
 namespace zeus::nvml {
 
@@ -200,6 +204,75 @@ Status NvmlGpu::SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
   return LockedClocks(true, true, min_mhz, max_mhz);
 }
 Status NvmlGpu::ResetMemoryLockedClocks() { return LockedClocks(true, false, 0, 0); }
+
+StatusOr<std::vector<uint32_t>> NvmlGpu::SupportedGraphicsClocksMhz() {
+  const NvmlFunctions& f = library_->functions();
+  if (f.device_get_supported_memory_clocks == nullptr) {
+    return Missing("nvmlDeviceGetSupportedMemoryClocks");
+  }
+  if (f.device_get_supported_graphics_clocks == nullptr) {
+    return Missing("nvmlDeviceGetSupportedGraphicsClocks");
+  }
+  // NVML lists at most a few hundred clocks per memory clock.
+  constexpr unsigned int kCapacity = 1024;
+  std::vector<unsigned int> memory(kCapacity);
+  unsigned int count = kCapacity;
+  nvmlReturn_t rc = f.device_get_supported_memory_clocks(device_, &count, memory.data());
+  if (rc != kSuccess) return Error("nvmlDeviceGetSupportedMemoryClocks", rc);
+  if (count == 0) {
+    return NotSupportedError(Context() + ": nvmlDeviceGetSupportedMemoryClocks lists no clock");
+  }
+  memory.resize(count);
+  // The supported memory clock nearest the current one (the highest when the
+  // current one cannot be read).
+  unsigned int memory_mhz = *std::max_element(memory.begin(), memory.end());
+  unsigned int current_mhz = 0;
+  if (f.device_get_clock_info != nullptr &&
+      f.device_get_clock_info(device_, kClockMem, &current_mhz) == kSuccess && current_mhz > 0) {
+    auto distance = [current_mhz](unsigned int mhz) {
+      return mhz > current_mhz ? mhz - current_mhz : current_mhz - mhz;
+    };
+    memory_mhz = *std::min_element(
+        memory.begin(), memory.end(),
+        [&](unsigned int a, unsigned int b) { return distance(a) < distance(b); });
+  }
+  std::vector<unsigned int> graphics(kCapacity);
+  count = kCapacity;
+  rc = f.device_get_supported_graphics_clocks(device_, memory_mhz, &count, graphics.data());
+  if (rc != kSuccess) {
+    return Error("nvmlDeviceGetSupportedGraphicsClocks(" + std::to_string(memory_mhz) + " MHz)",
+                 rc);
+  }
+  std::vector<uint32_t> out(graphics.begin(), graphics.begin() + count);
+  std::sort(out.begin(), out.end(), std::greater<uint32_t>());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.empty()) {
+    return NotSupportedError(Context() + ": nvmlDeviceGetSupportedGraphicsClocks lists no clock");
+  }
+  return out;
+}
+
+StatusOr<std::vector<WorkloadPowerProfile>> NvmlGpu::WorkloadPowerProfiles() {
+  const auto fn = library_->functions().device_workload_power_profile_get_profiles_info;
+  if (fn == nullptr) return Missing("nvmlDeviceWorkloadPowerProfileGetProfilesInfo");
+  // 11 KB: on the heap, not the caller's stack.
+  auto info = std::make_unique<nvmlWorkloadPowerProfileProfilesInfo_t>();
+  *info = {};
+  info->version = WorkloadPowerProfilesInfoVersion();
+  nvmlReturn_t rc = fn(device_, info.get());
+  if (rc != kSuccess) return Error("nvmlDeviceWorkloadPowerProfileGetProfilesInfo", rc);
+  std::vector<WorkloadPowerProfile> out;
+  for (unsigned int id = 0; id < 255; ++id) {
+    if (((info->perf_profiles_mask.mask[id / 32] >> (id % 32)) & 1u) == 0) continue;
+    WorkloadPowerProfile p;
+    p.id = id;
+    p.name = id < std::size(kWorkloadPowerProfileNames) ? kWorkloadPowerProfileNames[id]
+                                                        : "PROFILE_" + std::to_string(id);
+    p.priority = info->perf_profile[id].priority;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
 
 StatusOr<uint64_t> NvmlGpu::TotalEnergyMj() {
   const auto fn = library_->functions().device_get_total_energy_consumption;

@@ -65,6 +65,8 @@ class NvmlGpu final : public Gpu {
   Status ResetGpuLockedClocks() override;
   Status SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) override;
   Status ResetMemoryLockedClocks() override;
+  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz() override;
+  StatusOr<std::vector<WorkloadPowerProfile>> WorkloadPowerProfiles() override;
   StatusOr<uint64_t> TotalEnergyMj() override;
   // NVML: the energy counter moves about every 100 ms.
   std::chrono::nanoseconds EnergyCounterUpdatePeriod() const override {

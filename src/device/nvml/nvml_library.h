@@ -44,6 +44,13 @@ struct NvmlFunctions {
   nvmlDeviceReset_fn device_reset_gpu_locked_clocks = nullptr;
   nvmlDeviceSetUint2_fn device_set_memory_locked_clocks = nullptr;
   nvmlDeviceReset_fn device_reset_memory_locked_clocks = nullptr;
+  // Supported clocks (the frequency optimizer's grid).
+  nvmlDeviceGetClockInfo_fn device_get_clock_info = nullptr;
+  nvmlDeviceGetSupportedMemoryClocks_fn device_get_supported_memory_clocks = nullptr;
+  nvmlDeviceGetSupportedGraphicsClocks_fn device_get_supported_graphics_clocks = nullptr;
+  // Workload power profiles (zeus show-env).
+  nvmlDeviceWorkloadPowerProfileGetProfilesInfo_fn device_workload_power_profile_get_profiles_info =
+      nullptr;
   nvmlDeviceGetUint64_fn device_get_total_energy_consumption = nullptr;
   nvmlDeviceGetFieldValues_fn device_get_field_values = nullptr;
   nvmlDeviceGetTemperature_fn device_get_temperature = nullptr;

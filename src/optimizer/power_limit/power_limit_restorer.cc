@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "src/optimizer/power_limit/signal_restore_service.h"
+#include "src/optimizer/jit/signal_restore_service.h"
 
 namespace zeus {
 

@@ -10,11 +10,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <string>
@@ -587,6 +589,96 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(void* handle, FakePciInfo*
   pci->pci_device_id = 0x233010de;
   std::snprintf(pci->bus_id_legacy, sizeof(pci->bus_id_legacy), "0000:%02X:00.0", bus);
   std::snprintf(pci->bus_id, sizeof(pci->bus_id), "00000000:%02X:00.0", bus);
+  return kSuccess;
+}
+#endif
+
+// Supported clocks (full variant): memory clocks kMemoryClocksMhz (the
+// current one is the first); graphics clocks at memory clock m run from
+// GraphicsClockTopMhz(m) down to kGraphicsClockMinMhz in kGraphicsClockStepMhz
+// steps, listed lowest first (NVML's order is not promised).
+#ifdef FAKE_NVML_MODERN
+namespace {
+nvmlReturn_t FillClocks(const std::vector<unsigned int>& clocks, unsigned int* count,
+                        unsigned int* out) {
+  if (count == nullptr) return kInvalidArgument;
+  if (*count < clocks.size()) {
+    *count = static_cast<unsigned int>(clocks.size());
+    return 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+  }
+  *count = static_cast<unsigned int>(clocks.size());
+  if (out != nullptr) std::copy(clocks.begin(), clocks.end(), out);
+  return kSuccess;
+}
+}  // namespace
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(void* handle, int type,
+                                                     unsigned int* clock_mhz) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  if (clock_mhz == nullptr || type < 0 || type > 3) return kInvalidArgument;
+  *clock_mhz =
+      type == 2 ? cfg::kMemoryClocksMhz[0] : cfg::GraphicsClockTopMhz(cfg::kMemoryClocksMhz[0]);
+  return kSuccess;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(void* handle, unsigned int* count,
+                                                                 unsigned int* clocks_mhz) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  return FillClocks({std::begin(cfg::kMemoryClocksMhz), std::end(cfg::kMemoryClocksMhz)}, count,
+                    clocks_mhz);
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(void* handle,
+                                                                   unsigned int memory_mhz,
+                                                                   unsigned int* count,
+                                                                   unsigned int* clocks_mhz) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  if (std::find(std::begin(cfg::kMemoryClocksMhz), std::end(cfg::kMemoryClocksMhz), memory_mhz) ==
+      std::end(cfg::kMemoryClocksMhz)) {
+    return kInvalidArgument;
+  }
+  std::vector<unsigned int> clocks;
+  for (unsigned int mhz = cfg::kGraphicsClockMinMhz; mhz <= cfg::GraphicsClockTopMhz(memory_mhz);
+       mhz += cfg::kGraphicsClockStepMhz) {
+    clocks.push_back(mhz);
+  }
+  return FillClocks(clocks, count, clocks_mhz);
+}
+
+// nvmlWorkloadPowerProfileProfilesInfo_v1_t as NVML lays it out.
+struct FakeProfileInfo {
+  unsigned int version, profile_id, priority, conflicting_mask[8];
+};
+struct FakeProfilesInfo {
+  unsigned int version;
+  unsigned int mask[8];
+  FakeProfileInfo profiles[255];
+};
+
+FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceWorkloadPowerProfileGetProfilesInfo(void* handle, FakeProfilesInfo* info) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  FakeDevice* d = nullptr;
+  if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  const std::vector<std::string> ids = EnvList(cfg::kWorkloadPowerProfiles);
+  if (ids.empty()) return kNotSupported;
+  constexpr unsigned int kVersion1 =
+      static_cast<unsigned int>(sizeof(FakeProfilesInfo)) | (1u << 24);
+  if (info == nullptr || info->version != kVersion1)
+    return 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+  for (const std::string& text : ids) {
+    const unsigned int id = static_cast<unsigned int>(std::atoi(text.c_str()));
+    if (id >= 255) continue;
+    info->mask[id / 32] |= 1u << (id % 32);
+    info->profiles[id].profile_id = id;
+    info->profiles[id].priority = cfg::WorkloadPowerProfilePriority(id);
+  }
   return kSuccess;
 }
 #endif

@@ -89,6 +89,21 @@ inline constexpr char kNvmlVersion[] = "12.999.88.77";
 // The UUID of fake GPU i is kUuidPrefix followed by i in 12 hex digits.
 inline constexpr char kUuidPrefix[] = "GPU-fa4e0000-1111-2222-3333-";
 
+// Supported clocks in MHz (full variant; nvmlDeviceGetClockInfo reports the
+// first memory clock as the current one).
+inline constexpr unsigned int kMemoryClocksMhz[] = {2619, 1593};
+inline constexpr unsigned int kGraphicsClockMinMhz = 345;
+inline constexpr unsigned int kGraphicsClockStepMhz = 15;
+inline constexpr unsigned int GraphicsClockTopMhz(unsigned int memory_mhz) {
+  return memory_mhz == 2619 ? 1980 : 1500;
+}
+
+// Comma-separated ids of the workload power profiles every GPU offers
+// (nvmlDeviceWorkloadPowerProfileGetProfilesInfo, full variant); unset or
+// empty: NVML_ERROR_NOT_SUPPORTED.
+inline constexpr char kWorkloadPowerProfiles[] = "FAKE_NVML_WORKLOAD_POWER_PROFILES";
+inline constexpr unsigned int WorkloadPowerProfilePriority(unsigned int id) { return 10 + id; }
+
 // PCI address of fake GPU i (full variant, nvmlDeviceGetPciInfo_v3): domain
 // 0, device 0, function 0, bus PciBus(i) (0x1b, 0x3b, ...: hex letters, so
 // "0000:1b:00.0" shows the normalisation of NVML's "00000000:1B:00.0").

@@ -2,8 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "zeus/device/devices.h"
+#include "zeus/device/environment.h"
 #include "zeus/util/file.h"
 
 #include "src/device/nvml/nvml_library.h"
@@ -206,6 +209,62 @@ TEST_F(NvmlLoaderTest, DryRunLeavesTheDeviceUntouched) {
   EXPECT_FALSE(gpus[0]->PersistenceMode().value());
   // A dry run still rejects what the device would reject.
   EXPECT_EQ(gpus[0]->SetPowerLimitMw(50'000).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(NvmlLoaderTest, SupportedGraphicsClocksAreReadAtTheCurrentMemoryClockHighestFirst) {
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<uint32_t> clocks, gpus[1]->SupportedGraphicsClocksMhz());
+  // 1980 down to 345 MHz in 15 MHz steps at the current memory clock, 2619.
+  ASSERT_EQ(clocks.size(), (1980u - 345u) / 15u + 1u);
+  EXPECT_EQ(clocks.front(), fake::GraphicsClockTopMhz(fake::kMemoryClocksMhz[0]));
+  EXPECT_EQ(clocks.back(), fake::kGraphicsClockMinMhz);
+  EXPECT_TRUE(std::is_sorted(clocks.rbegin(), clocks.rend()));
+  // A library without the clock lists says which function it lacks.
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto v1, OpenGpus(Library(FAKE_NVML_V1)));
+  auto missing = v1[0]->SupportedGraphicsClocksMhz();
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotSupported);
+  EXPECT_THAT(missing.status().message(), HasSubstr("nvmlDeviceGetSupported"));
+}
+
+TEST_F(NvmlLoaderTest, WorkloadPowerProfilesAreListedWhereTheDriverOffersThem) {
+  EXPECT_EQ(nvml::WorkloadPowerProfilesInfoVersion(), 11256u | (1u << 24));
+  {
+    ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+    EXPECT_EQ(gpus[0]->WorkloadPowerProfiles().status().code(), StatusCode::kNotSupported);
+  }
+  env_.Set(fake::kWorkloadPowerProfiles, "0,2,7,40");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<WorkloadPowerProfile> profiles,
+                            gpus[1]->WorkloadPowerProfiles());
+  ASSERT_EQ(profiles.size(), 4u);
+  EXPECT_EQ(profiles[0].name, "MAX_P");
+  EXPECT_EQ(profiles[1].name, "COMPUTE");
+  EXPECT_EQ(profiles[2].name, "LLM_TRAINING");
+  EXPECT_EQ(profiles[2].priority, fake::WorkloadPowerProfilePriority(7));
+  EXPECT_EQ(profiles[3].name, "PROFILE_40");
+  // Listed by show-env, in text and JSON.
+  EnvironmentOptions options;
+  options.gpus = Library(FAKE_NVML_FULL);
+  options.powercap_root = "/nonexistent";
+  EnvironmentDescription env = DescribeEnvironment(options);
+  std::ostringstream text;
+  WriteEnvironmentText(env, text);
+  EXPECT_THAT(text.str(),
+              HasSubstr("workload power profiles: MAX_P, COMPUTE, LLM_TRAINING, PROFILE_40"));
+  EXPECT_THAT(text.str(), HasSubstr("graphics clocks: 110 supported, 345-1980 MHz"));
+  EXPECT_THAT(EnvironmentToJson(env), HasSubstr("\"workload_power_profiles\": ["));
+}
+
+TEST_F(NvmlLoaderTest, DryRunLogsTheClockItWouldLockAndLeavesTheDeviceUntouched) {
+  testing::TempDir dir;
+  const std::string log = dir.path() + "/nvml.log";
+  env_.Set(fake::kLog, log.c_str());
+  env_.Set("ZEUS_DRY_RUN", "1");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  ZEUS_ASSERT_OK(gpus[0]->SetGpuLockedClocksMhz(1410, 1410));
+  ZEUS_ASSERT_OK(gpus[0]->ResetGpuLockedClocks());
+  std::string text = ReadFileToString(log).value_or("");
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("locked_clocks")));
 }
 
 TEST_F(NvmlLoaderTest, DryRunSucceedsWhereTheRealSetWouldBeRefused) {

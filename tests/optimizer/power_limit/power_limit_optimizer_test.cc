@@ -685,3 +685,145 @@ TEST_F(ReplayTest, DataParallelRanksReachTheSameDecisionThroughAllReduce) {
 
 }  // namespace
 }  // namespace zeus
+
+namespace zeus {
+namespace {
+
+// GPUs that draw at most `draw_w` (a limit above it changes nothing); below,
+// power follows the limit and a step slows as sqrt(draw / limit), so energy
+// per step falls with the limit and time rises: selectors disagree.
+class DrawBoundRig {
+ public:
+  DrawBoundRig(double draw_w, int num_gpus) : draw_w_(draw_w) {
+    for (int i = 0; i < num_gpus; ++i) {
+      FakeGpuOptions o;
+      o.index = i;
+      o.constraints = {100'000, 300'000};
+      o.power_limit_mw = 300'000;
+      o.power_w = [draw_w](double, uint32_t limit_mw) { return std::min(draw_w, MwToW(limit_mw)); };
+      gpus_.push_back(std::make_unique<FakeGpu>(&clock_, o));
+    }
+    std::vector<FakeGpu*> raw;
+    for (auto& g : gpus_) raw.push_back(g.get());
+    monitor_ = std::make_unique<testing::ExactFakeMonitor>(raw, &clock_);
+  }
+  std::vector<Gpu*> gpus() const {
+    std::vector<Gpu*> out;
+    for (auto& g : gpus_) out.push_back(g.get());
+    return out;
+  }
+  FakeGpu& gpu(size_t i) { return *gpus_[i]; }
+  std::unique_ptr<PowerLimitOptimizer> Make(PowerLimitOptimizerOptions o) {
+    auto opt = PowerLimitOptimizer::Create(gpus(), monitor_.get(), &clock_, std::move(o));
+    EXPECT_TRUE(opt.ok()) << opt.status();
+    return opt.ok() ? std::move(opt).value() : nullptr;
+  }
+  void Run(PowerLimitOptimizer& opt, int64_t steps) {
+    for (int64_t i = 0; i < steps; ++i) {
+      ASSERT_TRUE(opt.OnStepBegin().ok());
+      double limit_w = MwToW(gpus_[0]->PowerLimitMw().value());
+      clock_.AdvanceSeconds(0.1 * std::sqrt(std::max(1.0, draw_w_ / limit_w)));
+    }
+  }
+
+ private:
+  const double draw_w_;
+  FakeClock clock_;
+  std::vector<std::unique_ptr<FakeGpu>> gpus_;
+  std::unique_ptr<testing::ExactFakeMonitor> monitor_;
+};
+
+PowerLimitOptimizerOptions SkippingOptions() {
+  PowerLimitOptimizerOptions o = StepOnlyOptions();
+  o.skip_nonbinding_limits = true;
+  return o;
+}
+
+TEST(PowerLimitOptimizerSkipTest, ProfilesOnlyLimitsThatCanBindPlusTheMaximum) {
+  DrawBoundRig rig(120.0, 2);
+  auto opt = rig.Make(SkippingOptions());
+  ASSERT_NE(opt, nullptr);
+  rig.Run(*opt, kLongEpoch);
+  ASSERT_EQ(opt->phase(), PowerLimitOptimizer::Phase::kDone);
+  // 120 W x 1.2 = 144 W: 275 W down to 150 W cannot bind.
+  EXPECT_THAT(opt->skipped_power_limits_mw(), ElementsAreArray(Mw({275, 250, 225, 200, 175, 150})));
+  // Creation, the maximum, the two limits below the draw, the optimum.
+  const uint32_t optimum_mw = *opt->optimum_mw();
+  EXPECT_THAT(
+      rig.gpu(0).power_limit_history(),
+      ElementsAreArray(std::vector<uint32_t>{300'000, 300'000, 125'000, 100'000, optimum_mw}));
+  // Every limit of the sweep is in the profile; skipped ones equal the maximum.
+  const PowerLimitProfile& profile = opt->profile();
+  ASSERT_EQ(profile.measurements.size(), 9u);
+  const PowerLimitMeasurement& at_max = profile.measurements[0];
+  EXPECT_EQ(at_max.power_limit_mw, 300'000u);
+  for (const PowerLimitMeasurement& m : profile.measurements) {
+    if (m.power_limit_mw < 150'000) continue;
+    EXPECT_EQ(m.energy_j, at_max.energy_j) << m.power_limit_mw;
+    EXPECT_EQ(m.time_s, at_max.time_s) << m.power_limit_mw;
+    EXPECT_EQ(m.steps, at_max.steps) << m.power_limit_mw;
+  }
+}
+
+TEST(PowerLimitOptimizerSkipTest, ReachesTheFullSweepsDecisionForEverySelector) {
+  for (double draw_w : {90.0, 120.0, 180.0, 260.0, 320.0}) {
+    for (OptimumSelector selector :
+         {OptimumSelector::LeastEnergy(), OptimumSelector::LeastTime(),
+          OptimumSelector::LeastCost(0.5), OptimumSelector::LeastCost(0.9),
+          OptimumSelector::MaxSlowdown(1.1)}) {
+      DrawBoundRig full_rig(draw_w, 1);
+      DrawBoundRig skip_rig(draw_w, 1);
+      PowerLimitOptimizerOptions full = StepOnlyOptions();
+      full.selector = selector;
+      PowerLimitOptimizerOptions skip = SkippingOptions();
+      skip.selector = selector;
+      auto a = full_rig.Make(full);
+      auto b = skip_rig.Make(skip);
+      full_rig.Run(*a, kLongEpoch);
+      skip_rig.Run(*b, kLongEpoch);
+      ASSERT_EQ(b->phase(), PowerLimitOptimizer::Phase::kDone);
+      EXPECT_EQ(a->optimum_mw(), b->optimum_mw()) << draw_w << " W, " << selector.ToString();
+      EXPECT_TRUE(a->skipped_power_limits_mw().empty());
+      // Below the draw x 1.2 every limit is profiled; none above.
+      for (uint32_t mw : b->skipped_power_limits_mw()) EXPECT_GE(MwToW(mw), draw_w * 1.2);
+      const size_t expected_skipped =
+          draw_w >= 300.0 ? 0u
+                          : static_cast<size_t>(std::count_if(
+                                b->power_limits_mw().begin() + 1, b->power_limits_mw().end(),
+                                [&](uint32_t mw) { return MwToW(mw) >= draw_w * 1.2; }));
+      EXPECT_EQ(b->skipped_power_limits_mw().size(), expected_skipped) << draw_w;
+    }
+  }
+}
+
+TEST(PowerLimitOptimizerSkipTest, DataParallelRanksSkipTheSameLimitsOnTheReducedDraw) {
+  // Rank 0 draws 100 W, rank 1 180 W: the mean, 140 W, decides for both
+  // (limits from 168 W up are skipped).
+  ThreadAllReduce reduce(2);
+  DrawBoundRig rig0(100.0, 1);
+  DrawBoundRig rig1(180.0, 1);
+  PowerLimitOptimizerOptions o = SkippingOptions();
+  o.all_reduce = [&reduce](const StretchTotals& t) { return reduce(t); };
+  auto opt0 = rig0.Make(o);
+  auto opt1 = rig1.Make(o);
+  std::thread t0([&] { rig0.Run(*opt0, kLongEpoch); });
+  std::thread t1([&] { rig1.Run(*opt1, kLongEpoch); });
+  t0.join();
+  t1.join();
+  EXPECT_THAT(opt0->skipped_power_limits_mw(), ElementsAreArray(Mw({275, 250, 225, 200, 175})));
+  EXPECT_EQ(opt0->skipped_power_limits_mw(), opt1->skipped_power_limits_mw());
+  EXPECT_EQ(opt0->optimum_mw(), opt1->optimum_mw());
+  EXPECT_EQ(rig0.gpu(0).power_limit_history(), rig1.gpu(0).power_limit_history());
+}
+
+TEST(PowerLimitOptimizerSkipTest, ANegativeMarginIsRefused) {
+  DrawBoundRig rig(120.0, 1);
+  PowerLimitOptimizerOptions o = SkippingOptions();
+  o.nonbinding_margin = -0.1;
+  auto opt = PowerLimitOptimizer::Create(rig.gpus(), nullptr, nullptr, o);
+  ASSERT_FALSE(opt.ok());
+  EXPECT_THAT(opt.status().message(), HasSubstr("nonbinding_margin must be"));
+}
+
+}  // namespace
+}  // namespace zeus

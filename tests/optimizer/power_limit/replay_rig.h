@@ -82,7 +82,8 @@ class ReplayRig {
   std::unique_ptr<ExactFakeMonitor> monitor_;
 };
 
-// Options with whole-step stretches: no time extension.
+// Options with whole-step stretches (no time extension) that profile every
+// limit (no skipping of limits that cannot bind).
 PowerLimitOptimizerOptions StepOnlyOptions();
 
 }  // namespace zeus::testing

@@ -5,23 +5,7 @@
 // exception) and, when asked, on a fatal signal: SIGINT, SIGTERM, SIGHUP, and
 // SIGABRT (which std::terminate raises for an uncaught exception).
 //
-// Signal design: the handler only does async-signal-safe things. It writes the
-// signal number to a pipe read by one service thread (which has every signal
-// blocked), waits on a second pipe (poll, at most kSignalRestoreTimeout) for
-// that thread to finish restoring every live restorer, then hands the signal
-// to the disposition that was installed before ours: a previous handler is
-// called (e.g. Python's KeyboardInterrupt), SIG_IGN ignores it, and SIG_DFL
-// is re-raised so the process dies of the same signal. The handlers are
-// installed while at least one signal-restoring restorer lives and the
-// previous dispositions are put back when the last one goes. A process forked
-// from the one that created the restorer (e.g. a data-loader worker) inherits
-// the handlers but restores nothing when signalled: the signal only goes on
-// to the previous disposition.
-//
-// Caveat: if the signal interrupts a thread holding a lock the restore needs
-// (e.g. in the middle of a driver call on the same GPU), the service thread
-// blocks and the handler gives up after the timeout; the GPU then keeps the
-// limit it had.
+// The signal path is Restorable's (restorable.h).
 //
 // Thread-safety: Restore() may be called concurrently with itself and with
 // the signal path; restoration happens at most once.
@@ -37,14 +21,12 @@
 #include <vector>
 
 #include "zeus/device/gpu.h"
+#include "zeus/optimizer/jit/restorable.h"
 #include "zeus/status.h"
 
 namespace zeus {
 
-// How long a signal handler waits for the GPUs to be restored.
-inline constexpr std::chrono::milliseconds kSignalRestoreTimeout{5000};
-
-class PowerLimitRestorer {
+class PowerLimitRestorer final : public Restorable {
  public:
   // Reads the current limit of every GPU in `gpus` (which must outlive the
   // restorer). With `restore_on_signal`, also installs the signal handlers
@@ -54,14 +36,14 @@ class PowerLimitRestorer {
                                                               bool restore_on_signal);
 
   // Restores (logging a failure), then unregisters from the signal path.
-  ~PowerLimitRestorer();
+  ~PowerLimitRestorer() override;
   PowerLimitRestorer(const PowerLimitRestorer&) = delete;
   PowerLimitRestorer& operator=(const PowerLimitRestorer&) = delete;
 
   // Sets every GPU whose limit differs from its recorded one back to it; the
   // first time only (later calls return OK and do nothing). Tries every GPU
   // even when one fails and returns the first error.
-  Status Restore();
+  Status Restore() override;
 
   // True once Restore() has run (by any path, even a failed one).
   bool restored() const { return restored_.load(std::memory_order_acquire); }

@@ -1,4 +1,4 @@
-#include "src/optimizer/power_limit/signal_restore_service.h"
+#include "src/optimizer/jit/signal_restore_service.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,10 +34,10 @@ struct sigaction g_previous[NSIG];
 
 // The registry; never touched by the handler.
 std::mutex g_mu;
-std::vector<PowerLimitRestorer*> g_restorers;  // Guarded by g_mu.
-int g_request_read_fd = -1;                    // Guarded by g_mu.
-int g_done_write_fd = -1;                      // Guarded by g_mu.
-std::thread* g_thread = nullptr;               // Guarded by g_mu.
+std::vector<Restorable*> g_restorers;  // Guarded by g_mu.
+int g_request_read_fd = -1;            // Guarded by g_mu.
+int g_done_write_fd = -1;              // Guarded by g_mu.
+std::thread* g_thread = nullptr;       // Guarded by g_mu.
 
 void OnFatalSignal(int signo, siginfo_t* info, void* context) {
   int saved_errno = errno;
@@ -75,9 +75,9 @@ void OnFatalSignal(int signo, siginfo_t* info, void* context) {
 
 void RestoreAllRegistered() {
   std::lock_guard<std::mutex> lock(g_mu);
-  for (PowerLimitRestorer* r : g_restorers) {
+  for (Restorable* r : g_restorers) {
     Status s = r->Restore();
-    if (!s.ok()) spdlog::error("power-limit restore on signal: {}", s.ToString());
+    if (!s.ok()) spdlog::error("restore on signal: {}", s.ToString());
   }
 }
 
@@ -160,14 +160,14 @@ Teardown Uninstall() {
 
 }  // namespace
 
-Status RegisterForSignalRestore(PowerLimitRestorer* restorer) {
+Status RegisterForSignalRestore(Restorable* restorer) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_restorers.empty()) ZEUS_RETURN_IF_ERROR(Install());
   g_restorers.push_back(restorer);
   return Status::Ok();
 }
 
-void UnregisterFromSignalRestore(PowerLimitRestorer* restorer) {
+void UnregisterFromSignalRestore(Restorable* restorer) {
   Teardown teardown;
   {
     std::lock_guard<std::mutex> lock(g_mu);
