@@ -5,11 +5,12 @@ Builds libzeus_c.so and the `zeus` tool with CMake (targets `zeus_c` and
 given) from the checkout this file sits in, then packs them with the `zeus`
 package into the same py3-none wheel as build_wheel.py (which it runs); the
 wheel's `zeus` console command runs the tool. pip shows a backend's output
-only with -v, so the build's progress ("zeus: building the C++ core: 40 %")
-is also written to the terminal (/dev/tty) when there is one. Standard library only, no build
-requirements: it works offline, with or without pip's build isolation, on a
-machine prepared by scripts/install-deps.sh (CMake, a C++17 compiler and the
-Debian libraries the core links).
+only with -v, so the build's progress ("zeus: building the zeus tool (1/2):
+40 %, 61 s") is also written to the terminal (/dev/tty) when there is one.
+Standard library only, no build requirements: it works offline, with or
+without pip's build isolation, on a machine prepared by
+scripts/install-deps.sh --runtime (CMake, a C++17 compiler and the Debian
+libraries the core links).
 
 Settings (pip: `--config-settings KEY=VALUE`, or the environment):
   build-dir  / ZEUS_BUILD_DIR    an existing or new CMake build directory to
@@ -67,7 +68,8 @@ class _Progress:
     # "[ 40%] Building ..." (Makefiles) or "[12/30] Building ..." (Ninja).
     _LINE = re.compile(r"^\[\s*(?:(\d+)%|(\d+)/(\d+))\]")
 
-    def __init__(self):
+    def __init__(self, what="the C++ core"):
+        self.what = what
         try:
             self.tty = open("/dev/tty", "w")
         except OSError:
@@ -86,8 +88,8 @@ class _Progress:
             if self.tty is None:
                 return
             try:
-                self.tty.write(f"\rzeus: building the C++ core (libzeus_c.so, zeus): "
-                               f"{self.percent:3d} %, {time.monotonic() - self.start:4.0f} s ")
+                self.tty.write(f"\rzeus: building {self.what}: {self.percent:3d} %, "
+                               f"{time.monotonic() - self.start:4.0f} s ")
                 self.tty.flush()
             except OSError:
                 self.tty = None
@@ -147,13 +149,17 @@ def build_library(build_dir, cmake_args=(), jobs=None):
         _run(["cmake", "-S", SOURCE_ROOT, "-B", build_dir, "-DZEUS_BUILD_PYTHON=ON",
               "-DCMAKE_UNITY_BUILD=ON", f"-DZEUS_PYTHON_EXECUTABLE={sys.executable}"]
              + list(cmake_args), "configuring the C++ build")
-    progress = _Progress()
-    try:
-        _run_with_progress(["cmake", "--build", build_dir, "--target", "zeus_c", "zeus", "-j",
-                            str(jobs or os.cpu_count() or 1)],
-                           "building libzeus_c.so and the zeus tool", progress)
-    finally:
-        progress.close()
+    # One target per build command: Make's percentages restart with each
+    # target, so two in one command would make the progress jump back. The
+    # tool first: it builds most of what the library needs.
+    for step, (target, what) in enumerate((("zeus", "the zeus tool"),
+                                           ("zeus_c", "libzeus_c.so")), start=1):
+        progress = _Progress(f"{what} ({step}/2)")
+        try:
+            _run_with_progress(["cmake", "--build", build_dir, "--target", target, "-j",
+                                str(jobs or os.cpu_count() or 1)], "building " + what, progress)
+        finally:
+            progress.close()
     library = os.path.join(build_dir, "python", "libzeus_c.so")
     cli = os.path.join(build_dir, "tools", "zeus")
     for path in (library, cli):
