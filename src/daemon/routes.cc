@@ -561,8 +561,9 @@ std::vector<HttpRoute> Routes::Table() {
       route("/lease/release", Match::kExact, Guarded(false, [this](const HttpRequest& r, Checked&) {
               if (r.method != "POST") return MethodNotAllowed(r, "POST");
               if (!r.peer.local && !options_->tcp_changes) {
-                return Error(403, "leases belong to Unix-socket clients only (TCP clients hold "
-                                  "one only with --tcp-changes)");
+                return Error(403,
+                             "leases belong to Unix-socket clients only (TCP clients hold "
+                             "one only with --tcp-changes)");
               }
               return Json(200, json{{"released_gpus", leases_->Release(r.peer)}});
             })));

@@ -94,11 +94,10 @@ EnvironmentDescription DescribeEnvironment(const EnvironmentOptions& options) {
   }
   // The tree OpenCpus reads: the container mount when the default root has
   // no RAPL package zone.
-  env.powercap_root =
-      options.powercap_root == kDefaultPowercapRoot
-          ? rapl::ChoosePowercapRoot(options.powercap_root, kContainerPowercapRoot,
-                                     rapl::RealSysfsReader())
-          : options.powercap_root;
+  env.powercap_root = options.powercap_root == kDefaultPowercapRoot
+                          ? rapl::ChoosePowercapRoot(options.powercap_root, kContainerPowercapRoot,
+                                                     rapl::RealSysfsReader())
+                          : options.powercap_root;
   DescribeCpus(env);
   return env;
 }

@@ -276,8 +276,10 @@ TEST(PowerHubTest, PollsOnlyWhileSubscribedAndBoundsASlowReadersQueue) {
     // zeusd v0.5's shape, filtered to device 1: {"power_mw":2n,"test_id":1,
     // "timestamp_ms":n} (the keys in order).
     EXPECT_THAT(events, ::testing::Not(HasSubstr("\"test_id\":0")));
-    EXPECT_THAT(events, ::testing::MatchesRegex(
-                            "(data: \\{\"power_mw\":[0-9]+,\"test_id\":1,\"timestamp_ms\":[0-9]+\\}\n\n)+"));
+    EXPECT_THAT(
+        events,
+        ::testing::MatchesRegex(
+            "(data: \\{\"power_mw\":[0-9]+,\"test_id\":1,\"timestamp_ms\":[0-9]+\\}\n\n)+"));
     EXPECT_GE(wakes.load(), 1);
   }
   // Unsubscribed: the poller stops.
@@ -345,9 +347,9 @@ TEST(TokenUnitTest, NotBeforeIsHonouredAndTimeClaimsMustBeWholeSecondsInRange) {
   EXPECT_EQ(early.status().code(), StatusCode::kPermissionDenied);
   EXPECT_THAT(early.status().message(),
               HasSubstr("token is not valid yet (nbf 1800000001, now 1800000000)"));
-  for (const char* bad : {R"(, "exp": 1e300)", R"(, "exp": 1800000000.5)", R"(, "exp": -5)",
-                          R"(, "exp": 1e19)", R"(, "exp": "soon")",
-                          R"(, "nbf": 1e300)", R"(, "nbf": 0.5)"}) {
+  for (const char* bad :
+       {R"(, "exp": 1e300)", R"(, "exp": 1800000000.5)", R"(, "exp": -5)", R"(, "exp": 1e19)",
+        R"(, "exp": "soon")", R"(, "nbf": 1e300)", R"(, "nbf": 0.5)"}) {
     StatusOr<TokenClaims> claims = verify(bad);
     EXPECT_EQ(claims.status().code(), StatusCode::kPermissionDenied) << bad;
     EXPECT_THAT(claims.status().message(), HasSubstr("is not a whole number of seconds")) << bad;

@@ -164,7 +164,8 @@ StatusOr<std::vector<std::unique_ptr<Cpu>>> OpenCpus(const std::string& powercap
   }
   rapl::RaplOptions options;
   options.powercap_root = powercap_root;
-  if (powercap_root == kDefaultPowercapRoot) options.container_powercap_root = kContainerPowercapRoot;
+  if (powercap_root == kDefaultPowercapRoot)
+    options.container_powercap_root = kContainerPowercapRoot;
   return rapl::OpenRaplCpus(options);
 }
 

@@ -150,8 +150,7 @@ TEST(RaplTest, ReadsTheContainerMountWhenTheRootHasNoPackage) {
   EXPECT_EQ(ChoosePowercapRoot(own.root(), "", RealSysfsReader()), own.root());
   EXPECT_EQ(ChoosePowercapRoot(mounted.root(), own.root(), RealSysfsReader()), mounted.root());
   // Neither has one: the own root (which has no CPU).
-  EXPECT_EQ(ChoosePowercapRoot(own.root(), "/nonexistent/zeus_sys", RealSysfsReader()),
-            own.root());
+  EXPECT_EQ(ChoosePowercapRoot(own.root(), "/nonexistent/zeus_sys", RealSysfsReader()), own.root());
 
   RaplOptions options;
   options.powercap_root = own.root();
