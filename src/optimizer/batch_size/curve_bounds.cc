@@ -112,20 +112,8 @@ std::optional<double> BatchSizeOptimizer::RunOnBound(int64_t trial_number, doubl
       *bound != *exploration || ProgressBound(reference_progress_, progress, *ratio).has_value()) {
     return std::nullopt;
   }
-  std::optional<double> run_on = EarlyStopCostBound(config_.beta, min_cost_);
-  if (!run_on.has_value()) return std::nullopt;
-  // Only as far as its pace to `progress` projects it to the target, with
-  // slack: a near miss that learned slower than that is not nearly done.
-  const std::vector<ProgressPoint>& curve = CurveOf(trial_number);
-  const auto first = std::find_if(curve.begin(), curve.end(), [progress](const ProgressPoint& p) {
-    return p.progress >= progress;
-  });
-  const std::optional<double> reference = ProgressReachedBound(reference_progress_, progress, 1.0);
-  if (first != curve.end() && reference.has_value() && *reference > 0.0) {
-    const double projected = first->cost / *reference * *min_cost_;
-    run_on = std::min(*run_on, FrugalKnobs::kRunOnSlack * projected);
-  }
-  if (!(*run_on > *bound)) return std::nullopt;
+  const std::optional<double> run_on = EarlyStopCostBound(config_.beta, min_cost_);
+  if (!run_on.has_value() || !(*run_on > *bound)) return std::nullopt;
   return run_on;
 }
 

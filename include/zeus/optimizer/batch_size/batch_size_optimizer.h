@@ -119,9 +119,6 @@ struct FrugalKnobs {
   // between sizes whose costs differ by less than their runs' noise
   // (docs/BATCH_SIZE_POLICY.md, "Narrower Thompson samples").
   static constexpr double kSampleStddevScale = 0.6;
-  // A near miss runs on to at most this x the cost its pace projects it to
-  // the target for (RunOnBound).
-  static constexpr double kRunOnSlack = 1.1;
 };
 
 // The fixed knob of BatchSizePolicy::kSwarm beyond frugal's, chosen once on
