@@ -5,7 +5,10 @@ the walk may try next instead of the best size known (what `frugal` does)."""
 import json
 import urllib.request
 
+import pytest
+
 from test_batch_size import job_spec, one_recurrence
+from zeus.exception import InvalidArgumentError
 from zeus.monitor import ZeusMonitor
 from zeus.optimizer.batch_size import BatchSizeOptimizer
 
@@ -57,3 +60,24 @@ def test_swarm_speculates_in_the_first_wave(zeus_server):
 
 def test_frugal_sends_the_first_wave_to_the_default(zeus_server):
     assert first_wave_pair(zeus_server, "frugal") == (32, 32)
+
+
+def test_a_third_try_gets_a_run_that_may_finish(zeus_server, monkeypatch):
+    """$ZEUS_BSO_ATTEMPT (or Slurm's requeue count) says which try of its
+    submission a run is: from the third on, the server sends it to the best
+    size known instead of a probe, even while the walk's step is out."""
+    monitor = ZeusMonitor()
+    job = job_spec(policy="swarm")
+    step = BatchSizeOptimizer(monitor, zeus_server, job)
+    assert step.get_batch_size() == 32  # The default's step.
+    monkeypatch.setenv("SLURM_RESTART_COUNT", "2")
+    third = BatchSizeOptimizer(monitor, zeus_server, job)
+    assert third.get_batch_size() == 32  # Not the speculative 16.
+    monkeypatch.setenv("ZEUS_BSO_ATTEMPT", "1")
+    first = BatchSizeOptimizer(monitor, zeus_server, job)
+    assert first.get_batch_size() != 32  # A first try speculates.
+    monkeypatch.setenv("ZEUS_BSO_ATTEMPT", "0")
+    with pytest.raises(InvalidArgumentError, match="ZEUS_BSO_ATTEMPT"):
+        BatchSizeOptimizer(monitor, zeus_server, job).get_batch_size()
+    for optimizer in (step, third, first):
+        optimizer.close()

@@ -75,6 +75,32 @@ DEFAULT_CHECK_IN_S = 10.0
 # server leaves the run to its next epoch report.
 _CHECK_IN_TIMEOUT_S = 2.0
 CHECK_IN_ENV = "ZEUS_BSO_CHECK_IN_S"
+# Which try of its submission this run is (1: the first), for the server's
+# rule that a submission stopped twice gets a run that may finish
+# (docs/BATCH_SIZE_POLICY.md): $ZEUS_BSO_ATTEMPT, else Slurm's requeue
+# count + 1 ($SLURM_RESTART_COUNT), else 1.
+ATTEMPT_ENV = "ZEUS_BSO_ATTEMPT"
+_MAX_ATTEMPT = 1000
+
+
+def _resolve_attempt():
+    """The try of this submission from the environment (see ATTEMPT_ENV);
+    InvalidArgumentError naming the variable when it is not an integer in
+    [1, 1000] ($SLURM_RESTART_COUNT: [0, 999])."""
+    for name, offset in ((ATTEMPT_ENV, 0), ("SLURM_RESTART_COUNT", 1)):
+        text = os.environ.get(name, "").strip()
+        if not text:
+            continue
+        try:
+            attempt = int(text) + offset
+        except ValueError:
+            attempt = 0
+        if not 1 <= attempt <= _MAX_ATTEMPT:
+            raise InvalidArgumentError(
+                f"BatchSizeOptimizer: ${name}={text!r} must be an integer giving a try in "
+                f"[1, {_MAX_ATTEMPT}]")
+        return attempt
+    return 1
 
 
 def _resolve_check_in_s(value):
@@ -245,7 +271,9 @@ class BatchSizeOptimizer(Callback):
                 f"them here")
         if self.current_batch_size != 0:
             return self.current_batch_size
-        trial = self._parse(TrialId, self._server.next_batch_size(self.job.job_id), "a trial")
+        trial = self._parse(TrialId,
+                            self._server.next_batch_size(self.job.job_id, _resolve_attempt()),
+                            "a trial")
         if trial.batch_size not in self.job.batch_sizes or trial.job_id != self.job.job_id:
             raise ZeusBSORuntimError(
                 f"BatchSizeOptimizer: the server answered {trial!r}, not a trial of job "

@@ -197,9 +197,13 @@ class BatchSizeServer:
         """POST /jobs: the job as stored (job_id filled in)."""
         return self._idempotent("POST", "/jobs", job)
 
-    def next_batch_size(self, job_id):
-        """GET /jobs/batch_size: {"job_id", "batch_size", "trial_number"}."""
-        return self._once("GET", "/jobs/batch_size?" + urllib.parse.urlencode({"job_id": job_id}))
+    def next_batch_size(self, job_id, attempt=1):
+        """GET /jobs/batch_size: {"job_id", "batch_size", "trial_number"}. `attempt`: which
+        try of its submission the trial is (sent when above 1)."""
+        query = {"job_id": job_id}
+        if attempt > 1:
+            query["attempt"] = attempt
+        return self._once("GET", "/jobs/batch_size?" + urllib.parse.urlencode(query))
 
     def report(self, result):
         """POST /report: {"stop_train", "converged", "message"}."""
