@@ -118,7 +118,9 @@ JudgedPoint JudgedRun::NextAfter(double after_s) const {
   if (check_in_s > 0.0 && t1 > t0 && meter_.Cost(next) > meter_.Cost(done_)) {
     const double from_s = std::max({after_s, judged_s_, t0});
     const double at_s = t0 + (std::floor((from_s - t0) / check_in_s) + 1.0) * check_in_s;
-    if (at_s < t1) return CheckInAt(at_s);
+    // (A check-in no later than where it is, in floating point, is none:
+    // every point judged must move the run on.)
+    if (at_s > from_s && at_s < t1) return CheckInAt(at_s);
   }
   return Report();
 }
