@@ -89,6 +89,7 @@ JudgedPoint JudgedRun::Report() const {
   JudgedPoint point;
   point.epochs = std::min(done_ + 1.0, end_);
   point.cost = meter_.Cost(point.epochs);
+  point.time_s = meter_.Time(point.epochs);
   point.report = true;
   point.last = point.epochs >= end_;
   point.reached = reaches_ && point.last;
@@ -105,6 +106,7 @@ JudgedPoint JudgedRun::CheckInAt(double time_s) const {
   JudgedPoint point;
   point.epochs = done_ + (time_s - t0) / (t1 - t0) * (next - done_);
   point.cost = meter_.Cost(point.epochs);
+  point.time_s = time_s;
   return point;
 }
 
@@ -138,7 +140,7 @@ JudgedPoint JudgedRun::NextPast(const std::optional<double>& bound) const {
 }
 
 void JudgedRun::MoveTo(const JudgedPoint& point) {
-  judged_s_ = meter_.Time(point.epochs);
+  judged_s_ = point.time_s;
   if (point.report) done_ = point.epochs;
 }
 

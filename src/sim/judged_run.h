@@ -45,6 +45,8 @@ struct JudgedPoint {
   // Epochs run (fractional at a check-in), and what they cost.
   double epochs = 0.0;
   double cost = 0.0;
+  // The run's time there (trace seconds).
+  double time_s = 0.0;
   // A report ends an epoch; a check-in falls between two.
   bool report = false;
   // At a report: the workload's milestones reached so far, plus one at the
