@@ -32,6 +32,7 @@ class UsageError : public CLI::ValidationError {
 
 void RegisterDaemonCommand(CLI::App& app, int* exit_code);
 void RegisterExporterCommand(CLI::App& app, int* exit_code);
+void RegisterFrequencyCommand(CLI::App& app, int* exit_code);
 void RegisterMonitorCommand(CLI::App& app, int* exit_code);
 void RegisterPowerLimitCommand(CLI::App& app, int* exit_code);
 void RegisterServeCommand(CLI::App& app, int* exit_code);

@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
 #else
   RegisterMissingServices(app, &exit_code);
 #endif
+  zeus::cli::RegisterFrequencyCommand(app, &exit_code);
   zeus::cli::RegisterMonitorCommand(app, &exit_code);
   zeus::cli::RegisterPowerLimitCommand(app, &exit_code);
 #ifdef ZEUS_WITH_SERVICES

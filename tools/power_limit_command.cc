@@ -24,35 +24,10 @@
 
 #include "tools/commands.h"
 #include "tools/flag_checks.h"
+#include "tools/selector_flags.h"
 
 namespace zeus::cli {
 namespace {
-
-struct SelectArgs {
-  std::string profile_path;
-  std::string selector = "cost";
-  double eta = 0.5;
-  double max_slowdown = 1.1;
-  bool json = false;
-  // `plot` only: the SVG to write.
-  std::string out_path;
-};
-
-// Throws UsageError for an unknown --selector, or --eta/--max-slowdown given
-// (`eta_given`, `max_slowdown_given`) with a selector that ignores them.
-OptimumKind CheckSelector(const SelectArgs& args, bool eta_given, bool max_slowdown_given) {
-  StatusOr<OptimumKind> kind = ParseOptimumKind(args.selector);
-  if (!kind.ok()) throw UsageError("--selector", args.selector, kind.status().message());
-  if (max_slowdown_given && *kind != OptimumKind::kSlowdown) {
-    throw UsageError("--max-slowdown", fmt::format("{}", args.max_slowdown),
-                     "applies only to --selector slowdown, not --selector " + args.selector);
-  }
-  if (eta_given && *kind != OptimumKind::kCost) {
-    throw UsageError("--eta", fmt::format("{}", args.eta),
-                     "applies only to --selector cost, not --selector " + args.selector);
-  }
-  return *kind;
-}
 
 Status RunSelect(const SelectArgs& args, OptimumKind kind) {
   OptimumSelector selector{kind, args.eta, args.max_slowdown};
@@ -67,18 +42,6 @@ Status RunSelect(const SelectArgs& args, OptimumKind kind) {
     std::cout << fmt::format("{}", limit_w) << "\n";
   }
   return Status::Ok();
-}
-
-// "cost selector, eta 0.5", "slowdown selector, at most 1.1x the time".
-std::string SelectorDescription(const SelectArgs& args, OptimumKind kind) {
-  switch (kind) {
-    case OptimumKind::kCost:
-      return fmt::format("cost selector, eta {}", args.eta);
-    case OptimumKind::kSlowdown:
-      return fmt::format("slowdown selector, at most {}x the time", args.max_slowdown);
-    default:
-      return args.selector + " selector";
-  }
 }
 
 Status RunPlot(const SelectArgs& args, OptimumKind kind) {
@@ -109,22 +72,6 @@ Status RunPlot(const SelectArgs& args, OptimumKind kind) {
   return Status::Ok();
 }
 
-// The --selector, --eta and --max-slowdown flags of `select` and `plot`.
-void AddSelectorOptions(CLI::App* cmd, SelectArgs* args, CLI::Option** eta,
-                        CLI::Option** max_slowdown) {
-  cmd->add_option("--profile", args->profile_path, "Profile: Zeus JSON or CSV log")->required();
-  cmd->add_option("--selector", args->selector, "energy, time, cost or slowdown")
-      ->capture_default_str();
-  *eta = cmd->add_option("--eta", args->eta, "Cost selector only: weight of energy, in [0, 1]")
-             ->capture_default_str()
-             ->check(NumberIn(0.0, 1.0));
-  *max_slowdown =
-      cmd->add_option("--max-slowdown", args->max_slowdown,
-                      "Slowdown selector only: allowed time factor vs the maximum limit, >= 1")
-          ->capture_default_str()
-          ->check(NumberIn(1.0, 1e6));
-}
-
 }  // namespace
 
 void RegisterPowerLimitCommand(CLI::App& app, int* exit_code) {
@@ -135,7 +82,7 @@ void RegisterPowerLimitCommand(CLI::App& app, int* exit_code) {
       cmd->add_subcommand("select", "Print the power limit (W) a saved profile leads to");
   CLI::Option* eta = nullptr;
   CLI::Option* max_slowdown = nullptr;
-  AddSelectorOptions(select, args.get(), &eta, &max_slowdown);
+  AddSelectorOptions(select, args.get(), "Profile: Zeus JSON or CSV log", &eta, &max_slowdown);
   select->add_flag("--json", args->json, "Print {\"power_limit_w\": W}");
   select->callback([args, exit_code, eta, max_slowdown] {
     const OptimumKind kind = CheckSelector(*args, eta->count() > 0, max_slowdown->count() > 0);
@@ -153,7 +100,8 @@ void RegisterPowerLimitCommand(CLI::App& app, int* exit_code) {
       "plot", "Draw a profile's energy and time per power limit, the selected one marked (SVG)");
   CLI::Option* plot_eta = nullptr;
   CLI::Option* plot_max_slowdown = nullptr;
-  AddSelectorOptions(plot, plot_args.get(), &plot_eta, &plot_max_slowdown);
+  AddSelectorOptions(plot, plot_args.get(), "Profile: Zeus JSON or CSV log", &plot_eta,
+                     &plot_max_slowdown);
   plot->add_option("--out", plot_args->out_path, "The SVG file to write")->required();
   plot->footer("Draws with gnuplot (Debian package gnuplot-nox), which must be on PATH.");
   plot->callback([plot_args, exit_code, plot_eta, plot_max_slowdown] {

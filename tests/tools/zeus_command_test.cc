@@ -92,10 +92,9 @@ TEST_F(ZeusCommandTest, ZeusLogLevelSetsTheLevelOfTheLogsOnStderr) {
 
 TEST_F(ZeusCommandTest, MissingSubcommandIsAUsageErrorListingTheChoices) {
   EXPECT_EQ(Run(""), 2);
-  EXPECT_THAT(
-      err_,
-      HasSubstr("zeus: missing subcommand (one of: daemon, exporter, monitor, power-limit, serve, "
-                "show-env, simulate)"));
+  EXPECT_THAT(err_,
+              HasSubstr("zeus: missing subcommand (one of: daemon, exporter, frequency, monitor, "
+                        "power-limit, serve, show-env, simulate)"));
   EXPECT_EQ(Run("power-limit"), 2);
   EXPECT_THAT(err_, HasSubstr("zeus power-limit: missing subcommand (one of: select, plot)"));
   EXPECT_EQ(Run("frobnicate"), 2);
@@ -107,7 +106,7 @@ TEST_F(ZeusCommandTest, MissingSubcommandIsAUsageErrorListingTheChoices) {
 TEST_F(ZeusCommandTest, UnknownOptionsAreUsageErrorsInEverySubcommand) {
   for (const char* command :
        {"monitor", "power-limit select --profile x", "power-limit plot --profile x --out y",
-        "show-env", "simulate", "serve", "exporter"}) {
+        "frequency select --profile x", "show-env", "simulate", "serve", "exporter"}) {
     EXPECT_EQ(Run(std::string(command) + " --no-such-flag"), 2) << command << ": " << err_;
     EXPECT_THAT(err_, HasSubstr("--no-such-flag")) << command;
     EXPECT_THAT(err_, HasSubstr("Run 'zeus ")) << command;

@@ -1,0 +1,80 @@
+// Runs the built `zeus frequency select` on a saved frequency profile and on
+// bad input.
+
+#include <cstdlib>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include "zeus/core/frequency_profile.h"
+#include "zeus/util/file.h"
+
+#include "tests/testing/temp_dir.h"
+
+namespace zeus {
+namespace {
+
+using ::testing::HasSubstr;
+
+class FrequencyCommandTest : public ::testing::Test {
+ protected:
+  int Run(const std::string& args) {
+    std::string cmd = std::string(ZEUS_BINARY) + " frequency select " + args + " >" +
+                      dir_.File("out") + " 2>" + dir_.File("err");
+    int status = std::system(cmd.c_str());
+    out_ = ReadFileToString(dir_.File("out")).value_or("");
+    err_ = ReadFileToString(dir_.File("err")).value_or("");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  testing::TempDir dir_;
+  std::string out_;
+  std::string err_;
+};
+
+TEST_F(FrequencyCommandTest, PrintsTheClockEachSelectorChoosesInMhz) {
+  FrequencyProfile p;
+  p.max_power_limit_mw = 700'000;
+  p.profile.num_gpus = 1;
+  // Per step: 1980 MHz 60 J, 0.1 s; 1530 MHz 48 J, 0.11 s; 1080 MHz 45 J, 0.15 s.
+  p.profile.measurements = {{1980, 2400, 4, 40}, {1530, 2880, 6.6, 60}, {1080, 2250, 7.5, 50}};
+  const std::string path = dir_.File("clocks.json");
+  ZEUS_ASSERT_OK(SaveFrequencyProfile(path, p));
+  for (const auto& [args, selector] : std::vector<std::pair<std::string, OptimumSelector>>{
+           {"--selector energy", OptimumSelector::LeastEnergy()},
+           {"--selector time", OptimumSelector::LeastTime()},
+           {"", OptimumSelector::LeastCost(0.5)},
+           {"--selector cost --eta 0.9", OptimumSelector::LeastCost(0.9)},
+           {"--selector slowdown --max-slowdown 1.2", OptimumSelector::MaxSlowdown(1.2)}}) {
+    const uint32_t expected = SelectOptimumMhz(p, selector).value();
+    ASSERT_EQ(Run("--profile " + path + " " + args), 0) << err_;
+    EXPECT_EQ(out_, std::to_string(expected) + "\n") << args;
+    ASSERT_EQ(Run("--profile " + path + " " + args + " --json"), 0) << err_;
+    EXPECT_EQ(nlohmann::json::parse(out_).at("sm_clock_mhz").get<uint32_t>(), expected);
+  }
+  ASSERT_EQ(Run("--profile " + path + " --selector energy"), 0);
+  EXPECT_EQ(out_, "1080\n");
+  ASSERT_EQ(Run("--profile " + path + " --selector time"), 0);
+  EXPECT_EQ(out_, "1980\n");
+}
+
+TEST_F(FrequencyCommandTest, BadInputIsNamed) {
+  EXPECT_EQ(Run("--profile " + dir_.File("missing.json")), 1);
+  EXPECT_THAT(err_, HasSubstr("zeus frequency select: "));
+  EXPECT_THAT(err_, HasSubstr("missing.json"));
+  // A power-limit profile is not a frequency profile.
+  ZEUS_ASSERT_OK(WriteFileAtomically(
+      dir_.File("pl.json"),
+      R"({"format": "zeus-power-limit-profile", "version": 1, "num_gpus": 1, "measurements": []})"));
+  EXPECT_EQ(Run("--profile " + dir_.File("pl.json")), 1);
+  EXPECT_THAT(err_, HasSubstr("zeus-frequency-profile"));
+  // --eta with a selector that ignores it is a usage error.
+  EXPECT_EQ(Run("--profile x --selector energy --eta 0.3"), 2);
+  EXPECT_THAT(err_, HasSubstr("--eta"));
+}
+
+}  // namespace
+}  // namespace zeus
