@@ -67,3 +67,21 @@ def test_known_fields_keep_their_checks_next_to_unknown_ones(zeus_server):
     report.update(time=1.0, current_epoch=9999)
     status, answer = call(zeus_server, "POST", "/report", report)
     assert status == 422 and "max_epochs" in answer["message"], answer
+
+
+def test_a_trial_reported_again_answers_as_the_original(zeus_server):
+    """Ranks > 0 of the original's distributed flow report the same trial
+    after rank 0 ended it: the original answers stop, the trial's outcome and
+    "Result for this trial(N) is already reported."."""
+    status, job = call(zeus_server, "POST", "/jobs", original_registration())
+    assert status == 201, job
+    status, trial = call(zeus_server, "GET", f"/jobs/batch_size?job_id={job['job_id']}")
+    assert status == 200, trial
+    report = dict(trial, time=12.5, energy=3000.0, metric=0.95, current_epoch=1)
+    status, first = call(zeus_server, "POST", "/report", report)
+    assert status == 200 and first["stop_train"] is True and first["converged"] is True, first
+    status, again = call(zeus_server, "POST", "/report", report)
+    assert status == 200, again
+    assert again == {"stop_train": True, "converged": True,
+                     "message": f"Result for this trial({trial['trial_number']}) is already "
+                                "reported."}
