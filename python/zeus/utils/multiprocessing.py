@@ -29,10 +29,13 @@ def _reimported_main_is_running() -> bool:
     return False
 
 
-def warn_if_global_in_subprocess(self: Any) -> None:
+def warn_if_global_in_subprocess(self: Any = None) -> None:
     """Warns when `self` (the instance being constructed) is built at import
-    time in a spawned child."""
+    time in a spawned child. Without `self`, the caller's `self` names the
+    class (ZeusMonitor when it has none)."""
     if "__mp_main__" in sys.modules and _reimported_main_is_running():
+        if self is None:
+            self = sys._getframe(1).f_locals.get("self", "ZeusMonitor")
         class_name = self if isinstance(self, str) else type(self).__name__
         warnings.warn(
             f"{class_name} was instantiated during module import in a spawned subprocess. "
