@@ -94,9 +94,10 @@ inline constexpr char kContainerPowercapRoot[] = "/zeus_sys/class/powercap";
 // lists, whose energy it reads for us (no privilege needed). Otherwise:
 // one Cpu per RAPL package zone under `powercap_root` (intel-rapl:N), with its
 // DRAM subzone when present; when `powercap_root` is kDefaultPowercapRoot and
-// holds no package zone, those under kContainerPowercapRoot if it has any. Empty when the tree has
-// no RAPL zones; kPermissionDenied (explaining that energy_uj is root-only since Linux 5.10) when
-// the zones exist but cannot be read.
+// holds no package zone, those under kContainerPowercapRoot if it has any.
+// Empty when the tree has no RAPL zones; kPermissionDenied (explaining that
+// energy_uj is root-only since Linux 5.10) when the zones exist but cannot be
+// read.
 StatusOr<std::vector<std::unique_ptr<Cpu>>> OpenCpus(
     const std::string& powercap_root = "/sys/class/powercap");
 
