@@ -80,7 +80,10 @@ def test_a_run_past_its_bound_stops_mid_epoch(zeus_server):
     second.get_batch_size()
     second.on_train_begin()
     steps = 0
-    with pytest.raises(ZeusBSOTrainFailError, match="exceeded the cost upper bound"):
+    # The original client's words around the server's reason.
+    with pytest.raises(ZeusBSOTrainFailError,
+                       match="^Train failed: .*exceeded the cost upper bound.* This batch size will "
+                             "not be selected again. Please re-launch the training$"):
         for steps in range(1, 51):
             step(monitor)
             second.on_step_end()

@@ -360,10 +360,10 @@ class BatchSizeOptimizer(Callback):
         self._check_in_at = math.inf
         logger.info("Run stopped %s: %s", when, answer.message)
         if not answer.converged:
+            # The original's words.
             raise ZeusBSOTrainFailError(
-                f"BatchSizeOptimizer: training stopped before converging ({answer.message}); "
-                f"batch size {self.current_batch_size} will not be tried again. Relaunch "
-                f"training.")
+                f"Train failed: {answer.message} This batch size will not be selected again. "
+                "Please re-launch the training")
 
     def on_step_end(self) -> None:
         """(extra) Checks in with the server when check_in_s passed since the
