@@ -82,7 +82,7 @@ def test_a_run_past_its_bound_stops_mid_epoch(zeus_server):
     steps = 0
     # The original client's words around the server's reason.
     with pytest.raises(ZeusBSOTrainFailError,
-                       match="^Train failed: .*exceeded the cost upper bound.* This batch size will "
+                       match="(?s)^Train failed: .*exceeded the cost upper bound.* This batch size will "
                              "not be selected again. Please re-launch the training$"):
         for steps in range(1, 51):
             step(monitor)
