@@ -471,11 +471,7 @@ StatusOr<ReportResponse> BatchSizeService::CheckIn(const ProgressCheckIn& check_
     ZEUS_ASSIGN_OR_RETURN(TrialRecord trial, FindTrial(txn, check_in.trial));
     ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, SpecOf(job, cache));
     if (trial.status != TrialStatus::kDispatched) {
-      // The original's answer to a trial reported again (ranks > 0 report
-      // after rank 0): stop, with the trial's outcome.
-      response = ReportResponse{
-          true, trial.converged,
-          fmt::format("Result for this trial({}) is already reported.", trial.trial_number)};
+      response = ReportResponse{true, trial.converged, trial.message};
       return Status::Ok();
     }
     // A check-in overtaken by a report of more spend changes nothing.

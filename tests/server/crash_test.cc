@@ -158,7 +158,14 @@ TEST_P(CrashTest, SigkillAtRandomPointsLosesNoResultAndCountsNoneTwice) {
     ASSERT_NE(it, finished.end()) << "stored result the client never saw: " << t.dump();
     EXPECT_EQ(t["batch_size"], it->second.batch_size);
     EXPECT_EQ(t["converged"], it->second.converged);
-    EXPECT_EQ(t["message"], it->second.message);
+    // A report retried after its answer was lost gets the original
+    // server's answer to a trial reported again; the stored verdict is the
+    // one the lost answer carried.
+    const std::string again =
+        "Result for this trial(" + std::to_string(it->first) + ") is already reported.";
+    if (it->second.message != again) {
+      EXPECT_EQ(t["message"], it->second.message);
+    }
   }
   EXPECT_EQ(succeeded, recurrences);
   EXPECT_EQ(finished.size(), static_cast<size_t>(recurrences));

@@ -389,6 +389,10 @@ TEST_P(CurveStopTest, ACheckInPastTheWholeBoundStopsTheRunMidEpoch) {
   EXPECT_EQ(again.body["message"], message) << again.raw;
   report = Report("ci-1", step.first, step.second, 0.0, 2.0 * 300, 0.1, 2);
   EXPECT_EQ(report.body["stop_train"], true) << report.raw;
+  // A report answers as the original server does for a trial reported again.
+  EXPECT_EQ(report.body["message"],
+            "Result for this trial(" + std::to_string(step.second) + ") is already reported.")
+      << report.raw;
   // The walk goes on to the up step.
   EXPECT_EQ(NextTrial("ci-1").first, 256);
 }

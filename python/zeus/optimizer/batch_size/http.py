@@ -1,6 +1,6 @@
 """The HTTP routes of the batch-size optimizer server (include/zeus/protocol/protocol.h),
-called with httpx (Debian's python3-httpx), as the original client does; redirects
-are not followed.
+called with httpx (Debian's python3-httpx), as the original client does; a redirect
+is followed, its bearer token dropped when it leaves the server's origin (httpx's rule).
 
 Errors map as in the C++ client: HTTP 400/413/422 InvalidArgumentError,
 401/403 PermissionDeniedError, 404 NotFoundError, 409 AlreadyExistsError,
@@ -131,11 +131,12 @@ class BatchSizeServer:
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
 
-        # httpx follows no redirect (credentials stay on the server); the
-        # body is capped as it arrives and the whole call has one deadline.
+        # Redirects are followed; httpx drops the Authorization header on one
+        # that leaves the origin. The body is capped as it arrives and the
+        # whole call (redirects included) has one deadline.
         def fetch():
             with httpx.stream(method, self.url + path, content=data, headers=headers,
-                              timeout=timeout_s) as response:
+                              timeout=timeout_s, follow_redirects=True) as response:
                 body = bytearray()
                 for chunk in response.iter_bytes():
                     body += chunk
