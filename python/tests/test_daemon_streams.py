@@ -183,3 +183,25 @@ def test_zeusd_rapl_cpu_reads_through_the_client_it_is_given(start_daemon, monke
     assert later.dram_mj is not None and later.dram_mj >= first.dram_mj
     with pytest.raises(ZeusCPUNotFoundError, match="serves no CPU 5"):
         ZeusdRAPLCPU(5, client)
+
+
+def test_tcp_changes_need_a_gpu_control_token(start_daemon, tmp_path):
+    """With --tcp-changes and tokens, a change over TCP is accepted from a
+    token with the gpu-control scope only (as the original zeusd's TCP mode)."""
+    key = tmp_path / "signing.key"
+    key.write_bytes(os.urandom(32))
+    key.chmod(0o600)
+    port = free_port()
+    start_daemon("tcp-auth", "--signing-key-path", str(key), "--enable", "gpu-read,gpu-control",
+                 "--tcp", f"127.0.0.1:{port}", "--tcp-changes")
+    reader = issue_token(key, "--sub", "bob", "--scopes", "gpu-read", "--expires-in", "600")
+    controller = issue_token(key, "--sub", "carol", "--scopes", "gpu-read,gpu-control",
+                             "--expires-in", "600")
+    refused = ZeusdClient(ZeusdConfig.tcp("127.0.0.1", port, token=reader))
+    with pytest.raises(Exception, match="^Failed to set_power_limit: .*lacks required scope "
+                                        "'gpu-control'"):
+        refused.set_power_limit([0], 300_000)
+    client = ZeusdClient(ZeusdConfig.tcp("127.0.0.1", port, token=controller))
+    assert client.can_control_gpu
+    client.set_power_limit([0], 300_000)
+    assert client.get_power_limit([0]) == {0: 300_000}
