@@ -19,11 +19,9 @@ namespace zeus {
 
 namespace {
 
+// Every failure to write is kIoError (callers report it as such).
 Status ErrnoError(int err, const std::string& message) {
-  const std::string full = message + ": " + std::strerror(err);
-  if (err == ENOENT) return NotFoundError(full);
-  if (err == EACCES || err == EPERM || err == EROFS) return PermissionDeniedError(full);
-  return IoError(full);
+  return IoError(message + ": " + std::strerror(err));
 }
 
 Status WriteAll(int fd, std::string_view data, const std::string& path) {
