@@ -69,8 +69,12 @@ def _push(pushgateway_url, job, registry, grouping_key=None, who="zeus.metric"):
                 timeout=PUSH_TIMEOUT_S),
             PUSH_TIMEOUT_S)
     except Exception as e:
+        reason = getattr(e, "reason", e)
+        # The socket's timeout or the deadline, whichever fired first.
+        text = (f"no complete answer within {PUSH_TIMEOUT_S:.3g} s"
+                if isinstance(reason, TimeoutError) else str(e))
         raise ZeusBaseError(f"{who}: pushing job {job!r} to the Pushgateway at "
-                            f"{pushgateway_url} failed: {e}") from e
+                            f"{pushgateway_url} failed: {text}") from e
 
 
 @dataclass

@@ -19,18 +19,9 @@ namespace zeus {
 
 namespace {
 
+// Every failure to write is kIoError (callers report it as such).
 Status ErrnoError(int err, const std::string& message) {
-  const std::string full = message + ": " + std::strerror(err);
-  if (err == ENOENT) return NotFoundError(full);
-  if (err == EACCES || err == EPERM || err == EROFS) return PermissionDeniedError(full);
-  return IoError(full);
-}
-
-// ErrnoError for a write: a missing directory is an I/O failure of the
-// write (kIoError), not a file the caller asked to find.
-Status WriteError(int err, const std::string& message) {
-  if (err == ENOENT) return IoError(message + ": " + std::strerror(err));
-  return ErrnoError(err, message);
+  return IoError(message + ": " + std::strerror(err));
 }
 
 Status WriteAll(int fd, std::string_view data, const std::string& path) {
@@ -38,7 +29,7 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
   while (done < data.size()) {
     const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return WriteError(n < 0 ? errno : EIO, path + ": write failed");
+    if (n <= 0) return ErrnoError(n < 0 ? errno : EIO, path + ": write failed");
     done += static_cast<size_t>(n);
   }
   return Status::Ok();
@@ -74,7 +65,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   // Every step is relative to this descriptor: the directory checked is the
   // one written, whatever happens to the path meanwhile.
   const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return WriteError(errno, path + ": cannot open directory " + dir);
+  if (dir_fd < 0) return ErrnoError(errno, path + ": cannot open directory " + dir);
   struct CloseFd {
     int fd;
     ~CloseFd() { ::close(fd); }
@@ -94,12 +85,12 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
     if (fd < 0 && errno != EEXIST) break;
   }
   const std::string tmp = dir + "/" + tmp_base;
-  if (fd < 0) return WriteError(errno, tmp + ": cannot create for writing");
+  if (fd < 0) return ErrnoError(errno, tmp + ": cannot create for writing");
   Status written = WriteAll(fd, contents, tmp);
-  if (written.ok() && ::fsync(fd) != 0) written = WriteError(errno, tmp + ": fsync failed");
-  if (::close(fd) != 0 && written.ok()) written = WriteError(errno, tmp + ": close failed");
+  if (written.ok() && ::fsync(fd) != 0) written = ErrnoError(errno, tmp + ": fsync failed");
+  if (::close(fd) != 0 && written.ok()) written = ErrnoError(errno, tmp + ": close failed");
   if (written.ok() && ::renameat(dir_fd, tmp_base.c_str(), dir_fd, base.c_str()) != 0) {
-    written = WriteError(errno, path + ": rename from " + tmp + " failed");
+    written = ErrnoError(errno, path + ": rename from " + tmp + " failed");
   }
   if (!written.ok()) ::unlinkat(dir_fd, tmp_base.c_str(), 0);
   return written;

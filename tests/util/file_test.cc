@@ -65,7 +65,7 @@ TEST(WriteFileAtomicallyTest, ConcurrentWritersOfOnePathAllSucceedAndLeaveNoTemp
 TEST(WriteFileAtomicallyTest, AFailedWriteNamesThePathAndLeavesNoTemporary) {
   testing::TempDir dir;
   Status missing = WriteFileAtomically(dir.File("no/such/dir/x"), "x");
-  EXPECT_EQ(missing.code(), StatusCode::kIoError);  // As before: a write failed.
+  EXPECT_EQ(missing.code(), StatusCode::kIoError);
   EXPECT_NE(missing.message().find(dir.File("no/such/dir/x")), std::string::npos)
       << missing.ToString();
   ASSERT_EQ(mkdir(dir.File("target").c_str(), 0700), 0);

@@ -15,8 +15,13 @@ namespace zeus {
 // directory, kIoError otherwise.
 StatusOr<std::string> ReadFileToString(const std::string& path);
 
-// Writes `contents` to `path` atomically (temp file in the same directory,
-// then rename), so a reader never sees a half-written file.
+// Writes `contents` to `path` atomically, so a reader never sees a
+// half-written file: a temporary of this call's own in the same directory
+// (created O_CREAT|O_EXCL|O_NOFOLLOW: never a file or symlink someone put
+// there, never another writer's), fsynced, then renamed onto `path`.
+// Concurrent writers of one path each succeed; the last rename wins.
+// kInvalidArgument for a path ending in '/'; kIoError naming the file for
+// any failure (the temporary is removed).
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
 // The directory holding this process's executable (/proc/self/exe), e.g.
