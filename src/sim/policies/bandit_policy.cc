@@ -17,11 +17,17 @@ namespace {
 
 class BanditPolicy final : public Policy {
  public:
-  BanditPolicy(const PolicyContext& context, BatchSizeOptimizer optimizer, bool jit_power_limit)
+  // `judged`: the optimizer judges each run at its reports and check-ins
+  // (RunPlan::judged); otherwise a run is held to the bound it is handed
+  // out with, stopped before the epoch that would pass it (the original
+  // simulator's rule, which zeus's golden histories need).
+  BanditPolicy(const PolicyContext& context, BatchSizeOptimizer optimizer, bool jit_power_limit,
+               bool judged)
       : context_(context),
         optimizer_(std::move(optimizer)),
         jit_(*context.workload, context.eta),
-        jit_power_limit_(jit_power_limit) {}
+        jit_power_limit_(jit_power_limit),
+        judged_(judged) {}
 
   RunPlan Next(int attempt) override {
     const Trial trial = optimizer_.NextTrial(attempt);
@@ -35,14 +41,8 @@ class BanditPolicy final : public Policy {
     } else {
       plan.power_limit_w = context_.workload->Find(trial.batch_size)->max_power_limit_w();
     }
-    // zeus keeps the original simulator's approximate limit, read at
-    // hand-out (its golden histories); frugal and swarm are judged at each
-    // report and check-in by the optimizer, as `zeus serve` judges them.
-    if (optimizer_.config().policy == BatchSizePolicy::kZeus) {
-      plan.cost_limit = optimizer_.EarlyStopThreshold(trial.trial_number);
-    } else {
-      plan.judged = true;
-    }
+    plan.judged = judged_;
+    if (!judged_) plan.cost_limit = optimizer_.EarlyStopThreshold(trial.trial_number);
     return plan;
   }
 
@@ -64,10 +64,11 @@ class BanditPolicy final : public Policy {
   BatchSizeOptimizer optimizer_;
   JitPowerLimit jit_;
   bool jit_power_limit_;
+  bool judged_;
 };
 
 StatusOr<std::unique_ptr<Policy>> MakeBandit(const PolicyContext& context, bool jit_power_limit,
-                                             BatchSizePolicy batch_size_policy) {
+                                             BatchSizePolicy batch_size_policy, bool judged) {
   BatchSizeOptimizerConfig config;
   config.policy = batch_size_policy;
   config.batch_sizes = context.workload->BatchSizeList();
@@ -76,25 +77,25 @@ StatusOr<std::unique_ptr<Policy>> MakeBandit(const PolicyContext& context, bool 
   config.beta = context.beta;
   ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(config));
   return std::unique_ptr<Policy>(
-      std::make_unique<BanditPolicy>(context, std::move(optimizer), jit_power_limit));
+      std::make_unique<BanditPolicy>(context, std::move(optimizer), jit_power_limit, judged));
 }
 
 }  // namespace
 
 StatusOr<std::unique_ptr<Policy>> MakeZeus(const PolicyContext& context) {
-  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kZeus);
+  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kZeus, /*judged=*/false);
 }
 
 StatusOr<std::unique_ptr<Policy>> MakeFrugal(const PolicyContext& context) {
-  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kFrugal);
+  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kFrugal, /*judged=*/true);
 }
 
 StatusOr<std::unique_ptr<Policy>> MakeSwarm(const PolicyContext& context) {
-  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kSwarm);
+  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kSwarm, /*judged=*/true);
 }
 
 StatusOr<std::unique_ptr<Policy>> MakeBatchSizeOnly(const PolicyContext& context) {
-  return MakeBandit(context, /*jit_power_limit=*/false, BatchSizePolicy::kZeus);
+  return MakeBandit(context, /*jit_power_limit=*/false, BatchSizePolicy::kZeus, /*judged=*/false);
 }
 
 }  // namespace zeus::sim_policies
