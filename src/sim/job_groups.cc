@@ -38,7 +38,7 @@ Status RefuseCompressed(const std::string& path) {
 
 StatusOr<JobGroups> LoadJobGroups(const std::string& path) {
   ZEUS_RETURN_IF_ERROR(RefuseCompressed(path));
-  ZEUS_ASSIGN_OR_RETURN(CsvTable table, CsvTable::ReadFile(path));
+  ZEUS_ASSIGN_OR_RETURN(CsvTable table, ReadTraceFile(path));
   std::vector<size_t> c;
   for (const char* name : {"group", "start_time", "end_time", "dataset", "runtime_ratio"}) {
     ZEUS_ASSIGN_OR_RETURN(size_t index, table.ColumnIndex(name));

@@ -9,6 +9,8 @@
 #include <set>
 #include <tuple>
 
+#include <sys/stat.h>
+
 #include "zeus/core/cost.h"
 #include "zeus/util/csv.h"
 #include "zeus/util/strings.h"
@@ -16,6 +18,20 @@
 #include "src/sim/milestones.h"
 
 namespace zeus {
+
+StatusOr<CsvTable> ReadTraceFile(const std::string& path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+      static_cast<uint64_t>(info.st_size) > kMaxTraceFileBytes) {
+    return InvalidArgumentError(
+        path + ": " + std::to_string(static_cast<uint64_t>(info.st_size)) +
+        " bytes, larger than the " + std::to_string(kMaxTraceFileBytes >> 20) +
+        " MiB a trace file may be (the simulator holds about 8 times a file in memory; the "
+        "published traces are under 1 MB): nothing read");
+  }
+  return CsvTable::ReadFile(path);
+}
+
 namespace {
 
 // Column indices of `names` in `table`, or the first missing one's error.
@@ -117,7 +133,7 @@ std::vector<int> Workload::BatchSizeList() const {
 }
 
 StatusOr<std::vector<JobSpec>> LoadJobs(const std::string& path) {
-  ZEUS_ASSIGN_OR_RETURN(CsvTable table, CsvTable::ReadFile(path));
+  ZEUS_ASSIGN_OR_RETURN(CsvTable table, ReadTraceFile(path));
   ZEUS_ASSIGN_OR_RETURN(std::vector<size_t> c,
                         Columns(table, {"dataset", "network", "optimizer", "target_metric",
                                         "max_epochs", "default_batch_size"}));
@@ -142,7 +158,7 @@ StatusOr<std::vector<JobSpec>> LoadJobs(const std::string& path) {
 }
 
 StatusOr<std::vector<TrainRow>> LoadTrainTrace(const std::string& path) {
-  ZEUS_ASSIGN_OR_RETURN(CsvTable table, CsvTable::ReadFile(path));
+  ZEUS_ASSIGN_OR_RETURN(CsvTable table, ReadTraceFile(path));
   ZEUS_ASSIGN_OR_RETURN(std::vector<size_t> c,
                         Columns(table, {"dataset", "network", "batch_size", "optimizer", "run",
                                         "target_metric", "target_epoch"}));
@@ -166,7 +182,7 @@ StatusOr<std::vector<TrainRow>> LoadTrainTrace(const std::string& path) {
 }
 
 StatusOr<std::vector<PowerRow>> LoadPowerTrace(const std::string& path) {
-  ZEUS_ASSIGN_OR_RETURN(CsvTable table, CsvTable::ReadFile(path));
+  ZEUS_ASSIGN_OR_RETURN(CsvTable table, ReadTraceFile(path));
   ZEUS_ASSIGN_OR_RETURN(std::vector<size_t> c,
                         Columns(table, {"dataset", "network", "batch_size", "optimizer",
                                         "power_limit", "time_per_epoch", "average_power"}));

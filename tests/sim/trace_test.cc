@@ -1,9 +1,14 @@
 #include "zeus/sim/trace.h"
 
+#include <unistd.h>
+
+#include <fstream>
 #include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "zeus/sim/job_groups.h"
 
 #include "tests/testing/temp_dir.h"
 
@@ -263,6 +268,31 @@ TEST(TraceMilestonesTest, BundledTracesKeepTheLevelsOnTheWayToTheTarget) {
   EXPECT_EQ(default_trace.milestone_epochs[0].front(), 1.0);
   EXPECT_EQ(default_trace.milestone_epochs[0].back(), 29.0);
   EXPECT_EQ(default_trace.target_epochs[0], 74.0);
+}
+
+}  // namespace
+}  // namespace zeus
+
+namespace zeus {
+namespace {
+
+// A trace file beyond kMaxTraceFileBytes is refused before it is read (a
+// sparse file: no time, no memory), naming the file and its size; so is a
+// job-group file.
+TEST(TraceFileLimitTest, ATraceFileBeyondTheLimitIsRefusedBeforeItIsRead) {
+  testing::TempDir dir;
+  const std::string path = dir.File("summary_train.csv");
+  { std::ofstream create(path); }
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(kMaxTraceFileBytes + 1)), 0);
+  const Status refused = ReadTraceFile(path).status();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find(path), std::string::npos) << refused;
+  EXPECT_NE(refused.message().find(std::to_string(kMaxTraceFileBytes + 1) + " bytes"),
+            std::string::npos)
+      << refused;
+  const Status groups = LoadJobGroups(path).status();
+  EXPECT_EQ(groups.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(groups.message().find("MiB"), std::string::npos) << groups;
 }
 
 }  // namespace

@@ -28,11 +28,13 @@
 #ifndef ZEUS_SIM_TRACE_H_
 #define ZEUS_SIM_TRACE_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "zeus/status.h"
+#include "zeus/util/csv.h"
 
 namespace zeus {
 
@@ -43,6 +45,14 @@ constexpr double kMinTraceTimePerEpochS = 1e-6;
 constexpr double kMaxTraceTimePerEpochS = 1e9;
 constexpr double kMinTraceAveragePowerW = 1e-6;
 constexpr double kMaxTraceAveragePowerW = 1e6;
+// The largest trace file (and job-group file) loaded: the simulator holds
+// about 8 times a file's size in memory (the published traces are under
+// 1 MB each). A larger file is refused before it is read.
+constexpr uint64_t kMaxTraceFileBytes = uint64_t{256} << 20;
+
+// The CSV table of trace (or job-group) file `path`; kInvalidArgument naming
+// the file and its size, before reading it, above kMaxTraceFileBytes.
+StatusOr<CsvTable> ReadTraceFile(const std::string& path);
 
 // One recurring job of jobs.csv.
 struct JobSpec {
