@@ -177,15 +177,6 @@ struct Live {
   }
 };
 
-Observation ObservationOf(const JudgedPoint& point) {
-  Observation observation;
-  observation.cost = point.cost;
-  observation.check_in = !point.report;
-  observation.progress = point.progress;
-  observation.reached_target = point.reached;
-  return observation;
-}
-
 }  // namespace
 
 StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
@@ -324,7 +315,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       }
       Live& run = *it;
       const JudgedPoint point = run.next;
-      ZEUS_ASSIGN_OR_RETURN(const Verdict verdict, policy.Judge(run.plan, ObservationOf(point)));
+      ZEUS_ASSIGN_OR_RETURN(const Verdict verdict, policy.Judge(run.plan, ObservationAt(point)));
       run.judged->MoveTo(point);
       if (verdict.ran_on_to.has_value()) {
         run.ran_on = true;

@@ -105,6 +105,9 @@ class JudgedRun {
   double judged_s_ = 0.0;
 };
 
+// What the policy is told at `point` (Policy::Judge).
+Observation ObservationAt(const JudgedPoint& point);
+
 // Runs judged `plan` (RunPlan::judged) of a solo job to its end: from one
 // point to the next, asking `policy` at each (Policy::Judge) and moving on
 // as its verdicts say. Between two reports, a check-in whose verdict changed
