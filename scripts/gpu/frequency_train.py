@@ -19,6 +19,7 @@ below the top of the grid.
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
@@ -63,6 +64,9 @@ def main():
     parser.add_argument("--max-seconds", type=float, default=240)
     parser.add_argument("--min-measure-time-s", type=float, default=2.0)
     args = parser.parse_args()
+    # The core's messages (the dry-run lines the check counts) reach Python's
+    # logging under "zeus"; print them.
+    logging.basicConfig(level=logging.INFO, format="%(name)s %(levelname)s: %(message)s")
     if os.environ.get("ZEUS_DRY_RUN") != "1":
         sys.exit("refusing to run without ZEUS_DRY_RUN=1 (this check must not change the GPU)")
     os.makedirs(args.out, exist_ok=True)
@@ -143,7 +147,12 @@ def main():
     # In dry run the SM clock must not follow the "locks": when the optimizer
     # says a clock below the top of the grid is locked, the GPU still runs
     # above it (a real lock caps the clock at it).
-    not_capped = all(nvml is None or locked >= grid[0] or nvml > locked for locked, nvml in seen)
+    # The clock the GPU runs at on its own (read while the top of the grid,
+    # no cap at all, was "locked"): only a "lock" below it could show a cap.
+    free = [nvml for locked, nvml in seen if locked >= grid[0] and nvml is not None]
+    free_mhz = min(free) if free else None
+    not_capped = all(nvml is None or free_mhz is None or locked >= free_mhz or nvml > locked
+                     for locked, nvml in seen)
     limit_unchanged = before is None or after is None or before[0] == after[0]
     summary = {
         "gpu": torch.cuda.get_device_name(0),
