@@ -84,3 +84,71 @@ def test_malformed_events_are_skipped_and_the_stream_survives(caplog):
         fake.close()
     skipped = [r for r in caplog.records if "not a power snapshot" in r.getMessage()]
     assert len(skipped) == len(MALFORMED), [r.getMessage()[:200] for r in caplog.records]
+
+
+class EndlessLineThenGood:
+    """First connection: a data line of 2 MiB with no newline, then the
+    connection stays open; later ones: good snapshots (GPU 0 at 77 W)."""
+
+    def __init__(self):
+        self.connections = 0
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                fake.connections += 1
+                first = fake.connections == 1
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                try:
+                    if first:
+                        self.wfile.write(b"data: " + b"7" * (2 << 20))
+                        self.wfile.flush()
+                        self.rfile.read()  # Until the client hangs up.
+                        return
+                    while True:
+                        good = {"timestamp_ms": int(time.time() * 1000), "power_mw": {"0": 77000}}
+                        self.wfile.write(b"data: " + json.dumps(good).encode() + b"\n\n")
+                        self.wfile.flush()
+                        time.sleep(0.02)
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_endless_line_is_cut_at_the_cap_and_the_stream_reconnects(caplog):
+    """A daemon that sends a line with no end is read up to 1 MiB, never
+    more: the stream is dropped, logged, and reconnected."""
+    fake = EndlessLineThenGood()
+    client = PowerStreamingClient([ZeusdConfig.tcp("127.0.0.1", fake.port, gpu_indices=[0],
+                                                   cpu_indices=[])], reconnect_delay_s=0.05)
+    try:
+        deadline = time.monotonic() + 60  # A bound for a broken client, not a speed target.
+        mine = None
+        while time.monotonic() < deadline:
+            mine = client.get_power().get(f"127.0.0.1:{fake.port}")
+            if mine is not None and mine.gpu_power_w:
+                break
+            time.sleep(0.01)
+        assert mine is not None and mine.gpu_power_w == {0: 77.0}
+        assert fake.connections >= 2
+    finally:
+        client.stop()
+        fake.close()
+    assert any("longer than 1048576 bytes" in r.getMessage() for r in caplog.records), \
+        [r.getMessage()[:200] for r in caplog.records]

@@ -65,6 +65,11 @@ class PowerReadings:
     cpu_power_w: Dict[int, CpuPowerReading] = field(default_factory=dict)
 
 
+# The most bytes one event (its lines up to the blank line) may take: a
+# daemon's event is under a kilobyte; the C++ relay caps answers at 1 MiB.
+_MAX_EVENT_BYTES = 1 << 20
+
+
 class _UnixHTTPConnection(http.client.HTTPConnection):
     def __init__(self, socket_path, timeout):
         super().__init__("localhost", timeout=timeout)
@@ -250,11 +255,19 @@ class PowerStreamingClient:
                 body = response.read(2048).decode("utf-8", "replace").strip()
                 raise ConnectionError(f"HTTP {response.status}: {body[:200]}")
             data_lines = []
+            event_bytes = 0
             while not self._stop_event.is_set():
-                raw = response.readline()
+                raw = response.readline(_MAX_EVENT_BYTES + 1)
                 if not raw:
                     raise ConnectionError("the daemon closed the stream")
+                event_bytes += len(raw)
+                if event_bytes > _MAX_EVENT_BYTES:
+                    # Never held beyond the cap: the stream is dropped and
+                    # reconnected.
+                    raise ConnectionError(f"an event longer than {_MAX_EVENT_BYTES} bytes")
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                if not line:
+                    event_bytes = 0
                 if line.startswith("data:"):
                     data_lines.append(line[5:].lstrip(" "))
                 elif not line and data_lines:
