@@ -394,3 +394,51 @@ def test_show_env_reports_the_configured_daemon(fake_daemon):
     assert f"zeusd at {path}: GPUs [0, 1], CPUs [0, 1], auth not required" in result.stdout
     assert "GPU 1: NVIDIA H100 (0000:3b:00.0)" in result.stdout
     assert "read GPUs: True, control GPUs: True, read CPUs: True" in result.stdout
+
+
+class _Misbehaving(http.server.BaseHTTPRequestHandler):
+    """A daemon that answers /discover too slowly (a byte every 50 ms, so no
+    single read times out) or too much (20 MiB), as its server's `mode`
+    says."""
+
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        try:
+            if self.server.mode == "slow":
+                for _ in range(200):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            else:
+                chunk = b" " * (1 << 20)
+                for _ in range(20):
+                    self.wfile.write(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+@pytest.mark.parametrize("mode, words", [("slow", "did not answer GET /discover within 0.5 s"),
+                                         ("huge", "larger than")])
+def test_a_slow_or_flooding_daemon_is_a_connection_error(mode, words, monkeypatch):
+    """Every request has one deadline in all (REQUEST_TIMEOUT_S) and an
+    answer of at most 16 MiB, read as it arrives."""
+    import zeus.utils.zeusd as zeusd
+    monkeypatch.setattr(zeusd, "REQUEST_TIMEOUT_S", 0.5)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Misbehaving)
+    server.daemon_threads = True
+    server.mode = mode
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(ZeusdConnectionError, match=words):
+            ZeusdClient(ZeusdConfig.tcp("127.0.0.1", server.server_address[1]))
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -33,6 +33,7 @@ from typing import Dict, Optional
 import httpx
 
 from zeus.exception import ZeusBaseError
+from zeus.utils import http_limits
 
 logger = logging.getLogger(__name__)
 
@@ -311,10 +312,31 @@ class ZeusdClient:
         return self._can("cpu-read")
 
     def _send(self, method: str, path: str, params: Optional[Dict[str, str]] = None):
-        """One request through the httpx client; ZeusdConnectionError when the
-        daemon cannot be reached."""
+        """One request through the httpx client, within REQUEST_TIMEOUT_S in
+        all and an answer of at most http_limits.MAX_BODY_BYTES (read as it
+        arrives); ZeusdConnectionError when the daemon cannot be reached, is
+        too slow or answers too much."""
+
+        def fetch():
+            with self._client.stream(method, self._config.url(path), params=params) as resp:
+                body = bytearray()
+                for chunk in resp.iter_bytes():
+                    body += chunk
+                    if len(body) > http_limits.MAX_BODY_BYTES:
+                        raise http_limits.AnswerTooLargeError(
+                            f"answer body larger than {http_limits.MAX_BODY_BYTES} bytes")
+                return httpx.Response(resp.status_code, headers=resp.headers,
+                                      content=bytes(body), request=resp.request)
+
         try:
-            return self._client.request(method, self._config.url(path), params=params)
+            return http_limits.with_deadline(fetch, REQUEST_TIMEOUT_S)
+        except http_limits.DeadlineExceededError:
+            raise ZeusdConnectionError(
+                f"Zeusd at {self._config.endpoint} did not answer {method} {path} within "
+                f"{REQUEST_TIMEOUT_S:g} s") from None
+        except http_limits.AnswerTooLargeError as e:
+            raise ZeusdConnectionError(
+                f"Zeusd at {self._config.endpoint}, {method} {path}: {e}") from None
         except httpx.TransportError as e:
             raise ZeusdConnectionError(
                 f"Cannot reach Zeusd at {self._config.endpoint}: {e}") from e
