@@ -18,11 +18,13 @@ MALFORMED = [
 ]
 
 
-class MalformedThenGood:
-    """Streams the MALFORMED events, then good snapshots (GPU 0 at 123 W)
-    until the client leaves; counts connections."""
+class FakeStream:
+    """A fake daemon's GPU power stream: on each connection, `prelude(n,
+    wfile)` (n: the connection's number from 1; returning False ends the
+    connection there), then good snapshots of GPU 0 at `power_mw` until the
+    client leaves. Counts connections."""
 
-    def __init__(self):
+    def __init__(self, prelude, power_mw):
         self.connections = 0
         fake = self
 
@@ -42,11 +44,11 @@ class MalformedThenGood:
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
                 try:
-                    for event in MALFORMED:
-                        self.wfile.write(b"data: " + event + b"\n\n")
+                    if not prelude(fake.connections, self):
+                        return
                     while True:
                         good = {"timestamp_ms": int(time.time() * 1000),
-                                "power_mw": {"0": 123000}}
+                                "power_mw": {"0": power_mw}}
                         self.wfile.write(b"data: " + json.dumps(good).encode() + b"\n\n")
                         self.wfile.flush()
                         time.sleep(0.02)
@@ -64,18 +66,42 @@ class MalformedThenGood:
         self.server.server_close()
 
 
+def malformed_first(connection, handler):
+    """Every connection starts with the MALFORMED events."""
+    for event in MALFORMED:
+        handler.wfile.write(b"data: " + event + b"\n\n")
+    return True
+
+
+def endless_line_first(connection, handler):
+    """The first connection sends a 2 MiB data line with no end and stays
+    open until the client hangs up; later ones go straight to snapshots."""
+    if connection > 1:
+        return True
+    handler.wfile.write(b"data: " + b"7" * (2 << 20))
+    handler.wfile.flush()
+    handler.rfile.read()
+    return False
+
+
+def wait_for_gpu_power(client, key):
+    """The client's readings of `key` once they name a GPU (None after 60 s,
+    a bound for a broken client, not a speed target)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        mine = client.get_power().get(key)
+        if mine is not None and mine.gpu_power_w:
+            return mine
+        time.sleep(0.01)
+    return None
+
+
 def test_malformed_events_are_skipped_and_the_stream_survives(caplog):
-    fake = MalformedThenGood()
+    fake = FakeStream(malformed_first, power_mw=123000)
     client = PowerStreamingClient([ZeusdConfig.tcp("127.0.0.1", fake.port, gpu_indices=[0],
                                                    cpu_indices=[])], reconnect_delay_s=60.0)
     try:
-        deadline = time.monotonic() + 60  # A bound for a broken client, not a speed target.
-        mine = None
-        while time.monotonic() < deadline:
-            mine = client.get_power().get(f"127.0.0.1:{fake.port}")
-            if mine is not None and mine.gpu_power_w:
-                break
-            time.sleep(0.01)
+        mine = wait_for_gpu_power(client, f"127.0.0.1:{fake.port}")
         assert mine is not None and mine.gpu_power_w == {0: 123.0}
         assert fake.connections == 1  # The same stream, never reconnected.
         assert all(t.is_alive() for t in client._threads)
@@ -86,65 +112,14 @@ def test_malformed_events_are_skipped_and_the_stream_survives(caplog):
     assert len(skipped) == len(MALFORMED), [r.getMessage()[:200] for r in caplog.records]
 
 
-class EndlessLineThenGood:
-    """First connection: a data line of 2 MiB with no newline, then the
-    connection stays open; later ones: good snapshots (GPU 0 at 77 W)."""
-
-    def __init__(self):
-        self.connections = 0
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.0"
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                fake.connections += 1
-                first = fake.connections == 1
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.end_headers()
-                try:
-                    if first:
-                        self.wfile.write(b"data: " + b"7" * (2 << 20))
-                        self.wfile.flush()
-                        self.rfile.read()  # Until the client hangs up.
-                        return
-                    while True:
-                        good = {"timestamp_ms": int(time.time() * 1000), "power_mw": {"0": 77000}}
-                        self.wfile.write(b"data: " + json.dumps(good).encode() + b"\n\n")
-                        self.wfile.flush()
-                        time.sleep(0.02)
-                except (BrokenPipeError, ConnectionResetError):
-                    return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def test_an_endless_line_is_cut_at_the_cap_and_the_stream_reconnects(caplog):
     """A daemon that sends a line with no end is read up to 1 MiB, never
     more: the stream is dropped, logged, and reconnected."""
-    fake = EndlessLineThenGood()
+    fake = FakeStream(endless_line_first, power_mw=77000)
     client = PowerStreamingClient([ZeusdConfig.tcp("127.0.0.1", fake.port, gpu_indices=[0],
                                                    cpu_indices=[])], reconnect_delay_s=0.05)
     try:
-        deadline = time.monotonic() + 60  # A bound for a broken client, not a speed target.
-        mine = None
-        while time.monotonic() < deadline:
-            mine = client.get_power().get(f"127.0.0.1:{fake.port}")
-            if mine is not None and mine.gpu_power_w:
-                break
-            time.sleep(0.01)
+        mine = wait_for_gpu_power(client, f"127.0.0.1:{fake.port}")
         assert mine is not None and mine.gpu_power_w == {0: 77.0}
         assert fake.connections >= 2
     finally:
