@@ -223,14 +223,18 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
                ? duration_s * full_time_s / default_time_s
                : duration_s;
   };
-  // The policy's state changed at `now_s`: every judged run is judged
-  // afresh at its first check-in after now (else its next report), as the
-  // server would judge its next check-in against the new bounds.
-  const auto rejudge = [&](double now_s) {
+  // The policy's state changed at `now_s`: every judged run but `except`
+  // is judged afresh at its first check-in after now (else its next
+  // report), as the server would judge its next check-in against the new
+  // bounds.
+  const auto rejudge = [&](double now_s, const Live* except = nullptr) {
     for (Live& run : running) {
-      if (run.judged) run.SetNext(run.judged->NextAfter(run.RunTimeAt(now_s)));
+      if (run.judged && &run != except) {
+        run.SetNext(run.judged->NextAfter(run.RunTimeAt(now_s)));
+      }
     }
   };
+  // Hands out a run (a change of the policy's state, see rejudge).
   const auto launch = [&](int submission, int tries, double start_s, double end_s, double ratio) {
     Live run;
     run.plan = policy.Next(tries);
@@ -261,6 +265,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       run.end_time_s = start_s + run.span_s * (run.outcome.ran ? fraction : 0.0);
     }
     running.push_back(std::move(run));
+    rejudge(start_s);
   };
   // Ends `done` (out of `running`) with `outcome` at `end_s`: the policy
   // observes it, it is recorded, and a run that missed the target is retried
@@ -287,9 +292,9 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       records.push_back(record);
     }
     if (outcome.reached) served[static_cast<size_t>(done.submission)] = true;
-    rejudge(end_s);
     if (!outcome.reached && done.tries < options.max_tries) {
       launch(done.submission, done.tries + 1, end_s, end_s + done.duration_s, done.runtime_ratio);
+    } else {
       rejudge(end_s);
     }
     return Status::Ok();
@@ -334,13 +339,7 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
       // check-in is judged afresh; otherwise the first one past its bound.
       run.SetNext(point.report || verdict.state_changed ? run.judged->Next()
                                                         : run.judged->NextPast(verdict.cost_bound));
-      if (verdict.state_changed) {
-        for (Live& other : running) {
-          if (&other != &run && other.judged) {
-            other.SetNext(other.judged->NextAfter(other.RunTimeAt(at_s)));
-          }
-        }
-      }
+      if (verdict.state_changed) rejudge(at_s, &run);
     }
   };
 
@@ -349,7 +348,6 @@ StatusOr<std::vector<GroupRunRecord>> SimulateJobGroup(
     ZEUS_RETURN_IF_ERROR(reap(s.start_time_s));
     clock_s = std::max(clock_s, s.start_time_s);
     launch(static_cast<int>(i), 1, s.start_time_s, s.end_time_s, s.runtime_ratio);
-    rejudge(s.start_time_s);
   }
   ZEUS_RETURN_IF_ERROR(reap(std::numeric_limits<double>::infinity()));
   if (tally != nullptr) {
