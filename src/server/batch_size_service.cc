@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "zeus/core/cost.h"
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 #include "zeus/util/json.h"
 
@@ -165,7 +166,7 @@ StatusOr<json> JobView(const JobRecord& job, OptimizerCache* cache) {
   // The stored spec was validated on registration; an unreadable one shows as null.
   view["job"] = ParseJson(job.spec_json, "stored spec").value_or(json(nullptr));
   view["job_id"] = job.job_id;
-  view["min_cost"] = Optional(optimizer.min_cost());
+  view["min_cost"] = Optional(optimizer.View().min_cost);
   view["created_at_s"] = job.created_at_s;
   return view;
 }
@@ -205,7 +206,7 @@ std::string ContinueMessage(const Verdict& v, const BatchSizeJobSpec& spec,
         "Batch size {} passed its bound {} after a cheaper run reached the target while it ran; "
         "its learning curve projects it to the target for less than a fresh run costs (lowest "
         "cost {}): it finishes, held to {} ({} policy)",
-        trial.batch_size, v.cost_bound.value_or(0.0), optimizer.min_cost().value_or(0.0),
+        trial.batch_size, v.cost_bound.value_or(0.0), optimizer.View().min_cost.value_or(0.0),
         *v.finishes_under, spec.policy);
   }
   if (v.ran_on_to) {
@@ -224,7 +225,7 @@ std::string StopMessage(const Verdict& v, const BatchSizeJobSpec& spec, const Tr
                         double cost, const BatchSizeOptimizer& optimizer) {
   const bool within_bound = v.action != Verdict::Action::kStop;
   if (!within_bound && v.curve_bound) {
-    const double ratio = v.whole_bound.value_or(0.0) / optimizer.min_cost().value_or(1.0);
+    const double ratio = v.whole_bound.value_or(0.0) / optimizer.View().min_cost.value_or(1.0);
     if (!v.best_progress) {
       return fmt::format(
           "Batch size {} is learning slower than the run of the lowest cost: cost {} > bound {} "
@@ -246,14 +247,14 @@ std::string StopMessage(const Verdict& v, const BatchSizeJobSpec& spec, const Tr
         "Batch size {} exceeded the cost upper bound: cost {} > bound {} (beta_knob {}, {} "
         "policy, x min_cost {})",
         trial.batch_size, cost, v.cost_bound.value_or(0.0), spec.beta_knob.value_or(0.0),
-        spec.policy, optimizer.min_cost().value_or(0.0));
+        spec.policy, optimizer.View().min_cost.value_or(0.0));
   }
   return fmt::format(
       "Batch size {} is no longer the cheapest known: finishing this run is expected to cost "
       "more than a fresh run at batch size {} (cost {} so far < restart threshold {}, its "
       "size's mean cost less the lowest cost {}; {} policy): restart the submission",
-      trial.batch_size, optimizer.best_batch_size(), cost, *v.restart_below,
-      optimizer.min_cost().value_or(0.0), spec.policy);
+      trial.batch_size, optimizer.View().best_batch_size, cost, *v.restart_below,
+      optimizer.View().min_cost.value_or(0.0), spec.policy);
 }
 
 }  // namespace
@@ -698,9 +699,9 @@ StatusOr<json> BatchSizeService::ArmStates(const std::string& job_id) {
                                    {"kind", std::string(TrialKindName(entry.second.kind))}});
         }
         view = json{{"job_id", job_id},
-                    {"exploring", optimizer.exploring()},
-                    {"min_cost", Optional(optimizer.min_cost())},
-                    {"best_batch_size", optimizer.best_batch_size()},
+                    {"exploring", optimizer.View().exploring},
+                    {"min_cost", Optional(optimizer.View().min_cost)},
+                    {"best_batch_size", optimizer.View().best_batch_size},
                     {"in_flight", std::move(in_flight)},
                     {"arms", std::move(arms)}};
         return Status::Ok();
@@ -720,8 +721,8 @@ StatusOr<std::vector<JobSummary>> BatchSizeService::Summary() {
           ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
           JobSummary summary;
           summary.job_id = job.job_id;
-          summary.best_batch_size = optimizer.best_batch_size();
-          summary.min_cost = optimizer.min_cost();
+          summary.best_batch_size = optimizer.View().best_batch_size;
+          summary.min_cost = optimizer.View().min_cost;
           ZEUS_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials, txn.ListTrials(job.job_id));
           for (const TrialRecord& trial : trials) {
             switch (trial.status) {

@@ -73,10 +73,10 @@ json BeliefToJson(const BatchSizeJobSpec& spec, const BatchSizeOptimizer& optimi
                              {"batch_size", trial.batch_size},
                              {"kind", std::string(TrialKindName(trial.kind))}});
   }
-  return json{{"exploring", optimizer.exploring()},
-              {"best_batch_size", optimizer.best_batch_size()},
-              {"min_cost", Optional(optimizer.min_cost())},
-              {"early_stop_threshold", Optional(optimizer.EarlyStopThreshold())},
+  return json{{"exploring", optimizer.View().exploring},
+              {"best_batch_size", optimizer.View().best_batch_size},
+              {"min_cost", Optional(optimizer.View().min_cost)},
+              {"early_stop_threshold", Optional(optimizer.View().early_stop_threshold)},
               {"in_flight", std::move(in_flight)},
               {"arms", std::move(arms)},
               {"pruned_batch_sizes", std::move(pruned)}};
@@ -205,9 +205,9 @@ StatusOr<json> DashboardJobList(Store* store, const JobPage& page) {
                           {"default_batch_size", spec.default_batch_size},
                           {"batch_sizes", spec.batch_sizes},
                           {"eta_knob", spec.eta_knob},
-                          {"min_cost", Optional(decoded.optimizer.min_cost())},
-                          {"exploring", decoded.optimizer.exploring()},
-                          {"best_batch_size", decoded.optimizer.best_batch_size()}});
+                          {"min_cost", Optional(decoded.optimizer.View().min_cost)},
+                          {"exploring", decoded.optimizer.View().exploring},
+                          {"best_batch_size", decoded.optimizer.View().best_batch_size}});
     }
     return Status::Ok();
   });

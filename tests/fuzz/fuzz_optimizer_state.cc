@@ -1,6 +1,6 @@
 // Fuzzes the optimizer state loaders (what the server reads back from its
 // store): the input is parsed with ParseJson and given to
-// BatchSizeOptimizer::FromJson, and its "bandit" member (or the whole
+// PolicyUnderTest::FromJson, and its "bandit" member (or the whole
 // document) to GaussianTs::FromJson. Invariants beyond "no crash": a loaded
 // state serializes back to a state that loads, every arm's belief is finite,
 // the loaded optimizer can hand out and settle a trial, and its early-stop
@@ -19,6 +19,8 @@
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 #include "zeus/optimizer/batch_size/gaussian_ts.h"
 #include "zeus/util/json.h"
+
+#include "tests/optimizer/batch_size/policy_under_test.h"
 
 namespace {
 
@@ -53,11 +55,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!json.ok()) return 0;
   FuzzBandit(*json);
   if (json->is_object() && json->contains("bandit")) FuzzBandit(json->at("bandit"));
-  zeus::StatusOr<zeus::BatchSizeOptimizer> optimizer = zeus::BatchSizeOptimizer::FromJson(*json);
+  zeus::StatusOr<zeus::PolicyUnderTest> optimizer = zeus::PolicyUnderTest::FromJson(*json);
   if (!optimizer.ok()) return 0;
   CheckFinite(optimizer->ArmStates());
-  zeus::StatusOr<zeus::BatchSizeOptimizer> again =
-      zeus::BatchSizeOptimizer::FromJson(optimizer->ToJson());
+  zeus::StatusOr<zeus::PolicyUnderTest> again =
+      zeus::PolicyUnderTest::FromJson(optimizer->ToJson());
   Check(again.ok(), "a loaded optimizer's ToJson() does not load");
   Check(again->ToJson() == optimizer->ToJson(), "ToJson() is not stable across a reload");
   // swarm: a concurrent run below its restart threshold stops; its report
@@ -66,10 +68,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::optional<double> restart = optimizer->RestartThreshold(number);
     if (!restart.has_value()) continue;
     Check(std::isfinite(*restart) && *restart > 0.0, "a restart threshold is not finite and > 0");
-    zeus::BatchSizeOptimizer restarted = *optimizer;
+    zeus::PolicyUnderTest restarted = *optimizer;
     Check(restarted.ReportResult(number, *restart / 2.0, false).ok(),
           "a run restarted below its threshold cannot be reported");
-    Check(zeus::BatchSizeOptimizer::FromJson(restarted.ToJson()).ok(),
+    Check(zeus::PolicyUnderTest::FromJson(restarted.ToJson()).ok(),
           "the state after a restart does not load");
     break;
   }
@@ -88,12 +90,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A near miss running on past its bound: the walk's verdict now, the run
   // held to more than its bound from then on.
   if (optimizer->RunOnBound(trial.trial_number, 1e15).has_value()) {
-    zeus::BatchSizeOptimizer ran_on = *optimizer;
+    zeus::PolicyUnderTest ran_on = *optimizer;
     Check(ran_on.RunOn(trial.trial_number, 1e15).ok(), "a near miss cannot run on");
     const std::optional<double> run_on_bound = ran_on.EarlyStopThreshold(trial.trial_number);
     Check(run_on_bound.has_value() && bound.has_value() && *run_on_bound > *bound,
           "a run that runs on is not held to more than its bound");
-    Check(zeus::BatchSizeOptimizer::FromJson(ran_on.ToJson()).ok(),
+    Check(zeus::PolicyUnderTest::FromJson(ran_on.ToJson()).ok(),
           "the state after a run-on does not load");
     Check(ran_on.ReportResult(trial.trial_number, 1.0, true).ok(),
           "a run that ran on cannot be reported");
@@ -101,7 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(optimizer->ReportResult(trial.trial_number, 1.0, true).ok(),
         "a trial just handed out cannot be reported");
   CheckFinite(optimizer->ArmStates());
-  Check(zeus::BatchSizeOptimizer::FromJson(optimizer->ToJson()).ok(),
+  Check(zeus::PolicyUnderTest::FromJson(optimizer->ToJson()).ok(),
         "the state after one more trial does not load");
   return 0;
 }

@@ -61,8 +61,8 @@ TEST(JobSpecTest, PolicyDefaultsToZeusAndAcceptsOnlyKnownNames) {
 
 TEST(JobSpecTest, PolicyNamesAreTheOptimizers) {
   std::vector<std::string> optimizer_names;
-  for (BatchSizePolicy policy :
-       {BatchSizePolicy::kZeus, BatchSizePolicy::kFrugal, BatchSizePolicy::kSwarm}) {
+  for (BatchSizePolicyKind policy :
+       {BatchSizePolicyKind::kZeus, BatchSizePolicyKind::kFrugal, BatchSizePolicyKind::kSwarm}) {
     optimizer_names.emplace_back(BatchSizePolicyName(policy));
   }
   EXPECT_EQ(BatchSizePolicyNames(), optimizer_names);

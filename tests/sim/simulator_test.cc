@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "zeus/core/cost.h"
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
 #include "tests/sim/toy_workload.h"

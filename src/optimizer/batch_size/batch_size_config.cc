@@ -1,11 +1,13 @@
 // BatchSizeOptimizerConfig and the names of policies and trial kinds.
 
+#include "zeus/optimizer/batch_size/batch_size_config.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
-#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+#include "zeus/optimizer/batch_size/trial.h"
 #include "zeus/util/json.h"
 
 #include "src/optimizer/batch_size/int_range.h"
@@ -58,21 +60,21 @@ Status BatchSizeOptimizerConfig::Validate() const {
   return Status::Ok();
 }
 
-std::string_view BatchSizePolicyName(BatchSizePolicy policy) {
+std::string_view BatchSizePolicyName(BatchSizePolicyKind policy) {
   switch (policy) {
-    case BatchSizePolicy::kZeus:
+    case BatchSizePolicyKind::kZeus:
       return "zeus";
-    case BatchSizePolicy::kFrugal:
+    case BatchSizePolicyKind::kFrugal:
       return "frugal";
-    case BatchSizePolicy::kSwarm:
+    case BatchSizePolicyKind::kSwarm:
       return "swarm";
   }
   return "unknown";
 }
 
-StatusOr<BatchSizePolicy> ParseBatchSizePolicy(std::string_view name) {
-  for (BatchSizePolicy policy :
-       {BatchSizePolicy::kZeus, BatchSizePolicy::kFrugal, BatchSizePolicy::kSwarm}) {
+StatusOr<BatchSizePolicyKind> ParseBatchSizePolicy(std::string_view name) {
+  for (BatchSizePolicyKind policy :
+       {BatchSizePolicyKind::kZeus, BatchSizePolicyKind::kFrugal, BatchSizePolicyKind::kSwarm}) {
     if (name == BatchSizePolicyName(policy)) return policy;
   }
   return InvalidArgumentError("batch size policy: expected zeus, frugal or swarm, got '" +
@@ -89,7 +91,7 @@ nlohmann::json BatchSizeOptimizerConfig::ToJson() const {
                          {"num_explorations", num_explorations},
                          {"seed", seed}};
   json["beta"] = beta.has_value() ? nlohmann::json(*beta) : nlohmann::json();
-  if (policy != BatchSizePolicy::kZeus) json["policy"] = BatchSizePolicyName(policy);
+  if (policy != BatchSizePolicyKind::kZeus) json["policy"] = BatchSizePolicyName(policy);
   return json;
 }
 
@@ -102,7 +104,7 @@ StatusOr<BatchSizeOptimizerConfig> BatchSizeOptimizerConfig::FromJson(const nloh
   BatchSizeOptimizerConfig config;
   ZEUS_ASSIGN_OR_RETURN(std::optional<std::string> policy, f.OptionalString("policy"));
   if (policy.has_value()) {
-    StatusOr<BatchSizePolicy> parsed = ParseBatchSizePolicy(*policy);
+    StatusOr<BatchSizePolicyKind> parsed = ParseBatchSizePolicy(*policy);
     if (!parsed.ok()) return f.Error("policy", parsed.status().message());
     config.policy = *parsed;
   }

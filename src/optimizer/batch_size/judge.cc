@@ -1,19 +1,17 @@
-// BatchSizeOptimizer::Judge: every decision about a running trial.
+// WalkBanditPolicy::Judge: every decision about a running trial, for every
+// policy (the rules it applies are the policy's hooks).
 
 #include <cmath>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+#include "src/optimizer/batch_size/walk_bandit_policy.h"
 
 namespace zeus {
 
-StatusOr<Verdict> BatchSizeOptimizer::Judge(int64_t trial_number, const Observation& observation) {
-  if (in_flight_.count(trial_number) == 0) {
-    return NotFoundError("batch size optimizer: trial " + std::to_string(trial_number) +
-                         " is not in flight");
-  }
+StatusOr<Verdict> WalkBanditPolicy::Judge(int64_t trial_number, const Observation& observation) {
+  if (in_flight_.count(trial_number) == 0) return NotInFlight(trial_number);
   const double cost = observation.cost;
   if (!std::isfinite(cost) || cost < 0 || cost > GaussianTs::kMaxAbsReward) {
     return InvalidArgumentError("batch size optimizer: trial " + std::to_string(trial_number) +
@@ -28,11 +26,11 @@ StatusOr<Verdict> BatchSizeOptimizer::Judge(int64_t trial_number, const Observat
   if (!check_in && observation.progress.has_value()) {
     // A point the curve refuses (a cumulative cost below an earlier one) is
     // left out of it; the report counts all the same.
-    Status recorded = RecordProgress(trial_number, cost, *observation.progress);
+    StatusOr<bool> recorded = RecordProgress(trial_number, cost, *observation.progress);
     if (recorded.ok()) {
-      v.state_changed = frugal_like();
-    } else if (recorded.code() != StatusCode::kInvalidArgument) {
-      return recorded;
+      v.state_changed = *recorded;
+    } else if (recorded.status().code() != StatusCode::kInvalidArgument) {
+      return recorded.status();
     }
   }
   v.whole_bound = EarlyStopThreshold(trial_number);

@@ -42,7 +42,7 @@ class BanditPolicy final : public Policy {
       plan.power_limit_w = context_.workload->Find(trial.batch_size)->max_power_limit_w();
     }
     plan.judged = judged_;
-    if (!judged_) plan.cost_limit = optimizer_.EarlyStopThreshold(trial.trial_number);
+    if (!judged_) plan.cost_limit = optimizer_.View().early_stop_threshold;
     return plan;
   }
 
@@ -68,7 +68,7 @@ class BanditPolicy final : public Policy {
 };
 
 StatusOr<std::unique_ptr<Policy>> MakeBandit(const PolicyContext& context, bool jit_power_limit,
-                                             BatchSizePolicy batch_size_policy, bool judged) {
+                                             BatchSizePolicyKind batch_size_policy, bool judged) {
   BatchSizeOptimizerConfig config;
   config.policy = batch_size_policy;
   config.batch_sizes = context.workload->BatchSizeList();
@@ -83,19 +83,23 @@ StatusOr<std::unique_ptr<Policy>> MakeBandit(const PolicyContext& context, bool 
 }  // namespace
 
 StatusOr<std::unique_ptr<Policy>> MakeZeus(const PolicyContext& context) {
-  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kZeus, /*judged=*/false);
+  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicyKind::kZeus,
+                    /*judged=*/false);
 }
 
 StatusOr<std::unique_ptr<Policy>> MakeFrugal(const PolicyContext& context) {
-  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kFrugal, /*judged=*/true);
+  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicyKind::kFrugal,
+                    /*judged=*/true);
 }
 
 StatusOr<std::unique_ptr<Policy>> MakeSwarm(const PolicyContext& context) {
-  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicy::kSwarm, /*judged=*/true);
+  return MakeBandit(context, /*jit_power_limit=*/true, BatchSizePolicyKind::kSwarm,
+                    /*judged=*/true);
 }
 
 StatusOr<std::unique_ptr<Policy>> MakeBatchSizeOnly(const PolicyContext& context) {
-  return MakeBandit(context, /*jit_power_limit=*/false, BatchSizePolicy::kZeus, /*judged=*/false);
+  return MakeBandit(context, /*jit_power_limit=*/false, BatchSizePolicyKind::kZeus,
+                    /*judged=*/false);
 }
 
 }  // namespace zeus::sim_policies

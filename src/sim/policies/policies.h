@@ -13,11 +13,11 @@ namespace zeus::sim_policies {
 // Pruning exploration + Gaussian Thompson sampling with JIT power limits and
 // early stopping (the paper's Zeus).
 StatusOr<std::unique_ptr<Policy>> MakeZeus(const PolicyContext& context);
-// Zeus with cheaper exploration (BatchSizePolicy::kFrugal,
+// Zeus with cheaper exploration (BatchSizePolicyKind::kFrugal,
 // docs/BATCH_SIZE_POLICY.md), with JIT power limits and early stopping.
 StatusOr<std::unique_ptr<Policy>> MakeFrugal(const PolicyContext& context);
 // frugal that explores on concurrent submissions too (speculative steps,
-// BatchSizePolicy::kSwarm), with JIT power limits and early stopping.
+// BatchSizePolicyKind::kSwarm), with JIT power limits and early stopping.
 StatusOr<std::unique_ptr<Policy>> MakeSwarm(const PolicyContext& context);
 // The same bandit at each batch size's maximum power limit.
 StatusOr<std::unique_ptr<Policy>> MakeBatchSizeOnly(const PolicyContext& context);

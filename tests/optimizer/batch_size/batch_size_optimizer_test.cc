@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/optimizer/batch_size/policy_under_test.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -28,7 +29,7 @@ const std::map<int, std::pair<double, bool>>& Outcomes() {
 
 // Runs `n` sequential recurrences; returns the batch sizes handed out.
 std::vector<int> RunSequential(
-    BatchSizeOptimizer& optimizer, int n,
+    PolicyUnderTest& optimizer, int n,
     const std::map<int, std::pair<double, bool>>& outcomes = Outcomes()) {
   std::vector<int> sizes;
   for (int i = 0; i < n; ++i) {
@@ -75,7 +76,7 @@ TEST(BatchSizeOptimizerConfigTest, ValidationNamesTheField) {
   config = MakeConfig();
   config.beta = 0.0;
   expect_field(config, "beta");
-  EXPECT_FALSE(BatchSizeOptimizer::Create(config).ok());
+  EXPECT_FALSE(PolicyUnderTest::Create(config).ok());
 }
 
 TEST(BatchSizeOptimizerConfigTest, JsonRoundTripAndStrictParsing) {
@@ -100,7 +101,7 @@ TEST(BatchSizeOptimizerConfigTest, JsonRoundTripAndStrictParsing) {
 }
 
 TEST(BatchSizeOptimizerTest, ExploresInPruningOrderThenUsesOnlySurvivors) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   EXPECT_TRUE(optimizer.exploring());
   const std::vector<int> sizes = RunSequential(optimizer, 40);
   EXPECT_EQ(std::vector<int>(sizes.begin(), sizes.begin() + 8),
@@ -119,7 +120,7 @@ TEST(BatchSizeOptimizerTest, ExploresInPruningOrderThenUsesOnlySurvivors) {
 }
 
 TEST(BatchSizeOptimizerTest, TrialKindsAndNumbers) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   const Trial first = optimizer.NextTrial();
   EXPECT_EQ(first, (Trial{1, 64, TrialKind::kExploration}));
   ZEUS_ASSERT_OK(optimizer.ReportResult(1, 20, true));
@@ -141,7 +142,7 @@ TEST(BatchSizeOptimizerTest, TrialKindsAndNumbers) {
 }
 
 TEST(BatchSizeOptimizerTest, EarlyStopThresholdFollowsTheLowestReachedCost) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   EXPECT_FALSE(optimizer.EarlyStopThreshold().has_value());
   Trial t = optimizer.NextTrial();  // 64
   ZEUS_ASSERT_OK(optimizer.ReportResult(t.trial_number, 20, true));
@@ -158,7 +159,7 @@ TEST(BatchSizeOptimizerTest, EarlyStopThresholdFollowsTheLowestReachedCost) {
 
   BatchSizeOptimizerConfig config = MakeConfig();
   config.beta.reset();
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer no_stop, BatchSizeOptimizer::Create(config));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest no_stop, PolicyUnderTest::Create(config));
   t = no_stop.NextTrial();
   ZEUS_ASSERT_OK(no_stop.ReportResult(t.trial_number, 20, true));
   EXPECT_FALSE(no_stop.EarlyStopThreshold().has_value());
@@ -167,7 +168,7 @@ TEST(BatchSizeOptimizerTest, EarlyStopThresholdFollowsTheLowestReachedCost) {
 TEST(BatchSizeOptimizerTest, RetriedFailuresAreObservedAndAdvanceTheWalk) {
   // A run that could not afford one epoch is reported as a failure with a
   // large cost; the walk moves on and the bandit keeps the observation.
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   Trial t = optimizer.NextTrial();
   ZEUS_ASSERT_OK(optimizer.ReportResult(t.trial_number, 20, true));
   t = optimizer.NextTrial();
@@ -181,7 +182,7 @@ TEST(BatchSizeOptimizerTest, RetriedFailuresAreObservedAndAdvanceTheWalk) {
 }
 
 TEST(BatchSizeOptimizerTest, ConcurrentTrialsUseBestKnownSizeAndDoNotDerailExploration) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   const Trial explore = optimizer.NextTrial();
   EXPECT_EQ(explore, (Trial{1, 64, TrialKind::kExploration}));
   // Before anything reached the target, concurrent trials use the default.
@@ -210,7 +211,7 @@ TEST(BatchSizeOptimizerTest, ConcurrentTrialsUseBestKnownSizeAndDoNotDerailExplo
 }
 
 TEST(BatchSizeOptimizerTest, AbandonedExplorationTrialIsHandedOutAgain) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   const Trial first = optimizer.NextTrial();
   ZEUS_ASSERT_OK(optimizer.ReportFailure(first.trial_number));
   EXPECT_EQ(optimizer.ReportFailure(first.trial_number).code(), StatusCode::kNotFound);
@@ -220,11 +221,11 @@ TEST(BatchSizeOptimizerTest, AbandonedExplorationTrialIsHandedOutAgain) {
 }
 
 TEST(BatchSizeOptimizerTest, SameSeedSameSequence) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer a, BatchSizeOptimizer::Create(MakeConfig()));
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer b, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest a, PolicyUnderTest::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest b, PolicyUnderTest::Create(MakeConfig()));
   BatchSizeOptimizerConfig other = MakeConfig();
   other.seed = 6;
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer c, BatchSizeOptimizer::Create(other));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest c, PolicyUnderTest::Create(other));
   // Close costs keep the sampling uncertain, so the seed matters.
   const std::map<int, std::pair<double, bool>> close = {
       {8, {11, true}}, {16, {10.5, true}}, {32, {10, true}}, {64, {10.2, true}}, {128, {11, true}}};
@@ -237,7 +238,7 @@ TEST(BatchSizeOptimizerTest, AllPrunedFallsBackToBestKnownSize) {
   BatchSizeOptimizerConfig config;
   config.batch_sizes = {8, 16};
   config.default_batch_size = 16;
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(config));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(config));
   Trial t = optimizer.NextTrial();
   ZEUS_ASSERT_OK(optimizer.ReportResult(t.trial_number, 10, false));
   EXPECT_FALSE(optimizer.exploring());
@@ -248,14 +249,13 @@ TEST(BatchSizeOptimizerTest, AllPrunedFallsBackToBestKnownSize) {
 
 TEST(BatchSizeOptimizerTest, JsonRoundTripContinuesTheSameSequence) {
   for (int cut : {0, 3, 8, 9, 25}) {
-    ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer original,
-                              BatchSizeOptimizer::Create(MakeConfig()));
+    ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest original, PolicyUnderTest::Create(MakeConfig()));
     RunSequential(original, cut);
     // Leave one trial in flight across the restart.
     const Trial pending = original.NextTrial();
     const std::string stored = original.ToJson().dump();
-    ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored,
-                              BatchSizeOptimizer::FromJson(nlohmann::json::parse(stored)));
+    ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest restored,
+                              PolicyUnderTest::FromJson(nlohmann::json::parse(stored)));
     EXPECT_EQ(restored.ToJson(), original.ToJson()) << "cut " << cut;
     EXPECT_EQ(restored.in_flight().at(pending.trial_number), pending);
     ZEUS_ASSERT_OK(original.ReportResult(pending.trial_number, 12, true));
@@ -265,28 +265,28 @@ TEST(BatchSizeOptimizerTest, JsonRoundTripContinuesTheSameSequence) {
 }
 
 TEST(BatchSizeOptimizerTest, FromJsonRejectsBrokenState) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   optimizer.NextTrial();
   nlohmann::json state = optimizer.ToJson();
   nlohmann::json broken = state;
   broken.erase("rng");
-  EXPECT_NE(BatchSizeOptimizer::FromJson(broken).status().message().find("rng"), std::string::npos);
+  EXPECT_NE(PolicyUnderTest::FromJson(broken).status().message().find("rng"), std::string::npos);
   broken = state;
   broken["version"] = 99;
-  EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
+  EXPECT_FALSE(PolicyUnderTest::FromJson(broken).ok());
   broken = state;
   broken["exploration_trial"] = 42;
-  EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
+  EXPECT_FALSE(PolicyUnderTest::FromJson(broken).ok());
   broken = state;
   broken["in_flight"][0]["batch_size"] = 48;
-  EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
+  EXPECT_FALSE(PolicyUnderTest::FromJson(broken).ok());
   broken = state;
   broken["next_trial_number"] = 1;
-  EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
+  EXPECT_FALSE(PolicyUnderTest::FromJson(broken).ok());
   broken = state;
   broken["in_flight"][0]["kind"] = "nonsense";
-  EXPECT_FALSE(BatchSizeOptimizer::FromJson(broken).ok());
-  EXPECT_FALSE(BatchSizeOptimizer::FromJson(nlohmann::json::array()).ok());
+  EXPECT_FALSE(PolicyUnderTest::FromJson(broken).ok());
+  EXPECT_FALSE(PolicyUnderTest::FromJson(nlohmann::json::array()).ok());
 }
 
 // Found by fuzz_optimizer_state: an explorer whose walk held a batch size the
@@ -294,12 +294,12 @@ TEST(BatchSizeOptimizerTest, FromJsonRejectsBrokenState) {
 // saved a state that no longer loaded. Every size the explorer holds must be
 // one of its candidates, and the candidates one of the job's batch sizes.
 TEST(BatchSizeOptimizerTest, FromJsonRefusesExplorerSizesOutsideTheJob) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   const nlohmann::json state = optimizer.ToJson();
-  ZEUS_ASSERT_OK(BatchSizeOptimizer::FromJson(state).status());
+  ZEUS_ASSERT_OK(PolicyUnderTest::FromJson(state).status());
   ASSERT_FALSE(state["explorer"]["down"].empty());
   auto refused = [](const nlohmann::json& broken, const std::string& where) {
-    StatusOr<BatchSizeOptimizer> loaded = BatchSizeOptimizer::FromJson(broken);
+    StatusOr<PolicyUnderTest> loaded = PolicyUnderTest::FromJson(broken);
     EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << where;
     EXPECT_NE(loaded.status().message().find(where), std::string::npos) << loaded.status();
   };
@@ -328,7 +328,7 @@ TEST(BatchSizeOptimizerTest, FromJsonRefusesExplorerSizesOutsideTheJob) {
   }
   ASSERT_FALSE(optimizer.exploring());
   broken = optimizer.ToJson();
-  ZEUS_ASSERT_OK(BatchSizeOptimizer::FromJson(broken).status());
+  ZEUS_ASSERT_OK(PolicyUnderTest::FromJson(broken).status());
   broken["bandit"]["arms"][0]["batch_size"] = 7;
   refused(broken, "field 'bandit': arm 7 is not one of batch_sizes");
 }
@@ -336,14 +336,14 @@ TEST(BatchSizeOptimizerTest, FromJsonRefusesExplorerSizesOutsideTheJob) {
 // Issue 14: a state holding NaN, infinity or absurd values is refused on load,
 // naming the field, so a poisoned bandit can no longer survive a restart.
 TEST(BatchSizeOptimizerTest, FromJsonRefusesNonFiniteAndOutOfRangeValues) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer exploring, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest exploring, PolicyUnderTest::Create(MakeConfig()));
   const Trial first = exploring.NextTrial();
   ZEUS_ASSERT_OK(exploring.ReportResult(first.trial_number, 20, true));
   exploring.NextTrial();
   const nlohmann::json state = exploring.ToJson();
   ASSERT_EQ(state["costs"].size(), 1u);
   auto refused = [](const nlohmann::json& broken, const std::string& where) {
-    StatusOr<BatchSizeOptimizer> loaded = BatchSizeOptimizer::FromJson(broken);
+    StatusOr<PolicyUnderTest> loaded = PolicyUnderTest::FromJson(broken);
     EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << where;
     EXPECT_NE(loaded.status().message().find(where), std::string::npos) << loaded.status();
   };
@@ -375,11 +375,11 @@ TEST(BatchSizeOptimizerTest, FromJsonRefusesNonFiniteAndOutOfRangeValues) {
   refused(broken, "batch_sizes[0]");
 
   // The bandit's rewards too.
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer bandit, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest bandit, PolicyUnderTest::Create(MakeConfig()));
   RunSequential(bandit, 30);
   ASSERT_FALSE(bandit.exploring());
   const nlohmann::json bandit_state = bandit.ToJson();
-  ZEUS_ASSERT_OK(BatchSizeOptimizer::FromJson(bandit_state).status());
+  ZEUS_ASSERT_OK(PolicyUnderTest::FromJson(bandit_state).status());
   for (double bad : {std::nan(""), HUGE_VAL, -1e300}) {
     broken = bandit_state;
     broken["bandit"]["arms"][0]["rewards"][0] = bad;
@@ -388,7 +388,7 @@ TEST(BatchSizeOptimizerTest, FromJsonRefusesNonFiniteAndOutOfRangeValues) {
 }
 
 TEST(BatchSizeOptimizerTest, ReportResultRefusesCostsThatWouldPoisonTheBandit) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   const Trial trial = optimizer.NextTrial();
   for (double bad : {1e160 * 300, std::nan(""), HUGE_VAL, -1.0}) {
     EXPECT_EQ(optimizer.ReportResult(trial.trial_number, bad, true).code(),
@@ -396,11 +396,11 @@ TEST(BatchSizeOptimizerTest, ReportResultRefusesCostsThatWouldPoisonTheBandit) {
         << bad;
   }
   ZEUS_EXPECT_OK(optimizer.ReportResult(trial.trial_number, 1e17, true));
-  ZEUS_EXPECT_OK(BatchSizeOptimizer::FromJson(optimizer.ToJson()).status());
+  ZEUS_EXPECT_OK(PolicyUnderTest::FromJson(optimizer.ToJson()).status());
 }
 
 TEST(BatchSizeOptimizerTest, RefusesACostBeyondTheBanditsRangeAndKeepsTheTrial) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   Trial trial = optimizer.NextTrial();
   EXPECT_EQ(optimizer.ReportResult(trial.trial_number, 1e160, true).code(),
             StatusCode::kInvalidArgument);
@@ -408,22 +408,22 @@ TEST(BatchSizeOptimizerTest, RefusesACostBeyondTheBanditsRangeAndKeepsTheTrial) 
   ZEUS_EXPECT_OK(optimizer.ReportResult(trial.trial_number, 10.0, true));
   nlohmann::json state = optimizer.ToJson();
   state["min_cost"] = 1e160;
-  EXPECT_EQ(BatchSizeOptimizer::FromJson(state).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(PolicyUnderTest::FromJson(state).status().code(), StatusCode::kInvalidArgument);
   state = optimizer.ToJson();
   ASSERT_FALSE(state["costs"].empty()) << state.dump();
   state["costs"][0]["costs"][0] = -1.0;
-  EXPECT_EQ(BatchSizeOptimizer::FromJson(state).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(PolicyUnderTest::FromJson(state).status().code(), StatusCode::kInvalidArgument);
 }
 
 // Found by fuzz_optimizer_state: an explorer still exploring in a round at or
 // past num_rounds was loaded, and the state it saved one trial later no
 // longer loaded.
 TEST(BatchSizeOptimizerTest, FromJsonRefusesAnExplorerPastItsLastRound) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   nlohmann::json state = optimizer.ToJson();
   ASSERT_FALSE(state["explorer"]["done"].get<bool>());
   state["explorer"]["round"] = state["explorer"]["num_rounds"];
-  StatusOr<BatchSizeOptimizer> loaded = BatchSizeOptimizer::FromJson(state);
+  StatusOr<PolicyUnderTest> loaded = PolicyUnderTest::FromJson(state);
   EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(loaded.status().message().find("field 'round'"), std::string::npos) << loaded.status();
 }
@@ -432,13 +432,13 @@ TEST(BatchSizeOptimizerTest, FromJsonRefusesAnExplorerPastItsLastRound) {
 // exploration in flight that the optimizer does not wait on was loaded. Each
 // in-flight exploration must be the explorer's, of the size it is on.
 TEST(BatchSizeOptimizerTest, FromJsonRefusesAnExplorationTheExplorerIsNotWaitingOn) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   const Trial exploration = optimizer.NextTrial();
   ASSERT_EQ(exploration.kind, TrialKind::kExploration);
   const nlohmann::json state = optimizer.ToJson();
-  ZEUS_ASSERT_OK(BatchSizeOptimizer::FromJson(state).status());
+  ZEUS_ASSERT_OK(PolicyUnderTest::FromJson(state).status());
   const auto refused = [](const nlohmann::json& bad, const std::string& field) {
-    StatusOr<BatchSizeOptimizer> loaded = BatchSizeOptimizer::FromJson(bad);
+    StatusOr<PolicyUnderTest> loaded = PolicyUnderTest::FromJson(bad);
     EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << bad.dump();
     EXPECT_NE(loaded.status().message().find("field '" + field + "'"), std::string::npos)
         << loaded.status();
@@ -456,13 +456,12 @@ TEST(BatchSizeOptimizerTest, FromJsonRefusesAnExplorationTheExplorerIsNotWaiting
 
 BatchSizeOptimizerConfig FrugalConfig() {
   BatchSizeOptimizerConfig config = MakeConfig();
-  config.policy = BatchSizePolicy::kFrugal;
+  config.policy = BatchSizePolicyKind::kFrugal;
   return config;
 }
 
 TEST(BatchSizeOptimizerFrugalTest, WalksOnceThenSamplesEachSurvivorOnceAtMost) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(FrugalConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(FrugalConfig()));
   // One round (Zeus: two): down 64, 32, 16, 8 (fails). 32 (cost 11) is more
   // than 1.25 x cheaper than 64 (cost 20), so the up direction (128) is
   // skipped.
@@ -481,10 +480,10 @@ TEST(BatchSizeOptimizerFrugalTest, WalksOnceThenSamplesEachSurvivorOnceAtMost) {
 }
 
 // A frugal walk 64 (20), 32 (10), 16 and 8 stopped at the bound 1.25 x 10.
-BatchSizeOptimizer FrugalWithTwoCensored() {
-  StatusOr<BatchSizeOptimizer> created = BatchSizeOptimizer::Create(FrugalConfig());
+PolicyUnderTest FrugalWithTwoCensored() {
+  StatusOr<PolicyUnderTest> created = PolicyUnderTest::Create(FrugalConfig());
   EXPECT_TRUE(created.ok());
-  BatchSizeOptimizer optimizer = std::move(*created);
+  PolicyUnderTest optimizer = std::move(*created);
   for (const auto& [size, cost, reached] : {std::tuple<int, double, bool>{64, 20.0, true},
                                             {32, 10.0, true},
                                             {16, 12.0, false},
@@ -498,7 +497,7 @@ BatchSizeOptimizer FrugalWithTwoCensored() {
 }
 
 TEST(BatchSizeOptimizerFrugalTest, CensoredSizeIsTriedAgainOnceTheBestLooksDearer) {
-  BatchSizeOptimizer optimizer = FrugalWithTwoCensored();
+  PolicyUnderTest optimizer = FrugalWithTwoCensored();
   EXPECT_EQ(optimizer.censored(), (std::map<int, double>{{8, 12.5}, {16, 12.5}}));
   // 32's certain 10 beats the censored sizes' best case, 12.5.
   for (int i = 0; i < 5; ++i) {
@@ -537,7 +536,7 @@ TEST(BatchSizeOptimizerFrugalTest, CensoredSizeIsTriedAgainOnceTheBestLooksDeare
 }
 
 TEST(BatchSizeOptimizerFrugalTest, SecondLookIsHandedOutOnceWhileItRuns) {
-  BatchSizeOptimizer optimizer = FrugalWithTwoCensored();
+  PolicyUnderTest optimizer = FrugalWithTwoCensored();
   // 32 leads at 10; 64's one run (20) is dearer than any run of 32 so far.
   Trial trial = optimizer.NextTrial();
   ASSERT_EQ(trial.batch_size, 32);
@@ -558,16 +557,16 @@ TEST(BatchSizeOptimizerFrugalTest, SecondLookIsHandedOutOnceWhileItRuns) {
 }
 
 TEST(BatchSizeOptimizerFrugalTest, CensoredSizesRoundTripAndBadOnesAreRefused) {
-  BatchSizeOptimizer optimizer = FrugalWithTwoCensored();
+  PolicyUnderTest optimizer = FrugalWithTwoCensored();
   const nlohmann::json state = optimizer.ToJson();
   ASSERT_TRUE(state.contains("censored"));
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer loaded, BatchSizeOptimizer::FromJson(state));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest loaded, PolicyUnderTest::FromJson(state));
   EXPECT_EQ(loaded.censored(), optimizer.censored());
   EXPECT_EQ(loaded.ToJson(), state);
   EXPECT_EQ(RunSequential(loaded, 10), RunSequential(optimizer, 10));
 
   auto refused = [](nlohmann::json bad, const std::string& detail) {
-    StatusOr<BatchSizeOptimizer> result = BatchSizeOptimizer::FromJson(bad);
+    StatusOr<PolicyUnderTest> result = PolicyUnderTest::FromJson(bad);
     EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument) << bad["censored"].dump();
     EXPECT_NE(result.status().message().find(detail), std::string::npos) << result.status();
   };
@@ -594,14 +593,13 @@ TEST(BatchSizeOptimizerFrugalTest, CensoredSizesRoundTripAndBadOnesAreRefused) {
   refused(bad, "only the frugal policy");
 
   // Zeus never censors: its state has no such field.
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer zeus, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest zeus, PolicyUnderTest::Create(MakeConfig()));
   RunSequential(zeus, 20);
   EXPECT_FALSE(zeus.ToJson().contains("censored"));
 }
 
 TEST(BatchSizeOptimizerFrugalTest, ExplorationTrialsStopAtTheTighterBound) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(FrugalConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(FrugalConfig()));
   const Trial first = optimizer.NextTrial();
   EXPECT_EQ(optimizer.EarlyStopThreshold(first.trial_number), std::nullopt);
   ZEUS_ASSERT_OK(optimizer.ReportResult(first.trial_number, 100.0, true));
@@ -618,14 +616,14 @@ TEST(BatchSizeOptimizerFrugalTest, ExplorationTrialsStopAtTheTighterBound) {
   // A beta below the exploration knob wins; no beta turns stopping off.
   BatchSizeOptimizerConfig tight = FrugalConfig();
   tight.beta = 1.1;
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer tight_optimizer, BatchSizeOptimizer::Create(tight));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest tight_optimizer, PolicyUnderTest::Create(tight));
   ZEUS_ASSERT_OK(
       tight_optimizer.ReportResult(tight_optimizer.NextTrial().trial_number, 100.0, true));
   EXPECT_DOUBLE_EQ(*tight_optimizer.EarlyStopThreshold(tight_optimizer.NextTrial().trial_number),
                    110.0);
   BatchSizeOptimizerConfig off = FrugalConfig();
   off.beta.reset();
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer off_optimizer, BatchSizeOptimizer::Create(off));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest off_optimizer, PolicyUnderTest::Create(off));
   ZEUS_ASSERT_OK(off_optimizer.ReportResult(off_optimizer.NextTrial().trial_number, 100.0, true));
   EXPECT_EQ(off_optimizer.EarlyStopThreshold(off_optimizer.NextTrial().trial_number), std::nullopt);
 }
@@ -633,8 +631,7 @@ TEST(BatchSizeOptimizerFrugalTest, ExplorationTrialsStopAtTheTighterBound) {
 // A concurrent run went to the best size known to finish its submission: a
 // cheaper size found while it runs does not tighten its bound.
 TEST(BatchSizeOptimizerFrugalTest, ConcurrentTrialsKeepTheBoundTheyWereHandedOutWith) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(FrugalConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(FrugalConfig()));
   const Trial first = optimizer.NextTrial();  // 64.
   const Trial unbounded = optimizer.NextTrial();
   ASSERT_EQ(unbounded.kind, TrialKind::kConcurrent);
@@ -651,7 +648,7 @@ TEST(BatchSizeOptimizerFrugalTest, ConcurrentTrialsKeepTheBoundTheyWereHandedOut
   EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(unbounded.trial_number), 80.0);
 
   const nlohmann::json state = optimizer.ToJson();
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored, BatchSizeOptimizer::FromJson(state));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest restored, PolicyUnderTest::FromJson(state));
   EXPECT_EQ(restored.ToJson(), state);
   EXPECT_DOUBLE_EQ(*restored.EarlyStopThreshold(concurrent.trial_number), 200.0);
   ZEUS_ASSERT_OK(restored.ReportResult(concurrent.trial_number, 150.0, true));
@@ -669,7 +666,7 @@ TEST(BatchSizeOptimizerFrugalTest, ConcurrentTrialsKeepTheBoundTheyWereHandedOut
     if (entry.contains("min_cost_at_handout")) entry["min_cost_at_handout"] = "100";
   }
   for (const nlohmann::json& bad : {on_bandit, as_text, under_zeus}) {
-    const StatusOr<BatchSizeOptimizer> refused = BatchSizeOptimizer::FromJson(bad);
+    const StatusOr<PolicyUnderTest> refused = PolicyUnderTest::FromJson(bad);
     EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(refused.status().message().find("min_cost_at_handout"), std::string::npos)
         << refused.status();
@@ -677,7 +674,7 @@ TEST(BatchSizeOptimizerFrugalTest, ConcurrentTrialsKeepTheBoundTheyWereHandedOut
 }
 
 TEST(BatchSizeOptimizerFrugalTest, ZeusThresholdIsTheSameForEveryTrial) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(MakeConfig()));
   ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 100.0, true));
   const Trial explore = optimizer.NextTrial();
   EXPECT_EQ(optimizer.EarlyStopThreshold(explore.trial_number), optimizer.EarlyStopThreshold());
@@ -685,21 +682,21 @@ TEST(BatchSizeOptimizerFrugalTest, ZeusThresholdIsTheSameForEveryTrial) {
 }
 
 TEST(BatchSizeOptimizerFrugalTest, PolicyIsStoredOnlyWhenNotZeusAndOldStateLoadsAsZeus) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer zeus, BatchSizeOptimizer::Create(MakeConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest zeus, PolicyUnderTest::Create(MakeConfig()));
   EXPECT_FALSE(zeus.ToJson()["config"].contains("policy"));
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer frugal, BatchSizeOptimizer::Create(FrugalConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest frugal, PolicyUnderTest::Create(FrugalConfig()));
   RunSequential(frugal, 3);
   const nlohmann::json state = frugal.ToJson();
   EXPECT_EQ(state["config"]["policy"], "frugal");
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer loaded, BatchSizeOptimizer::FromJson(state));
-  EXPECT_EQ(loaded.config().policy, BatchSizePolicy::kFrugal);
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest loaded, PolicyUnderTest::FromJson(state));
+  EXPECT_EQ(loaded.config().policy, BatchSizePolicyKind::kFrugal);
   EXPECT_EQ(loaded.ToJson(), state);
   EXPECT_EQ(RunSequential(loaded, 10), RunSequential(frugal, 10));
 
   nlohmann::json old_config = MakeConfig().ToJson();
   ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizerConfig parsed,
                             BatchSizeOptimizerConfig::FromJson(old_config));
-  EXPECT_EQ(parsed.policy, BatchSizePolicy::kZeus);
+  EXPECT_EQ(parsed.policy, BatchSizePolicyKind::kZeus);
   old_config["policy"] = "greedy";
   StatusOr<BatchSizeOptimizerConfig> bad = BatchSizeOptimizerConfig::FromJson(old_config);
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);

@@ -1,6 +1,6 @@
 // swarm: a concurrent trial goes to the probe in flight that learns fastest
 // relative to the reference, when it learns faster than the reference did
-// (BatchSizeOptimizer::ConcurrentSize, PaceOf).
+// (PolicyUnderTest::ConcurrentSize, PaceOf).
 
 #include <optional>
 
@@ -10,6 +10,7 @@
 
 #include "tests/optimizer/batch_size/five_sizes_config.h"
 #include "tests/optimizer/batch_size/overtaken_first_wave.h"
+#include "tests/optimizer/batch_size/policy_under_test.h"
 
 namespace zeus {
 namespace {
@@ -37,7 +38,7 @@ TEST(ConcurrentSizeTest, PaceIsTheCostToGetAsFarOverTheReferences) {
 
 TEST(ConcurrentSizeTest, AConcurrentTrialFollowsTheProbeThatLearnsFasterThanTheReference) {
   Overtaken o = OvertakeTheFirstWave();
-  BatchSizeOptimizer& optimizer = o.optimizer;
+  PolicyUnderTest& optimizer = o.optimizer;
   // Every size within reach is in flight or known; no probe is faster than
   // the reference: the best size known.
   EXPECT_EQ(optimizer.NextTrial(), (Trial{5, 32, TrialKind::kConcurrent}));
@@ -57,7 +58,7 @@ TEST(ConcurrentSizeTest, AConcurrentTrialFollowsTheProbeThatLearnsFasterThanTheR
 
 TEST(ConcurrentSizeTest, AFasterProbeTakesEveryConcurrentTrial) {
   Overtaken o = OvertakeTheFirstWave();
-  BatchSizeOptimizer& optimizer = o.optimizer;
+  PolicyUnderTest& optimizer = o.optimizer;
   // 128 got to 2 at 12 where the reference spent 16.
   ASSERT_TRUE(optimizer.RecordProgress(o.up.trial_number, 12, 2).ok());
   EXPECT_EQ(optimizer.PaceOf(o.up.trial_number), 0.75);
@@ -72,7 +73,7 @@ TEST(ConcurrentSizeTest, AFasterProbeTakesEveryConcurrentTrial) {
 
 TEST(ConcurrentSizeTest, AProbeTheWalkCannotUseIsNotFollowed) {
   Overtaken o = OvertakeTheFirstWave();
-  BatchSizeOptimizer& optimizer = o.optimizer;
+  PolicyUnderTest& optimizer = o.optimizer;
   ASSERT_TRUE(optimizer.RecordProgress(o.up.trial_number, 12, 2).ok());
   EXPECT_EQ(optimizer.NextTrial().batch_size, 128);
   // The default's step reaches at 60, over 1.25 x 24: the down walk was
@@ -84,8 +85,8 @@ TEST(ConcurrentSizeTest, AProbeTheWalkCannotUseIsNotFollowed) {
 }
 
 TEST(ConcurrentSizeTest, BeforeAnyRunReachedAndUnderFrugalItIsTheBestSizeKnown) {
-  StatusOr<BatchSizeOptimizer> swarm =
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kSwarm));
+  StatusOr<PolicyUnderTest> swarm =
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kSwarm));
   ASSERT_TRUE(swarm.ok()) << swarm.status();
   for (int i = 0; i < 4; ++i) swarm->NextTrial();
   // 32 learns fast, but no run has reached the target: no reference.
@@ -94,8 +95,8 @@ TEST(ConcurrentSizeTest, BeforeAnyRunReachedAndUnderFrugalItIsTheBestSizeKnown) 
   EXPECT_EQ(swarm->PaceOf(2), std::nullopt);
   EXPECT_EQ(swarm->NextTrial(), (Trial{5, 64, TrialKind::kConcurrent}));
 
-  StatusOr<BatchSizeOptimizer> frugal =
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal));
+  StatusOr<PolicyUnderTest> frugal =
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kFrugal));
   ASSERT_TRUE(frugal.ok()) << frugal.status();
   const Trial first = frugal->NextTrial();
   ASSERT_TRUE(frugal->RecordProgress(first.trial_number, 20, 1).ok());

@@ -1,6 +1,6 @@
 // swarm: a probe the lowest cost overtook while it ran finishes when its
 // learning curve projects it to the target for less than a fresh run costs
-// (BatchSizeOptimizer::FinishCandidate, FinishBound, Finish).
+// (PolicyUnderTest::FinishCandidate, FinishBound, Finish).
 
 #include <optional>
 #include <vector>
@@ -13,6 +13,7 @@
 
 #include "tests/optimizer/batch_size/five_sizes_config.h"
 #include "tests/optimizer/batch_size/overtaken_first_wave.h"
+#include "tests/optimizer/batch_size/policy_under_test.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -23,7 +24,7 @@ using testing::OvertakeTheFirstWave;
 
 TEST(FinishTest, AProbeTheLowestCostOvertookFinishesWhenItsCurveSaysThatIsCheaper) {
   Overtaken o = OvertakeTheFirstWave();
-  BatchSizeOptimizer& optimizer = o.optimizer;
+  PolicyUnderTest& optimizer = o.optimizer;
   // The step's curve changed since its last report; it first got to its
   // best progress, 2, at 40.
   const std::optional<ProgressPoint> best = optimizer.FinishCandidate(o.step.trial_number);
@@ -65,7 +66,7 @@ TEST(FinishTest, AProbeTheLowestCostOvertookFinishesWhenItsCurveSaysThatIsCheape
 
   // The state keeps it.
   const nlohmann::json state = optimizer.ToJson();
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer loaded, BatchSizeOptimizer::FromJson(state));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest loaded, PolicyUnderTest::FromJson(state));
   EXPECT_EQ(loaded.ToJson(), state);
   EXPECT_EQ(loaded.EarlyStopThreshold(o.step.trial_number), 74.0);
 
@@ -93,7 +94,7 @@ TEST(FinishTest, OnlySwarmProbesFinishAndAStoredBoundIsChecked) {
   for (nlohmann::json& e : bad["in_flight"]) {
     if (e["trial_number"] == o.step.trial_number) e["finish_bound"] = -1.0;
   }
-  StatusOr<BatchSizeOptimizer> refused = BatchSizeOptimizer::FromJson(bad);
+  StatusOr<PolicyUnderTest> refused = PolicyUnderTest::FromJson(bad);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("finish_bound"), std::string::npos) << refused.status();
 
@@ -102,15 +103,15 @@ TEST(FinishTest, OnlySwarmProbesFinishAndAStoredBoundIsChecked) {
   for (nlohmann::json& e : bad["in_flight"]) {
     if (e["trial_number"] == o.step.trial_number) e["kind"] = "concurrent";
   }
-  refused = BatchSizeOptimizer::FromJson(bad);
+  refused = PolicyUnderTest::FromJson(bad);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("finish_bound"), std::string::npos) << refused.status();
 
   // frugal never lets a run finish: one submission at a time, no lowest
   // cost falls under a run.
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer frugal,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
+      PolicyUnderTest frugal,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kFrugal)));
   const Trial first = frugal.NextTrial();
   ZEUS_ASSERT_OK(frugal.RecordProgress(first.trial_number, 10, 1));
   EXPECT_EQ(frugal.FinishCandidate(first.trial_number), std::nullopt);

@@ -13,6 +13,7 @@
 #include "zeus/optimizer/batch_size/progress_curve.h"
 
 #include "tests/optimizer/batch_size/five_sizes_config.h"
+#include "tests/optimizer/batch_size/policy_under_test.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -29,7 +30,7 @@ struct FirstWave {
   Trial deeper;
 };
 
-FirstWave HandOutFirstWave(BatchSizeOptimizer& optimizer) {
+FirstWave HandOutFirstWave(PolicyUnderTest& optimizer) {
   FirstWave wave{optimizer.NextTrial(), optimizer.NextTrial(), optimizer.NextTrial(),
                  optimizer.NextTrial()};
   EXPECT_EQ(wave.step, (Trial{1, 64, TrialKind::kExploration}));
@@ -41,8 +42,8 @@ FirstWave HandOutFirstWave(BatchSizeOptimizer& optimizer) {
 
 TEST(FirstWaveCurveTest, SpeculativeTrialsAreHeldToTheStepInFlightEveryPointOfIt) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer optimizer,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kSwarm)));
+      PolicyUnderTest optimizer,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kSwarm)));
   const FirstWave wave = HandOutFirstWave(optimizer);
   // Nothing bounds them before the step has reported.
   EXPECT_EQ(optimizer.provisional_reference(), std::nullopt);
@@ -78,10 +79,10 @@ TEST(FirstWaveCurveTest, SpeculativeTrialsAreHeldToTheStepInFlightEveryPointOfIt
   EXPECT_EQ(optimizer.CheckInThreshold(wave.deeper.trial_number), 25.0);
 
   // The state keeps all of it.
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored,
-                            BatchSizeOptimizer::FromJson(optimizer.ToJson()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest restored,
+                            PolicyUnderTest::FromJson(optimizer.ToJson()));
   EXPECT_EQ(restored.ToJson(), optimizer.ToJson());
-  for (const BatchSizeOptimizer* o : {&optimizer, &restored}) {
+  for (const PolicyUnderTest* o : {&optimizer, &restored}) {
     EXPECT_EQ(o->provisional_reference(), wave.step.trial_number);
     EXPECT_EQ(o->CheckInThreshold(wave.deeper.trial_number), 25.0);
     EXPECT_EQ(o->EarlyStopThreshold(wave.down.trial_number, 1), 25.0);
@@ -113,12 +114,11 @@ TEST(FirstWaveCurveTest, SpeculativeTrialsAreHeldToTheStepInFlightEveryPointOfIt
 
 TEST(FirstWaveCurveTest, ADirectionTheCurveEndedLendsItsDepthToTheOther) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer optimizer,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kSwarm)));
+      PolicyUnderTest optimizer,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kSwarm)));
   const FirstWave wave = HandOutFirstWave(optimizer);
   ZEUS_ASSERT_OK(optimizer.RecordProgress(wave.step.trial_number, 10, 1));
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer twin,
-                            BatchSizeOptimizer::FromJson(optimizer.ToJson()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest twin, PolicyUnderTest::FromJson(optimizer.ToJson()));
 
   // 128, the up direction's next size, fails without the curve stopping
   // it: the up direction still has its depth, and nothing is left to

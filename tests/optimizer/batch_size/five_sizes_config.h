@@ -8,7 +8,7 @@
 
 namespace zeus::testing {
 
-inline BatchSizeOptimizerConfig FiveSizesConfig(BatchSizePolicy policy) {
+inline BatchSizeOptimizerConfig FiveSizesConfig(BatchSizePolicyKind policy) {
   BatchSizeOptimizerConfig config;
   config.batch_sizes = {8, 16, 32, 64, 128};
   config.default_batch_size = 64;

@@ -13,6 +13,7 @@
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
 #include "tests/optimizer/batch_size/five_sizes_config.h"
+#include "tests/optimizer/batch_size/policy_under_test.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -20,12 +21,12 @@ namespace {
 
 using testing::FiveSizesConfig;
 
-BatchSizeOptimizer Make(BatchSizePolicy policy) {
-  return std::move(BatchSizeOptimizer::Create(FiveSizesConfig(policy))).value();
+PolicyUnderTest Make(BatchSizePolicyKind policy) {
+  return std::move(PolicyUnderTest::Create(FiveSizesConfig(policy))).value();
 }
 
 TEST(NoAbandonedSubmissionTest, ProbesAndRestartableRunsMayNotFinishOnAFirstTry) {
-  BatchSizeOptimizer swarm = Make(BatchSizePolicy::kSwarm);
+  PolicyUnderTest swarm = Make(BatchSizePolicyKind::kSwarm);
   const Trial step = swarm.NextTrial();
   EXPECT_EQ(step.kind, TrialKind::kExploration);
   EXPECT_FALSE(step.may_finish);  // Held to the exploration bound.
@@ -33,15 +34,15 @@ TEST(NoAbandonedSubmissionTest, ProbesAndRestartableRunsMayNotFinishOnAFirstTry)
   EXPECT_EQ(speculative.kind, TrialKind::kSpeculative);
   EXPECT_FALSE(speculative.may_finish);
   // zeus holds every run to beta x the lowest cost alone.
-  BatchSizeOptimizer zeus = Make(BatchSizePolicy::kZeus);
+  PolicyUnderTest zeus = Make(BatchSizePolicyKind::kZeus);
   EXPECT_TRUE(zeus.NextTrial().may_finish);
   EXPECT_TRUE(zeus.NextTrial(/*attempt=*/5).may_finish);
 }
 
 TEST(NoAbandonedSubmissionTest, AThirdTryDuringTheWalkIsAConcurrentRunAtTheBestSizeNeverRestarted) {
-  for (BatchSizePolicy policy : {BatchSizePolicy::kFrugal, BatchSizePolicy::kSwarm}) {
+  for (BatchSizePolicyKind policy : {BatchSizePolicyKind::kFrugal, BatchSizePolicyKind::kSwarm}) {
     SCOPED_TRACE(std::string(BatchSizePolicyName(policy)));
-    BatchSizeOptimizer optimizer = Make(policy);
+    PolicyUnderTest optimizer = Make(policy);
     const Trial step = optimizer.NextTrial();
     ASSERT_TRUE(optimizer.ReportResult(step.trial_number, 100.0, true).ok());
     // A second try may still be a probe.
@@ -63,8 +64,8 @@ TEST(NoAbandonedSubmissionTest, AThirdTryDuringTheWalkIsAConcurrentRunAtTheBestS
     ZEUS_ASSERT_OK_AND_ASSIGN(const Verdict verdict, optimizer.Judge(third.trial_number, early));
     EXPECT_FALSE(verdict.stops());
     // It stays so across a restart of the service.
-    ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored,
-                              BatchSizeOptimizer::FromJson(optimizer.ToJson()));
+    ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest restored,
+                              PolicyUnderTest::FromJson(optimizer.ToJson()));
     EXPECT_TRUE(restored.in_flight().at(third.trial_number).may_finish);
     EXPECT_EQ(restored.RestartThreshold(third.trial_number), std::nullopt);
   }
@@ -73,7 +74,7 @@ TEST(NoAbandonedSubmissionTest, AThirdTryDuringTheWalkIsAConcurrentRunAtTheBestS
 // Before any run reached the target the best size is the default, and a
 // must-finish run there has no bound at all.
 TEST(NoAbandonedSubmissionTest, AThirdTryBeforeAnyRunReachedGoesToTheDefaultUnbounded) {
-  BatchSizeOptimizer optimizer = Make(BatchSizePolicy::kSwarm);
+  PolicyUnderTest optimizer = Make(BatchSizePolicyKind::kSwarm);
   optimizer.NextTrial();
   const Trial third = optimizer.NextTrial(kMaxStoppableTries + 1);
   EXPECT_TRUE(third.may_finish);
@@ -97,7 +98,7 @@ TEST(NoAbandonedSubmissionTest, AStateWrittenByThePreviousReleaseLoadsAndContinu
     const std::string text = ReadTestdata(name);
     ASSERT_FALSE(text.empty());
     const nlohmann::json stored = nlohmann::json::parse(text);
-    ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::FromJson(stored));
+    ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::FromJson(stored));
     EXPECT_EQ(optimizer.ToJson(), stored);
     ASSERT_FALSE(optimizer.in_flight().empty());
     const int64_t first = optimizer.in_flight().begin()->first;

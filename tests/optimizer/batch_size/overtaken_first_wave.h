@@ -11,6 +11,7 @@
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
 #include "tests/optimizer/batch_size/five_sizes_config.h"
+#include "tests/optimizer/batch_size/policy_under_test.h"
 
 namespace zeus::testing {
 
@@ -20,15 +21,15 @@ namespace zeus::testing {
 // 2 at 16, 3 at 24): the lowest cost fell under the step and the others,
 // and 32's curve is the reference. 128 has not reported.
 struct Overtaken {
-  BatchSizeOptimizer optimizer;
+  PolicyUnderTest optimizer;
   Trial step, up, deeper;
 };
 
 inline Overtaken OvertakeTheFirstWave() {
-  StatusOr<BatchSizeOptimizer> created =
-      BatchSizeOptimizer::Create(FiveSizesConfig(BatchSizePolicy::kSwarm));
+  StatusOr<PolicyUnderTest> created =
+      PolicyUnderTest::Create(FiveSizesConfig(BatchSizePolicyKind::kSwarm));
   EXPECT_TRUE(created.ok()) << created.status();
-  BatchSizeOptimizer optimizer = std::move(*created);
+  PolicyUnderTest optimizer = std::move(*created);
   const Trial step = optimizer.NextTrial();
   const Trial down = optimizer.NextTrial();
   const Trial up = optimizer.NextTrial();

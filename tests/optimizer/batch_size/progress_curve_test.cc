@@ -12,6 +12,7 @@
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
 #include "tests/optimizer/batch_size/five_sizes_config.h"
+#include "tests/optimizer/batch_size/policy_under_test.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
@@ -73,7 +74,7 @@ TEST(ProgressCurveTest, JsonRoundTripAndStrictParsing) {
 
 // Reports trial `trial` after epochs of cost 10 each, with `progress` after
 // each, then its result.
-void RunWithCurve(BatchSizeOptimizer& optimizer, const Trial& trial,
+void RunWithCurve(PolicyUnderTest& optimizer, const Trial& trial,
                   const std::vector<double>& progress, bool reached) {
   double cost = 0;
   for (double p : progress) {
@@ -85,8 +86,7 @@ void RunWithCurve(BatchSizeOptimizer& optimizer, const Trial& trial,
 
 // A failed probe of `batch_size` counted at its whole bound `bound`:
 // censored at it, and one observation of -bound.
-void ExpectCensoredAtItsWholeBound(const BatchSizeOptimizer& optimizer, int batch_size,
-                                   double bound) {
+void ExpectCensoredAtItsWholeBound(const PolicyUnderTest& optimizer, int batch_size, double bound) {
   EXPECT_EQ(optimizer.censored().at(batch_size), bound);
   bool found = false;
   for (const ArmState& arm : optimizer.ArmStates()) {
@@ -100,8 +100,8 @@ void ExpectCensoredAtItsWholeBound(const BatchSizeOptimizer& optimizer, int batc
 
 TEST(ProgressCurveTest, FrugalProbesAreHeldToTheReferenceCurveAtTheirBoundsMultiple) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer optimizer,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
+      PolicyUnderTest optimizer,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kFrugal)));
   const Trial first = optimizer.NextTrial();           // The default, 64.
   RunWithCurve(optimizer, first, {1, 2, 3, 4}, true);  // Reached at cost 40.
   EXPECT_EQ(optimizer.reference_progress(),
@@ -137,8 +137,8 @@ TEST(ProgressCurveTest, AProbeTheCurveStoppedEndsItsDirectionWhateverItsPatience
   for (const bool learned_slower : {false, true}) {
     SCOPED_TRACE(learned_slower ? "curve stop" : "near miss");
     ZEUS_ASSERT_OK_AND_ASSIGN(
-        BatchSizeOptimizer optimizer,
-        BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
+        PolicyUnderTest optimizer,
+        PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kFrugal)));
     RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);  // 64 at 40.
     const Trial step = optimizer.NextTrial();                            // 32.
     ASSERT_EQ(step.batch_size, 32);
@@ -175,8 +175,8 @@ TEST(ProgressCurveTest, AProbeTheCurveStoppedEndsItsDirectionWhateverItsPatience
 // the walk reaches its size, through the stored state.
 TEST(ProgressCurveTest, ASpeculativeCurveStopEndsTheDirectionWhenTheWalkReachesIt) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer optimizer,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kSwarm)));
+      PolicyUnderTest optimizer,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kSwarm)));
   const Trial first = optimizer.NextTrial();   // 64.
   const Trial down = optimizer.NextTrial();    // Speculative 32.
   const Trial up = optimizer.NextTrial();      // Speculative 128.
@@ -193,14 +193,14 @@ TEST(ProgressCurveTest, ASpeculativeCurveStopEndsTheDirectionWhenTheWalkReachesI
 
   const nlohmann::json state = optimizer.ToJson();
   EXPECT_EQ(state["speculative_results"][0]["learned_slower"], true);
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored, BatchSizeOptimizer::FromJson(state));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest restored, PolicyUnderTest::FromJson(state));
   EXPECT_EQ(restored.ToJson(), state);
   nlohmann::json reached = state;
   reached["speculative_results"][0]["reached_target"] = true;
   nlohmann::json not_bool = state;
   not_bool["speculative_results"][0]["learned_slower"] = "yes";
   for (const nlohmann::json& bad : {reached, not_bool}) {
-    const StatusOr<BatchSizeOptimizer> refused = BatchSizeOptimizer::FromJson(bad);
+    const StatusOr<PolicyUnderTest> refused = PolicyUnderTest::FromJson(bad);
     EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(refused.status().message().find("learned_slower"), std::string::npos)
         << refused.status();
@@ -215,8 +215,8 @@ TEST(ProgressCurveTest, ASpeculativeCurveStopEndsTheDirectionWhenTheWalkReachesI
 // the walk there and runs on as a concurrent run to finish its submission.
 TEST(ProgressCurveTest, ANearMissFailsTheWalkAndRunsOnToTheRunOnBound) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer optimizer,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
+      PolicyUnderTest optimizer,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kFrugal)));
   RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);  // 64 at 40.
   const Trial probe = optimizer.NextTrial();                           // 32, bound 50.
   ASSERT_EQ(probe, (Trial{2, 32, TrialKind::kExploration}));
@@ -246,7 +246,7 @@ TEST(ProgressCurveTest, ANearMissFailsTheWalkAndRunsOnToTheRunOnBound) {
   EXPECT_EQ(next, (Trial{3, 128, TrialKind::kExploration}));
 
   const nlohmann::json state = optimizer.ToJson();
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored, BatchSizeOptimizer::FromJson(state));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest restored, PolicyUnderTest::FromJson(state));
   EXPECT_EQ(restored.ToJson(), state);
   EXPECT_EQ(restored.EarlyStopThreshold(probe.trial_number), 80.0);
   // It finishes at 58: an observation of 32, not a new lowest cost.
@@ -255,8 +255,8 @@ TEST(ProgressCurveTest, ANearMissFailsTheWalkAndRunsOnToTheRunOnBound) {
 
   // zeus never runs on; nor does a concurrent run.
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer zeus,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kZeus)));
+      PolicyUnderTest zeus,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kZeus)));
   RunWithCurve(zeus, zeus.NextTrial(), {1, 2, 3, 4}, true);
   EXPECT_EQ(zeus.RunOnBound(zeus.NextTrial().trial_number, 3), std::nullopt);
   EXPECT_EQ(restored.RunOnBound(restored.NextTrial().trial_number, 3), std::nullopt);
@@ -265,8 +265,8 @@ TEST(ProgressCurveTest, ANearMissFailsTheWalkAndRunsOnToTheRunOnBound) {
 // swarm: a speculative run that runs on leaves its failure for the walk.
 TEST(ProgressCurveTest, ASpeculativeNearMissLeavesAFailureForTheWalk) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer optimizer,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kSwarm)));
+      PolicyUnderTest optimizer,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kSwarm)));
   const Trial first = optimizer.NextTrial();  // 64.
   optimizer.NextTrial();                      // Speculative 32.
   const Trial up = optimizer.NextTrial();     // Speculative 128.
@@ -289,12 +289,11 @@ TEST(ProgressCurveTest, ASpeculativeNearMissLeavesAFailureForTheWalk) {
   }
   ASSERT_NE(entry, nullptr);
   EXPECT_EQ((*entry)["ran_on"], true);
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer loaded, BatchSizeOptimizer::FromJson(state));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest loaded, PolicyUnderTest::FromJson(state));
   EXPECT_EQ(loaded.RestartThreshold(up.trial_number), std::nullopt);
   nlohmann::json handed_out = state;
   for (nlohmann::json& e : handed_out["in_flight"]) e.erase("ran_on");
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer concurrent,
-                            BatchSizeOptimizer::FromJson(handed_out));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest concurrent, PolicyUnderTest::FromJson(handed_out));
   EXPECT_EQ(concurrent.RestartThreshold(up.trial_number), 90.0 - 40.0);
   // Only a concurrent trial runs on.
   nlohmann::json bad = state;
@@ -306,7 +305,7 @@ TEST(ProgressCurveTest, ASpeculativeNearMissLeavesAFailureForTheWalk) {
     }
   }
   ASSERT_GT(others, 0);
-  const StatusOr<BatchSizeOptimizer> refused = BatchSizeOptimizer::FromJson(bad);
+  const StatusOr<PolicyUnderTest> refused = PolicyUnderTest::FromJson(bad);
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("ran_on"), std::string::npos) << refused.status();
 }
@@ -317,8 +316,8 @@ TEST(ProgressCurveTest, ASpeculativeNearMissLeavesAFailureForTheWalk) {
 // that got to its progress slower than the new curve allows.
 TEST(ProgressCurveTest, CheckInsJudgeTheCurveBeforeTheFirstReportAndOnceItChanged) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer optimizer,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
+      PolicyUnderTest optimizer,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kFrugal)));
   RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);  // 64 at cost 40.
   const Trial probe = optimizer.NextTrial();                           // 32, whole bound 50.
   ASSERT_EQ(probe.kind, TrialKind::kExploration);
@@ -344,9 +343,9 @@ TEST(ProgressCurveTest, CheckInsJudgeTheCurveBeforeTheFirstReportAndOnceItChange
   nlohmann::json behind = optimizer.ToJson();
   ASSERT_EQ(behind["trial_progress"][0]["curve"], nlohmann::json::parse("[[10, 1]]"));
   behind["trial_progress"][0]["curve"] = nlohmann::json::parse("[[13, 1]]");
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored, BatchSizeOptimizer::FromJson(behind));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest restored, PolicyUnderTest::FromJson(behind));
   EXPECT_EQ(restored.CheckInThreshold(probe.trial_number), 12.5);
-  ZEUS_ASSERT_OK_AND_ASSIGN(restored, BatchSizeOptimizer::FromJson(restored.ToJson()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(restored, PolicyUnderTest::FromJson(restored.ToJson()));
   EXPECT_EQ(restored.CheckInThreshold(probe.trial_number), 12.5);
   // Its next report is judged against the new curve; check-ins after it,
   // against the whole bound again, before and after a round trip.
@@ -354,13 +353,13 @@ TEST(ProgressCurveTest, CheckInsJudgeTheCurveBeforeTheFirstReportAndOnceItChange
   EXPECT_EQ(optimizer.CheckInThreshold(probe.trial_number), 25.0);
   const nlohmann::json state = optimizer.ToJson();
   ASSERT_EQ(state["trial_progress"][0]["curve_at_report"], nlohmann::json({20.0, 1.25}));
-  ZEUS_ASSERT_OK_AND_ASSIGN(restored, BatchSizeOptimizer::FromJson(state));
+  ZEUS_ASSERT_OK_AND_ASSIGN(restored, PolicyUnderTest::FromJson(state));
   EXPECT_EQ(restored.CheckInThreshold(probe.trial_number), 25.0);
   for (const nlohmann::json& key : {nlohmann::json({20.0}), nlohmann::json({20.0, 0.0}),
                                     nlohmann::json({-1.0, 1.25}), nlohmann::json("x")}) {
     nlohmann::json bad = state;
     bad["trial_progress"][0]["curve_at_report"] = key;
-    const StatusOr<BatchSizeOptimizer> refused = BatchSizeOptimizer::FromJson(bad);
+    const StatusOr<PolicyUnderTest> refused = PolicyUnderTest::FromJson(bad);
     EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << key;
     EXPECT_NE(refused.status().message().find("curve_at_report"), std::string::npos)
         << refused.status();
@@ -371,8 +370,8 @@ TEST(ProgressCurveTest, CheckInsJudgeTheCurveBeforeTheFirstReportAndOnceItChange
 // curve allows at no progress: it counts at its whole bound, as a curve stop.
 TEST(ProgressCurveTest, AProbeStoppedBeforeItsFirstReportLearnedSlower) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer optimizer,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
+      PolicyUnderTest optimizer,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kFrugal)));
   RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);
   const Trial probe = optimizer.NextTrial();
   ZEUS_ASSERT_OK(optimizer.ReportResult(probe.trial_number, 13, false));  // Past 12.5.
@@ -381,8 +380,8 @@ TEST(ProgressCurveTest, AProbeStoppedBeforeItsFirstReportLearnedSlower) {
 
 TEST(ProgressCurveTest, ANewLowestCostBringsItsCurveOrNone) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer optimizer,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kSwarm)));
+      PolicyUnderTest optimizer,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kSwarm)));
   RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2}, true);  // 64 at cost 20.
   const Trial probe = optimizer.NextTrial();
   RunWithCurve(optimizer, probe, {2}, true);  // 32 at cost 10: the new reference.
@@ -395,8 +394,8 @@ TEST(ProgressCurveTest, ANewLowestCostBringsItsCurveOrNone) {
 
 TEST(ProgressCurveTest, ZeusRecordsNothingAndIsHeldToTheWholeBound) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer optimizer,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kZeus)));
+      PolicyUnderTest optimizer,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kZeus)));
   RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);
   EXPECT_TRUE(optimizer.reference_progress().empty());
   const Trial probe = optimizer.NextTrial();
@@ -410,13 +409,13 @@ TEST(ProgressCurveTest, ZeusRecordsNothingAndIsHeldToTheWholeBound) {
 
 TEST(ProgressCurveTest, CurvesSurviveTheStateAndBadOnesAreRefused) {
   ZEUS_ASSERT_OK_AND_ASSIGN(
-      BatchSizeOptimizer optimizer,
-      BatchSizeOptimizer::Create(testing::FiveSizesConfig(BatchSizePolicy::kFrugal)));
+      PolicyUnderTest optimizer,
+      PolicyUnderTest::Create(testing::FiveSizesConfig(BatchSizePolicyKind::kFrugal)));
   RunWithCurve(optimizer, optimizer.NextTrial(), {1, 2, 3, 4}, true);
   const Trial probe = optimizer.NextTrial();
   ZEUS_ASSERT_OK(optimizer.RecordProgress(probe.trial_number, 10, 1));
   const nlohmann::json state = optimizer.ToJson();
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored, BatchSizeOptimizer::FromJson(state));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest restored, PolicyUnderTest::FromJson(state));
   EXPECT_EQ(restored.ToJson(), state);
   EXPECT_EQ(restored.reference_progress(), optimizer.reference_progress());
   EXPECT_EQ(restored.BestProgress(probe.trial_number), 1.0);
@@ -428,7 +427,7 @@ TEST(ProgressCurveTest, CurvesSurviveTheStateAndBadOnesAreRefused) {
   nlohmann::json zeus = state;
   zeus["config"].erase("policy");
   for (const nlohmann::json& bad : {not_in_flight, decreasing, zeus}) {
-    const StatusOr<BatchSizeOptimizer> refused = BatchSizeOptimizer::FromJson(bad);
+    const StatusOr<PolicyUnderTest> refused = PolicyUnderTest::FromJson(bad);
     EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(refused.status().message().find("progress"), std::string::npos) << refused.status();
   }

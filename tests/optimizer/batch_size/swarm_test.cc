@@ -1,4 +1,4 @@
-// BatchSizePolicy::kSwarm: frugal plus speculative steps on concurrent
+// BatchSizePolicyKind::kSwarm: frugal plus speculative steps on concurrent
 // submissions, with results accepted in any order.
 
 #include <algorithm>
@@ -11,17 +11,18 @@
 #include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
 #include "tests/optimizer/batch_size/five_sizes_config.h"
+#include "tests/optimizer/batch_size/policy_under_test.h"
 #include "tests/testing/temp_dir.h"
 
 namespace zeus {
 namespace {
 
-BatchSizeOptimizerConfig SwarmConfig(BatchSizePolicy policy = BatchSizePolicy::kSwarm) {
+BatchSizeOptimizerConfig SwarmConfig(BatchSizePolicyKind policy = BatchSizePolicyKind::kSwarm) {
   return testing::FiveSizesConfig(policy);
 }
 
 // Sequential recurrences with fixed outcomes; returns the sizes handed out.
-std::vector<int> SwarmRunSequential(BatchSizeOptimizer& optimizer, int n) {
+std::vector<int> SwarmRunSequential(PolicyUnderTest& optimizer, int n) {
   static const std::map<int, std::pair<double, bool>> outcomes = {
       {8, {50, false}}, {16, {30, true}}, {32, {10, true}}, {64, {20, true}}, {128, {90, false}}};
   std::vector<int> sizes;
@@ -35,14 +36,14 @@ std::vector<int> SwarmRunSequential(BatchSizeOptimizer& optimizer, int n) {
 }
 
 // Expects `optimizer` to hand out `trials` next, in order.
-void ExpectNextTrials(BatchSizeOptimizer& optimizer, const std::vector<Trial>& trials) {
+void ExpectNextTrials(PolicyUnderTest& optimizer, const std::vector<Trial>& trials) {
   for (const Trial& trial : trials) EXPECT_EQ(optimizer.NextTrial(), trial);
 }
 
 TEST(BatchSizeOptimizerSwarmTest, OneTrialAtATimeIsFrugalsSequence) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer swarm, BatchSizeOptimizer::Create(SwarmConfig()));
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer frugal,
-                            BatchSizeOptimizer::Create(SwarmConfig(BatchSizePolicy::kFrugal)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest swarm, PolicyUnderTest::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest frugal,
+                            PolicyUnderTest::Create(SwarmConfig(BatchSizePolicyKind::kFrugal)));
   EXPECT_EQ(SwarmRunSequential(swarm, 80), SwarmRunSequential(frugal, 80));
   nlohmann::json swarm_state = swarm.ToJson();
   nlohmann::json frugal_state = frugal.ToJson();
@@ -53,8 +54,7 @@ TEST(BatchSizeOptimizerSwarmTest, OneTrialAtATimeIsFrugalsSequence) {
 }
 
 TEST(BatchSizeOptimizerSwarmTest, ConcurrentTrialsTakeTheWalksNextSizesUnderTheTightBound) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(SwarmConfig()));
   const Trial first = optimizer.NextTrial();
   EXPECT_EQ(first, (Trial{1, 64, TrialKind::kExploration}));
   // The first wave: the default's step has not reported, so both directions
@@ -83,7 +83,7 @@ TEST(BatchSizeOptimizerSwarmTest, ConcurrentTrialsTakeTheWalksNextSizesUnderTheT
 
   // Once the default's step has shown a smaller size cheaper, the up
   // direction is no longer speculated on.
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer down, BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest down, PolicyUnderTest::Create(SwarmConfig()));
   ZEUS_ASSERT_OK(down.ReportResult(down.NextTrial().trial_number, 20.0, true));
   EXPECT_EQ(down.NextTrial(), (Trial{2, 32, TrialKind::kExploration}));
   EXPECT_EQ(down.NextTrial(), (Trial{3, 16, TrialKind::kSpeculative}));
@@ -94,7 +94,7 @@ TEST(BatchSizeOptimizerSwarmTest, ConcurrentTrialsTakeTheWalksNextSizesUnderTheT
 
   BatchSizeOptimizerConfig off = SwarmConfig();
   off.beta.reset();
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer unbounded, BatchSizeOptimizer::Create(off));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest unbounded, PolicyUnderTest::Create(off));
   unbounded.NextTrial();
   // Without early stopping nothing would bound a speculative run, in the
   // first wave or later.
@@ -105,8 +105,7 @@ TEST(BatchSizeOptimizerSwarmTest, ConcurrentTrialsTakeTheWalksNextSizesUnderTheT
 }
 
 TEST(BatchSizeOptimizerSwarmTest, NoSpeculationPastAStepThatDidNotBeatTheBest) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(SwarmConfig()));
   ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
   ASSERT_EQ(optimizer.NextTrial(), (Trial{2, 32, TrialKind::kExploration}));
   ASSERT_EQ(optimizer.NextTrial(), (Trial{3, 16, TrialKind::kSpeculative}));
@@ -124,8 +123,7 @@ TEST(BatchSizeOptimizerSwarmTest, NoSpeculationPastAStepThatDidNotBeatTheBest) {
 }
 
 TEST(BatchSizeOptimizerSwarmTest, ResultsInAnyOrderAreJudgedWhenTheWalkReachesThem) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(SwarmConfig()));
   ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
   const Trial step = optimizer.NextTrial();  // 32
   const Trial s16 = optimizer.NextTrial();
@@ -159,8 +157,7 @@ TEST(BatchSizeOptimizerSwarmTest, ResultsInAnyOrderAreJudgedWhenTheWalkReachesTh
 }
 
 TEST(BatchSizeOptimizerSwarmTest, ASpeculativeRunAboveTheBoundKnownAtReportIsAFailure) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(SwarmConfig()));
   ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
   const Trial step = optimizer.NextTrial();  // 32
   const Trial s16 = optimizer.NextTrial();
@@ -175,8 +172,7 @@ TEST(BatchSizeOptimizerSwarmTest, ASpeculativeRunAboveTheBoundKnownAtReportIsAFa
 }
 
 TEST(BatchSizeOptimizerSwarmTest, ASpeculativeRunTheWalkCanNoLongerReachStopsAtItsNextReport) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(SwarmConfig()));
   ExpectNextTrials(optimizer, {{1, 64, TrialKind::kExploration},
                                {2, 32, TrialKind::kSpeculative},
                                {3, 128, TrialKind::kSpeculative},
@@ -214,8 +210,7 @@ TEST(BatchSizeOptimizerSwarmTest, ASpeculativeRunTheWalkCanNoLongerReachStopsAtI
 // there (its size's mean cost less the lowest cost), and that stop is no
 // observation of its size.
 TEST(BatchSizeOptimizerSwarmTest, AConcurrentRunRestartsWhileFinishingCostsMoreThanTheCheaperSize) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(SwarmConfig()));
   ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
   ExpectNextTrials(optimizer, {{2, 32, TrialKind::kExploration},
                                {3, 16, TrialKind::kSpeculative},
@@ -237,12 +232,12 @@ TEST(BatchSizeOptimizerSwarmTest, AConcurrentRunRestartsWhileFinishingCostsMoreT
   ZEUS_ASSERT_OK(optimizer.ReportResult(7, 30.0, false));
   EXPECT_DOUBLE_EQ(*optimizer.RestartThreshold(8), 25.0 - 12.0);
   const nlohmann::json state = optimizer.ToJson();
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer restored, BatchSizeOptimizer::FromJson(state));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest restored, PolicyUnderTest::FromJson(state));
   EXPECT_DOUBLE_EQ(*restored.RestartThreshold(8), 13.0);
 
   // frugal's concurrent runs finish whatever is found meanwhile.
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer frugal,
-                            BatchSizeOptimizer::Create(SwarmConfig(BatchSizePolicy::kFrugal)));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest frugal,
+                            PolicyUnderTest::Create(SwarmConfig(BatchSizePolicyKind::kFrugal)));
   ZEUS_ASSERT_OK(frugal.ReportResult(frugal.NextTrial().trial_number, 20.0, true));
   const Trial step = frugal.NextTrial();
   const Trial concurrent = frugal.NextTrial();
@@ -252,8 +247,7 @@ TEST(BatchSizeOptimizerSwarmTest, AConcurrentRunRestartsWhileFinishingCostsMoreT
 }
 
 TEST(BatchSizeOptimizerSwarmTest, AStepOutbidByASizeFurtherAlongDoesNotEndTheDirection) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(SwarmConfig()));
   ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
   const Trial step = optimizer.NextTrial();  // 32
   const Trial s16 = optimizer.NextTrial();
@@ -284,7 +278,7 @@ TEST(BatchSizeOptimizerSwarmTest, AStepOutbidByASizeFurtherAlongDoesNotEndTheDir
 TEST(BatchSizeOptimizerSwarmTest, TheSizeOfTheLowestCostKnownIsNeverLostByTheWalk) {
   BatchSizeOptimizerConfig config = SwarmConfig();
   config.batch_sizes = {16, 32, 64, 128, 256, 512};
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer, BatchSizeOptimizer::Create(config));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(config));
   ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
   ExpectNextTrials(optimizer, {{2, 32, TrialKind::kExploration},
                                {3, 16, TrialKind::kSpeculative},
@@ -312,8 +306,7 @@ TEST(BatchSizeOptimizerSwarmTest, TheSizeOfTheLowestCostKnownIsNeverLostByTheWal
 }
 
 TEST(BatchSizeOptimizerSwarmTest, ReportFailureOfASpeculativeTrialLetsTheSizeBeTriedAgain) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(SwarmConfig()));
   ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
   optimizer.NextTrial();
   const Trial s16 = optimizer.NextTrial();
@@ -324,7 +317,7 @@ TEST(BatchSizeOptimizerSwarmTest, ReportFailureOfASpeculativeTrialLetsTheSizeBeT
 
 // Drives two optimizers with the same reports, several in flight, in a fixed
 // scrambled order; returns the trials handed out.
-std::vector<Trial> Scrambled(BatchSizeOptimizer& optimizer, int rounds) {
+std::vector<Trial> Scrambled(PolicyUnderTest& optimizer, int rounds) {
   static const std::map<int, std::pair<double, bool>> outcomes = {
       {8, {13, true}}, {16, {11, true}}, {32, {10, true}}, {64, {20, true}}, {128, {90, false}}};
   std::vector<Trial> trials;
@@ -342,8 +335,7 @@ std::vector<Trial> Scrambled(BatchSizeOptimizer& optimizer, int rounds) {
 }
 
 TEST(BatchSizeOptimizerSwarmTest, StateRoundTripsMidFirstWave) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(SwarmConfig()));
   optimizer.NextTrial();                     // 64, the walk's step
   optimizer.NextTrial();                     // 32, speculative, unbounded
   const Trial s128 = optimizer.NextTrial();  // speculative, reports first
@@ -354,10 +346,10 @@ TEST(BatchSizeOptimizerSwarmTest, StateRoundTripsMidFirstWave) {
   EXPECT_DOUBLE_EQ(*optimizer.EarlyStopThreshold(2), FrugalKnobs::kExplorationBeta * 35.0);
   const nlohmann::json state = optimizer.ToJson();
   ASSERT_TRUE(state.contains("speculative_results"));
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer loaded,
-                            BatchSizeOptimizer::FromJson(nlohmann::json::parse(state.dump())));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest loaded,
+                            PolicyUnderTest::FromJson(nlohmann::json::parse(state.dump())));
   EXPECT_EQ(loaded.ToJson(), state);
-  for (BatchSizeOptimizer* o : {&optimizer, &loaded}) {
+  for (PolicyUnderTest* o : {&optimizer, &loaded}) {
     ZEUS_ASSERT_OK(o->ReportResult(4, 30.0, true));  // 16 before the step
     ZEUS_ASSERT_OK(o->ReportResult(1, 20.0, true));  // the default's step
   }
@@ -366,8 +358,7 @@ TEST(BatchSizeOptimizerSwarmTest, StateRoundTripsMidFirstWave) {
 }
 
 TEST(BatchSizeOptimizerSwarmTest, StateRoundTripsMidSpeculationAndContinuesTheSameSequence) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(SwarmConfig()));
   ZEUS_ASSERT_OK(optimizer.ReportResult(optimizer.NextTrial().trial_number, 20.0, true));
   optimizer.NextTrial();                    // 32, the walk's step
   const Trial s16 = optimizer.NextTrial();  // speculative, reports early
@@ -375,11 +366,11 @@ TEST(BatchSizeOptimizerSwarmTest, StateRoundTripsMidSpeculationAndContinuesTheSa
   ZEUS_ASSERT_OK(optimizer.ReportResult(s16.trial_number, 11.0, true));
   const nlohmann::json state = optimizer.ToJson();
   ASSERT_TRUE(state.contains("speculative_results"));
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer loaded,
-                            BatchSizeOptimizer::FromJson(nlohmann::json::parse(state.dump())));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest loaded,
+                            PolicyUnderTest::FromJson(nlohmann::json::parse(state.dump())));
   EXPECT_EQ(loaded.ToJson(), state);
   EXPECT_EQ(loaded.in_flight(), optimizer.in_flight());
-  for (BatchSizeOptimizer* o : {&optimizer, &loaded}) {
+  for (PolicyUnderTest* o : {&optimizer, &loaded}) {
     ZEUS_ASSERT_OK(o->ReportResult(2, 10.0, true));
     ZEUS_ASSERT_OK(o->ReportResult(4, 90.0, false));
   }
@@ -387,7 +378,7 @@ TEST(BatchSizeOptimizerSwarmTest, StateRoundTripsMidSpeculationAndContinuesTheSa
   EXPECT_EQ(Scrambled(loaded, 30), Scrambled(optimizer, 30));
 
   auto refused = [](nlohmann::json bad, const std::string& detail) {
-    StatusOr<BatchSizeOptimizer> result = BatchSizeOptimizer::FromJson(bad);
+    StatusOr<PolicyUnderTest> result = PolicyUnderTest::FromJson(bad);
     EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument) << bad.dump();
     EXPECT_NE(result.status().message().find(detail), std::string::npos) << result.status();
   };
@@ -411,8 +402,7 @@ TEST(BatchSizeOptimizerSwarmTest, StateRoundTripsMidSpeculationAndContinuesTheSa
 }
 
 TEST(BatchSizeOptimizerSwarmTest, ManyInFlightAnyOrderEndsWithNothingLost) {
-  ZEUS_ASSERT_OK_AND_ASSIGN(BatchSizeOptimizer optimizer,
-                            BatchSizeOptimizer::Create(SwarmConfig()));
+  ZEUS_ASSERT_OK_AND_ASSIGN(PolicyUnderTest optimizer, PolicyUnderTest::Create(SwarmConfig()));
   const std::vector<Trial> trials = Scrambled(optimizer, 20);
   EXPECT_TRUE(optimizer.in_flight().empty());
   EXPECT_FALSE(optimizer.exploring());

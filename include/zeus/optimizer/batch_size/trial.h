@@ -23,7 +23,7 @@ enum class TrialKind {
   // Chosen by Thompson sampling after exploration.
   kBandit,
   // swarm only: launched while an exploration step was in flight, at a size
-  // the walk may try next (BatchSizePolicy::kSwarm).
+  // the walk may try next (BatchSizePolicyKind::kSwarm).
   kSpeculative,
 };
 

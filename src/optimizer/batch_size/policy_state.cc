@@ -1,6 +1,7 @@
-// BatchSizeOptimizer's state as JSON (ToJson, FromJson): the schema a
-// stored job is kept in. Version 1; a state written by any release that
-// wrote version 1 loads (tests/optimizer/batch_size/testdata).
+// A batch-size policy's state as JSON (WalkBanditPolicy::ToJson,
+// LoadBatchSizePolicy): the schema a stored job is kept in. Version 1; a
+// state written by any release that wrote version 1 loads
+// (tests/optimizer/batch_size/testdata).
 
 #include <algorithm>
 #include <limits>
@@ -8,10 +9,12 @@
 #include <set>
 #include <string>
 
-#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
+#include "zeus/optimizer/batch_size/batch_size_policy.h"
 #include "zeus/util/json.h"
 
 #include "src/optimizer/batch_size/int_range.h"
+#include "src/optimizer/batch_size/policy_registry.h"
+#include "src/optimizer/batch_size/walk_bandit_policy.h"
 
 namespace zeus {
 namespace {
@@ -48,7 +51,8 @@ StatusOr<std::map<int, std::vector<double>>> ReadCosts(const JsonFields& state,
 // only), and the bound of a probe that finishes (swarm only). Their curves
 // are ReadProgress's.
 StatusOr<std::map<int64_t, InFlightTrial>> ReadInFlight(const JsonFields& state,
-                                                        const BatchSizeOptimizerConfig& config) {
+                                                        const BatchSizeOptimizerConfig& config,
+                                                        const WalkBanditPolicy::StateKeeps& keeps) {
   ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* entries, state.Array("in_flight"));
   std::map<int64_t, InFlightTrial> in_flight;
   for (size_t i = 0; i < entries->size(); ++i) {
@@ -70,7 +74,7 @@ StatusOr<std::map<int64_t, InFlightTrial>> ReadInFlight(const JsonFields& state,
         std::optional<double> min_cost,
         entry.OptionalDouble("min_cost_at_handout", 0.0, GaussianTs::kMaxAbsReward));
     if (min_cost.has_value()) {
-      if (trial.kind != TrialKind::kConcurrent || config.policy == BatchSizePolicy::kZeus) {
+      if (trial.kind != TrialKind::kConcurrent || !keeps.concurrent_bounds) {
         return entry.Error("min_cost_at_handout",
                            "only a concurrent trial of frugal or swarm records it, not trial " +
                                std::to_string(trial.trial_number) + " (" + kind + ")");
@@ -79,7 +83,7 @@ StatusOr<std::map<int64_t, InFlightTrial>> ReadInFlight(const JsonFields& state,
     }
     ZEUS_ASSIGN_OR_RETURN(std::optional<bool> near_miss, entry.OptionalBool("ran_on"));
     if (near_miss.value_or(false)) {
-      if (trial.kind != TrialKind::kConcurrent || config.policy == BatchSizePolicy::kZeus) {
+      if (trial.kind != TrialKind::kConcurrent || !keeps.concurrent_bounds) {
         return entry.Error("ran_on",
                            "only a concurrent trial of frugal or swarm runs on, not trial " +
                                std::to_string(trial.trial_number) + " (" + kind + ")");
@@ -89,7 +93,7 @@ StatusOr<std::map<int64_t, InFlightTrial>> ReadInFlight(const JsonFields& state,
     ZEUS_ASSIGN_OR_RETURN(std::optional<double> finish,
                           entry.OptionalDouble("finish_bound", 0.0, GaussianTs::kMaxAbsReward));
     if (finish.has_value()) {
-      if (trial.kind == TrialKind::kConcurrent || config.policy != BatchSizePolicy::kSwarm) {
+      if (trial.kind == TrialKind::kConcurrent || !keeps.finishes) {
         return entry.Error("finish_bound",
                            "only a swarm trial that is not concurrent finishes, not trial " +
                                std::to_string(trial.trial_number) + " (" + kind + ")");
@@ -97,6 +101,10 @@ StatusOr<std::map<int64_t, InFlightTrial>> ReadInFlight(const JsonFields& state,
       trial.finish_bound = *finish;
     }
 
+    if (trial.kind == TrialKind::kSpeculative && !keeps.speculation) {
+      return state.Error("in_flight", "speculative trial " + std::to_string(trial.trial_number) +
+                                          ": only the swarm policy speculates");
+    }
     if (!in_flight.emplace(trial.trial_number, trial).second) {
       return entry.Error("trial_number", std::to_string(trial.trial_number) + " appears twice");
     }
@@ -139,17 +147,17 @@ StatusOr<std::map<int, double>> ReadCensored(const JsonFields& state,
 // swarm's speculative results of a stored state: distinct batch sizes, each
 // with a cost in [0, kMaxAbsReward], whether its run reached the target and,
 // optionally, whether the learning curve stopped it.
-StatusOr<std::map<int, BatchSizeOptimizer::SpeculativeResult>> ReadSpeculative(
-    const JsonFields& state, const BatchSizeOptimizerConfig& config) {
+StatusOr<std::map<int, SpeculativeResult>> ReadSpeculative(const JsonFields& state,
+                                                           const BatchSizeOptimizerConfig& config) {
   ZEUS_ASSIGN_OR_RETURN(const nlohmann::json* entries, state.Array("speculative_results"));
-  std::map<int, BatchSizeOptimizer::SpeculativeResult> results;
+  std::map<int, SpeculativeResult> results;
   for (size_t i = 0; i < entries->size(); ++i) {
     ZEUS_ASSIGN_OR_RETURN(JsonFields entry, state.Element("speculative_results", i));
     ZEUS_ASSIGN_OR_RETURN(int64_t batch_size, entry.Int("batch_size", 1, kMaxInt));
     if (!IsBatchSize(config, batch_size)) {
       return entry.Error("batch_size", std::to_string(batch_size) + " is not one of batch_sizes");
     }
-    BatchSizeOptimizer::SpeculativeResult result;
+    SpeculativeResult result;
     ZEUS_ASSIGN_OR_RETURN(result.cost, entry.Double("cost", 0.0, GaussianTs::kMaxAbsReward));
     ZEUS_ASSIGN_OR_RETURN(result.reached_target, entry.Bool("reached_target"));
     ZEUS_ASSIGN_OR_RETURN(std::optional<bool> learned_slower, entry.OptionalBool("learned_slower"));
@@ -167,7 +175,7 @@ StatusOr<std::map<int, BatchSizeOptimizer::SpeculativeResult>> ReadSpeculative(
 
 }  // namespace
 
-nlohmann::json BatchSizeOptimizer::ToJson() const {
+nlohmann::json WalkBanditPolicy::ToJson() const {
   nlohmann::json costs = nlohmann::json::array();
   for (const auto& [batch_size, values] : costs_) {
     costs.push_back({{"batch_size", batch_size}, {"costs", values}});
@@ -232,7 +240,7 @@ nlohmann::json BatchSizeOptimizer::ToJson() const {
 // The explorer waits on at most one trial: `exploration_trial`, in flight as
 // an exploration of the size the explorer is on. Any other exploration in
 // flight would report a cost for a size the explorer is not on.
-Status BatchSizeOptimizer::ValidateExplorationTrial(const JsonFields& state) const {
+Status WalkBanditPolicy::ValidateExplorationTrial(const JsonFields& state) const {
   for (const auto& [number, trial] : in_flight_) {
     if (trial.kind == TrialKind::kExploration && exploration_trial_ != number) {
       return state.Error("in_flight", "exploration trial " + std::to_string(number) +
@@ -257,7 +265,7 @@ Status BatchSizeOptimizer::ValidateExplorationTrial(const JsonFields& state) con
   return Status::Ok();
 }
 
-StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& json) {
+StatusOr<std::unique_ptr<BatchSizePolicy>> LoadBatchSizePolicy(const nlohmann::json& json) {
   ZEUS_ASSIGN_OR_RETURN(JsonFields state, JsonFields::Of(json, kStateContext));
   ZEUS_ASSIGN_OR_RETURN(int64_t version, state.Int("version"));
   if (version != kStateVersion) {
@@ -267,13 +275,18 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
   ZEUS_ASSIGN_OR_RETURN(JsonFields config_json, state.Object("config"));
   ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizerConfig config,
                         BatchSizeOptimizerConfig::FromJson(config_json.object()));
-  BatchSizeOptimizer optimizer(std::move(config));
-  const BatchSizeOptimizerConfig& c = optimizer.config_;
+  std::unique_ptr<WalkBanditPolicy> policy = batch_size_internal::NewPolicy(std::move(config));
+  ZEUS_RETURN_IF_ERROR(policy->LoadState(state));
+  return std::unique_ptr<BatchSizePolicy>(std::move(policy));
+}
 
+Status WalkBanditPolicy::LoadState(const JsonFields& state) {
+  const BatchSizeOptimizerConfig& c = config_;
+  const StateKeeps keeps = Keeps();
   ZEUS_ASSIGN_OR_RETURN(JsonFields rng, state.Object("rng"));
   StatusOr<Rng> restored_rng = Rng::FromJson(rng.object());
   if (!restored_rng.ok()) return restored_rng.status().WithContext(kStateContext);
-  optimizer.rng_ = *restored_rng;
+  rng_ = *restored_rng;
   ZEUS_ASSIGN_OR_RETURN(JsonFields explorer, state.Object("explorer"));
   // The explorer only ever walks the job's own batch sizes (it checks its
   // walks against its candidates).
@@ -285,29 +298,27 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
   }
   StatusOr<PruningExplorer> restored_explorer = PruningExplorer::FromJson(explorer.object());
   if (!restored_explorer.ok()) return restored_explorer.status().WithContext(kStateContext);
-  optimizer.explorer_ = std::move(*restored_explorer);
+  explorer_ = std::move(*restored_explorer);
 
-  ZEUS_ASSIGN_OR_RETURN(optimizer.costs_, ReadCosts(state, c));
-  ZEUS_ASSIGN_OR_RETURN(optimizer.in_flight_, ReadInFlight(state, c));
-  for (auto& [number, trial] : optimizer.in_flight_) trial.may_finish = optimizer.MayFinish(trial);
-  ZEUS_ASSIGN_OR_RETURN(optimizer.next_trial_number_, state.Int("next_trial_number", 1));
-  if (!optimizer.in_flight_.empty() &&
-      optimizer.in_flight_.rbegin()->first >= optimizer.next_trial_number_) {
+  ZEUS_ASSIGN_OR_RETURN(costs_, ReadCosts(state, c));
+  ZEUS_ASSIGN_OR_RETURN(in_flight_, ReadInFlight(state, c, keeps));
+  for (auto& [number, trial] : in_flight_) trial.may_finish = MayFinish(trial);
+  ZEUS_ASSIGN_OR_RETURN(next_trial_number_, state.Int("next_trial_number", 1));
+  if (!in_flight_.empty() && in_flight_.rbegin()->first >= next_trial_number_) {
     return state.Error("next_trial_number", "must exceed every in-flight trial number");
   }
   ZEUS_ASSIGN_OR_RETURN(int64_t best, state.Int("best_batch_size", 1, kMaxInt));
   if (!IsBatchSize(c, best)) {
     return state.Error("best_batch_size", std::to_string(best) + " is not one of batch_sizes");
   }
-  optimizer.best_batch_size_ = static_cast<int>(best);
-  ZEUS_ASSIGN_OR_RETURN(optimizer.exploration_trial_, state.OptionalInt("exploration_trial", 1));
-  ZEUS_RETURN_IF_ERROR(optimizer.ValidateExplorationTrial(state));
-  ZEUS_ASSIGN_OR_RETURN(optimizer.min_cost_,
+  best_batch_size_ = static_cast<int>(best);
+  ZEUS_ASSIGN_OR_RETURN(exploration_trial_, state.OptionalInt("exploration_trial", 1));
+  ZEUS_RETURN_IF_ERROR(ValidateExplorationTrial(state));
+  ZEUS_ASSIGN_OR_RETURN(min_cost_,
                         state.OptionalDouble("min_cost", 0.0, GaussianTs::kMaxAbsReward));
   if (state.Has("bandit")) {
     ZEUS_ASSIGN_OR_RETURN(JsonFields bandit_json, state.Object("bandit"));
-    StatusOr<GaussianTs> bandit =
-        GaussianTs::FromJson(bandit_json.object(), optimizer.BanditConfig());
+    StatusOr<GaussianTs> bandit = GaussianTs::FromJson(bandit_json.object(), BanditConfig());
     if (!bandit.ok()) return bandit.status().WithContext(kStateContext);
     for (const ArmState& arm : bandit->ArmStates()) {
       if (!IsBatchSize(c, arm.batch_size)) {
@@ -315,40 +326,33 @@ StatusOr<BatchSizeOptimizer> BatchSizeOptimizer::FromJson(const nlohmann::json& 
                            "arm " + std::to_string(arm.batch_size) + " is not one of batch_sizes");
       }
     }
-    optimizer.bandit_.emplace(std::move(*bandit));
+    bandit_.emplace(std::move(*bandit));
   }
-  if (optimizer.explorer_.done() != optimizer.bandit_.has_value()) {
+  if (explorer_.done() != bandit_.has_value()) {
     return state.Error("bandit", "must be present exactly when exploration is over");
   }
   if (state.Has("censored")) {
-    if (c.policy == BatchSizePolicy::kZeus) {
+    if (!keeps.censored) {
       return state.Error("censored",
                          "only the frugal policy (and swarm, built on it) censors batch sizes");
     }
-    ZEUS_ASSIGN_OR_RETURN(optimizer.censored_, ReadCensored(state, optimizer.bandit_, c));
-  }
-  for (const auto& [number, trial] : optimizer.in_flight_) {
-    if (trial.kind == TrialKind::kSpeculative && c.policy != BatchSizePolicy::kSwarm) {
-      return state.Error("in_flight", "speculative trial " + std::to_string(number) +
-                                          ": only the swarm policy speculates");
-    }
+    ZEUS_ASSIGN_OR_RETURN(censored_, ReadCensored(state, bandit_, c));
   }
   if (state.Has("speculative_results")) {
-    if (c.policy != BatchSizePolicy::kSwarm) {
+    if (!keeps.speculation) {
       return state.Error("speculative_results", "only the swarm policy speculates");
     }
-    if (optimizer.explorer_.done()) {
+    if (explorer_.done()) {
       return state.Error("speculative_results", "must be absent once exploration is over");
     }
-    ZEUS_ASSIGN_OR_RETURN(optimizer.speculative_results_, ReadSpeculative(state, c));
+    ZEUS_ASSIGN_OR_RETURN(speculative_results_, ReadSpeculative(state, c));
   }
-  ZEUS_RETURN_IF_ERROR(optimizer.ReadProgress(state));
-  return optimizer;
+  return ReadProgress(state);
 }
 
-Status BatchSizeOptimizer::ReadProgress(const JsonFields& state) {
+Status WalkBanditPolicy::ReadProgress(const JsonFields& state) {
   const bool any = state.Has("reference_progress") || state.Has("trial_progress");
-  if (any && !frugal_like()) {
+  if (any && !Keeps().curves) {
     return state.Error(state.Has("reference_progress") ? "reference_progress" : "trial_progress",
                        "only the frugal policy (and swarm, built on it) keeps learning curves");
   }

@@ -1,19 +1,95 @@
-// swarm's rules for concurrent submissions: speculative trials ahead of the
-// walk, the walk fed from their results, the size a concurrent trial
-// follows, a probe that finishes, a concurrent run that restarts.
+#include "src/optimizer/batch_size/swarm_policy.h"
 
 #include <algorithm>
 #include <numeric>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "zeus/core/early_stop.h"
-#include "zeus/optimizer/batch_size/batch_size_optimizer.h"
 
 namespace zeus {
 
-std::optional<int> BatchSizeOptimizer::SpeculativeSize() const {
+SwarmPolicy::SwarmPolicy(BatchSizeOptimizerConfig config)
+    : FrugalPolicy(std::move(config),
+                   WalkKnobs{FrugalKnobs::kNumPruningRounds, FrugalKnobs::kDirectionPatience,
+                             FrugalKnobs::kExplorationBeta}) {}
+
+std::unique_ptr<BatchSizePolicy> SwarmPolicy::Clone() const {
+  return std::make_unique<SwarmPolicy>(*this);
+}
+
+WalkBanditPolicy::StateKeeps SwarmPolicy::Keeps() const {
+  StateKeeps keeps = FrugalPolicy::Keeps();
+  keeps.finishes = true;
+  keeps.speculation = true;
+  return keeps;
+}
+
+bool SwarmPolicy::MayFinish(const InFlightTrial& trial) const {
+  // A concurrent run may be restarted unless it ran on or must finish.
+  if (trial.kind == TrialKind::kConcurrent) return trial.never_restarted;
+  return FrugalPolicy::MayFinish(trial);
+}
+
+std::vector<int> SwarmPolicy::BanditArms() const {
+  // The size of the lowest cost known is an arm even when the walk did not
+  // keep it (its result came from a size the walk never reached).
+  std::vector<int> arms = explorer_.survivors();
+  if (std::find(arms.begin(), arms.end(), best_batch_size_) == arms.end()) {
+    arms.push_back(best_batch_size_);
+  }
+  return arms;
+}
+
+Status SwarmPolicy::TellWalk(int64_t trial_number, int batch_size, TrialKind kind, double cost,
+                             bool reached_target, bool learned_slower) {
+  // A speculative result waits until the walk reaches its size.
+  if (exploration_trial_ != trial_number && kind == TrialKind::kSpeculative && !explorer_.done()) {
+    speculative_results_[batch_size] = {cost, reached_target, learned_slower};
+  }
+  return FrugalPolicy::TellWalk(trial_number, batch_size, kind, cost, reached_target,
+                                learned_slower);
+}
+
+std::optional<double> SwarmPolicy::EarlyStopThreshold(int64_t trial_number) const {
+  // (Also asked of the walk's step just reported, no longer in flight.)
+  auto it = in_flight_.find(trial_number);
+  if (it != in_flight_.end() && it->second.finish_bound.has_value()) {
+    return *it->second.finish_bound;
+  }
+  const bool speculative = it != in_flight_.end() && it->second.kind == TrialKind::kSpeculative;
+  if ((exploration_trial_ == trial_number || speculative) && config_.beta.has_value()) {
+    if (speculative && Orphaned(it->second.batch_size)) {
+      return EarlyStopCostBound(std::min(*config_.beta, SwarmKnobs::kOrphanBeta), min_cost_);
+    }
+    // A step outbid from further along tells the walk nothing more (its
+    // failure would not end the direction): it is only a submission that
+    // needs to finish, held to beta as a concurrent run is.
+    if (exploration_trial_ == trial_number && PassedFurtherAlong()) return EarlyStopThreshold();
+  }
+  return FrugalPolicy::EarlyStopThreshold(trial_number);
+}
+
+std::optional<int64_t> SwarmPolicy::provisional_reference() const {
+  if (min_cost_.has_value() || !exploration_trial_.has_value()) return std::nullopt;
+  if (CurveOf(*exploration_trial_).empty()) return std::nullopt;
+  return *exploration_trial_;
+}
+
+std::optional<double> SwarmPolicy::CurveRatio(int64_t trial_number) const {
+  auto trial = in_flight_.find(trial_number);
+  if (trial != in_flight_.end() && trial->second.finish_bound.has_value()) return std::nullopt;
+  if (min_cost_.has_value()) return FrugalPolicy::CurveRatio(trial_number);
+  // The first wave: a speculative trial is held to the exploration bound's
+  // multiple of the walk's step in flight, its provisional reference.
+  if (!config_.beta.has_value() || !provisional_reference().has_value() ||
+      trial == in_flight_.end() || trial->second.kind != TrialKind::kSpeculative ||
+      Orphaned(trial->second.batch_size)) {
+    return std::nullopt;
+  }
+  return std::min(*config_.beta, FrugalKnobs::kExplorationBeta);
+}
+
+std::optional<int> SwarmPolicy::SpeculativeSize() const {
   // Without early stopping a speculative run of a bad size runs to its end.
   // Before any run has reached the target (the first wave) a speculative run
   // has no whole bound yet, only the walk's step's curve so far
@@ -57,8 +133,7 @@ std::optional<int> BatchSizeOptimizer::SpeculativeSize() const {
   return std::nullopt;
 }
 
-int BatchSizeOptimizer::ConcurrentSize() const {
-  if (config_.policy != BatchSizePolicy::kSwarm) return best_batch_size_;
+int SwarmPolicy::ConcurrentSize() const {
   // A probe that got as far as it has for less than the run of the lowest
   // cost did is a better bet for a run that must reach the target than that
   // size: it is likely cheaper, and its run observes it once more.
@@ -75,23 +150,7 @@ int BatchSizeOptimizer::ConcurrentSize() const {
   return size;
 }
 
-std::optional<double> BatchSizeOptimizer::PaceOf(int64_t trial_number) const {
-  const std::vector<ProgressPoint>& curve = CurveOf(trial_number);
-  if (curve.empty()) return std::nullopt;
-  const ProgressPoint& best = FirstAtBestProgress(curve);
-  // No further than the reference's first point: one early point tells too
-  // little of a pace.
-  if (reference_progress_.empty() || best.progress <= reference_progress_.front().progress) {
-    return std::nullopt;
-  }
-  const std::optional<double> reference =
-      ProgressReachedBound(reference_progress_, best.progress, 1.0);
-  if (!reference.has_value() || !(*reference > 0.0)) return std::nullopt;
-  return best.cost / *reference;
-}
-
-bool BatchSizeOptimizer::PassedFurtherAlong() const {
-  if (config_.policy != BatchSizePolicy::kSwarm) return false;
+bool SwarmPolicy::PassedFurtherAlong() const {
   const std::optional<double> bound = ExplorationBound();
   for (int size : explorer_.AheadInDirection()) {
     auto it = speculative_results_.find(size);
@@ -103,13 +162,12 @@ bool BatchSizeOptimizer::PassedFurtherAlong() const {
   return false;
 }
 
-PruningExplorer::Miss BatchSizeOptimizer::MissOf(bool learned_slower) const {
+PruningExplorer::Miss SwarmPolicy::MissOf(bool learned_slower) const {
   if (PassedFurtherAlong()) return PruningExplorer::Miss::kOutbid;
-  return learned_slower ? PruningExplorer::Miss::kLearnedSlower : PruningExplorer::Miss::kCounts;
+  return FrugalPolicy::MissOf(learned_slower);
 }
 
-Status BatchSizeOptimizer::AdvanceWalk() {
-  if (config_.policy != BatchSizePolicy::kSwarm) return Status::Ok();
+Status SwarmPolicy::AdvanceWalk() {
   while (!explorer_.done() && !exploration_trial_.has_value()) {
     const int size = explorer_.Current();
     auto result = speculative_results_.find(size);
@@ -148,13 +206,11 @@ Status BatchSizeOptimizer::AdvanceWalk() {
   return Status::Ok();
 }
 
-std::optional<double> BatchSizeOptimizer::FinishBound(int64_t trial_number,
-                                                      const ProgressPoint& best,
-                                                      double cost) const {
+std::optional<double> SwarmPolicy::FinishBound(int64_t trial_number, const ProgressPoint& best,
+                                               double cost) const {
   auto it = in_flight_.find(trial_number);
-  if (config_.policy != BatchSizePolicy::kSwarm || it == in_flight_.end() ||
-      !UsableProbe(it->second) || it->second.finish_bound.has_value() || !min_cost_.has_value() ||
-      !(*min_cost_ > 0.0) || reference_progress_.size() < 2) {
+  if (it == in_flight_.end() || !UsableProbe(it->second) || it->second.finish_bound.has_value() ||
+      !min_cost_.has_value() || !(*min_cost_ > 0.0) || reference_progress_.size() < 2) {
     return std::nullopt;
   }
   // Where the reference first got as far, else its last point before the
@@ -168,34 +224,8 @@ std::optional<double> BatchSizeOptimizer::FinishBound(int64_t trial_number,
   return cost + *min_cost_;
 }
 
-Status BatchSizeOptimizer::Finish(int64_t trial_number, const ProgressPoint& best, double cost) {
-  auto it = in_flight_.find(trial_number);
-  if (it == in_flight_.end()) {
-    return NotFoundError("batch size optimizer: trial " + std::to_string(trial_number) +
-                         " is not in flight");
-  }
-  const std::optional<double> finish = FinishBound(trial_number, best, cost);
-  if (!finish.has_value()) {
-    return FailedPreconditionError(
-        "batch size optimizer: trial " + std::to_string(trial_number) + " cannot finish at cost " +
-        nlohmann::json(cost).dump() + " from its point at cost " +
-        nlohmann::json(best.cost).dump() +
-        " (only a swarm probe the walk can use, with a reference curve, whose curve projects it "
-        "to the target for less than the lowest cost more)");
-  }
-  // Its result, when it comes, is the walk's as any probe's.
-  it->second.finish_bound = *finish;
-  return Status::Ok();
-}
-
-std::optional<ProgressPoint> BatchSizeOptimizer::FinishCandidate(int64_t trial_number) const {
-  const std::vector<ProgressPoint>& curve = CurveOf(trial_number);
-  if (curve.empty() || !ChangedCurve(trial_number).has_value()) return std::nullopt;
-  return FirstAtBestProgress(curve);
-}
-
-std::optional<double> BatchSizeOptimizer::RestartThreshold(int64_t trial_number) const {
-  if (config_.policy != BatchSizePolicy::kSwarm || bandit_.has_value() || !min_cost_.has_value()) {
+std::optional<double> SwarmPolicy::RestartThreshold(int64_t trial_number) const {
+  if (bandit_.has_value() || !min_cost_.has_value()) {
     return std::nullopt;
   }
   auto trial = in_flight_.find(trial_number);
@@ -211,12 +241,12 @@ std::optional<double> BatchSizeOptimizer::RestartThreshold(int64_t trial_number)
   return mean - *min_cost_;
 }
 
-bool BatchSizeOptimizer::UsableProbe(const Trial& trial) const {
+bool SwarmPolicy::UsableProbe(const Trial& trial) const {
   return trial.kind == TrialKind::kExploration ||
          (trial.kind == TrialKind::kSpeculative && !Orphaned(trial.batch_size));
 }
 
-bool BatchSizeOptimizer::Orphaned(int batch_size) const {
+bool SwarmPolicy::Orphaned(int batch_size) const {
   if (explorer_.done()) return bandit_.has_value() && !bandit_->HasArm(batch_size);
   return !explorer_.MayTry(batch_size);
 }
