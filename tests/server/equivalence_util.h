@@ -2,9 +2,8 @@
 // of frugal or swarm is recorded (hand-outs and every judgment, with the
 // optimizer's verdict) and replayed against `zeus serve` over HTTP, one
 // request per recorded event; every answer must match. Both sides call the
-// same BatchSizeOptimizer::Judge, so this checks the plumbing (the wire,
-// the store, costs and metrics as the service computes them), not a copy
-// of the rules. Failures are gtest expectations.
+// same BatchSizePolicy::Judge: this checks the plumbing (the wire, the
+// store, costs and metrics), not a copy of the rules.
 
 #ifndef ZEUS_TESTS_SERVER_EQUIVALENCE_UTIL_H_
 #define ZEUS_TESTS_SERVER_EQUIVALENCE_UTIL_H_

@@ -14,8 +14,10 @@
 //     curve's last level before the target when its bound stopped it runs
 //     on to beta as a concurrent run (a near miss).
 //   - A concurrent trial keeps beta x the lowest cost at its hand-out.
-//   - Thompson sampling over the leader and its neighbours, with narrower
-//     samples and kNumExplorations tries per survivor first.
+//   - Thompson sampling over the best size of each basin of costs and its
+//     neighbours, with narrower samples, kNumExplorations tries per survivor
+//     first, and a second run for a candidate whose one run lies within the
+//     leader's own spread.
 //   - From try kMaxStoppableTries + 1 on, a submission's trial during the
 //     walk is a concurrent one at the best size: it may finish.
 //
@@ -50,9 +52,10 @@ struct FrugalKnobs {
   static constexpr int kDirectionPatience = 2;
   // Tries per survivor before Thompson sampling (Zeus: 2).
   static constexpr int kNumExplorations = 1;
-  // The bandit samples only the leader and its neighbours; a neighbour seen
-  // once gets a second run when its run cost at most the leader's dearest
-  // run and at most this many standard deviations above the leader's mean
+  // The bandit samples only the best size of each basin of costs (the
+  // leader's, and another when costs are not unimodal) and their
+  // neighbours; one of them seen once gets a second run when its run cost
+  // at most this many standard deviations above the leader's dearest run
   // (GaussianTsConfig::second_look_sigmas).
   static constexpr double kSecondLookSigmas = 1.0;
   // The bandit's Thompson samples are drawn with this x each arm's posterior

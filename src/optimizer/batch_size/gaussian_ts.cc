@@ -95,21 +95,33 @@ std::optional<size_t> GaussianTs::Leader() const {
   return leader;
 }
 
-int GaussianTs::SecondLook(size_t leader, const std::set<int>* pending) const {
-  const std::deque<double>& leader_rewards = observations_.at(arms_[leader]);
-  // Rewards are -cost: the dearest run has the smallest reward, and the
-  // bound is the higher (cheaper) of it and mean - sigmas x stddev. Refit's
+std::vector<size_t> GaussianTs::LocalBests() const {
+  std::vector<size_t> observed;
+  for (size_t i = 0; i < arms_.size(); ++i) {
+    if (!observations_.at(arms_[i]).empty()) observed.push_back(i);
+  }
+  std::vector<size_t> bests;
+  for (size_t k = 0; k < observed.size(); ++k) {
+    const double mean = beliefs_.at(arms_[observed[k]]).mean;
+    if ((k == 0 || mean > beliefs_.at(arms_[observed[k - 1]]).mean) &&
+        (k + 1 == observed.size() || mean > beliefs_.at(arms_[observed[k + 1]]).mean)) {
+      bests.push_back(observed[k]);
+    }
+  }
+  return bests;
+}
+
+int GaussianTs::SecondLook(size_t leader, const std::set<size_t>& candidates,
+                           const std::set<int>* pending) const {
+  // Rewards are -cost: the dearest run has the smallest reward. Refit's
   // reward precision is 1 / the runs' population variance (infinite for
   // equal runs).
-  const double mean = std::accumulate(leader_rewards.begin(), leader_rewards.end(), 0.0) /
-                      static_cast<double>(leader_rewards.size());
+  const std::deque<double>& leader_rewards = observations_.at(arms_[leader]);
   const double reward_precision = beliefs_.at(arms_[leader]).reward_precision;
   const double stddev = std::isinf(reward_precision) ? 0.0 : 1.0 / std::sqrt(reward_precision);
-  const double bound_reward =
-      std::max(*std::min_element(leader_rewards.begin(), leader_rewards.end()),
-               mean - config_.second_look_sigmas * stddev);
-  for (size_t i : {leader - 1, leader + 1}) {  // leader - 1 wraps past the end at 0.
-    if (i >= arms_.size()) continue;
+  const double bound_reward = *std::min_element(leader_rewards.begin(), leader_rewards.end()) -
+                              config_.second_look_sigmas * stddev;
+  for (size_t i : candidates) {
     const int arm = arms_[i];
     if (observations_.at(arm).size() != 1) continue;
     if (pending != nullptr && pending->count(arm) > 0) continue;
@@ -137,20 +149,28 @@ int GaussianTs::Predict(Rng& rng, const std::map<int, double>* censored,
       return arm;
     }
   }
-  // The candidates are arms_[first..last]: every arm, or in unimodal mode
-  // the leader and its neighbours.
-  size_t first = 0;
-  size_t last = arms_.size() - 1;
+  // The candidates: every arm, or in unimodal mode the best arm of each
+  // basin of the posterior means (the leader's, and any other) with its
+  // neighbours.
+  std::vector<size_t> candidates(arms_.size());
+  std::iota(candidates.begin(), candidates.end(), size_t{0});
   if (config_.unimodal) {
     if (std::optional<size_t> leader = Leader(); leader.has_value()) {
-      if (int arm = SecondLook(*leader, pending); arm >= 0) return arm;
-      first = *leader == 0 ? 0 : *leader - 1;
-      last = std::min(*leader + 1, last);
+      std::set<size_t> near;
+      std::vector<size_t> bests = LocalBests();
+      bests.push_back(*leader);
+      for (size_t best : bests) {
+        for (size_t i = best == 0 ? 0 : best - 1; i <= std::min(best + 1, arms_.size() - 1); ++i) {
+          near.insert(i);
+        }
+      }
+      if (int arm = SecondLook(*leader, near, pending); arm >= 0) return arm;
+      candidates.assign(near.begin(), near.end());
     }
   }
-  int best_arm = arms_[first];
+  int best_arm = arms_[candidates.front()];
   double best_sample = -std::numeric_limits<double>::infinity();
-  for (size_t i = first; i <= last; ++i) {
+  for (size_t i : candidates) {
     const int arm = arms_[i];
     double sample = 0.0;
     if (std::optional<double> bound = censored_cost(arm); bound.has_value()) {

@@ -130,7 +130,7 @@ TEST(GaussianTsTest, UnimodalGivesANeighbourSeenOnceASecondRun) {
   for (double r : {-10.0, -12.0}) ZEUS_ASSERT_OK(bandit.Observe(16, r));  // Leader, dearest 12.
   ZEUS_ASSERT_OK(bandit.Observe(8, -11.9));    // Seen once, within 12: owed a second run.
   ZEUS_ASSERT_OK(bandit.Observe(32, -11.95));  // Also owed; 8 comes first.
-  ZEUS_ASSERT_OK(bandit.Observe(64, -11.0));   // Not a neighbour of 16.
+  ZEUS_ASSERT_OK(bandit.Observe(64, -12.5));  // Neither a neighbour of 16 nor a basin's best.
   Rng rng(7);
   EXPECT_EQ(bandit.Predict(rng), 8);
   // A run of 8 already handed out: the next second look is 32's.
@@ -165,25 +165,47 @@ TEST(GaussianTsTest, UnimodalSecondLookOnlyWithinTheLeadersDearestRun) {
   EXPECT_GT(picks[16], 150);
 }
 
-TEST(GaussianTsTest, UnimodalSecondLookBoundDoesNotGrowWithTheLeadersRuns) {
+TEST(GaussianTsTest, UnimodalSecondLookWithinTheLeadersSpread) {
   GaussianTs bandit({8, 16, 32}, Unimodal());
-  // Mean 12, population standard deviation 4: the bound is 16, not the
-  // dearest run (20), which only drifts up as the leader runs more.
+  // Dearest run 20, population standard deviation 4: a run up to 24 is
+  // within the leader's own spread.
   for (double r : {-10.0, -10.0, -10.0, -10.0, -20.0}) ZEUS_ASSERT_OK(bandit.Observe(16, r));
-  ZEUS_ASSERT_OK(bandit.Observe(8, -18.0));   // Within the dearest run, beyond mean + 1 sd.
-  ZEUS_ASSERT_OK(bandit.Observe(32, -15.0));  // Within both: owed.
+  ZEUS_ASSERT_OK(bandit.Observe(8, -25.0));   // Beyond it.
+  ZEUS_ASSERT_OK(bandit.Observe(32, -23.0));  // Within it: owed.
   Rng rng(4);
   EXPECT_EQ(bandit.Predict(rng), 32);
-  // With the band widened to 2 standard deviations (20), 8 is owed first.
+  // With the band widened to 2 standard deviations (28), 8 is owed first.
   GaussianTsConfig wide = Unimodal();
   wide.second_look_sigmas = 2.0;
   GaussianTs wide_bandit({8, 16, 32}, wide);
   for (double r : {-10.0, -10.0, -10.0, -10.0, -20.0}) {
     ZEUS_ASSERT_OK(wide_bandit.Observe(16, r));
   }
-  ZEUS_ASSERT_OK(wide_bandit.Observe(8, -18.0));
-  ZEUS_ASSERT_OK(wide_bandit.Observe(32, -15.0));
+  ZEUS_ASSERT_OK(wide_bandit.Observe(8, -25.0));
+  ZEUS_ASSERT_OK(wide_bandit.Observe(32, -23.0));
   EXPECT_EQ(wide_bandit.Predict(rng), 8);
+}
+
+TEST(GaussianTsTest, UnimodalAlsoSamplesTheBestOfAnotherBasin) {
+  // Costs with two basins: 8 (the leader) and 64, whose one run was dear.
+  GaussianTs bandit({8, 16, 32, 64, 128}, Unimodal());
+  for (double r : {-10.0, -13.0}) ZEUS_ASSERT_OK(bandit.Observe(8, r));  // Dearest 13, sd 1.5.
+  ZEUS_ASSERT_OK(bandit.Observe(16, -14.0));   // Leader's neighbour, within 14.5: owed.
+  ZEUS_ASSERT_OK(bandit.Observe(32, -16.0));   // Beyond the leader's spread.
+  ZEUS_ASSERT_OK(bandit.Observe(64, -12.9));   // Another basin's best: owed.
+  ZEUS_ASSERT_OK(bandit.Observe(128, -16.0));  // Its neighbour, beyond the spread.
+  Rng rng(3);
+  EXPECT_EQ(bandit.Predict(rng), 16);
+  const std::set<int> pending_16 = {16};
+  EXPECT_EQ(bandit.Predict(rng, nullptr, &pending_16), 64);
+  // Once 64 ran cheap it leads, and 8, two sizes away but the best of its
+  // own basin, is still sampled against it.
+  ZEUS_ASSERT_OK(bandit.Observe(16, -14.0));
+  ZEUS_ASSERT_OK(bandit.Observe(64, -8.0));
+  std::map<int, int> picks;
+  for (int i = 0; i < 200; ++i) ++picks[bandit.Predict(rng)];
+  EXPECT_GT(picks[64], 100);
+  EXPECT_GT(picks[8], 0);
 }
 
 TEST(GaussianTsTest, UnimodalWithoutObservationsConsidersEveryArm) {

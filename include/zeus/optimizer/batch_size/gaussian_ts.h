@@ -9,8 +9,9 @@
 // (standard deviation scaled by `sample_stddev_scale`) and returns the arm
 // with the largest sampled reward. Arms known only from a
 // censored run (see Predict) sample their bound instead. In unimodal mode
-// (frugal) the sampling is limited to the leader and its neighbours, and a
-// neighbour seen once may get a second run first (see Predict).
+// (frugal) the sampling is limited to the best arm of each basin of costs
+// and its neighbours, and one of them seen once may get a second run first
+// (see Predict).
 //
 // Thread-safety: not thread-safe.
 
@@ -58,8 +59,8 @@ struct GaussianTsConfig {
   // Treat cost as unimodal in the batch size (see Predict). Default: false
   // (Zeus).
   bool unimodal = false;
-  // Unimodal mode: how far above the leader's mean cost, in standard
-  // deviations of its runs, a neighbour's one run may lie and still earn a
+  // Unimodal mode: how far above the leader's dearest run, in standard
+  // deviations of its runs, a candidate's one run may lie and still earn a
   // second run (see Predict). Default: 1.
   double second_look_sigmas = 1.0;
   // Each sample's standard deviation is the belief's times this (> 0): below
@@ -95,15 +96,15 @@ class GaussianTs {
   // run allows, so it is tried again once every other arm samples worse.
   //
   // Unimodal mode: the leader is the observed arm with the best posterior
-  // mean; only it and its neighbours in batch-size order are candidates.
-  // A neighbour with exactly one observation, no run in `pending` (may be
-  // null: the batch sizes of runs handed out and not yet reported) and a
-  // cost no higher than the leader's dearest observed run nor than its mean
-  // plus `second_look_sigmas` standard deviations of its runs is returned
-  // first, smaller batch size first: one unlucky run is no proof against it
-  // while the leader itself runs that dear. (With one or two leader runs
-  // the two bounds coincide; the standard deviation keeps the bound from
-  // growing with the leader's run count.) Otherwise the candidates are
+  // mean; the candidates are the best arm of each basin of the posterior
+  // means in batch-size order (an observed arm whose mean beats both nearest
+  // observed arms'; the leader's basin is one, a second appears when costs
+  // are not unimodal after all) and their neighbours. A candidate with
+  // exactly one observation, no run in `pending` (may be null: the batch
+  // sizes of runs handed out and not yet reported) and a cost within the
+  // leader's own spread (its dearest run plus `second_look_sigmas` standard
+  // deviations of its runs) is returned first, smaller batch size first:
+  // one unlucky run is no proof against it. Otherwise the candidates are
   // sampled as above.
   int Predict(Rng& rng, const std::map<int, double>* censored = nullptr,
               const std::set<int>* pending = nullptr) const;
@@ -130,9 +131,13 @@ class GaussianTs {
   // The index in arms_ of the observed arm with the best posterior mean
   // (the first on ties); nullopt when no arm has an observation.
   std::optional<size_t> Leader() const;
-  // Unimodal mode: the neighbour of arms_[leader] owed a second run (see
-  // Predict), or -1.
-  int SecondLook(size_t leader, const std::set<int>* pending) const;
+  // Indices of the observed arms whose mean reward beats both nearest
+  // observed arms' in batch-size order: the best arm of each basin.
+  std::vector<size_t> LocalBests() const;
+  // Unimodal mode: the arm of `candidates` (indices) owed a second run
+  // (see Predict), or -1.
+  int SecondLook(size_t leader, const std::set<size_t>& candidates,
+                 const std::set<int>* pending) const;
 
   std::vector<int> arms_;
   GaussianTsConfig config_;
