@@ -130,7 +130,7 @@ TEST(GaussianTsTest, UnimodalGivesANeighbourSeenOnceASecondRun) {
   for (double r : {-10.0, -12.0}) ZEUS_ASSERT_OK(bandit.Observe(16, r));  // Leader, dearest 12.
   ZEUS_ASSERT_OK(bandit.Observe(8, -11.9));    // Seen once, within 12: owed a second run.
   ZEUS_ASSERT_OK(bandit.Observe(32, -11.95));  // Also owed; 8 comes first.
-  ZEUS_ASSERT_OK(bandit.Observe(64, -12.5));  // Neither a neighbour of 16 nor a basin's best.
+  ZEUS_ASSERT_OK(bandit.Observe(64, -12.5));   // Neither a neighbour of 16 nor a basin's best.
   Rng rng(7);
   EXPECT_EQ(bandit.Predict(rng), 8);
   // A run of 8 already handed out: the next second look is 32's.
