@@ -403,6 +403,28 @@ def test_setter_without_permission_is_refused_and_changes_nothing(tmp_path):
     assert fake_log(log) == ["init", "shutdown"]
 
 
+def test_power_limit_optimizer_without_permission_raises_the_originals_runtime_error():
+    """The original raises RuntimeError("SYS_ADMIN capability is required to
+    modify GPU power limits. ...") when it may not change the limits; ours
+    is that RuntimeError and a PermissionError, with the core's detail."""
+    lines, output, rc = child("""
+        from zeus.monitor import ZeusMonitor
+        from zeus.optimizer.power_limit import GlobalPowerLimitOptimizer
+        try:
+            GlobalPowerLimitOptimizer(ZeusMonitor(gpu_indices=[0]))
+            print("created?!")
+        except RuntimeError as e:
+            print(isinstance(e, PermissionError))
+            print(str(e))
+    """, FAKE_NVML_SET_RC="4")  # NVML_ERROR_NO_PERMISSION.
+    assert rc == 0, output
+    assert lines[0] == "True", output
+    assert lines[1].startswith(
+        "SYS_ADMIN capability is required to modify GPU power limits. See "
+        "https://ml.energy/zeus/getting_started/#system-privileges for more information. ("), \
+        output
+    assert "NVML_ERROR_NO_PERMISSION" in lines[1], output
+
 def test_nvml_errors_map_to_the_original_exception_classes():
     lines, output, rc = child("""
         from zeus.device import get_gpus
