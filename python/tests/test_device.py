@@ -514,6 +514,50 @@ def fake_rapl(tmp_path, monkeypatch):
     return root
 
 
+def test_rapl_wraparound_tracker_counts_each_wrap_of_its_file(tmp_path):
+    """As the original's: a poller counts every read of the file lower than
+    the one before; a path that does not exist is a ValueError."""
+    import time
+    from zeus.device.cpu.rapl import RaplWraparoundTracker
+
+    def wraps_become(tracker, n):
+        deadline = time.monotonic() + 60  # A bound for a broken poller, not a speed target.
+        while tracker.get_num_wraparounds() != n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return tracker.get_num_wraparounds() == n
+
+    with pytest.raises(ValueError, match="is not a valid file path"):
+        RaplWraparoundTracker(str(tmp_path / "missing"), 1000.0)
+    counter = tmp_path / "energy_uj"
+    counter.write_text("900\n")
+    tracker = RaplWraparoundTracker(str(counter), 1000.0)
+    try:
+        assert tracker.get_num_wraparounds() == 0
+        counter.write_text("50\n")
+        assert wraps_become(tracker, 1)
+        counter.write_text("10\n")
+        assert wraps_become(tracker, 2)
+        assert tracker.wraparound_counter.value == 2 and tracker.process.is_alive()
+    finally:
+        tracker._stop()
+    assert tracker.process is None
+    # A RAPLFile reads its counter plus the wraps its tracker counted.
+    zone = tmp_path / "intel-rapl:0"
+    zone.mkdir()
+    (zone / "name").write_text("package-0\n")
+    (zone / "max_energy_range_uj").write_text("1000\n")
+    (zone / "energy_uj").write_text("900\n")
+    zone_file = rapl.RAPLFile(str(zone))
+    try:
+        assert zone_file.name == "package-0" and zone_file.last_energy == 900.0
+        assert zone_file.read() == 0.9
+        (zone / "energy_uj").write_text("50\n")
+        assert wraps_become(zone_file.wraparound_tracker, 1)
+        assert zone_file.read() == 1.05
+    finally:
+        zone_file.wraparound_tracker._stop()
+
+
 def test_rapl_cpus_read_the_counters_in_mj(fake_rapl):
     assert rapl.rapl_is_available()
     cpus = rapl.RAPLCPUs()
