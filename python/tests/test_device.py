@@ -655,6 +655,84 @@ def test_soc_measurement_helpers(tmp_path):
     assert (a.cpu_total_mj, a.efficiency_cores_mj, a.gpu_mj) == (0, [], None)
 
 
+def fake_ina3221(root):
+    """Two INA3221 monitors as Jetsons expose them: one hwmon directory
+    with `in<i>_label` rails (VDD_IN with a power file: 5000 mW; VDD_CPU_CV
+    with voltage x current: 5000 mV x 200 mA = 1000 mW) and one iio
+    directory with `rail_name_<i>` rails (GPU: 4000 mV x 500 mA = 2000 mW;
+    SOC, which is not measured)."""
+    hwmon = root / "1-0040" / "hwmon3"
+    hwmon.mkdir(parents=True)
+    for name, text in {"in1_label": "VDD_IN", "power1_input": "5000",
+                       "in2_label": "VDD_CPU_CV", "in2_input": "5000", "curr2_input": "200"}.items():
+        (hwmon / name).write_text(text + "\n")
+    iio = root / "1-0041" / "iio:device1"
+    iio.mkdir(parents=True)
+    for name, text in {"rail_name_0": "GPU", "in_voltage0_input": "4000",
+                       "in_current0_input": "500", "rail_name_1": "SOC",
+                       "in_power1_input": "700"}.items():
+        (iio / name).write_text(text + "\n")
+
+
+def test_jetson_integrates_its_rails_into_windows(tmp_path, monkeypatch):
+    """Jetson() finds the CPU, GPU and total rails of the INA3221 monitors
+    and integrates their power: each rail's energy is its power x the same
+    time, so their ratios are the powers' (1000 : 2000 : 5000 mW)."""
+    import time
+    fake_ina3221(tmp_path)
+    monkeypatch.setattr(jetson, "jetson_is_available", lambda: True)
+    monkeypatch.setattr(jetson, "_INA3221_ROOT", str(tmp_path))
+    soc = jetson.Jetson()
+    try:
+        assert set(soc.power_measurement) == {"cpu_power_mw", "gpu_power_mw", "total_power_mw"}
+        assert isinstance(soc.power_measurement["total_power_mw"], jetson.DirectPower)
+        assert isinstance(soc.power_measurement["gpu_power_mw"], jetson.VoltageCurrentProduct)
+        assert soc.get_available_metrics() == {"cpu_energy_mj", "gpu_energy_mj",
+                                               "total_energy_mj"}
+        soc.begin_window("w")
+        with pytest.raises(ValueError, match="Measurement window 'w' already exists"):
+            soc.begin_window("w")
+        deadline = time.monotonic() + 60  # A bound for a broken thread, not a speed target.
+        while soc.get_total_energy_consumption().total_energy_mj < 500 and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)
+        window = soc.end_window("w")
+        assert isinstance(window, jetson.JetsonMeasurement) and window.total_energy_mj > 0
+        assert window.gpu_energy_mj == pytest.approx(window.cpu_energy_mj * 2, rel=1e-9)
+        assert window.total_energy_mj == pytest.approx(window.cpu_energy_mj * 5, rel=1e-9)
+        total = soc.get_total_energy_consumption()
+        assert total.total_energy_mj >= window.total_energy_mj
+        with pytest.raises(ValueError, match="Measurement window 'w' does not exist"):
+            soc.end_window("w")
+    finally:
+        soc._stop()
+    assert soc.process is None
+
+
+def test_zeus_monitor_measures_a_present_soc(tmp_path, monkeypatch):
+    """As the original: with a SoC (here a Jetson over fake rails), a
+    window's Measurement carries the SoC's energy in the window."""
+    import zeus.device.soc as soc_module
+    from zeus.monitor import ZeusMonitor
+    fake_ina3221(tmp_path)
+    monkeypatch.setattr(jetson, "jetson_is_available", lambda: True)
+    monkeypatch.setattr(jetson, "_INA3221_ROOT", str(tmp_path))
+    soc = jetson.Jetson()
+    monkeypatch.setattr(soc_module, "_soc", soc)
+    try:
+        monitor = ZeusMonitor(gpu_indices=[0], cpu_indices=[])
+        assert monitor.soc_is_present and monitor.soc is soc
+        monitor.begin_window("step")
+        measurement = monitor.end_window("step")
+        assert isinstance(measurement.soc_energy, jetson.JetsonMeasurement)
+        assert measurement.soc_energy.total_energy_mj >= 0
+        assert soc.measurement_states == {}
+        monitor.begin_window("dropped")
+        monitor.end_window("dropped", cancel=True)
+        assert soc.measurement_states == {}
+    finally:
+        soc._stop()
+
 def test_handle_is_the_pynvml_handle_or_says_pynvml_is_missing(monkeypatch):
     import sys
     import types
