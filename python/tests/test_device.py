@@ -663,8 +663,8 @@ def fake_ina3221(root):
     SOC, which is not measured)."""
     hwmon = root / "1-0040" / "hwmon3"
     hwmon.mkdir(parents=True)
-    for name, text in {"in1_label": "VDD_IN", "power1_input": "5000",
-                       "in2_label": "VDD_CPU_CV", "in2_input": "5000", "curr2_input": "200"}.items():
+    for name, text in {"in1_label": "VDD_IN", "power1_input": "5000", "in2_label": "VDD_CPU_CV",
+                       "in2_input": "5000", "curr2_input": "200"}.items():
         (hwmon / name).write_text(text + "\n")
     iio = root / "1-0041" / "iio:device1"
     iio.mkdir(parents=True)
