@@ -153,6 +153,8 @@ def test_carbon_monitor_charges_the_current_hour(service):
     try:
         monitor.begin_window("step")
         assert monitor.current_keys == {"step"}
+        # The original's process and queues exist, as None (a thread here).
+        assert (monitor.context, monitor.command_q, monitor.finished_q) == (None, None, None)
         time.sleep(0.05)
         result = monitor.end_window("step")
     finally:

@@ -205,3 +205,48 @@ def test_tcp_changes_need_a_gpu_control_token(start_daemon, tmp_path):
     assert client.can_control_gpu
     client.set_power_limit([0], 300_000)
     assert client.get_power_limit([0]) == {0: 300_000}
+
+
+def test_zeusd_client_every_read_and_setter_against_zeus_daemon(start_daemon):
+    """Every read and setter of ZeusdClient, as users call them, answered by
+    `zeus daemon` over its Unix socket: what a setter changes, the matching
+    read reports. On the fake AMD GPUs persistence mode and locked clocks
+    are refused (AMD SMI offers neither) with the daemon's words."""
+    from zeus.device.exception import ZeusdError
+    amd = bool(os.environ.get("ZEUS_AMDSMI_LIBRARY")) and \
+        not os.path.exists(os.environ.get("ZEUS_NVML_LIBRARY", ""))
+    client = ZeusdClient(ZeusdConfig.uds(start_daemon("every")))
+    assert abs(client.get_time() - time.time()) < 5
+    first = client.get_gpu_energy([0, 1])
+    assert set(first) == {0, 1}
+    assert client.get_gpu_energy([0])[0] >= first[0]
+    assert client.get_power_limit_constraints() == {0: (100_000, 700_000),
+                                                    1: (100_000, 700_000)}
+    assert client.get_power_limit() == {0: 700_000, 1: 700_000}
+    client.set_power_limit([0], 300_000)
+    assert client.get_power_limit([0]) == {0: 300_000}
+    client.set_power_limit([0], 700_000, block=False)
+    deadline = time.monotonic() + 10
+    while client.get_power_limit([0])[0] != 700_000 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert client.get_power_limit([0]) == {0: 700_000}
+    energy = client.get_cpu_energy([0])
+    assert energy[0].cpu_energy_uj is not None and energy[0].dram_energy_uj is not None
+    assert client.get_cpu_energy([0], dram=False)[0].dram_energy_uj is None
+    knobs = [lambda: client.set_persistence_mode([1], True),
+             lambda: client.set_gpu_locked_clocks([1], 1000, 1400),
+             lambda: client.reset_gpu_locked_clocks([1]),
+             lambda: client.set_mem_locked_clocks([1], 1593, 1593),
+             lambda: client.reset_mem_locked_clocks([1]),
+             lambda: client.reset_locked_clocks([1])]
+    if amd:
+        for knob in knobs:
+            with pytest.raises(ZeusdError, match="^Failed to "):
+                knob()
+        return
+    knobs[0]()
+    assert client.get_persistence_mode([1]) == {1: True}
+    for knob in knobs[1:]:
+        knob()
+    client.set_persistence_mode([1], False)
+    assert client.get_persistence_mode() == {0: False, 1: False}

@@ -122,10 +122,52 @@ def test_temperature_and_power_domains():
     ("get_supported_memory_clocks", "supported memory clocks"),
     ("get_supported_graphics_clocks", "supported graphics clocks"),
 ])
-def test_getters_the_core_cannot_answer_raise_not_supported(method, what):
+def test_supported_clock_lists_without_pynvml_raise_not_supported(monkeypatch, method, what):
+    import sys
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # Not importable.
     gpus = zeus.device.get_gpus()
-    with pytest.raises(ZeusGPUNotSupportedError, match=what):
+    with pytest.raises(ZeusGPUNotSupportedError,
+                       match=what + ".*pynvml \\(the nvidia-ml-py package\\)"):
         getattr(gpus, method)(0)
+
+
+def test_supported_clock_lists_are_pynvmls_where_it_is_importable(monkeypatch):
+    """The original's calls: nvmlDeviceGetSupportedMemoryClocks(handle) and
+    nvmlDeviceGetSupportedGraphicsClocks(handle, memory_clock_mhz) on the
+    GPU's pynvml handle; an NVML error is the original's class."""
+    import sys
+    import types
+
+    class NVMLError(Exception):
+        def __init__(self, value):
+            super().__init__(f"NVML error {value}")
+            self.value = value
+
+    calls = []
+
+    def graphics(handle, memory_clock_mhz):
+        calls.append(("graphics", handle, memory_clock_mhz))
+        if memory_clock_mhz == 405:
+            raise NVMLError(3)
+        return [1980, 1965, 210]
+
+    fake = types.ModuleType("pynvml")
+    fake.NVMLError = NVMLError
+    fake.NVML_ERROR_NOT_SUPPORTED = 3
+    fake.NVML_ERROR_NO_PERMISSION = 4
+    fake.nvmlInit = lambda: None
+    fake.nvmlDeviceGetHandleByUUID = lambda uuid: ("handle", uuid)
+    fake.nvmlDeviceGetSupportedMemoryClocks = \
+        lambda handle: calls.append(("memory", handle)) or [2619, 1593, 405]
+    fake.nvmlDeviceGetSupportedGraphicsClocks = graphics
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    gpu = nvidia.NVIDIAGPU(1)
+    assert gpu.get_supported_memory_clocks() == [2619, 1593, 405]
+    assert gpu.get_supported_graphics_clocks(1593) == [1980, 1965, 210]
+    handle = ("handle", gpu.get_gpu_uuid())
+    assert calls == [("memory", handle), ("graphics", handle, 1593)]
+    with pytest.raises(ZeusGPUNotSupportedError, match="nvmlDeviceGetSupportedGraphicsClocks"):
+        gpu.get_supported_graphics_clocks(405)
 
 
 def test_camel_case_aliases_answer_the_same():
@@ -361,6 +403,28 @@ def test_setter_without_permission_is_refused_and_changes_nothing(tmp_path):
     assert fake_log(log) == ["init", "shutdown"]
 
 
+def test_power_limit_optimizer_without_permission_raises_the_originals_runtime_error():
+    """The original raises RuntimeError("SYS_ADMIN capability is required to
+    modify GPU power limits. ...") when it may not change the limits; ours
+    is that RuntimeError and a PermissionError, with the core's detail."""
+    lines, output, rc = child("""
+        from zeus.monitor import ZeusMonitor
+        from zeus.optimizer.power_limit import GlobalPowerLimitOptimizer
+        try:
+            GlobalPowerLimitOptimizer(ZeusMonitor(gpu_indices=[0]))
+            print("created?!")
+        except RuntimeError as e:
+            print(isinstance(e, PermissionError))
+            print(str(e))
+    """, FAKE_NVML_SET_RC="4")  # NVML_ERROR_NO_PERMISSION.
+    assert rc == 0, output
+    assert lines[0] == "True", output
+    assert lines[1].startswith(
+        "SYS_ADMIN capability is required to modify GPU power limits. See "
+        "https://ml.energy/zeus/getting_started/#system-privileges for more information. ("), \
+        output
+    assert "NVML_ERROR_NO_PERMISSION" in lines[1], output
+
 def test_nvml_errors_map_to_the_original_exception_classes():
     lines, output, rc = child("""
         from zeus.device import get_gpus
@@ -448,6 +512,50 @@ def fake_rapl(tmp_path, monkeypatch):
     monkeypatch.setattr(rapl, "CONTAINER_RAPL_DIR", str(tmp_path / "none"))
     monkeypatch.delenv("ZEUSD_SOCK_PATH", raising=False)
     return root
+
+
+def test_rapl_wraparound_tracker_counts_each_wrap_of_its_file(tmp_path):
+    """As the original's: a poller counts every read of the file lower than
+    the one before; a path that does not exist is a ValueError."""
+    import time
+    from zeus.device.cpu.rapl import RaplWraparoundTracker
+
+    def wraps_become(tracker, n):
+        deadline = time.monotonic() + 60  # A bound for a broken poller, not a speed target.
+        while tracker.get_num_wraparounds() != n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return tracker.get_num_wraparounds() == n
+
+    with pytest.raises(ValueError, match="is not a valid file path"):
+        RaplWraparoundTracker(str(tmp_path / "missing"), 1000.0)
+    counter = tmp_path / "energy_uj"
+    counter.write_text("900\n")
+    tracker = RaplWraparoundTracker(str(counter), 1000.0)
+    try:
+        assert tracker.get_num_wraparounds() == 0
+        counter.write_text("50\n")
+        assert wraps_become(tracker, 1)
+        counter.write_text("10\n")
+        assert wraps_become(tracker, 2)
+        assert tracker.wraparound_counter.value == 2 and tracker.process.is_alive()
+    finally:
+        tracker._stop()
+    assert tracker.process is None
+    # A RAPLFile reads its counter plus the wraps its tracker counted.
+    zone = tmp_path / "intel-rapl:0"
+    zone.mkdir()
+    (zone / "name").write_text("package-0\n")
+    (zone / "max_energy_range_uj").write_text("1000\n")
+    (zone / "energy_uj").write_text("900\n")
+    zone_file = rapl.RAPLFile(str(zone))
+    try:
+        assert zone_file.name == "package-0" and zone_file.last_energy == 900.0
+        assert zone_file.read() == 0.9
+        (zone / "energy_uj").write_text("50\n")
+        assert wraps_become(zone_file.wraparound_tracker, 1)
+        assert zone_file.read() == 1.05
+    finally:
+        zone_file.wraparound_tracker._stop()
 
 
 def test_rapl_cpus_read_the_counters_in_mj(fake_rapl):
@@ -546,6 +654,84 @@ def test_soc_measurement_helpers(tmp_path):
     # The original empties lists.
     assert (a.cpu_total_mj, a.efficiency_cores_mj, a.gpu_mj) == (0, [], None)
 
+
+def fake_ina3221(root):
+    """Two INA3221 monitors as Jetsons expose them: one hwmon directory
+    with `in<i>_label` rails (VDD_IN with a power file: 5000 mW; VDD_CPU_CV
+    with voltage x current: 5000 mV x 200 mA = 1000 mW) and one iio
+    directory with `rail_name_<i>` rails (GPU: 4000 mV x 500 mA = 2000 mW;
+    SOC, which is not measured)."""
+    hwmon = root / "1-0040" / "hwmon3"
+    hwmon.mkdir(parents=True)
+    for name, text in {"in1_label": "VDD_IN", "power1_input": "5000", "in2_label": "VDD_CPU_CV",
+                       "in2_input": "5000", "curr2_input": "200"}.items():
+        (hwmon / name).write_text(text + "\n")
+    iio = root / "1-0041" / "iio:device1"
+    iio.mkdir(parents=True)
+    for name, text in {"rail_name_0": "GPU", "in_voltage0_input": "4000",
+                       "in_current0_input": "500", "rail_name_1": "SOC",
+                       "in_power1_input": "700"}.items():
+        (iio / name).write_text(text + "\n")
+
+
+def test_jetson_integrates_its_rails_into_windows(tmp_path, monkeypatch):
+    """Jetson() finds the CPU, GPU and total rails of the INA3221 monitors
+    and integrates their power: each rail's energy is its power x the same
+    time, so their ratios are the powers' (1000 : 2000 : 5000 mW)."""
+    import time
+    fake_ina3221(tmp_path)
+    monkeypatch.setattr(jetson, "jetson_is_available", lambda: True)
+    monkeypatch.setattr(jetson, "_INA3221_ROOT", str(tmp_path))
+    soc = jetson.Jetson()
+    try:
+        assert set(soc.power_measurement) == {"cpu_power_mw", "gpu_power_mw", "total_power_mw"}
+        assert isinstance(soc.power_measurement["total_power_mw"], jetson.DirectPower)
+        assert isinstance(soc.power_measurement["gpu_power_mw"], jetson.VoltageCurrentProduct)
+        assert soc.get_available_metrics() == {"cpu_energy_mj", "gpu_energy_mj",
+                                               "total_energy_mj"}
+        soc.begin_window("w")
+        with pytest.raises(ValueError, match="Measurement window 'w' already exists"):
+            soc.begin_window("w")
+        deadline = time.monotonic() + 60  # A bound for a broken thread, not a speed target.
+        while soc.get_total_energy_consumption().total_energy_mj < 500 and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)
+        window = soc.end_window("w")
+        assert isinstance(window, jetson.JetsonMeasurement) and window.total_energy_mj > 0
+        assert window.gpu_energy_mj == pytest.approx(window.cpu_energy_mj * 2, rel=1e-9)
+        assert window.total_energy_mj == pytest.approx(window.cpu_energy_mj * 5, rel=1e-9)
+        total = soc.get_total_energy_consumption()
+        assert total.total_energy_mj >= window.total_energy_mj
+        with pytest.raises(ValueError, match="Measurement window 'w' does not exist"):
+            soc.end_window("w")
+    finally:
+        soc._stop()
+    assert soc.process is None
+
+
+def test_zeus_monitor_measures_a_present_soc(tmp_path, monkeypatch):
+    """As the original: with a SoC (here a Jetson over fake rails), a
+    window's Measurement carries the SoC's energy in the window."""
+    import zeus.device.soc as soc_module
+    from zeus.monitor import ZeusMonitor
+    fake_ina3221(tmp_path)
+    monkeypatch.setattr(jetson, "jetson_is_available", lambda: True)
+    monkeypatch.setattr(jetson, "_INA3221_ROOT", str(tmp_path))
+    soc = jetson.Jetson()
+    monkeypatch.setattr(soc_module, "_soc", soc)
+    try:
+        monitor = ZeusMonitor(gpu_indices=[0], cpu_indices=[])
+        assert monitor.soc_is_present and monitor.soc is soc
+        monitor.begin_window("step")
+        measurement = monitor.end_window("step")
+        assert isinstance(measurement.soc_energy, jetson.JetsonMeasurement)
+        assert measurement.soc_energy.total_energy_mj >= 0
+        assert soc.measurement_states == {}
+        monitor.begin_window("dropped")
+        monitor.end_window("dropped", cancel=True)
+        assert soc.measurement_states == {}
+    finally:
+        soc._stop()
 
 def test_handle_is_the_pynvml_handle_or_says_pynvml_is_missing(monkeypatch):
     import sys

@@ -104,6 +104,43 @@ def test_amd_differences_from_nvidia_are_not_supported_errors():
 
 
 @amd_only
+def test_handle_is_the_amdsmi_handle_of_the_gpus_uuid_or_says_amdsmi_is_missing(monkeypatch):
+    """`.handle` is the `amdsmi` package's processor handle whose UUID is the
+    GPU's (not its position in amdsmi's list), found after amdsmi_init() and
+    cached; ZeusGPULibraryNotFoundError where amdsmi is not importable."""
+    import sys
+    import types
+    from zeus.device.gpu.common import ZeusGPULibraryNotFoundError
+    gpus = [amd.AMDGPU(0), amd.AMDGPU(1)]
+    uuids = [g.get_gpu_uuid() for g in gpus]
+    assert uuids[0] != uuids[1] and all(uuids)
+    monkeypatch.setitem(sys.modules, "amdsmi", None)  # Not importable.
+    with pytest.raises(ZeusGPULibraryNotFoundError,
+                       match="handle of the amdsmi Python package, which is not importable"):
+        gpus[0].handle
+    calls = []
+    fake = types.ModuleType("amdsmi")
+    fake.amdsmi_init = lambda: calls.append("init")
+    # amdsmi lists them in another order than HIP's.
+    by_handle = {"handle-b": uuids[1], "handle-a": uuids[0]}
+    fake.amdsmi_get_processor_handles = lambda: list(by_handle)
+    fake.amdsmi_get_gpu_device_uuid = lambda handle: by_handle[handle]
+    monkeypatch.setitem(sys.modules, "amdsmi", fake)
+    assert gpus[0].handle == "handle-a" and gpus[1].handle == "handle-b"
+    assert gpus[0].handle is gpus[0].handle and calls == ["init", "init"]
+    # A GPU amdsmi does not list.
+    fake.amdsmi_get_processor_handles = lambda: ["handle-b"]
+    with pytest.raises(ZeusGPUNotFoundError, match="amdsmi lists no GPU with UUID " + uuids[0]):
+        amd.AMDGPU(0).handle
+
+    # pynvml's clock lists are NVIDIA's: an AMD GPU does not ask them.
+    monkeypatch.setitem(sys.modules, "pynvml", types.ModuleType("pynvml"))
+    for method in (gpus[0].get_supported_memory_clocks, gpus[0].get_supported_graphics_clocks):
+        with pytest.raises(ZeusGPUNotSupportedError, match="supported .* clocks"):
+            method()
+
+
+@amd_only
 def test_setter_changes_the_limit_and_restore_puts_it_back():
     gpus = amd.AMDGPUs()
     try:

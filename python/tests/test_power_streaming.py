@@ -309,3 +309,50 @@ def test_takes_the_zeusd_configs_of_zeus_utils(daemons):
     assert set(readings) == {tcp.host_port, unix.server.server_address}
     assert set(readings[tcp.host_port].gpu_power_w) == {1}
     assert set(readings[unix.server.server_address].cpu_power_w) == {0}
+
+
+def test_streams_go_through_the_httpx_client_of_the_config():
+    """A ZeusdConfig whose make_client() is replaced (a mock transport, as
+    users inject proxies or TLS) carries the CPU probe and both streams: the
+    client never opens a socket of its own."""
+    import httpx
+    from zeus.utils.zeusd import ZeusdConfig
+    seen = []
+
+    def handler(request):
+        seen.append(request)
+        if request.url.path == "/cpu/get_power":
+            return httpx.Response(200, json={"timestamp_ms": 1, "power_mw": {
+                "0": {"cpu_mw": 30000, "dram_mw": None}}})
+        if request.url.path == "/cpu/stream_power":
+            event = {"timestamp_ms": 2000, "cpu_id": 0, "cpu_mw": 30000, "dram_mw": None}
+            return httpx.Response(200, headers={"Content-Type": "text/event-stream"},
+                                  content=b"data: " + json.dumps(event).encode() + b"\n\n")
+        body = b"".join(b"data: " + json.dumps({"timestamp_ms": 1000 + n, "gpu_id": i,
+                                                "power_mw": 100000 * (i + 1)}).encode() + b"\n\n"
+                        for n in range(3) for i in (0, 1))
+        return httpx.Response(200, headers={"Content-Type": "text/event-stream"}, content=body)
+
+    class MockedConfig(ZeusdConfig):
+        def make_client(self):
+            return httpx.Client(transport=httpx.MockTransport(handler),
+                                headers={"X-Through": "mock"})
+
+    client = PowerStreamingClient([MockedConfig(host_port="zeusd.invalid:4938",
+                                                gpu_indices=[0, 1], cpu_indices=[0])],
+                                  reconnect_delay_s=0.05)
+    try:
+        readings = wait_for(lambda: (lambda r: r if r and len(r.gpu_power_w) == 2 and
+                                     r.cpu_power_w else None)(
+            client.get_power().get("zeusd.invalid:4938")))
+    finally:
+        client.stop()
+    assert readings.gpu_power_w == {0: 100.0, 1: 200.0}
+    assert readings.cpu_power_w == {0: CpuPowerReading(cpu_w=30.0, dram_w=None)}
+    assert readings.timestamp_s == 2.0
+    assert all(r.headers["x-through"] == "mock" for r in seen)
+    targets = {(r.url.path, r.url.query.decode()) for r in seen}
+    assert ("/gpu/stream_power", "gpu_ids=0%2C1") in targets
+    assert ("/cpu/stream_power", "cpu_ids=0") in targets
+    assert ("/cpu/get_power", "cpu_ids=0") in targets
+    assert {r.headers["accept"] for r in seen if "stream" in r.url.path} == {"text/event-stream"}

@@ -244,8 +244,8 @@ std::string StopMessage(const Verdict& v, const BatchSizeJobSpec& spec, const Tr
   }
   if (!within_bound) {
     return fmt::format(
-        "Batch size {} exceeded the cost upper bound: cost {} > bound {} (beta_knob {}, {} "
-        "policy, x min_cost {})",
+        "Batch Size({0}) exceeded the cost upper bound: current cost({1:#}) > bound({2:#}) "
+        "(beta_knob({3:#}), min_cost({5:#}), {4} policy)",
         trial.batch_size, cost, v.cost_bound.value_or(0.0), spec.beta_knob.value_or(0.0),
         spec.policy, optimizer.View().min_cost.value_or(0.0));
   }
@@ -449,11 +449,11 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     if (verdict.stops()) {
       response.message = StopMessage(verdict, spec, trial, cost, optimizer);
     } else if (reached) {
-      response.message = fmt::format("Train succeeded: metric {} reached target {} at epoch {}",
-                                     result.metric, spec.target_metric, result.current_epoch);
+      response.message =
+          fmt::format("Train succeeded", result.metric, spec.target_metric, result.current_epoch);
     } else {
       response.message =
-          fmt::format("Train failed to converge within max_epochs ({})", spec.max_epochs);
+          fmt::format("Train failed to converge within max_epoch({})", spec.max_epochs);
     }
     response.stop_train = true;
     response.converged = reached && verdict.action != Verdict::Action::kStop;

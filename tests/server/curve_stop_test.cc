@@ -233,7 +233,7 @@ TEST_P(CurveStopTest, ARunOnStopsAtBetaAndAJumpPastTheBoundIsNoNearMiss) {
   EXPECT_EQ(epochs, 7);
   EXPECT_EQ(stopped.body["converged"], false) << stopped.raw;
   EXPECT_THAT(stopped.body.value("message", ""),
-              HasSubstr("exceeded the cost upper bound: cost 420 > bound 400"))
+              HasSubstr("exceeded the cost upper bound: current cost(420.0) > bound(400.0)"))
       << stopped.raw;
   // 256, within its whole bound at 0.1 only, then past it at once: stopped.
   std::pair<int64_t, int64_t> jump = NextTrial("ro-2");
@@ -263,7 +263,9 @@ TEST_P(CurveStopTest, ZeusIsHeldToTheWholeBoundAndItsReportsDoNotWriteTheJobStat
   EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
   EXPECT_EQ(stopped.body["converged"], false) << stopped.raw;
   const std::string message = stopped.body.value("message", "");
-  EXPECT_THAT(message, HasSubstr("exceeded the cost upper bound: cost 450 > bound 400")) << message;
+  EXPECT_THAT(message,
+              HasSubstr("exceeded the cost upper bound: current cost(450.0) > bound(400.0)"))
+      << message;
   EXPECT_THAT(message, ::testing::Not(HasSubstr(kCurveMessage))) << message;
   // Only the final report wrote the job state.
   std::pair<int64_t, int64_t> next = NextTrial("z-1");
@@ -372,8 +374,9 @@ TEST_P(CurveStopTest, ACheckInPastTheWholeBoundStopsTheRunMidEpoch) {
   EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
   EXPECT_EQ(stopped.body["converged"], false) << stopped.raw;
   const std::string message = stopped.body.value("message", "");
-  EXPECT_THAT(message, HasSubstr("Batch size 64 exceeded the cost upper bound: cost 260 > bound "
-                                 "250"))
+  EXPECT_THAT(message,
+              HasSubstr("Batch Size(64) exceeded the cost upper bound: current cost(260.0) > "
+                        "bound(250.0)"))
       << message;
   json trial = Trial("ci-1", 1);
   EXPECT_EQ(trial["status"], "succeeded");
@@ -498,7 +501,8 @@ TEST_P(CurveStopTest, ACheckInPastItsWholeBoundRunsANearMissOn) {
   EXPECT_EQ(CheckIn("ci-2", near, 390.0).body["stop_train"], false);
   HttpReply stopped = CheckIn("ci-2", near, 410.0);
   EXPECT_EQ(stopped.body["stop_train"], true) << stopped.raw;
-  EXPECT_THAT(stopped.body.value("message", ""), HasSubstr("cost 410 > bound 400")) << stopped.raw;
+  EXPECT_THAT(stopped.body.value("message", ""), HasSubstr("current cost(410.0) > bound(400.0)"))
+      << stopped.raw;
 }
 
 TEST_P(CurveStopTest, ABadCheckInIsRefusedNamingWhatWasWrong) {

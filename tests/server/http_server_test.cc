@@ -273,7 +273,8 @@ TEST_P(HttpServerTest, LowerIsBetterMetricAndMaxEpochs) {
   HttpReply last = Report("j-1", 128, 1, 3, 3, 0.25, 3);
   EXPECT_EQ(last.body["stop_train"], true);
   EXPECT_EQ(last.body["converged"], false);
-  EXPECT_THAT(last.body["message"].get<std::string>(), HasSubstr("max_epochs"));
+  // The original's words.
+  EXPECT_EQ(last.body["message"], "Train failed to converge within max_epoch(3)") << last.raw;
   ASSERT_EQ(Next("j-1").status, 200);
   HttpReply reached = Report("j-1", 64, 2, 1, 1, 0.1, 1);
   if (reached.status == 422) {  // The walk went elsewhere; find the batch size.
@@ -282,6 +283,7 @@ TEST_P(HttpServerTest, LowerIsBetterMetricAndMaxEpochs) {
     reached = Report("j-1", size, 2, 1, 1, 0.1, 1);
   }
   EXPECT_EQ(reached.body["converged"], true) << reached.raw;
+  EXPECT_EQ(reached.body["message"], "Train succeeded") << reached.raw;
 }
 
 TEST_P(HttpServerTest, EarlyStopsPastBetaTimesLowestCost) {
@@ -297,7 +299,12 @@ TEST_P(HttpServerTest, EarlyStopsPastBetaTimesLowestCost) {
   HttpReply stopped = Report("j-1", size, 2, 2.0, 600.0, 0.9, 2);
   EXPECT_EQ(stopped.body["stop_train"], true);
   EXPECT_EQ(stopped.body["converged"], false);
-  EXPECT_THAT(stopped.body["message"].get<std::string>(), HasSubstr("cost upper bound"));
+  // The original's words, then the bound it was held to and why.
+  EXPECT_EQ(stopped.body["message"],
+            "Batch Size(" + std::to_string(size) +
+                ") exceeded the cost upper bound: current cost(600.0) > bound(400.0) "
+                "(beta_knob(2.0), min_cost(200.0), zeus policy)")
+      << stopped.raw;
 }
 
 TEST_P(HttpServerTest, BadReportsAre4xxAndServerKeepsServing) {

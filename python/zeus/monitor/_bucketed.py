@@ -256,6 +256,8 @@ class BucketedMonitor:
         self.zeus_monitor = ZeusMonitor(gpu_indices=gpu_indices, cpu_indices=cpu_indices,
                                         sync_execution_with=sync_execution_with)
         self._windows = BucketedWindows(self.zeus_monitor, bucket_of, name)
+        # The original's process and queues: the buckets run on a thread here.
+        self.context = self.command_q = self.finished_q = None
 
     @property
     def current_keys(self):

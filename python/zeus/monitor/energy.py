@@ -54,7 +54,7 @@ class Measurement:
     gpu_energy: Dict[int, float]
     cpu_energy: Optional[Dict[int, float]] = None
     dram_energy: Optional[Dict[int, float]] = None
-    # SoC (Apple silicon, Jetson) energy: never measured here.
+    # The SoC's (a Jetson's) energy in the window, when one is present.
     soc_energy: Optional[Any] = None
     # When the window began, in seconds of the monitor's monotonic clock.
     start_time: float = field(default=0.0, repr=False, compare=False)
@@ -124,6 +124,15 @@ class ZeusMonitor:
         self.log_file = log_file
         self.soc_is_present = False
         self.soc = None
+        try:
+            from zeus.device.soc import ZeusSoCInitError, get_soc
+            try:
+                self.soc = get_soc()
+                self.soc_is_present = True
+            except ZeusSoCInitError:
+                pass
+        except ImportError:
+            pass
         self.power_monitor = None
         # Windows opened through this object: name -> where they began.
         self.measurement_states: Dict[str, MeasurementState] = {}
@@ -219,6 +228,8 @@ class ZeusMonitor:
         if code == AlreadyExistsError.code:
             raise AlreadyExistsError(f"Measurement window '{key}' already exists")
         self._check(code, message)
+        if self.soc_is_present:
+            self.soc.begin_window(key, restart=True)
         self.measurement_states[key] = MeasurementState(time=_time.time(), gpu_energy={})
 
     def end_window(self, key: str, sync_execution: bool = True,
@@ -235,6 +246,12 @@ class ZeusMonitor:
         self._require_open()
         self.measurement_states.pop(key, None)
         values, message = self._thread_buffers()
+        soc_energy = None
+        if self.soc_is_present:
+            try:
+                soc_energy = self.soc.end_window(key)
+            except ValueError:
+                pass  # Not open on the SoC: the core's answer below decides.
         if cancel:
             code = self._lib.zeus_monitor_cancel(self._handle, name, message, _lib.MESSAGE_SIZE)
             if code == NotFoundError.code:
@@ -259,7 +276,7 @@ class ZeusMonitor:
             cpu = {index: values[base + i] for i, index in enumerate(self.cpu_indices)}
             dram = {index: values[base + n_cpus + i] for i, index in enumerate(self.cpu_indices)}
         measurement = Measurement(time=values[0], gpu_energy=gpu, cpu_energy=cpu,
-                                  dram_energy=dram, start_time=values[1])
+                                  dram_energy=dram, soc_energy=soc_energy, start_time=values[1])
         if not self.approx_instant_energy and any(e == 0.0 for e in gpu.values()):
             warnings.warn(ZERO_ENERGY_WARNING, stacklevel=1)
         return measurement

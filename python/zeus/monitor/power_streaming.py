@@ -8,29 +8,45 @@ per device per sample: {"timestamp_ms", "gpu_id", "power_mw"} and
 Each event updates its device's reading. An event holding a snapshot of
 every device, the JSON of `/gpu/get_power` ({"timestamp_ms", "power_mw":
 {"0": mW}}) or `/cpu/get_power` ({"timestamp_ms", "power_mw": {"0":
-{"cpu_mw", "dram_mw"}}}), is read too and replaces that kind's readings. One thread per stream per daemon holds the
-connection (standard library http.client, over TCP or a Unix socket) and
-reconnects after `reconnect_delay_s` when it drops; the latest snapshot of
-every daemon is kept in watts.
+{"cpu_mw", "dram_mw"}}}), is read too and replaces that kind's readings.
+One thread per stream per daemon holds the connection (httpx, over TCP or a
+Unix socket) and reconnects after `reconnect_delay_s` when it drops; the
+latest snapshot of every daemon is kept in watts.
 
 A daemon is described by a zeus.utils.zeusd.ZeusdConfig (or any object with
 its attributes: `host_port` "host:port" or `socket_path`, `token`,
-`gpu_indices`, `cpu_indices`). For gpu_indices and cpu_indices, None streams
-every device, a list only those devices, [] none of that kind. Unless
-cpu_indices is [], the client asks the daemon's one-shot `/cpu/get_power` on
-construction; a daemon that answers with an error (no RAPL, the cpu-read
-group disabled, a token without the scope) gets a warning and no CPU stream.
+`gpu_indices`, `cpu_indices`). A config with a `make_client()` (ZeusdConfig
+has one) is asked for the httpx.Client of each connection, so a replaced
+one (a mock transport, a proxy) carries the streams too; otherwise the
+client is built from `socket_path` and `token`. For gpu_indices and
+cpu_indices, None streams every device, a list only those devices, [] none
+of that kind. Unless cpu_indices is [], the client asks the daemon's
+one-shot `/cpu/get_power` on construction; a daemon that answers with an
+error (no RAPL, the cpu-read group disabled, a token without the scope)
+gets a warning and no CPU stream.
+
+Limits on what a daemon can make the client hold or wait for: one event
+(its lines up to the blank line) is at most _MAX_EVENT_BYTES (1 MiB; a
+longer one drops the stream, never more than that and one read is held);
+the stream's answer (status and headers) must arrive within
+_OPEN_DEADLINE_S in all; each line must end within _LINE_DEADLINE_S of its
+first byte, and a stream silent for _READ_TIMEOUT_S is dead; the CPU probe
+has _PROBE_TIMEOUT_S in all and reads at most _PROBE_BODY_BYTES. A stream
+that breaks a limit is dropped, logged and reconnected.
 """
 
 import asyncio
-import http.client
 import json
 import logging
 import socket
 import threading
-import urllib.parse
+import time
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterator, List, Optional, Sequence, TypeVar
+
+import httpx
+
+from zeus.utils import http_limits
 
 logger = logging.getLogger(__name__)
 
@@ -38,8 +54,14 @@ _V = TypeVar("_V")
 
 # A stream silent for this long is taken as dead and reconnected.
 _READ_TIMEOUT_S = 30.0
-# Timeout of the one-shot CPU probe on construction.
+# The stream's status line and headers arrive within this, in all.
+_OPEN_DEADLINE_S = 30.0
+# A line of the stream ends within this of its first byte.
+_LINE_DEADLINE_S = 30.0
+# The one-shot CPU probe on construction completes within this, in all.
 _PROBE_TIMEOUT_S = 5.0
+# The most bytes of the probe's answer read (its JSON is under a kilobyte).
+_PROBE_BODY_BYTES = 2048
 
 
 @dataclass
@@ -70,24 +92,8 @@ class PowerReadings:
 _MAX_EVENT_BYTES = 1 << 20
 
 
-class _UnixHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, socket_path, timeout):
-        super().__init__("localhost", timeout=timeout)
-        self._socket_path = socket_path
-
-    def connect(self):
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self._socket_path)
-        except OSError:
-            sock.close()
-            raise
-        self.sock = sock
-
-
 class _Server:
-    """One daemon: where it is and what to stream from it."""
+    """One daemon: where it is, what to stream from it, and how to connect."""
 
     def __init__(self, config):
         self.config = config
@@ -109,25 +115,55 @@ class _Server:
         endpoint = getattr(config, "endpoint", None)
         self.key = endpoint if isinstance(endpoint, str) else (
             f"{self.host}:{self.port}" if self.host is not None else self.socket_path)
+        if self.socket_path is not None:
+            self.base_url = "http://localhost"
+        else:
+            host = f"[{self.host}]" if ":" in self.host else self.host
+            self.base_url = f"http://{host}:{self.port}"
         self.token = getattr(config, "token", None)
         self.gpu_indices = getattr(config, "gpu_indices", None)
         self.cpu_indices = getattr(config, "cpu_indices", None)
 
-    def connection(self, timeout):
-        if self.socket_path is not None:
-            return _UnixHTTPConnection(self.socket_path, timeout)
-        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+    def make_client(self) -> httpx.Client:
+        """A new httpx.Client for one connection: the config's own
+        make_client() when it has one (its transport and token header),
+        else one for the Unix socket or TCP with the token's header."""
+        make = getattr(self.config, "make_client", None)
+        if callable(make):
+            return make()
+        transport = httpx.HTTPTransport(uds=self.socket_path) \
+            if self.socket_path is not None else None
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        return httpx.Client(transport=transport, headers=headers)
 
-    def path(self, route, indices, name):
-        if indices is None:
-            return route
-        return f"{route}?{urllib.parse.urlencode({name: ','.join(str(i) for i in indices)})}"
+    def request(self, client, route, indices, ids_name, accept, timeout) -> httpx.Request:
+        params = None if indices is None else {ids_name: ",".join(str(i) for i in indices)}
+        return client.build_request("GET", self.base_url + route, params=params,
+                                    headers={"Accept": accept}, timeout=timeout)
 
-    def headers(self, accept):
-        headers = {"Accept": accept}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        return headers
+
+def _head_of_body(response, limit, deadline_s) -> str:
+    """At most `limit` bytes of the body, as much as arrived within
+    `deadline_s` (for an error message)."""
+    body = bytearray()
+    end = time.monotonic() + deadline_s
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) >= limit or time.monotonic() > end:
+            break
+    return bytes(body[:limit]).decode("utf-8", "replace").strip()
+
+
+def _shutdown(response) -> None:
+    """Shuts down the socket under a streamed response (a blocked read
+    returns); nothing for a transport without one (a mock)."""
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 class PowerStreamingClient:
@@ -156,8 +192,10 @@ class PowerStreamingClient:
         self._changed = threading.Condition()
         self._readings: Dict[str, PowerReadings] = {}
         self._version = 0
+        # The open streams' responses (stop() shuts their sockets down),
+        # under _wake, which stop() also notifies.
         self._connections = set()
-        self._connections_lock = threading.Lock()
+        self._wake = threading.Condition()
         self._threads: List[threading.Thread] = []
         for server in self._servers:
             if server.gpu_indices != []:
@@ -172,23 +210,31 @@ class PowerStreamingClient:
         thread.start()
 
     def _cpu_available(self, server) -> bool:
-        connection = server.connection(_PROBE_TIMEOUT_S)
+        client = server.make_client()
+
+        def probe():
+            request = server.request(client, "/cpu/get_power", server.cpu_indices, "cpu_ids",
+                                     "application/json", httpx.Timeout(_PROBE_TIMEOUT_S))
+            response = client.send(request, stream=True)
+            try:
+                return response.status_code, _head_of_body(response, _PROBE_BODY_BYTES,
+                                                           _PROBE_TIMEOUT_S)
+            finally:
+                response.close()
+
         try:
-            connection.request("GET", server.path("/cpu/get_power", server.cpu_indices,
-                                                  "cpu_ids"),
-                               headers=server.headers("application/json"))
-            response = connection.getresponse()
-            body = response.read(2048).decode("utf-8", "replace")
-        except (OSError, http.client.HTTPException) as e:
-            # Not reachable yet: stream anyway, the thread keeps reconnecting.
-            logger.warning("PowerStreamingClient: could not ask %s for CPU power (%s); will keep "
-                           "trying to stream it", server.key, e)
+            status, body = http_limits.with_deadline(probe, _PROBE_TIMEOUT_S)
+        except (httpx.HTTPError, httpx.StreamError, OSError) as e:
+            # Not reachable yet (or too slow): stream anyway, the thread
+            # keeps reconnecting.
+            logger.warning("PowerStreamingClient: could not ask %s for CPU power (%s: %s); will "
+                           "keep trying to stream it", server.key, type(e).__name__, e)
             return True
         finally:
-            connection.close()
-        if response.status != 200:
+            client.close()
+        if status != 200:
             logger.warning("PowerStreamingClient: %s has no CPU power (HTTP %d: %s); streaming "
-                           "GPU power only", server.key, response.status, body.strip()[:200])
+                           "GPU power only", server.key, status, body[:200])
             return False
         return True
 
@@ -239,59 +285,128 @@ class PowerStreamingClient:
         return CpuPowerReading(cpu_w=float(fields["cpu_mw"]) / 1000.0,
                                dram_w=None if dram is None else float(dram) / 1000.0)
 
+    def _open(self, client, request):
+        """Sends the stream's request: its response once the status and
+        headers arrived (registered for stop()), None when stop() came
+        first; ConnectionError when they did not arrive within
+        _OPEN_DEADLINE_S. The send runs on a helper thread so that neither a
+        slow daemon nor stop() waits on it; a response it gets after the
+        caller gave up is closed (and the caller closes the client)."""
+        outcome = {}
+
+        def send():
+            try:
+                response = client.send(request, stream=True)
+            except BaseException as e:  # noqa: BLE001 - handed to the caller.
+                with self._wake:
+                    outcome["error"] = e
+                    self._wake.notify_all()
+                return
+            with self._wake:
+                if "gave_up" not in outcome:
+                    outcome["response"] = response
+                    self._wake.notify_all()
+                    return
+            response.close()
+
+        threading.Thread(target=send, daemon=True, name="zeus power stream open").start()
+        with self._wake:
+            self._wake.wait_for(lambda: len(outcome) or self._stop_event.is_set(),
+                                timeout=_OPEN_DEADLINE_S)
+            response = outcome.get("response")
+            if response is not None and not self._stop_event.is_set():
+                self._connections.add(response)
+                return response
+            outcome["gave_up"] = True
+        if response is not None:
+            response.close()
+        if "error" in outcome:
+            raise outcome["error"]
+        if self._stop_event.is_set():
+            return None
+        raise ConnectionError(f"no answer to GET {request.url.path} within "
+                              f"{_OPEN_DEADLINE_S:g} s")
+
     def _stream_once(self, server, kind):
         ids_name = "gpu_ids" if kind == "gpu" else "cpu_ids"
         indices = server.gpu_indices if kind == "gpu" else server.cpu_indices
-        connection = server.connection(_READ_TIMEOUT_S)
-        with self._connections_lock:
+        client = server.make_client()
+        try:
+            request = server.request(client, f"/{kind}/stream_power", indices, ids_name,
+                                     "text/event-stream",
+                                     httpx.Timeout(_READ_TIMEOUT_S, connect=_PROBE_TIMEOUT_S))
+            response = self._open(client, request)
+            if response is None:
+                return
+            try:
+                if response.status_code != 200:
+                    body = _head_of_body(response, 2048, _LINE_DEADLINE_S)
+                    raise ConnectionError(f"HTTP {response.status_code}: {body[:200]}")
+                self._read_events(server, kind, response.iter_bytes())
+            finally:
+                with self._wake:
+                    self._connections.discard(response)
+                response.close()
+        finally:
+            client.close()
+
+    def _read_events(self, server, kind, chunks):
+        """Reads SSE lines from `chunks` (the body's bytes as they arrive)
+        and folds each event into the readings, until stop() or the end of
+        the stream (ConnectionError), or a limit is broken (ConnectionError:
+        an event over _MAX_EVENT_BYTES, a line not ended within
+        _LINE_DEADLINE_S of its first byte)."""
+        partial = b""  # The bytes of a line whose end has not arrived.
+        line_started = None  # When its first byte arrived (monotonic s).
+        data_lines = []
+        event_bytes = 0  # The current event's bytes in complete lines.
+        for chunk in chunks:
             if self._stop_event.is_set():
                 return
-            self._connections.add(connection)
-        try:
-            connection.request("GET", server.path(f"/{kind}/stream_power", indices, ids_name),
-                               headers=server.headers("text/event-stream"))
-            response = connection.getresponse()
-            if response.status != 200:
-                body = response.read(2048).decode("utf-8", "replace").strip()
-                raise ConnectionError(f"HTTP {response.status}: {body[:200]}")
-            data_lines = []
-            event_bytes = 0
-            while not self._stop_event.is_set():
-                raw = response.readline(_MAX_EVENT_BYTES + 1)
-                if not raw:
-                    raise ConnectionError("the daemon closed the stream")
-                event_bytes += len(raw)
-                if event_bytes > _MAX_EVENT_BYTES:
-                    # Never held beyond the cap: the stream is dropped and
-                    # reconnected.
-                    raise ConnectionError(f"an event longer than {_MAX_EVENT_BYTES} bytes")
-                line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                if not line:
-                    event_bytes = 0
+            now = time.monotonic()
+            if line_started is None and chunk:
+                line_started = now
+            lines = (partial + chunk).split(b"\n")
+            partial = lines.pop()
+            for raw in lines:
+                event_bytes += len(raw) + 1
+                line_started = now
+                line = raw.decode("utf-8", "replace").rstrip("\r")
                 if line.startswith("data:"):
                     data_lines.append(line[5:].lstrip(" "))
-                elif not line and data_lines:
-                    payload = "\n".join(data_lines)
-                    data_lines = []
-                    try:
-                        self._update(server, kind, json.loads(payload))
-                    except Exception as e:  # noqa: BLE001 - any malformed event (a
-                        # 400-digit number's OverflowError, deep nesting's
-                        # RecursionError) is skipped; the stream goes on.
-                        logger.warning("PowerStreamingClient: %s sent an event that is not a "
-                                       "power snapshot (%s): %.200s", server.key, e, payload)
+                elif not line:
+                    event_bytes = 0
+                    if data_lines:
+                        payload = "\n".join(data_lines)
+                        data_lines = []
+                        try:
+                            self._update(server, kind, json.loads(payload))
+                        except Exception as e:  # noqa: BLE001 - any malformed event (a
+                            # 400-digit number's OverflowError, deep nesting's
+                            # RecursionError) is skipped; the stream goes on.
+                            logger.warning("PowerStreamingClient: %s sent an event that is not "
+                                           "a power snapshot (%s): %.200s", server.key, e,
+                                           payload)
                 # Other fields (event:, id:, retry:) and comments are ignored.
-        finally:
-            with self._connections_lock:
-                self._connections.discard(connection)
-            connection.close()
+            if not partial:
+                line_started = None
+            if event_bytes + len(partial) > _MAX_EVENT_BYTES:
+                # Never held beyond the cap and one read: the stream is
+                # dropped and reconnected.
+                raise ConnectionError(f"an event longer than {_MAX_EVENT_BYTES} bytes")
+            if line_started is not None and now - line_started > _LINE_DEADLINE_S:
+                raise ConnectionError(f"a line not ended within {_LINE_DEADLINE_S:g} s of its "
+                                      f"first byte")
+        if not self._stop_event.is_set():
+            raise ConnectionError("the daemon closed the stream")
 
     def _stream_forever(self, server, kind):
         last_problem = None
         while not self._stop_event.is_set():
             try:
                 self._stream_once(server, kind)
-            except (OSError, http.client.HTTPException, ConnectionError) as e:
+            except Exception as e:  # noqa: BLE001 - the thread outlives any failure of a
+                # stream (transport errors, a broken limit, a bad answer).
                 if self._stop_event.is_set():
                     break
                 # The same problem again (a daemon down for a while) is logged
@@ -344,15 +459,11 @@ class PowerStreamingClient:
     def stop(self) -> None:
         """Closes every stream and joins the threads; iteration ends."""
         self._stop_event.set()
-        with self._connections_lock:
+        with self._wake:
             connections = list(self._connections)
-        for connection in connections:
-            sock = connection.sock
-            if sock is not None:
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            self._wake.notify_all()
+        for response in connections:
+            _shutdown(response)
         with self._changed:
             self._changed.notify_all()
         for thread in self._threads:

@@ -32,7 +32,8 @@ from typing import List, Optional, Union
 
 from zeus import _lib
 from zeus.callback import Callback
-from zeus.exception import InvalidArgumentError, UnavailableError, ZeusError
+from zeus.exception import (InvalidArgumentError, PermissionDeniedError, UnavailableError,
+                            ZeusError)
 from zeus.monitor.energy import ZeusMonitor
 from zeus.optimizer._model import Field, Model
 from zeus.utils import framework
@@ -52,6 +53,12 @@ _SIGNATURES = {
     "zeus_plo_state_json": (ctypes.c_int32, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
                                              ctypes.POINTER(ctypes.c_size_t)]),
 }
+
+
+class PowerLimitPermissionError(PermissionDeniedError, RuntimeError):
+    """(extra) The optimizer may not change the GPUs' power limits (no
+    CAP_SYS_ADMIN): a PermissionDeniedError, and the RuntimeError the
+    original raises."""
 
 
 def _library():
@@ -422,6 +429,14 @@ class GlobalPowerLimitOptimizer(Callback):
                     self._all_reduce_fn, self._select_fn, None, ctypes.byref(handle),
                     self._message, _lib.MESSAGE_SIZE)
                 self._check(code)
+        except PermissionDeniedError as e:
+            if "CAP_SYS_ADMIN" not in e.message:  # Not the GPUs' (e.g. profile_path's).
+                raise
+            # The original's class (RuntimeError) and words, then the core's.
+            raise PowerLimitPermissionError(
+                "SYS_ADMIN capability is required to modify GPU power limits. See "
+                "https://ml.energy/zeus/getting_started/#system-privileges for more "
+                f"information. ({e.message})") from e
         finally:
             if converted:
                 os.unlink(converted)

@@ -4,8 +4,11 @@ root-only counters). Energies in mJ."""
 
 from __future__ import annotations
 
+import atexit
 import ctypes
+import multiprocessing
 import os
+import threading
 from typing import Literal, Sequence, Union
 
 from zeus import _lib
@@ -54,18 +57,58 @@ def rapl_is_available() -> bool:
 
 
 class RaplWraparoundTracker:
-    """Counts wraparounds of one RAPL counter. The core tracks wraparound
-    itself (every read here is already corrected), so nothing wraps as seen
-    from Python: get_num_wraparounds() stays 0."""
+    """Counts the wraparounds of one RAPL energy counter file (uJ) whose
+    range is `max_energy_uj`: a thread reads the file every second, every
+    0.1 s once the counter is within RAPL_COUNTER_MAX_INCREASE of its range,
+    and counts each read lower than the one before. ValueError when the
+    file does not exist. The CPUs of get_cpus() do not need one: the core
+    corrects the wraps of what they read.
+
+    Attributes: rapl_file_path, max_energy_uj, wraparound_counter (a
+    multiprocessing.Value("i"), as the original's), process (the polling
+    thread; None once stopped)."""
 
     def __init__(self, rapl_file_path: str, max_energy_uj: float) -> None:
+        if not os.path.exists(rapl_file_path):
+            raise ValueError(f"{rapl_file_path} is not a valid file path")
         self.rapl_file_path = rapl_file_path
         self.max_energy_uj = max_energy_uj
-        self.wraparound_counter = 0
-        self.process = None
+        self.wraparound_counter = multiprocessing.Value("i", 0)
+        self._stop_event = threading.Event()
+        last_uj = self._read_uj()
+        self.process = threading.Thread(target=self._poll, args=(last_uj,), daemon=True,
+                                        name=f"zeus RAPL wraparound {rapl_file_path}")
+        self.process.start()
+        atexit.register(self._stop)
+
+    def _read_uj(self) -> float:
+        with open(self.rapl_file_path) as f:
+            return float(f.read().strip())
+
+    def _poll(self, last_uj: float) -> None:
+        while True:
+            period_s = 0.1 if self.max_energy_uj - last_uj < RAPL_COUNTER_MAX_INCREASE else 1.0
+            if self._stop_event.wait(period_s):
+                return
+            try:
+                energy_uj = self._read_uj()
+            except (OSError, ValueError):
+                continue  # A read that failed counts nothing; the next may succeed.
+            if energy_uj < last_uj:
+                with self.wraparound_counter.get_lock():
+                    self.wraparound_counter.value += 1
+            last_uj = energy_uj
+
+    def _stop(self) -> None:
+        self._stop_event.set()
+        if self.process is not None:
+            self.process.join(timeout=1.0)
+            self.process = None
 
     def get_num_wraparounds(self) -> int:
-        return self.wraparound_counter
+        """The wraparounds counted so far."""
+        with self.wraparound_counter.get_lock():
+            return self.wraparound_counter.value
 
 
 def get_current_rapl_zone_id(pid: Union[int, Literal["current"]] = "current") -> int:
@@ -79,7 +122,9 @@ def get_current_rapl_zone_id(pid: Union[int, Literal["current"]] = "current") ->
 
 
 class RAPLFile:
-    """One RAPL zone file: read() is its energy in mJ."""
+    """One RAPL zone directory: read() is its energy counter in mJ plus the
+    wraps its RaplWraparoundTracker counted (x max_energy_range_uj), as the
+    original's; last_energy is the counter when opened, uJ."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -91,23 +136,27 @@ class RAPLFile:
                 self.max_energy_range_uj = float(f.read().strip())
         except OSError as e:
             raise ZeusRAPLFileInitError(f"RAPL zone {path}: {e}") from e
-        self.last_energy = self.read()
+        self.last_energy = self._read_uj()
         self._tracker = RaplWraparoundTracker(self.energy_uj_path, self.max_energy_range_uj)
 
     @property
     def wraparound_tracker(self) -> RaplWraparoundTracker:
         return self._tracker
 
-    def read(self) -> float:
+    def _read_uj(self) -> float:
         try:
             with open(self.energy_uj_path) as f:
-                return float(f.read().strip()) / 1000.0
+                return float(f.read().strip())
         except PermissionError as e:
             raise ZeusRAPLPermissionError(
                 f"{self.energy_uj_path}: permission denied (RAPL is root-only since Linux "
                 "5.10)") from e
         except (OSError, ValueError) as e:
             raise ZeusRAPLFileInitError(f"{self.energy_uj_path}: {e}") from e
+
+    def read(self) -> float:
+        wraps = self._tracker.get_num_wraparounds()
+        return (self._read_uj() + wraps * self.max_energy_range_uj) / 1000.0
 
 
 class _Handle:

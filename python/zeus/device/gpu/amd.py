@@ -104,6 +104,16 @@ class AMDGPU(nvidia._CoreGPU):
         raise gpu_common.ZeusGPUNotFoundError(
             f"zeus.device: AMD GPU {self.gpu_index}: amdsmi lists no GPU with UUID {uuid}")
 
+    def get_supported_memory_clocks(self) -> list[int]:
+        """Not read on AMD GPUs (ZeusGPUNotSupportedError): the core's AMD
+        SMI backend offers no such query."""
+        self._not_in_core("the list of supported memory clocks")
+
+    def get_supported_graphics_clocks(self, memory_clock_mhz: int | None = None) -> list[int]:
+        """Not read on AMD GPUs (ZeusGPUNotSupportedError): the core's AMD
+        SMI backend offers no such query."""
+        self._not_in_core("the list of supported graphics clocks")
+
     def _no_single_domain_reset(self, domain: str):
         raise gpu_common.ZeusGPUNotSupportedError(
             f"zeus.device: AMD GPU {self.gpu_index}: resetting only the {domain} locked clocks "

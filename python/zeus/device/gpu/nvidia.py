@@ -317,6 +317,26 @@ class _CoreGPU(gpu_common.GPU):
             f"zeus.device: GPU {self.gpu_index}: {what} is not read by this build of Zeus "
             "(the core's device layer offers no such query yet)")
 
+    def _through_pynvml(self, what: str, function: str, *args):
+        """pynvml.`function`(self.handle, *args), NVML errors raised as the
+        original's classes; ZeusGPUNotSupportedError naming `what` where
+        pynvml (nvidia-ml-py) is not importable."""
+        try:
+            import pynvml
+        except ImportError:
+            raise gpu_common.ZeusGPUNotSupportedError(
+                f"zeus.device: GPU {self.gpu_index}: {what} is read through pynvml (the "
+                "nvidia-ml-py package), which is not importable here; the core's device "
+                "layer offers no such query") from None
+        try:
+            return getattr(pynvml, function)(self.handle, *args)
+        except pynvml.NVMLError as e:
+            code = getattr(e, "value", None)
+            cls = next((c for name, c in _NVML_ERRORS.items()
+                        if code is not None and getattr(pynvml, name, None) == code),
+                       gpu_common.ZeusGPUUnknownError)
+            raise cls(f"zeus.device: GPU {self.gpu_index}: {function}: {e}") from e
+
     @property
     def supports_nonblocking_setters(self) -> bool:
         return False
@@ -354,7 +374,12 @@ class _CoreGPU(gpu_common.GPU):
         return bool(self._read("persistence_mode", ctypes.c_int32))
 
     def get_supported_memory_clocks(self) -> list[int]:
-        self._not_in_core("the list of supported memory clocks")
+        """The memory clocks this GPU supports, in MHz: pynvml's
+        nvmlDeviceGetSupportedMemoryClocks, as the original's, where
+        nvidia-ml-py is importable (the core offers no such query);
+        ZeusGPUNotSupportedError saying so otherwise."""
+        return self._through_pynvml("the list of supported memory clocks",
+                                    "nvmlDeviceGetSupportedMemoryClocks")
 
     def set_memory_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
                                  block: bool = True) -> None:
@@ -366,7 +391,12 @@ class _CoreGPU(gpu_common.GPU):
         self._handle.call("reset_locked_clocks", self.gpu_index, 1, setter=True)
 
     def get_supported_graphics_clocks(self, memory_clock_mhz: int | None = None) -> list[int]:
-        self._not_in_core("the list of supported graphics clocks")
+        """The graphics clocks this GPU supports at `memory_clock_mhz`, in
+        MHz: pynvml's nvmlDeviceGetSupportedGraphicsClocks, as the
+        original's, where nvidia-ml-py is importable; ZeusGPUNotSupportedError
+        saying so otherwise."""
+        return self._through_pynvml("the list of supported graphics clocks",
+                                    "nvmlDeviceGetSupportedGraphicsClocks", memory_clock_mhz)
 
     def set_gpu_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
                               block: bool = True) -> None:
