@@ -162,17 +162,7 @@ int32_t zeus_plo_create(const char* options_json, zeus_sync_fn sync, zeus_all_re
                message_size);
 }
 
-int32_t zeus_plo_on_step_begin(zeus_plo* plo, char* message, size_t message_size) {
-  return zeus::c_api::StepBegin(plo, "zeus_plo_on_step_begin", message, message_size);
-}
-
-int32_t zeus_plo_on_epoch_end(zeus_plo* plo, char* message, size_t message_size) {
-  return zeus::c_api::EpochEnd(plo, "zeus_plo_on_epoch_end", message, message_size);
-}
-
-int32_t zeus_plo_restore(zeus_plo* plo, char* message, size_t message_size) {
-  return zeus::c_api::RestoreGpus(plo, "zeus_plo_restore", message, message_size);
-}
+ZEUS_C_KNOB_LOOP_CALLS(zeus_plo)
 
 int32_t zeus_plo_phase(const zeus_plo* plo) {
   return plo == nullptr ? -1 : static_cast<int32_t>(plo->optimizer->phase());

@@ -76,17 +76,7 @@ int32_t zeus_fo_create_on_monitor(zeus_monitor* monitor, const char* options_jso
                message_size);
 }
 
-int32_t zeus_fo_on_step_begin(zeus_fo* fo, char* message, size_t message_size) {
-  return zeus::c_api::StepBegin(fo, "zeus_fo_on_step_begin", message, message_size);
-}
-
-int32_t zeus_fo_on_epoch_end(zeus_fo* fo, char* message, size_t message_size) {
-  return zeus::c_api::EpochEnd(fo, "zeus_fo_on_epoch_end", message, message_size);
-}
-
-int32_t zeus_fo_restore(zeus_fo* fo, char* message, size_t message_size) {
-  return zeus::c_api::RestoreGpus(fo, "zeus_fo_restore", message, message_size);
-}
+ZEUS_C_KNOB_LOOP_CALLS(zeus_fo)
 
 int32_t zeus_fo_profile_json(const zeus_fo* fo, char* buffer, size_t buffer_size, size_t* length) {
   return HandleText(

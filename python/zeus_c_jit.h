@@ -92,23 +92,6 @@ int32_t OnHandle(Handle* handle, const char* fn, Body body, char* message, size_
   return Guard([&] { return body(*handle->optimizer); }, message, message_size);
 }
 
-// The training-loop calls and restore, alike for every knob.
-template <typename Handle>
-int32_t StepBegin(Handle* handle, const char* fn, char* message, size_t message_size) {
-  return OnHandle(
-      handle, fn, [](auto& o) { return o.OnStepBegin(); }, message, message_size);
-}
-template <typename Handle>
-int32_t EpochEnd(Handle* handle, const char* fn, char* message, size_t message_size) {
-  return OnHandle(
-      handle, fn, [](auto& o) { return o.OnEpochEnd(); }, message, message_size);
-}
-template <typename Handle>
-int32_t RestoreGpus(Handle* handle, const char* fn, char* message, size_t message_size) {
-  return OnHandle(
-      handle, fn, [](auto& o) { return o.Restore(); }, message, message_size);
-}
-
 // Copies `text(optimizer)` out under the buffer convention of zeus_c_api.h.
 template <typename Handle, typename Text>
 int32_t HandleText(const Handle* handle, const char* fn, Text text, char* buffer,
@@ -133,5 +116,24 @@ void DestroyHandle(Handle* handle, const char* what) {
 }
 
 }  // namespace zeus::c_api
+
+// Defines <prefix>_on_step_begin, <prefix>_on_epoch_end and <prefix>_restore
+// of zeus_c_api.h over the handle type `prefix` (zeus_plo, zeus_fo), alike for
+// every knob. Use inside extern "C".
+#define ZEUS_C_KNOB_LOOP_CALLS(prefix)                                                           \
+  int32_t prefix##_on_step_begin(prefix* handle, char* message, size_t message_size) {           \
+    return zeus::c_api::OnHandle(                                                                \
+        handle, #prefix "_on_step_begin", [](auto& o) { return o.OnStepBegin(); }, message,      \
+        message_size);                                                                           \
+  }                                                                                              \
+  int32_t prefix##_on_epoch_end(prefix* handle, char* message, size_t message_size) {            \
+    return zeus::c_api::OnHandle(                                                                \
+        handle, #prefix "_on_epoch_end", [](auto& o) { return o.OnEpochEnd(); }, message,        \
+        message_size);                                                                           \
+  }                                                                                              \
+  int32_t prefix##_restore(prefix* handle, char* message, size_t message_size) {                 \
+    return zeus::c_api::OnHandle(                                                                \
+        handle, #prefix "_restore", [](auto& o) { return o.Restore(); }, message, message_size); \
+  }
 
 #endif  // ZEUS_PYTHON_ZEUS_C_JIT_H_
