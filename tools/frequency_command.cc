@@ -4,9 +4,13 @@
 // "zeus-frequency-profile") leads to, chosen by the same selectors as power
 // limits (MaxPower: the profile's power limit). Flag rules as `zeus
 // power-limit select` (tools/selector_flags.h).
+//
+// `zeus frequency plot --profile FILE --out FILE.svg [selector flags]`: draws
+// the profile's energy and time per step against the SM clock, the selected
+// clock marked (tools/knob_plot.h), and prints the selected clock as `select`
+// does.
 
 #include <iostream>
-#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,10 +19,13 @@
 #include "zeus/core/optimum_selector.h"
 
 #include "tools/commands.h"
+#include "tools/knob_plot.h"
 #include "tools/selector_flags.h"
 
 namespace zeus::cli {
 namespace {
+
+const KnobPlotAxis kClockAxis{"Frequency profile", "SM clock (MHz)", "MHz", 1.0};
 
 Status RunFrequencySelect(const SelectArgs& args, OptimumKind kind) {
   OptimumSelector selector{kind, args.eta, args.max_slowdown};
@@ -32,29 +39,25 @@ Status RunFrequencySelect(const SelectArgs& args, OptimumKind kind) {
   return Status::Ok();
 }
 
+Status RunFrequencyPlot(const SelectArgs& args, OptimumKind kind) {
+  OptimumSelector selector{kind, args.eta, args.max_slowdown};
+  ZEUS_ASSIGN_OR_RETURN(FrequencyProfile profile, LoadFrequencyProfile(args.profile_path));
+  ZEUS_ASSIGN_OR_RETURN(uint32_t mhz, SelectOptimumMhz(profile, selector));
+  return PlotKnobProfile(profile.profile, mhz, kClockAxis, args, kind);
+}
+
 }  // namespace
 
 void RegisterFrequencyCommand(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("frequency", "GPU SM-clock (frequency) optimizer tools");
-  cmd->require_subcommand(1);
-  auto args = std::make_shared<SelectArgs>();
-  auto* select =
-      cmd->add_subcommand("select", "Print the SM clock (MHz) a saved frequency profile leads to");
-  CLI::Option* eta = nullptr;
-  CLI::Option* max_slowdown = nullptr;
-  AddSelectorOptions(select, args.get(), "Frequency profile (JSON, zeus-frequency-profile)", &eta,
-                     &max_slowdown);
-  select->add_flag("--json", args->json, "Print {\"sm_clock_mhz\": MHz}");
-  select->callback([args, exit_code, eta, max_slowdown] {
-    const OptimumKind kind = CheckSelector(*args, eta->count() > 0, max_slowdown->count() > 0);
-    Status status = RunFrequencySelect(*args, kind);
-    if (!status.ok()) {
-      std::cerr << "zeus frequency select: " << status.message() << "\n";
-      *exit_code = 1;
-      return;
-    }
-    *exit_code = 0;
-  });
+  RegisterKnobCommand(
+      app,
+      {"frequency", "GPU SM-clock (frequency) optimizer tools",
+       "Frequency profile (JSON, zeus-frequency-profile)",
+       "Print the SM clock (MHz) a saved frequency profile leads to",
+       "Print {\"sm_clock_mhz\": MHz}", RunFrequencySelect,
+       "Draw a frequency profile's energy and time per SM clock, the selected one marked (SVG)",
+       RunFrequencyPlot},
+      exit_code);
 }
 
 }  // namespace zeus::cli

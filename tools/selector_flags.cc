@@ -1,5 +1,9 @@
 #include "tools/selector_flags.h"
 
+#include <iostream>
+#include <memory>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "tools/commands.h"
@@ -49,6 +53,47 @@ void AddSelectorOptions(CLI::App* cmd, SelectArgs* args, const std::string& prof
                       "Slowdown selector only: allowed time factor vs the highest setting, >= 1")
           ->capture_default_str()
           ->check(NumberIn(1.0, 1e6));
+}
+
+namespace {
+
+// Adds the subcommand `name` of `cmd` with the selector options bound to
+// `args`, running `run`; returns it for the caller's own flags.
+CLI::App* AddSelectorCommand(CLI::App* cmd, const std::string& name, const std::string& description,
+                             const std::string& profile_help, std::shared_ptr<SelectArgs> args,
+                             SelectorRun run, int* exit_code) {
+  CLI::App* sub = cmd->add_subcommand(name, description);
+  CLI::Option* eta = nullptr;
+  CLI::Option* max_slowdown = nullptr;
+  AddSelectorOptions(sub, args.get(), profile_help, &eta, &max_slowdown);
+  const std::string context = "zeus " + cmd->get_name() + " " + name + ": ";
+  sub->callback([args, run = std::move(run), exit_code, eta, max_slowdown, context] {
+    const OptimumKind kind = CheckSelector(*args, eta->count() > 0, max_slowdown->count() > 0);
+    Status status = run(*args, kind);
+    if (!status.ok()) {
+      std::cerr << context << status.message() << "\n";
+      *exit_code = 1;
+      return;
+    }
+    *exit_code = 0;
+  });
+  return sub;
+}
+
+}  // namespace
+
+void RegisterKnobCommand(CLI::App& app, const KnobCommandSpec& spec, int* exit_code) {
+  CLI::App* cmd = app.add_subcommand(spec.name, spec.description);
+  cmd->require_subcommand(1);
+  auto select_args = std::make_shared<SelectArgs>();
+  AddSelectorCommand(cmd, "select", spec.select_description, spec.profile_help, select_args,
+                     spec.select, exit_code)
+      ->add_flag("--json", select_args->json, spec.json_help);
+  auto plot_args = std::make_shared<SelectArgs>();
+  CLI::App* plot = AddSelectorCommand(cmd, "plot", spec.plot_description, spec.profile_help,
+                                      plot_args, spec.plot, exit_code);
+  plot->add_option("--out", plot_args->out_path, "The SVG file to write")->required();
+  plot->footer("Draws with gnuplot (Debian package gnuplot-nox), which must be on PATH.");
 }
 
 }  // namespace zeus::cli

@@ -6,11 +6,14 @@
 #ifndef ZEUS_TOOLS_SELECTOR_FLAGS_H_
 #define ZEUS_TOOLS_SELECTOR_FLAGS_H_
 
+#include <functional>
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "zeus/core/optimum_selector.h"
+#include "zeus/status.h"
 
 namespace zeus::cli {
 
@@ -37,6 +40,31 @@ OptimumKind CheckSelector(const SelectArgs& args, bool eta_given, bool max_slowd
 
 // "cost selector, eta 0.5", "slowdown selector, at most 1.1x the time".
 std::string SelectorDescription(const SelectArgs& args, OptimumKind kind);
+
+// What a `select` or `plot` subcommand does with its checked flags.
+using SelectorRun = std::function<Status(const SelectArgs& args, OptimumKind kind)>;
+
+// A knob's command (`zeus power-limit`, `zeus frequency`): its `select` and
+// `plot` subcommands over a saved profile, in the knob's words.
+struct KnobCommandSpec {
+  // The subcommand of `zeus`, e.g. "power-limit", and its help line.
+  std::string name;
+  std::string description;
+  // The --profile help, e.g. "Profile: Zeus JSON or CSV log".
+  std::string profile_help;
+  // `select`: its help line, the --json help, and what it runs.
+  std::string select_description;
+  std::string json_help;
+  SelectorRun select;
+  // `plot` (adds --out, the SVG to write): its help line and what it runs.
+  std::string plot_description;
+  SelectorRun plot;
+};
+
+// Adds `zeus <spec.name> select|plot`. Each checks its selector flags
+// (CheckSelector), runs and sets *exit_code: 0, or 1 with
+// "zeus <name> <select|plot>: <error>" on stderr.
+void RegisterKnobCommand(CLI::App& app, const KnobCommandSpec& spec, int* exit_code);
 
 }  // namespace zeus::cli
 

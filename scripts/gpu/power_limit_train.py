@@ -12,14 +12,13 @@ power_limit_summary.json, and prints a log. Exit status 0 when every limit
 was measured and the GPU's limit never changed.
 """
 
-import argparse
-import json
 import os
 import sys
-import time
 
 import torch
 
+from knob_train import (bf16_training_step, finish, fresh_profile_path, parse_args,
+                        step_overhead, train_until_done)
 from zeus.monitor import ZeusMonitor
 from zeus.optimizer.power_limit import GlobalPowerLimitOptimizer, ZeusCost
 
@@ -55,46 +54,9 @@ def nvml_constraints_w(index=0):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--batch", type=int, default=16384)
-    parser.add_argument("--width", type=int, default=8192)
-    parser.add_argument("--epoch-steps", type=int, default=400)
-    parser.add_argument("--max-seconds", type=float, default=180)
-    parser.add_argument("--min-measure-time-s", type=float, default=2.0)
-    args = parser.parse_args()
-    if os.environ.get("ZEUS_DRY_RUN") != "1":
-        sys.exit("refusing to run without ZEUS_DRY_RUN=1 (this check must not change the GPU)")
-    os.makedirs(args.out, exist_ok=True)
-    profile_path = os.path.join(args.out, "power_limit_profile.json")
-    if os.path.exists(profile_path):
-        os.remove(profile_path)
-
-    torch.manual_seed(0)
-    dev = torch.device("cuda:0")
-    d, w = 4096, args.width
-    model = torch.nn.Sequential(
-        torch.nn.Linear(d, w), torch.nn.GELU(), torch.nn.Linear(w, w), torch.nn.GELU(),
-        torch.nn.Linear(w, d)).to(dev, dtype=torch.bfloat16)
-    sgd = torch.optim.SGD(model.parameters(), lr=1e-4)
-    x = torch.randn(args.batch, d, device=dev, dtype=torch.bfloat16)
-    y = torch.randn(args.batch, d, device=dev, dtype=torch.bfloat16)
-
-    def step():
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        sgd.step()
-        sgd.zero_grad(set_to_none=True)
-
-    for _ in range(20):  # cuBLAS initialisation, not measured.
-        step()
-    torch.cuda.synchronize()
-    t0 = time.monotonic()
-    for _ in range(20):
-        step()
-    torch.cuda.synchronize()
-    step_ms = (time.monotonic() - t0) / 20 * 1000
-    print(f"GPU: {torch.cuda.get_device_name(0)}; step {step_ms:.1f} ms", flush=True)
+    args = parse_args(max_seconds=180)
+    profile_path = fresh_profile_path(args.out, "power_limit_profile.json")
+    step, step_ms = bf16_training_step(args.batch, args.width)
 
     limits_before = nvml_limits_mw()
     limits_seen = []
@@ -116,24 +78,14 @@ def main():
         """The pinned limit in W (exact, as the profile has it) once done, else None."""
         return plo.state.optimal_power_limit / 1000 if plo.phase == "done" else None
 
-    start = time.monotonic()
-    epochs = 0
-    steps = 0
+    def after_epoch_end(epoch, _, elapsed_s):
+        limits_seen.append(nvml_limits_mw())
+        print(f"epoch {epoch}: {len(plo.profile()['measurements'])} limits measured, "
+              f"phase {plo.phase}, {elapsed_s:.1f} s", flush=True)
+
     plo = optimizer()
     with plo:
-        deadline = start + args.max_seconds
-        while plo.phase != "done" and time.monotonic() < deadline:
-            for _ in range(args.epoch_steps):
-                plo.on_step_begin()
-                step()
-                steps += 1
-            torch.cuda.synchronize()
-            plo.on_epoch_end()
-            epochs += 1
-            limits_seen.append(nvml_limits_mw())
-            print(f"epoch {epochs}: {len(plo.profile()['measurements'])} limits measured, "
-                  f"phase {plo.phase}, {time.monotonic() - start:.1f} s", flush=True)
-        profiling_s = time.monotonic() - start
+        run = train_until_done(plo, step, args, lambda: None, after_epoch_end)
         profile = plo.profile()
         pinned_w = optimum_w(plo)
     limits_after = nvml_limits_mw()
@@ -148,10 +100,11 @@ def main():
     summary = {
         "gpu": torch.cuda.get_device_name(0),
         "step_ms_before_profiling": step_ms,
-        "epochs": epochs,
+        "epochs": run["epochs"],
         "epoch_steps": args.epoch_steps,
-        "steps": steps,
-        "profiling_wall_s": profiling_s,
+        "steps": run["steps"],
+        "profiling_wall_s": run["profiling_wall_s"],
+        **step_overhead(run["call_s"], step_ms),
         "limits_measured_w": measured_w,
         "optimum_w": pinned_w,
         "reloaded_phase": reloaded_phase,
@@ -177,12 +130,7 @@ def main():
     summary["limits_expected_w"] = expected
     ok = (sorted(measured_w, reverse=True) == expected and unchanged
           and reloaded_phase == "done" and reloaded_optimum_w == pinned_w)
-    summary["pass"] = ok
-    with open(os.path.join(args.out, "power_limit_summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
-    print(json.dumps(summary, indent=2))
-    print("RESULT:", "PASS" if ok else "FAIL")
-    return 0 if ok else 1
+    return finish(args.out, "power_limit_summary.json", summary, ok)
 
 
 if __name__ == "__main__":

@@ -449,8 +449,7 @@ StatusOr<ReportResponse> BatchSizeService::Report(const TrainingResult& result) 
     if (verdict.stops()) {
       response.message = StopMessage(verdict, spec, trial, cost, optimizer);
     } else if (reached) {
-      response.message =
-          fmt::format("Train succeeded", result.metric, spec.target_metric, result.current_epoch);
+      response.message = "Train succeeded";
     } else {
       response.message =
           fmt::format("Train failed to converge within max_epoch({})", spec.max_epochs);

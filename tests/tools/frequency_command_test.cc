@@ -13,6 +13,7 @@
 #include "zeus/util/file.h"
 
 #include "tests/testing/temp_dir.h"
+#include "tests/tools/frequency_profiles.h"
 
 namespace zeus {
 namespace {
@@ -36,11 +37,7 @@ class FrequencyCommandTest : public ::testing::Test {
 };
 
 TEST_F(FrequencyCommandTest, PrintsTheClockEachSelectorChoosesInMhz) {
-  FrequencyProfile p;
-  p.max_power_limit_mw = 700'000;
-  p.profile.num_gpus = 1;
-  // Per step: 1980 MHz 60 J, 0.1 s; 1530 MHz 48 J, 0.11 s; 1080 MHz 45 J, 0.15 s.
-  p.profile.measurements = {{1980, 2400, 4, 40}, {1530, 2880, 6.6, 60}, {1080, 2250, 7.5, 50}};
+  const FrequencyProfile p = zeus::testing::ThreeClockProfile(1);
   const std::string path = dir_.File("clocks.json");
   ZEUS_ASSERT_OK(SaveFrequencyProfile(path, p));
   for (const auto& [args, selector] : std::vector<std::pair<std::string, OptimumSelector>>{

@@ -1,5 +1,5 @@
-// Runs the built `zeus` binary's plots: `zeus simulate --plot DIR` and
-// `zeus power-limit plot` write well-formed SVGs (parsed with expat) with
+// Runs the built `zeus` binary's plots: `zeus simulate --plot DIR`,
+// `zeus power-limit plot` and `zeus frequency plot` write well-formed SVGs (parsed with expat) with
 // the expected titles and series; an unwritable directory or a missing
 // gnuplot is a clear error that loses none of the printed results.
 
@@ -10,11 +10,13 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
+#include "zeus/core/frequency_profile.h"
 #include "zeus/util/file.h"
 #include "zeus/util/strings.h"
 
 #include "tests/testing/svg_document.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/tools/frequency_profiles.h"
 
 namespace zeus {
 namespace {
@@ -56,6 +58,34 @@ class PlotCommandTest : public ::testing::Test {
   }
   std::string Profile() const {
     return "'" + zeus::testing::DataDir() + "/profiles/A40+resnet18+gpu0.csv'";
+  }
+
+  // What a knob's figure names: the unit after the chosen value, the x axis
+  // and the end of the title.
+  struct FigureWords {
+    std::string unit;
+    std::string x_label;
+    std::string title_end;
+  };
+
+  // `zeus <command> plot` prints what `select` prints for `selector` and
+  // draws profile.svg marking it, in the knob's `words`.
+  void ExpectPlotMarksWhatSelectChooses(const std::string& command, const std::string& profile,
+                                        const std::string& selector, const FigureWords& words) {
+    ASSERT_EQ(Run(command + " select --profile " + profile + " " + selector), 0) << err_;
+    const std::string chosen(Trim(out_));
+    ASSERT_FALSE(chosen.empty());
+    const std::string svg_path = dir_.File("profile.svg");
+    ASSERT_EQ(Run(command + " plot --profile " + profile + " --out '" + svg_path + "' " + selector),
+              0)
+        << err_;
+    EXPECT_EQ(Trim(out_), chosen);
+    SvgDocument svg = Svg(svg_path);
+    EXPECT_TRUE(svg.HasText("chosen: " + chosen + " " + words.unit + " (")) << selector;
+    EXPECT_TRUE(svg.HasText("energy per step (J)"));
+    EXPECT_TRUE(svg.HasText("time per step (s)"));
+    EXPECT_TRUE(svg.HasText(words.x_label));
+    EXPECT_TRUE(svg.HasText(words.title_end));
   }
 
   // The results of `zeus simulate --json` in out_ are complete.
@@ -119,20 +149,8 @@ TEST_F(PlotCommandTest, SimulateWithoutGnuplotNamesThePackageAndKeepsTheResults)
 
 TEST_F(PlotCommandTest, PowerLimitPlotMarksTheLimitSelectWouldChoose) {
   for (const std::string selector : {"--selector cost --eta 0.8", "--selector energy"}) {
-    ASSERT_EQ(Run("power-limit select --profile " + Profile() + " " + selector), 0) << err_;
-    const std::string chosen_w(Trim(out_));
-    ASSERT_FALSE(chosen_w.empty());
-    const std::string svg_path = dir_.File("profile.svg");
-    ASSERT_EQ(
-        Run("power-limit plot --profile " + Profile() + " --out '" + svg_path + "' " + selector), 0)
-        << err_;
-    EXPECT_EQ(Trim(out_), chosen_w);
-    SvgDocument svg = Svg(svg_path);
-    EXPECT_TRUE(svg.HasText("chosen: " + chosen_w + " W (")) << selector;
-    EXPECT_TRUE(svg.HasText("energy per step (J)"));
-    EXPECT_TRUE(svg.HasText("time per step (s)"));
-    EXPECT_TRUE(svg.HasText("power limit (W)"));
-    EXPECT_TRUE(svg.HasText("A40+resnet18+gpu0.csv (1 GPU)"));
+    ExpectPlotMarksWhatSelectChooses("power-limit", Profile(), selector,
+                                     {"W", "power limit (W)", "A40+resnet18+gpu0.csv (1 GPU)"});
   }
   EXPECT_TRUE(Svg(dir_.File("profile.svg")).HasText("(energy selector)"));
 }
@@ -158,6 +176,27 @@ TEST_F(PlotCommandTest, PowerLimitPlotErrorsNameWhatWentWrong) {
             2);
   EXPECT_THAT(err_, HasSubstr("--eta 0.3: applies only to --selector cost"));
   EXPECT_FALSE(ReadFileToString(dir_.File("p.svg")).ok());
+}
+
+TEST_F(PlotCommandTest, FrequencyPlotMarksTheClockSelectWouldChoose) {
+  const std::string profile = dir_.File("clocks.json");
+  ZEUS_ASSERT_OK(SaveFrequencyProfile(profile, zeus::testing::ThreeClockProfile(2)));
+  for (const std::string selector : {"--selector cost --eta 0.8", "--selector energy"}) {
+    ExpectPlotMarksWhatSelectChooses("frequency", "'" + profile + "'", selector,
+                                     {"MHz", "SM clock (MHz)", "clocks.json (2 GPUs)"});
+  }
+  EXPECT_TRUE(Svg(dir_.File("profile.svg")).HasText("chosen: 1080 MHz (energy selector)"));
+  // The same errors as `zeus power-limit plot`, named for this command.
+  EXPECT_EQ(Run("frequency plot --profile '" + profile + "' --out '" +
+                dir_.File("no/such/dir/c.svg") + "'"),
+            1);
+  EXPECT_THAT(err_, HasSubstr("zeus frequency plot: cannot write figure"));
+  EXPECT_EQ(Run("frequency plot --profile '" + profile + "'"), 2);
+  EXPECT_THAT(err_, HasSubstr("--out is required"));
+  EXPECT_EQ(Run("frequency plot --profile " + Profile() + " --out '" + dir_.File("c.svg") + "'"),
+            1);
+  EXPECT_THAT(err_, HasSubstr("zeus frequency plot: "));
+  EXPECT_FALSE(ReadFileToString(dir_.File("c.svg")).ok());
 }
 
 }  // namespace

@@ -18,7 +18,6 @@ logged, never set.
 """
 
 import abc
-import atexit
 import ctypes
 import json
 import logging
@@ -26,61 +25,36 @@ import numbers
 import os
 import sys
 import tempfile
-import weakref
 from pathlib import Path
 from typing import List, Optional, Union
 
 from zeus import _lib
-from zeus.callback import Callback
-from zeus.exception import (InvalidArgumentError, PermissionDeniedError, UnavailableError,
-                            ZeusError)
+from zeus.exception import InvalidArgumentError, PermissionDeniedError, ZeusError
 from zeus.monitor.energy import ZeusMonitor
+from zeus.optimizer import _jit
+from zeus.optimizer._jit import all_reduce_callback  # noqa: F401 (re-exported)
+from zeus.optimizer._jit import text as _text  # noqa: F401 (re-exported)
 from zeus.optimizer._model import Field, Model
 from zeus.utils import framework
 
 logger = logging.getLogger(__name__)
 
-_PHASES = ("waiting", "warmup", "profiling", "done")
-
 # C ABI functions this module adds to those of zeus._lib (python/zeus_c_api.h).
 SELECT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint32),
                              ctypes.c_void_p)
-_SIGNATURES = {
-    "zeus_plo_create_with_selector": (
-        ctypes.c_int32, [ctypes.c_void_p, ctypes.c_char_p, _lib.ALL_REDUCE_FN, SELECT_FN,
-                         ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
-                         ctypes.c_size_t]),
-    "zeus_plo_state_json": (ctypes.c_int32, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
-                                             ctypes.POINTER(ctypes.c_size_t)]),
-}
+_KNOB = _jit.Knob(
+    owner="GlobalPowerLimitOptimizer", prefix="zeus_plo",
+    signatures=dict(
+        _jit.handle_signatures("zeus_plo"), zeus_plo_create_with_selector=(
+            ctypes.c_int32, [ctypes.c_void_p, ctypes.c_char_p, _lib.ALL_REDUCE_FN, SELECT_FN,
+                             ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
+                             ctypes.c_size_t])))
 
 
 class PowerLimitPermissionError(PermissionDeniedError, RuntimeError):
     """(extra) The optimizer may not change the GPUs' power limits (no
     CAP_SYS_ADMIN): a PermissionDeniedError, and the RuntimeError the
     original raises."""
-
-
-def _library():
-    lib = _lib.lib()
-    for name, (restype, argtypes) in _SIGNATURES.items():
-        try:
-            fn = getattr(lib, name)
-        except AttributeError:
-            raise UnavailableError(f"zeus: libzeus_c.so lacks {name} (an older build?)") from None
-        if fn.argtypes is None:
-            fn.restype, fn.argtypes = restype, argtypes
-    return lib
-
-
-def _text(fn, handle) -> str:
-    """The text of a (handle, buffer, size, length) call of zeus_c_api.h."""
-    length = ctypes.c_size_t(0)
-    fn(handle, None, 0, ctypes.byref(length))
-    buffer = ctypes.create_string_buffer(length.value + 1)
-    code = fn(handle, buffer, length.value + 1, ctypes.byref(length))
-    _lib.raise_for(code, None)
-    return buffer.value.decode()
 
 
 # ---- The state machine's states and measurements (the original's models) ----
@@ -175,25 +149,6 @@ def _original_profile_as_ours(path, num_gpus) -> Optional[str]:
     with os.fdopen(fd, "w") as f:
         json.dump(ours, f)
     return converted
-
-
-def all_reduce_callback(owner):
-    """The C core's data-parallel hook (zeus_all_reduce_fn) over
-    torch.distributed: sums energy and GPU counts, maxes time. An exception
-    is kept in owner._callback_error (never raised into C). Keep the returned
-    object alive as long as the core may call it."""
-
-    def trampoline(energy_j, time_s, num_gpus, _user):
-        try:
-            energy, gpus = framework.all_reduce([energy_j[0], float(num_gpus[0])], "sum")
-            (longest,) = framework.all_reduce([time_s[0]], "max")
-            energy_j[0], time_s[0], num_gpus[0] = energy, longest, int(round(gpus))
-            return 0
-        except BaseException as e:  # Never let an exception cross into C.
-            owner._callback_error = e
-            return 1
-
-    return _lib.ALL_REDUCE_FN(trampoline)
 
 
 def _skip_nonbinding(value: Optional[bool]) -> bool:
@@ -315,13 +270,7 @@ class MaxSlowdownConstraint(OptimumSelector):
                              {"selector": "slowdown", "max_slowdown": self.factor})
 
 
-def _close_at_exit(ref):
-    optimizer = ref()
-    if optimizer is not None:
-        optimizer.close()
-
-
-class GlobalPowerLimitOptimizer(Callback):
+class GlobalPowerLimitOptimizer(_jit.JitOptimizer):
     """Profiles power limits during training and pins the best one.
 
     Call on_step_begin at the start of every training step and on_epoch_end
@@ -365,39 +314,24 @@ class GlobalPowerLimitOptimizer(Callback):
     maximum limit and the profile is kept). The optimizer stays usable.
     """
 
+    _KNOB = _KNOB
+
     def __init__(self, monitor: ZeusMonitor, optimum_selector: Optional[OptimumSelector] = None,
                  wait_steps: int = 1, warmup_steps: int = 10, profile_steps: int = 40,
                  pl_step: int = 25, profile_path: Union[str, Path, None] = None, *,
                  min_measure_time_s: Optional[float] = None, restore_on_signal: bool = True,
                  skip_nonbinding_limits: Optional[bool] = None):
-        if not isinstance(monitor, ZeusMonitor):
-            raise InvalidArgumentError(
-                "GlobalPowerLimitOptimizer: monitor must be a zeus.monitor.ZeusMonitor")
-        for name, value, least in (("wait_steps", wait_steps, 0), ("warmup_steps", warmup_steps, 0),
-                                   ("profile_steps", profile_steps, 1)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-                raise InvalidArgumentError(
-                    f"GlobalPowerLimitOptimizer: {name} must be an int >= {least}, got {value!r}")
+        self._setup(monitor, optimum_selector, wait_steps, warmup_steps, profile_steps,
+                    profile_path)
         if isinstance(pl_step, bool) or not isinstance(pl_step, numbers.Real) or not pl_step > 0:
             raise InvalidArgumentError(
                 f"GlobalPowerLimitOptimizer: pl_step must be a number of W > 0, got {pl_step!r}")
-        self.monitor = monitor
-        self.optimum_selector = (optimum_selector if optimum_selector is not None else
-                                 ZeusCost(eta_knob=0.5, world_size=len(monitor.gpu_indices) or 1))
         if not isinstance(self.optimum_selector, OptimumSelector):
             raise InvalidArgumentError(
                 "GlobalPowerLimitOptimizer: optimum_selector must be an OptimumSelector (Energy(), "
                 "Time(), ZeusCost(...), MaxSlowdownConstraint(...) or a subclass defining "
                 "select(measurements))")
-        self.wait_steps = int(wait_steps)
-        self.warmup_steps = int(warmup_steps)
-        self.profile_steps = int(profile_steps)
         self.pl_step = int(round(pl_step * 1000))  # mW, as the original keeps it.
-        self.profile_path = Path(profile_path) if isinstance(profile_path, str) else profile_path
-        self._lib = _library()
-        self._handle = None
-        self._callback_error = None
-        self._message = ctypes.create_string_buffer(_lib.MESSAGE_SIZE)
         # A profile the original Zeus saved is read through a converted copy.
         converted = _original_profile_as_ours(
             None if profile_path is None else str(profile_path), _world_gpus(monitor))
@@ -412,23 +346,13 @@ class GlobalPowerLimitOptimizer(Callback):
                        restore_on_signal=restore_on_signal,
                        skip_nonbinding_limits=_skip_nonbinding(skip_nonbinding_limits))
         core_options = self.optimum_selector._core_options()
-
-        self._all_reduce_fn = all_reduce_callback(self)
-        handle = ctypes.c_void_p()
         try:
             if core_options is not None:
-                options.update(core_options)
                 self._select_fn = None
-                _lib.call(self._lib.zeus_plo_create_on_monitor, monitor._handle_for_optimizer(),
-                          _lib.options_json(options), self._all_reduce_fn, None,
-                          ctypes.byref(handle))
+                self._create(self._lib.zeus_plo_create_on_monitor, dict(options, **core_options))
             else:
                 self._select_fn = SELECT_FN(self._select_trampoline)
-                code = self._lib.zeus_plo_create_with_selector(
-                    monitor._handle_for_optimizer(), _lib.options_json(options),
-                    self._all_reduce_fn, self._select_fn, None, ctypes.byref(handle),
-                    self._message, _lib.MESSAGE_SIZE)
-                self._check(code)
+                self._create(self._lib.zeus_plo_create_with_selector, options, self._select_fn)
         except PermissionDeniedError as e:
             if "CAP_SYS_ADMIN" not in e.message:  # Not the GPUs' (e.g. profile_path's).
                 raise
@@ -440,8 +364,6 @@ class GlobalPowerLimitOptimizer(Callback):
         finally:
             if converted:
                 os.unlink(converted)
-        self._handle = handle
-        atexit.register(_close_at_exit, weakref.ref(self))
 
     def _select_trampoline(self, profile_json, out_mw, _user):
         """Called by the core when profiling ends: runs the Python selector;
@@ -493,40 +415,6 @@ class GlobalPowerLimitOptimizer(Callback):
                 f"return a power limit in W, e.g. one of {[m.power_limit for m in measurements]}")
         return int(chosen_w) * 1000
 
-    def _check(self, code):
-        if self._callback_error is not None:
-            e, self._callback_error = self._callback_error, None
-            raise e
-        take_replay_error = getattr(self.monitor, "_take_replay_error", None)
-        replay_error = take_replay_error() if take_replay_error is not None else None
-        if replay_error is not None and code != 0:
-            raise replay_error
-        _lib.raise_for(code, self._message)
-
-    def _require_open(self):
-        if self._handle is None:
-            raise InvalidArgumentError("GlobalPowerLimitOptimizer: the optimizer is closed")
-
-    def _state_json(self) -> dict:
-        self._require_open()
-        return json.loads(_text(self._lib.zeus_plo_state_json, self._handle))
-
-    def on_epoch_begin(self) -> None:
-        """Nothing to do: epochs are delimited by on_epoch_end."""
-
-    def on_step_begin(self) -> None:
-        self._require_open()
-        self._check(self._lib.zeus_plo_on_step_begin(self._handle, self._message,
-                                                     _lib.MESSAGE_SIZE))
-
-    def on_step_end(self) -> None:
-        """Nothing to do: steps are delimited by on_step_begin."""
-
-    def on_epoch_end(self) -> None:
-        self._require_open()
-        self._check(self._lib.zeus_plo_on_epoch_end(self._handle, self._message,
-                                                    _lib.MESSAGE_SIZE))
-
     @property
     def state(self) -> Union[Ready, Warmup, Profiling, Done]:
         """The state machine's state now (a fresh object at every read)."""
@@ -556,12 +444,6 @@ class GlobalPowerLimitOptimizer(Callback):
         return _measurements_of(self.profile())
 
     @property
-    def phase(self) -> str:
-        """(extra) "waiting", "warmup", "profiling" or "done"."""
-        self._require_open()
-        return _PHASES[self._lib.zeus_plo_phase(self._handle)]
-
-    @property
     def optimal_power_limit(self) -> Optional[int]:
         """(extra) The pinned limit in W once profiling is done, else None."""
         self._require_open()
@@ -574,100 +456,11 @@ class GlobalPowerLimitOptimizer(Callback):
         self._require_open()
         return self._lib.zeus_plo_current_limit_mw(self._handle)
 
-    def profile(self) -> dict:
-        """(extra) The profile measured so far (the profile file's JSON as a
-        dict: power_limit_mw, energy_j, time_s and steps per limit)."""
-        self._require_open()
-        return json.loads(_text(self._lib.zeus_plo_profile_json, self._handle))
 
-    def restore(self) -> None:
-        """(extra) Gives every GPU its original limit back now; later steps
-        change nothing."""
-        self._require_open()
-        self._check(self._lib.zeus_plo_restore(self._handle, self._message, _lib.MESSAGE_SIZE))
-
-    def close(self) -> None:
-        """(extra) Restores the original limits and frees the optimizer."""
-        if self._handle is not None:
-            handle, self._handle = self._handle, None
-            self._lib.zeus_plo_destroy(handle)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-
-def _make_hf_class():
-    try:
-        import importlib.util
-        available = importlib.util.find_spec("transformers") is not None
-    except (ImportError, ValueError):
-        available = False
-    base = object
-    if available:
-        try:
-            from transformers import TrainerCallback as base
-        except ImportError:
-            available = False
-
-    class HFGlobalPowerLimitOptimizer(base):
-        """GlobalPowerLimitOptimizer as a Hugging Face TrainerCallback; the
-        original's arguments exactly (this package's keyword-only extras of
-        GlobalPowerLimitOptimizer take their defaults). Importable without
-        transformers; creating one then raises ImportError."""
-
-        def __init__(self, monitor: ZeusMonitor,
-                     optimum_selector: Optional[OptimumSelector] = None, wait_steps: int = 1,
-                     warmup_steps: int = 10, profile_steps: int = 40, pl_step: int = 25,
-                     profile_path: Union[str, Path, None] = None) -> None:
-            if not available:
-                raise ImportError("zeus: HFGlobalPowerLimitOptimizer needs the transformers "
-                                  "package (pip install transformers)")
-            self.optimizer = GlobalPowerLimitOptimizer(
-                monitor, optimum_selector, wait_steps, warmup_steps, profile_steps, pl_step,
-                profile_path)
-
-        def on_epoch_begin(self, args, state, control, **kwargs):
-            self.optimizer.on_epoch_begin()
-
-        def on_epoch_end(self, args, state, control, **kwargs):
-            self.optimizer.on_epoch_end()
-
-        def on_step_begin(self, args, state, control, **kwargs):
-            self.optimizer.on_step_begin()
-
-        def on_step_end(self, args, state, control, **kwargs):
-            self.optimizer.on_step_end()
-
-        def on_train_end(self, args, state, control, **kwargs):
-            self.optimizer.close()
-
-    HFGlobalPowerLimitOptimizer.__module__ = __name__
-    return HFGlobalPowerLimitOptimizer
-
-
-_hf_class = None
-
-
-def __getattr__(name):
-    # Built on first use, so that importing this module never imports
-    # transformers (seconds) unless the callback is wanted.
-    global _hf_class
-    if name == "HFGlobalPowerLimitOptimizer":
-        if _hf_class is None:
-            _hf_class = _make_hf_class()
-        return _hf_class
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__ = _jit.lazy_hf_getattr(
+    __name__, "HFGlobalPowerLimitOptimizer",
+    lambda: _jit.hf_callback_class("HFGlobalPowerLimitOptimizer", __name__,
+                                   GlobalPowerLimitOptimizer, keyword_extras=False))
 
 __all__ = [
     "OptimumSelector", "Energy", "Time", "ZeusCost", "MaxSlowdownConstraint", "Ready", "Warmup",

@@ -56,6 +56,10 @@ typedef amdsmi_status_t (*amdsmi_get_energy_count_fn)(amdsmi_processor_handle pr
 typedef amdsmi_status_t (*amdsmi_get_temp_metric_fn)(amdsmi_processor_handle processor_handle,
                                                      uint32_t sensor_type, uint32_t metric,
                                                      int64_t* temperature);
+// amdsmi_get_clk_freq(handle, clk_type, frequencies): the DPM levels of one
+// clock domain (amdsmi_frequencies_t, filled at the given address).
+typedef amdsmi_status_t (*amdsmi_get_clk_freq_fn)(amdsmi_processor_handle processor_handle,
+                                                  uint32_t clk_type, void* frequencies);
 typedef amdsmi_status_t (*amdsmi_get_gpu_device_uuid_fn)(amdsmi_processor_handle processor_handle,
                                                          unsigned int* uuid_length, char* uuid);
 
@@ -118,6 +122,11 @@ constexpr uint32_t kProcessorTypeAmdGpu = 1;
 constexpr uint32_t kTemperatureTypeHotspot = 1;
 // amdsmi_temperature_metric_t: AMDSMI_TEMP_CURRENT.
 constexpr uint32_t kTempCurrent = 0;
+// amdsmi_clk_type_t: AMDSMI_CLK_TYPE_SYS (= AMDSMI_CLK_TYPE_GFX), the graphics
+// clock.
+constexpr uint32_t kClkTypeSys = 0;
+// AMDSMI_MAX_NUM_FREQUENCIES: the most levels amdsmi_frequencies_t holds.
+constexpr uint32_t kMaxNumFrequencies = 33;
 // AMD SMI marks an unsupported 32-bit struct member with UINT32_MAX.
 constexpr uint32_t kUnsupportedU32 = 0xFFFFFFFFu;
 // AMDSMI_GPU_UUID_SIZE.
@@ -147,6 +156,18 @@ struct PowerInfoHead {
   uint32_t average_socket_power_w;
 };
 static_assert(offsetof(PowerInfoHead, current_socket_power_w) == 8, "ROCm 6.2+ layout");
+
+// amdsmi_frequencies_t (ROCm 6.2+: has_deep_sleep first): num_supported
+// levels in frequency_hz, in Hz (AMD SMI's unit, from the amdgpu driver's
+// pp_dpm_sclk), lowest first; current is the index of the level in use.
+struct Frequencies {
+  bool has_deep_sleep;
+  uint32_t num_supported;
+  uint32_t current;
+  uint64_t frequency_hz[kMaxNumFrequencies];
+};
+static_assert(offsetof(Frequencies, num_supported) == 4, "ROCm 6.2+ layout");
+static_assert(offsetof(Frequencies, frequency_hz) == 16, "ROCm 6.2+ layout");
 
 // amdsmi_bdf_t: one uint64_t, function in bits 0-2, device 3-7, bus 8-15,
 // domain 16-63.

@@ -1,7 +1,9 @@
 #include "src/device/amdsmi/amdsmi_gpu.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -206,6 +208,35 @@ StatusOr<int32_t> AmdsmiGpu::TemperatureC() {
   amdsmi_status_t rc = fn(handle_, kTemperatureTypeHotspot, kTempCurrent, &temperature_c);
   if (rc != kSuccess) return Error("amdsmi_get_temp_metric(HOTSPOT, CURRENT)", rc);
   return static_cast<int32_t>(temperature_c);
+}
+
+StatusOr<std::vector<uint32_t>> AmdsmiGpu::SupportedGraphicsClocksMhz() {
+  const auto fn = library_->functions().get_clk_freq;
+  if (fn == nullptr) return Missing("amdsmi_get_clk_freq");
+  constexpr const char* kCall = "amdsmi_get_clk_freq(AMDSMI_CLK_TYPE_SYS)";
+  StructBuffer info;
+  amdsmi_status_t rc = fn(handle_, kClkTypeSys, info.data());
+  if (rc != kSuccess) return Error(kCall, rc);
+  const Frequencies levels = info.As<Frequencies>();
+  if (levels.num_supported > kMaxNumFrequencies) {
+    return InternalError(Context() + ": " + kCall + " reports " +
+                         std::to_string(levels.num_supported) + " levels, more than the " +
+                         std::to_string(kMaxNumFrequencies) + " its struct holds");
+  }
+  std::vector<uint32_t> out;
+  for (uint32_t i = 0; i < levels.num_supported; ++i) {
+    const uint64_t mhz = (levels.frequency_hz[i] + 500'000) / 1'000'000;
+    if (mhz == 0 || mhz > std::numeric_limits<uint32_t>::max()) {
+      return InternalError(Context() + ": " + kCall + " reports level " + std::to_string(i) +
+                           " at " + std::to_string(levels.frequency_hz[i]) +
+                           " Hz, not a graphics clock");
+    }
+    out.push_back(static_cast<uint32_t>(mhz));
+  }
+  std::sort(out.begin(), out.end(), std::greater<uint32_t>());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.empty()) return NotSupportedError(Context() + ": " + kCall + " lists no level");
+  return out;
 }
 
 StatusOr<std::string> AmdsmiGpu::PciBusId() {

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "zeus/device/gpu.h"
 #include "zeus/status.h"
@@ -87,6 +88,13 @@ class AmdsmiGpu final : public Gpu {
   // The hotspot (junction) temperature in degrees Celsius
   // (amdsmi_get_temp_metric).
   StatusOr<int32_t> TemperatureC() override;
+
+  // The graphics clock's DPM levels (amdsmi_get_clk_freq, AMDSMI_CLK_TYPE_SYS)
+  // in MHz (AMD SMI reports Hz; rounded to the nearest MHz), distinct,
+  // highest first. kNotSupported when the library lacks the function or
+  // lists no level; kInternal when it claims more levels than its struct
+  // holds. Locking a clock stays kNotSupported on this backend.
+  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz() override;
 
   // Makes TotalEnergyMj return `why` (a kNotSupported status) from now on.
   // REQUIRES: called before the GPU is shared between threads (the backend

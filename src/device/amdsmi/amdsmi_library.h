@@ -38,6 +38,7 @@ struct AmdsmiFunctions {
   amdsmi_set_power_cap_fn set_power_cap = nullptr;
   amdsmi_get_energy_count_fn get_energy_count = nullptr;
   amdsmi_get_temp_metric_fn get_temp_metric = nullptr;
+  amdsmi_get_clk_freq_fn get_clk_freq = nullptr;
 };
 
 // One entry of the symbol table: the AMD SMI function's name and whether a

@@ -50,6 +50,8 @@ class AmdsmiLoaderTest : public ::testing::Test {
                              fake::kEnergyFromPower,
                              fake::kEnergyScale,
                              fake::kTemperatureC,
+                             fake::kGraphicsClocksMhz,
+                             fake::kClkFreqRc,
                              fake::kLog,
                              fake::kStateFile,
                              testing::fake_nvml::kGpus,
@@ -78,6 +80,13 @@ class AmdsmiLoaderTest : public ::testing::Test {
       if (name == component) return version;
     }
     return "";
+  }
+
+  // GPU `index`'s supported graphics clocks, through GPUs opened for this
+  // read alone (the fake reads its knobs when AMD SMI is initialised).
+  static StatusOr<std::vector<uint32_t>> GraphicsClocksOfGpu(size_t index) {
+    ZEUS_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Gpu>> gpus, OpenGpus());
+    return gpus.at(index)->SupportedGraphicsClocksMhz();
   }
 
   // The AmdsmiGpu inside the backend's decorators (dry run, daemon relay).
@@ -177,6 +186,34 @@ TEST_F(AmdsmiLoaderTest, MinimalLibraryReportsMissingOptionalsAsUnsupported) {
   EXPECT_THAT(set.message(), HasSubstr("lacks amdsmi_set_power_cap"));
   EXPECT_EQ(Backend("amdsmi").status.code(), StatusCode::kNotSupported);
   EXPECT_TRUE(Backend("amdsmi").loaded);
+}
+
+TEST_F(AmdsmiLoaderTest, SupportedGraphicsClocksAreTheDpmLevelsInMhzHighestFirst) {
+  EXPECT_THAT(GraphicsClocksOfGpu(0).value(), ::testing::ElementsAre(2100u, 1300u, 500u));
+  env_.Set(fake::kGraphicsClocksMhz, "800,1700,1700,1200");
+  EXPECT_THAT(GraphicsClocksOfGpu(1).value(), ::testing::ElementsAre(1700u, 1200u, 800u));
+}
+
+TEST_F(AmdsmiLoaderTest, GraphicsClocksThatCannotBeListedSayWhy) {
+  env_.Set(fake::kGraphicsClocksMhz, "");
+  auto none = GraphicsClocksOfGpu(0);
+  EXPECT_EQ(none.status().code(), StatusCode::kNotSupported);
+  EXPECT_THAT(none.status().message(),
+              HasSubstr("GPU 0: amdsmi_get_clk_freq(AMDSMI_CLK_TYPE_SYS) lists no level"));
+  std::string many = "100";
+  for (int mhz = 150; mhz <= 1750; mhz += 50) many += "," + std::to_string(mhz);
+  env_.Set(fake::kGraphicsClocksMhz, many);  // 34 levels.
+  auto too_many = GraphicsClocksOfGpu(0);
+  EXPECT_EQ(too_many.status().code(), StatusCode::kInternal);
+  EXPECT_THAT(too_many.status().message(), HasSubstr("reports 34 levels, more than the 33"));
+  env_.Set(fake::kClkFreqRc, "2");  // AMDSMI_STATUS_NOT_SUPPORTED
+  auto refused = GraphicsClocksOfGpu(0);
+  EXPECT_EQ(refused.status().code(), StatusCode::kNotSupported);
+  EXPECT_THAT(refused.status().message(), HasSubstr("amdsmi_get_clk_freq(AMDSMI_CLK_TYPE_SYS)"));
+  env_.Set(amdsmi::kLibraryEnv, FAKE_AMDSMI_MINIMAL);
+  auto missing = GraphicsClocksOfGpu(0);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotSupported);
+  EXPECT_THAT(missing.status().message(), HasSubstr("lacks amdsmi_get_clk_freq"));
 }
 
 TEST_F(AmdsmiLoaderTest, MissingRequiredSymbolIsUnavailableAndNamed) {

@@ -66,6 +66,14 @@ struct Version {
   const char* build;
 };
 
+// amdsmi_frequencies_t (ROCm 6.2+).
+struct Frequencies {
+  bool has_deep_sleep;
+  uint32_t num_supported;
+  uint32_t current;
+  uint64_t frequency[33];
+};
+
 struct FakeDevice {
   std::string name;
   std::string uuid;
@@ -90,6 +98,8 @@ struct State {
   bool energy_from_power = false;
   double energy_scale = 1.0;
   long long temperature_c = 55;  // NOLINT(runtime/int)
+  std::vector<std::string> graphics_clocks_mhz;
+  amdsmi_status_t clk_freq_rc = kSuccess;
   std::chrono::steady_clock::time_point configured_at;
 };
 
@@ -103,11 +113,8 @@ long long EnvInt(const char* name, long long fallback) {  // NOLINT(runtime/int)
   return value != nullptr && *value != '\0' ? std::atoll(value) : fallback;
 }
 
-std::vector<std::string> EnvList(const char* name) {
+std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> items;
-  const char* value = std::getenv(name);
-  if (value == nullptr) return items;
-  std::string s(value);
   size_t start = 0;
   while (true) {
     size_t comma = s.find(',', start);
@@ -117,6 +124,12 @@ std::vector<std::string> EnvList(const char* name) {
     start = comma + 1;
   }
   return items;
+}
+
+std::vector<std::string> EnvList(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return {};
+  return SplitList(value);
 }
 
 void Log(const std::string& line) {
@@ -189,6 +202,10 @@ void Configure() {
   const char* scale = std::getenv(cfg::kEnergyScale);
   s.energy_scale = scale != nullptr && *scale != '\0' ? std::atof(scale) : 1.0;
   s.temperature_c = EnvInt(cfg::kTemperatureC, 55);
+  const char* clocks = std::getenv(cfg::kGraphicsClocksMhz);
+  s.graphics_clocks_mhz = SplitList(clocks != nullptr ? clocks : cfg::kDefaultGraphicsClocksMhz);
+  if (s.graphics_clocks_mhz == std::vector<std::string>{""}) s.graphics_clocks_mhz.clear();
+  s.clk_freq_rc = static_cast<amdsmi_status_t>(EnvInt(cfg::kClkFreqRc, kSuccess));
   s.configured_at = std::chrono::steady_clock::now();
   s.energy_step_mj_by_limit.clear();
   for (const std::string& item : EnvList(cfg::kEnergyStepMjByLimit)) {
@@ -449,6 +466,24 @@ FAKE_AMDSMI_EXPORT amdsmi_status_t amdsmi_get_temp_metric(void* handle, uint32_t
   if (amdsmi_status_t rc = Device(handle, &d); rc != kSuccess) return rc;
   if (value == nullptr || sensor != 1 || metric != 0) return kInval;  // HOTSPOT, CURRENT
   *value = s.temperature_c;
+  return kSuccess;
+}
+
+FAKE_AMDSMI_EXPORT amdsmi_status_t amdsmi_get_clk_freq(void* handle, uint32_t clk_type,
+                                                       Frequencies* out) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  FakeDevice* d = nullptr;
+  if (amdsmi_status_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  if (out == nullptr || clk_type != 0) return kInval;  // AMDSMI_CLK_TYPE_SYS only.
+  if (s.clk_freq_rc != kSuccess) return s.clk_freq_rc;
+  std::memset(out, 0, sizeof(*out));
+  out->num_supported = static_cast<uint32_t>(s.graphics_clocks_mhz.size());
+  for (size_t i = 0; i < s.graphics_clocks_mhz.size() && i < 33; ++i) {
+    out->frequency[i] =
+        static_cast<uint64_t>(std::atoll(s.graphics_clocks_mhz[i].c_str())) * 1'000'000;
+  }
+  out->current = out->num_supported == 0 ? 0 : out->num_supported - 1;
   return kSuccess;
 }
 #endif  // FAKE_AMDSMI_FULL

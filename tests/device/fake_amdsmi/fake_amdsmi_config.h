@@ -54,6 +54,14 @@ inline constexpr char kEnergyFromPower[] = "FAKE_AMDSMI_ENERGY_FROM_POWER";
 inline constexpr char kEnergyScale[] = "FAKE_AMDSMI_ENERGY_SCALE";
 // Hotspot temperature in degrees Celsius. Default: 55.
 inline constexpr char kTemperatureC[] = "FAKE_AMDSMI_TEMPERATURE_C";
+// The graphics clock's DPM levels amdsmi_get_clk_freq reports, in MHz,
+// comma-separated in the fake's order (AMD SMI lists them lowest first); the
+// fake reports them in Hz, as AMD SMI does. More than 33 entries are reported
+// as such (num_supported), with only the first 33 filled. Default:
+// kGraphicsClocksMhz.
+inline constexpr char kGraphicsClocksMhz[] = "FAKE_AMDSMI_GRAPHICS_CLOCKS_MHZ";
+// amdsmi_status_t of every amdsmi_get_clk_freq. Default: 0.
+inline constexpr char kClkFreqRc[] = "FAKE_AMDSMI_CLK_FREQ_RC";
 // When set, "init" and "shutdown" lines are appended to this file, and every
 // successful amdsmi_set_power_cap appends "set_power_limit <gpu> <mW>".
 inline constexpr char kLog[] = "FAKE_AMDSMI_LOG";
@@ -66,6 +74,8 @@ inline constexpr char kStateFile[] = "FAKE_AMDSMI_STATE";
 inline constexpr unsigned int kMinLimitMw = 100'000;
 inline constexpr unsigned int kMaxLimitMw = 700'000;
 inline constexpr unsigned int kDefaultLimitMw = 700'000;
+// The default graphics DPM levels (an MI300X's), lowest first.
+inline constexpr char kDefaultGraphicsClocksMhz[] = "500,1300,2100";
 // The counter's resolution: 15.625 uJ (exact in binary, near real GPUs'
 // 15.3 uJ), so every whole mJ is a whole number of ticks.
 inline constexpr float kCounterResolutionUj = 15.625f;

@@ -45,38 +45,31 @@ constexpr double kStepAtHighestS = 0.1;
 // factor at GPU 0's clock.
 class ClockRig {
  public:
-  explicit ClockRig(int num_gpus, bool with_clocks = true) {
-    for (int i = 0; i < num_gpus; ++i) {
-      FakeGpuOptions o;
-      o.index = i;
-      if (with_clocks) o.clock_model = Model();
-      gpus_.push_back(std::make_unique<FakeGpu>(&clock_, o));
-    }
-    std::vector<FakeGpu*> raw;
-    for (auto& g : gpus_) raw.push_back(g.get());
-    monitor_ = std::make_unique<testing::ExactFakeMonitor>(raw, &clock_);
-  }
-  std::vector<Gpu*> gpus() const {
-    std::vector<Gpu*> out;
-    for (auto& g : gpus_) out.push_back(g.get());
-    return out;
-  }
-  FakeGpu& gpu(size_t i) { return *gpus_[i]; }
+  explicit ClockRig(int num_gpus, bool with_clocks = true) : set_(Options(num_gpus, with_clocks)) {}
+  std::vector<Gpu*> gpus() const { return set_.gpus(); }
+  FakeGpu& gpu(size_t i) { return set_.gpu(i); }
   StatusOr<std::unique_ptr<FrequencyOptimizer>> Create(FrequencyOptimizerOptions o) {
-    return FrequencyOptimizer::Create(gpus(), monitor_.get(), &clock_, std::move(o));
+    return FrequencyOptimizer::Create(gpus(), set_.monitor(), set_.clock(), std::move(o));
   }
   void Run(FrequencyOptimizer& opt, int64_t steps) {
     for (int64_t i = 0; i < steps; ++i) {
       Status s = opt.OnStepBegin();
       ASSERT_TRUE(s.ok()) << s;
-      clock_.AdvanceSeconds(kStepAtHighestS * gpus_[0]->StepTimeFactor());
+      set_.clock()->AdvanceSeconds(kStepAtHighestS * set_.gpu(0).StepTimeFactor());
     }
   }
 
  private:
-  FakeClock clock_;
-  std::vector<std::unique_ptr<FakeGpu>> gpus_;
-  std::unique_ptr<testing::ExactFakeMonitor> monitor_;
+  static std::vector<FakeGpuOptions> Options(int num_gpus, bool with_clocks) {
+    std::vector<FakeGpuOptions> options(num_gpus);
+    for (int i = 0; i < num_gpus; ++i) {
+      options[i].index = i;
+      if (with_clocks) options[i].clock_model = Model();
+    }
+    return options;
+  }
+
+  testing::FakeGpuSet set_;
 };
 
 FrequencyOptimizerOptions StepOnly() {

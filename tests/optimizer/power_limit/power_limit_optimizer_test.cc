@@ -694,43 +694,38 @@ namespace {
 // per step falls with the limit and time rises: selectors disagree.
 class DrawBoundRig {
  public:
-  DrawBoundRig(double draw_w, int num_gpus) : draw_w_(draw_w) {
-    for (int i = 0; i < num_gpus; ++i) {
-      FakeGpuOptions o;
-      o.index = i;
-      o.constraints = {100'000, 300'000};
-      o.power_limit_mw = 300'000;
-      o.power_w = [draw_w](double, uint32_t limit_mw) { return std::min(draw_w, MwToW(limit_mw)); };
-      gpus_.push_back(std::make_unique<FakeGpu>(&clock_, o));
-    }
-    std::vector<FakeGpu*> raw;
-    for (auto& g : gpus_) raw.push_back(g.get());
-    monitor_ = std::make_unique<testing::ExactFakeMonitor>(raw, &clock_);
-  }
-  std::vector<Gpu*> gpus() const {
-    std::vector<Gpu*> out;
-    for (auto& g : gpus_) out.push_back(g.get());
-    return out;
-  }
-  FakeGpu& gpu(size_t i) { return *gpus_[i]; }
+  DrawBoundRig(double draw_w, int num_gpus) : draw_w_(draw_w), set_(Options(draw_w, num_gpus)) {}
+  std::vector<Gpu*> gpus() const { return set_.gpus(); }
+  FakeGpu& gpu(size_t i) { return set_.gpu(i); }
   std::unique_ptr<PowerLimitOptimizer> Make(PowerLimitOptimizerOptions o) {
-    auto opt = PowerLimitOptimizer::Create(gpus(), monitor_.get(), &clock_, std::move(o));
+    auto opt = PowerLimitOptimizer::Create(gpus(), set_.monitor(), set_.clock(), std::move(o));
     EXPECT_TRUE(opt.ok()) << opt.status();
     return opt.ok() ? std::move(opt).value() : nullptr;
   }
   void Run(PowerLimitOptimizer& opt, int64_t steps) {
     for (int64_t i = 0; i < steps; ++i) {
       ASSERT_TRUE(opt.OnStepBegin().ok());
-      double limit_w = MwToW(gpus_[0]->PowerLimitMw().value());
-      clock_.AdvanceSeconds(0.1 * std::sqrt(std::max(1.0, draw_w_ / limit_w)));
+      double limit_w = MwToW(set_.gpu(0).PowerLimitMw().value());
+      set_.clock()->AdvanceSeconds(0.1 * std::sqrt(std::max(1.0, draw_w_ / limit_w)));
     }
   }
 
  private:
+  static std::vector<FakeGpuOptions> Options(double draw_w, int num_gpus) {
+    std::vector<FakeGpuOptions> options(num_gpus);
+    for (int i = 0; i < num_gpus; ++i) {
+      options[i].index = i;
+      options[i].constraints = {100'000, 300'000};
+      options[i].power_limit_mw = 300'000;
+      options[i].power_w = [draw_w](double, uint32_t limit_mw) {
+        return std::min(draw_w, MwToW(limit_mw));
+      };
+    }
+    return options;
+  }
+
   const double draw_w_;
-  FakeClock clock_;
-  std::vector<std::unique_ptr<FakeGpu>> gpus_;
-  std::unique_ptr<testing::ExactFakeMonitor> monitor_;
+  testing::FakeGpuSet set_;
 };
 
 PowerLimitOptimizerOptions SkippingOptions() {

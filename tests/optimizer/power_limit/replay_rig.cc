@@ -43,18 +43,31 @@ Status ExactFakeMonitor::Cancel(std::string_view name) {
   return Status::Ok();
 }
 
-ReplayRig::ReplayRig(const RawProfile& raw, int steps_per_row, int original_limit_w,
-                     std::chrono::nanoseconds energy_update_period)
-    : raw_(raw), steps_per_row_(steps_per_row) {
+FakeGpuSet::FakeGpuSet(const std::vector<FakeGpuOptions>& options) {
+  std::vector<FakeGpu*> raw;
+  for (const FakeGpuOptions& o : options) {
+    gpus_.push_back(std::make_unique<FakeGpu>(&clock_, o));
+    raw.push_back(gpus_.back().get());
+  }
+  monitor_ = std::make_unique<ExactFakeMonitor>(raw, &clock_);
+}
+
+std::vector<Gpu*> FakeGpuSet::gpus() const {
+  std::vector<Gpu*> out;
+  for (const auto& g : gpus_) out.push_back(g.get());
+  return out;
+}
+
+std::vector<FakeGpuOptions> ReplayRig::GpuOptions(int original_limit_w,
+                                                  std::chrono::nanoseconds energy_update_period) {
   int max_w = 0;
   int min_w = 1 << 30;
   for (const RawProfileRow& r : raw_.rows) {
     max_w = std::max(max_w, r.power_limit_w);
     min_w = std::min(min_w, r.power_limit_w);
   }
-  size_t num_gpus = raw_.rows.at(0).gpu_energy_j.size();
-  std::vector<FakeGpu*> raw_gpus;
-  for (size_t i = 0; i < num_gpus; ++i) {
+  std::vector<FakeGpuOptions> options;
+  for (size_t i = 0; i < raw_.rows.at(0).gpu_energy_j.size(); ++i) {
     FakeGpuOptions o;
     o.index = static_cast<int>(i);
     o.constraints = {WToMw(min_w), WToMw(max_w)};
@@ -65,17 +78,16 @@ ReplayRig::ReplayRig(const RawProfile& raw, int steps_per_row, int original_limi
       const RawProfileRow& row = Row(static_cast<int>(limit_mw / 1000));
       return row.gpu_energy_j[i] / row.time_s;
     };
-    gpus_.push_back(std::make_unique<FakeGpu>(&clock_, o));
-    raw_gpus.push_back(gpus_.back().get());
+    options.push_back(o);
   }
-  monitor_ = std::make_unique<ExactFakeMonitor>(raw_gpus, &clock_);
+  return options;
 }
 
-std::vector<Gpu*> ReplayRig::gpus() const {
-  std::vector<Gpu*> out;
-  for (const auto& g : gpus_) out.push_back(g.get());
-  return out;
-}
+ReplayRig::ReplayRig(const RawProfile& raw, int steps_per_row, int original_limit_w,
+                     std::chrono::nanoseconds energy_update_period)
+    : raw_(raw),
+      steps_per_row_(steps_per_row),
+      set_(GpuOptions(original_limit_w, energy_update_period)) {}
 
 const RawProfileRow& ReplayRig::Row(int limit_w) const {
   for (const RawProfileRow& r : raw_.rows) {
@@ -100,9 +112,9 @@ void ReplayRig::RunEpoch(PowerLimitOptimizer& opt, int64_t steps) {
 void ReplayRig::RunSteps(PowerLimitOptimizer& opt, int64_t steps) {
   for (int64_t s = 0; s < steps; ++s) {
     ZEUS_EXPECT_OK(opt.OnStepBegin());
-    uint32_t limit_mw = gpus_[0]->PowerLimitMw().value();
+    uint32_t limit_mw = set_.gpu(0).PowerLimitMw().value();
     const RawProfileRow& row = Row(static_cast<int>(limit_mw / 1000));
-    clock_.AdvanceSeconds(row.time_s / steps_per_row_);
+    set_.clock()->AdvanceSeconds(row.time_s / steps_per_row_);
   }
 }
 

@@ -50,6 +50,27 @@ class ExactFakeMonitor final : public EnergyMonitor {
   std::vector<std::string> events_;
 };
 
+// FakeGpus on one FakeClock, measured exactly by an ExactFakeMonitor: what
+// every optimizer test rig (of either knob) drives.
+class FakeGpuSet {
+ public:
+  // One FakeGpu per entry of `options`, on clock().
+  explicit FakeGpuSet(const std::vector<FakeGpuOptions>& options);
+  FakeGpuSet(const FakeGpuSet&) = delete;
+  FakeGpuSet& operator=(const FakeGpuSet&) = delete;
+
+  std::vector<Gpu*> gpus() const;
+  FakeGpu& gpu(size_t i) { return *gpus_[i]; }
+  size_t size() const { return gpus_.size(); }
+  ExactFakeMonitor* monitor() { return monitor_.get(); }
+  FakeClock* clock() { return &clock_; }
+
+ private:
+  FakeClock clock_;
+  std::vector<std::unique_ptr<FakeGpu>> gpus_;
+  std::unique_ptr<ExactFakeMonitor> monitor_;
+};
+
 class ReplayRig {
  public:
   // `original_limit_w`: the limit every GPU has before the optimizer.
@@ -57,11 +78,11 @@ class ReplayRig {
   ReplayRig(const RawProfile& raw, int steps_per_row, int original_limit_w = 300,
             std::chrono::nanoseconds energy_update_period = std::chrono::nanoseconds(0));
 
-  std::vector<Gpu*> gpus() const;
-  FakeGpu& gpu(size_t i) { return *gpus_[i]; }
-  size_t num_gpus() const { return gpus_.size(); }
-  ExactFakeMonitor* monitor() { return monitor_.get(); }
-  FakeClock* clock() { return &clock_; }
+  std::vector<Gpu*> gpus() const { return set_.gpus(); }
+  FakeGpu& gpu(size_t i) { return set_.gpu(i); }
+  size_t num_gpus() const { return set_.size(); }
+  ExactFakeMonitor* monitor() { return set_.monitor(); }
+  FakeClock* clock() { return set_.clock(); }
   const RawProfileRow& Row(int limit_w) const;
 
   // Runs one epoch of `steps` steps: OnStepBegin, then the clock advances by
@@ -75,11 +96,14 @@ class ReplayRig {
   std::vector<int> LimitsW() const;
 
  private:
+  // One GPU per energy column of the profile, drawing the profile's power.
+  // REQUIRES: raw_ set.
+  std::vector<FakeGpuOptions> GpuOptions(int original_limit_w,
+                                         std::chrono::nanoseconds energy_update_period);
+
   const RawProfile raw_;
   const int steps_per_row_;
-  FakeClock clock_;
-  std::vector<std::unique_ptr<FakeGpu>> gpus_;
-  std::unique_ptr<ExactFakeMonitor> monitor_;
+  FakeGpuSet set_;
 };
 
 // Options with whole-step stretches (no time extension) that profile every

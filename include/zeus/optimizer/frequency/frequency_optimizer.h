@@ -105,6 +105,8 @@ class FrequencyOptimizer {
   std::optional<int64_t> steps_left() const { return profiler_->steps_left(); }
   // The clock every GPU was last locked to by us, in MHz.
   uint32_t current_clock_mhz() const { return profiler_->current_setting(); }
+  // The state machine underneath, for what every knob reports alike.
+  const JitProfiler& profiler() const { return *profiler_; }
 
  private:
   FrequencyOptimizer(std::unique_ptr<JitProfiler> profiler, uint32_t max_power_limit_mw)

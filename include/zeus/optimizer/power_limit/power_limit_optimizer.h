@@ -142,6 +142,8 @@ class PowerLimitOptimizer {
   int64_t wait_steps() const { return profiler_->wait_steps(); }
   int64_t warmup_steps() const { return profiler_->warmup_steps(); }
   int64_t measure_steps() const { return profiler_->measure_steps(); }
+  // The state machine underneath, for what every knob reports alike.
+  const JitProfiler& profiler() const { return *profiler_; }
 
  private:
   explicit PowerLimitOptimizer(std::unique_ptr<JitProfiler> profiler)
