@@ -57,7 +57,7 @@ inline constexpr int kMaxStoppableTries = 2;
 
 // Which curve an in-flight trial is held to: the reference (named by the
 // lowest cost known, which changes with it; a provisional curve by the cost
-// of its last point) and the multiple of it (BatchSizeOptimizer::CheckInThreshold).
+// of its last point) and the multiple of it (FrugalPolicy::CheckInThreshold).
 struct CurveKey {
   double min_cost = 0.0;
   double ratio = 0.0;

@@ -1,5 +1,5 @@
 // What the batch-size optimizer tells a running trial at each of its
-// reports and check-ins (BatchSizeOptimizer::Judge): the one place where a
+// reports and check-ins (BatchSizePolicy::Judge): the one place where a
 // run is continued, stopped, restarted elsewhere, run on or finished. The
 // service and the simulator act on a Verdict; neither decides a stop itself.
 
@@ -44,10 +44,10 @@ struct Verdict {
   // The trial's best progress before this judgment; nullopt when none.
   std::optional<double> best_progress;
   // A probe past its whole bound as a near miss runs on, held to this
-  // (BatchSizeOptimizer::RunOn); nullopt when it did not.
+  // (WalkBanditPolicy::RunOn); nullopt when it did not.
   std::optional<double> ran_on_to;
   // A probe the lowest cost overtook finishes, held to this
-  // (BatchSizeOptimizer::Finish); nullopt when it did not.
+  // (WalkBanditPolicy::Finish); nullopt when it did not.
   std::optional<double> finishes_under;
   // swarm's restart threshold for the trial; nullopt when none.
   std::optional<double> restart_below;
