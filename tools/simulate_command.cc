@@ -49,6 +49,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "zeus/core/power_limit_profile.h"
 #include "zeus/fetch/trace_download.h"
 #include "zeus/sim/experiment.h"
 #include "zeus/sim/job_groups.h"
@@ -89,8 +90,30 @@ struct SimulateArgs {
   std::string group_run_time = "scaled";
   // SimulationOptions::check_in_s.
   double check_in_s = 10.0;
+  // SimulationOptions::nonbinding_margin = kDefaultNonbindingMargin.
+  bool skip_nonbinding_limits = false;
   std::string plot_dir;
 };
+
+// With --skip-nonbinding-limits: the power limits the JIT profiles run over
+// every (workload, batch size) loaded, and all of them.
+struct ProfiledLimits {
+  size_t profiled = 0;
+  size_t of = 0;
+};
+
+std::optional<ProfiledLimits> CountProfiledLimits(const std::vector<Workload>& workloads,
+                                                  std::optional<double> nonbinding_margin) {
+  if (!nonbinding_margin.has_value()) return std::nullopt;
+  ProfiledLimits count;
+  for (const Workload& workload : workloads) {
+    for (const BatchSizeTrace& trace : workload.batch_sizes) {
+      count.profiled += trace.ProfiledPoints(nonbinding_margin).size();
+      count.of += trace.power.size();
+    }
+  }
+  return count;
+}
 
 // Above this estimated size, --history-csv needs --allow-large-history.
 constexpr uint64_t kLargeHistoryBytes = 2'000'000'000;
@@ -215,7 +238,8 @@ StatusOr<JobGroups> SelectJobGroups(const SimulateArgs& args,
 }
 
 void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGroups* groups,
-                  const ExperimentOptions& options, const std::vector<PolicyResult>& results) {
+                  const ExperimentOptions& options, const std::vector<PolicyResult>& results,
+                  const std::optional<ProfiledLimits>& profiled) {
   const std::optional<double>& beta = options.simulation.beta;
   if (args.json) {
     nlohmann::json out = {
@@ -238,10 +262,20 @@ void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGro
         {"seeds", options.seeds},
         {"results", nlohmann::json::array()}};
     for (const PolicyResult& r : results) out["results"].push_back(ResultToJson(r));
+    if (profiled.has_value()) {
+      out["nonbinding_margin"] = *options.simulation.nonbinding_margin;
+      out["profiled_limits"] = {{"profiled", profiled->profiled}, {"of", profiled->of}};
+    }
     std::cout << out.dump(2) << "\n";
     return;
   }
   std::cout << "traces: " << dir << "\n";
+  if (profiled.has_value()) {
+    std::cout << fmt::format(
+        "power-limit profiles: limits that cannot bind skipped (margin {}): {} of {} limits "
+        "profiled\n",
+        *options.simulation.nonbinding_margin, profiled->profiled, profiled->of);
+  }
   if (groups != nullptr) {
     size_t submissions = 0;
     for (const auto& [name, group] : *groups) submissions += group.size();
@@ -291,6 +325,7 @@ int RunSimulate(const SimulateArgs& args) {
   if (!group_run_time.ok()) return fail(group_run_time.status());
   options.simulation.group_run_time = *group_run_time;
   options.simulation.check_in_s = args.check_in_s;
+  if (args.skip_nonbinding_limits) options.simulation.nonbinding_margin = kDefaultNonbindingMargin;
 
   StatusOr<JobGroups> groups = SelectJobGroups(args, *workloads);
   if (!groups.ok()) return fail(groups.status());
@@ -330,7 +365,8 @@ int RunSimulate(const SimulateArgs& args) {
     if (!*history)
       return fail(IoError("--history-csv: write to '" + args.history_csv + "' failed"));
   }
-  PrintResults(args, *dir, grouped ? &*groups : nullptr, options, *results);
+  PrintResults(args, *dir, grouped ? &*groups : nullptr, options, *results,
+               CountProfiledLimits(*workloads, options.simulation.nonbinding_margin));
   if (plots != nullptr) {
     std::cout.flush();
     StatusOr<std::vector<std::string>> written = plots->Write(args.plot_dir, *workloads);
@@ -441,6 +477,10 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
                   "original client reports")
       ->capture_default_str()
       ->check(NumberIn(0.0, 1e9));
+  cmd->add_flag("--skip-nonbinding-limits", args->skip_nonbinding_limits,
+                "JIT power-limit profiles skip the limits that cannot bind (below the draw at "
+                "the highest limit x 1.2), as the power-limit optimizer does by default; off: "
+                "every limit is profiled, as in the original simulator");
   cmd->add_option("--plot", args->plot_dir,
                   "Also draw SVG figures into DIR (created if missing): cumulative cost per "
                   "recurrence, and each policy's path in the energy-time plane (needs gnuplot)");

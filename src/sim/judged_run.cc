@@ -13,11 +13,17 @@ RunMeter RunMeter::Of(const JobContext& job, const BatchSizeTrace& trace, const 
   RunMeter meter;
   meter.job = &job;
   meter.profile = profile;
-  // The first epoch spread evenly over every power limit (JIT profiling).
-  for (const PowerPoint& p : trace.power) {
-    meter.first_energy_j += p.energy_per_epoch_j();
-    meter.first_time_s += p.time_per_epoch_s;
+  // JIT profiling: the first epoch spends an even share at each limit of
+  // the trace; a limit the profile skips (it cannot bind) gives its share to
+  // the run's own limit, as the real profiler moves on sooner.
+  const std::vector<const PowerPoint*> profiled = trace.ProfiledPoints(job.nonbinding_margin);
+  for (const PowerPoint* p : profiled) {
+    meter.first_energy_j += p->energy_per_epoch_j();
+    meter.first_time_s += p->time_per_epoch_s;
   }
+  const double skipped = static_cast<double>(trace.power.size() - profiled.size());
+  meter.first_energy_j += skipped * point.energy_per_epoch_j();
+  meter.first_time_s += skipped * point.time_per_epoch_s;
   const double num_limits = static_cast<double>(trace.power.size());
   meter.first_energy_j /= num_limits;
   meter.first_time_s /= num_limits;

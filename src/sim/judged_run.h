@@ -21,7 +21,9 @@
 namespace zeus {
 
 // What a run has spent after `epochs` epochs (fractional: evenly within an
-// epoch), its first epoch profiling every power limit when `profile`.
+// epoch), its first epoch profiling the power limits when `profile`: an
+// even share of it at each limit of the trace, the share of a limit the
+// profile skips (BatchSizeTrace::ProfiledPoints) at the run's own limit.
 struct RunMeter {
   const JobContext* job = nullptr;
   bool profile = false;

@@ -60,6 +60,7 @@ JobContext SimulationOptions::ContextFor(const Workload& workload) const {
   job.beta = beta;
   job.seed = seed;
   job.check_in_s = check_in_s;
+  job.nonbinding_margin = nonbinding_margin;
   return job;
 }
 

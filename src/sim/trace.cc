@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "zeus/core/cost.h"
+#include "zeus/core/power_limit_profile.h"
 #include "zeus/util/csv.h"
 #include "zeus/util/strings.h"
 
@@ -111,6 +112,19 @@ Status InRange(const std::string& context, const char* what, double value, doubl
 using WorkloadKey = std::tuple<std::string, std::string, std::string>;
 
 }  // namespace
+
+std::vector<const PowerPoint*> BatchSizeTrace::ProfiledPoints(
+    std::optional<double> nonbinding_margin) const {
+  const double draw_w = power.back().average_power_w;
+  std::vector<const PowerPoint*> points;
+  for (const PowerPoint& point : power) {
+    if (!nonbinding_margin.has_value() || &point == &power.back() ||
+        PowerLimitCanBind(point.power_limit_w, draw_w, *nonbinding_margin)) {
+      points.push_back(&point);
+    }
+  }
+  return points;
+}
 
 const PowerPoint* BatchSizeTrace::At(int power_limit_w) const {
   for (const PowerPoint& point : power) {

@@ -101,6 +101,20 @@ Status CheckProfileWritable(const std::string& path);
 // Writes ProfileToJson(profile) to `path` atomically.
 Status SaveProfile(const std::string& path, const PowerLimitProfile& profile);
 
+// The margin over the mean draw a limit must stay under to bind: it stands
+// for bursts above the mean (PowerLimitOptimizerOptions::nonbinding_margin).
+inline constexpr double kDefaultNonbindingMargin = 0.2;
+
+// Whether a power limit of `power_limit_w` can change anything for work
+// whose mean draw per GPU at the maximum limit is `draw_w`: the limit is
+// below draw_w x (1 + `margin`). A limit that cannot bind gives the
+// maximum's energy and time, so a profile may record the maximum's
+// measurement for it instead of profiling it. The one rule the power-limit
+// optimizer and the simulator's JIT profile both apply.
+inline bool PowerLimitCanBind(double power_limit_w, double draw_w, double margin) {
+  return power_limit_w < draw_w * (1.0 + margin);
+}
+
 }  // namespace zeus
 
 #endif  // ZEUS_CORE_POWER_LIMIT_PROFILE_H_

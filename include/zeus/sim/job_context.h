@@ -30,6 +30,10 @@ struct JobContext {
   // (BatchSizeOptimizer.on_step_end, POST /report/progress). 0: only at
   // the end of each epoch, as the original client reports. >= 0.
   double check_in_s = 10.0;
+  // JIT power-limit profiles skip the limits that cannot bind, at this
+  // margin (BatchSizeTrace::ProfiledPoints); nullopt: every limit is
+  // profiled, as in the original simulator.
+  std::optional<double> nonbinding_margin;
 
   // ZeusCost(energy_j, time_s, eta, workload->max_power_w): a run's cost, J,
   // with MaxPower the highest power limit of the GPU's whole trace.

@@ -62,6 +62,9 @@ struct SimulationOptions {
   GroupRunTime group_run_time = GroupRunTime::kScaled;
   // JobContext::check_in_s: finite and >= 0. Default: 10 s.
   double check_in_s = 10.0;
+  // JobContext::nonbinding_margin: nullopt (default) profiles every limit;
+  // otherwise finite and >= 0.
+  std::optional<double> nonbinding_margin;
 
   // kInvalidArgument naming the field.
   Status Validate() const;

@@ -122,6 +122,11 @@ struct BatchSizeTrace {
   // The point at `power_limit_w`, or nullptr.
   const PowerPoint* At(int power_limit_w) const;
   int max_power_limit_w() const { return power.back().power_limit_w; }
+  // The points a JIT power-limit profile of this batch size runs: every
+  // limit; with `nonbinding_margin`, only the limits that can bind at the
+  // draw of the highest limit (PowerLimitCanBind) and the highest limit, as
+  // the power-limit optimizer skips the others. Ascending; never empty.
+  std::vector<const PowerPoint*> ProfiledPoints(std::optional<double> nonbinding_margin) const;
 };
 
 // One job on one GPU: the join of the three files.

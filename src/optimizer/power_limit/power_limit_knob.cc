@@ -49,7 +49,7 @@ Status PowerLimitKnob::Set(uint32_t power_limit_mw) {
 
 bool PowerLimitKnob::CanChangeAnything(uint32_t power_limit_mw, double draw_per_gpu_w) const {
   if (!nonbinding_margin_.has_value()) return true;
-  return MwToW(power_limit_mw) < draw_per_gpu_w * (1.0 + *nonbinding_margin_);
+  return PowerLimitCanBind(MwToW(power_limit_mw), draw_per_gpu_w, *nonbinding_margin_);
 }
 
 StatusOr<uint32_t> PowerLimitKnob::Select(const KnobProfile& knob_profile) const {

@@ -25,7 +25,7 @@ class BanditPolicy final : public Policy {
                bool judged)
       : context_(context),
         optimizer_(std::move(optimizer)),
-        jit_(*context.workload, context.eta),
+        jit_(*context.workload, context.eta, context.nonbinding_margin),
         jit_power_limit_(jit_power_limit),
         judged_(judged) {}
 

@@ -60,7 +60,7 @@ struct Step {
 class FloorPolicy final : public Policy {
  public:
   FloorPolicy(const PolicyContext& context, int best_batch_size, std::deque<Step> steps)
-      : jit_(*context.workload, context.eta),
+      : jit_(*context.workload, context.eta, context.nonbinding_margin),
         best_batch_size_(best_batch_size),
         steps_(std::move(steps)) {}
 

@@ -1,5 +1,6 @@
 #include "src/sim/policies/jit_power_limit.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -17,14 +18,19 @@ int JitPowerLimit::For(int batch_size, bool* profile) {
   }
   const BatchSizeTrace* trace = workload_->Find(batch_size);
   ZEUS_CHECK(trace != nullptr);
-  // One epoch at each limit on one GPU.
+  // One epoch at each limit on one GPU; a limit skipped as one that cannot
+  // bind is recorded with the highest limit's measurement, as the
+  // power-limit optimizer records it (the same decision as profiling it).
   PowerLimitProfile epoch_profile;
   epoch_profile.num_gpus = 1;
-  for (const PowerPoint& point : trace->power) {
+  const std::vector<const PowerPoint*> profiled = trace->ProfiledPoints(nonbinding_margin_);
+  for (const PowerPoint& limit : trace->power) {
+    const bool ran = std::find(profiled.begin(), profiled.end(), &limit) != profiled.end();
+    const PowerPoint& point = ran ? limit : trace->power.back();
     PowerLimitMeasurement m;
     // ValidateWorkload bounds limits to kMaxTracePowerLimitW, far below
     // kMaxWattsAsMw, so the conversion cannot wrap.
-    const std::optional<uint32_t> limit_mw = CheckedWToMw(point.power_limit_w);
+    const std::optional<uint32_t> limit_mw = CheckedWToMw(limit.power_limit_w);
     ZEUS_CHECK(limit_mw.has_value());
     m.power_limit_mw = *limit_mw;
     m.energy_j = point.energy_per_epoch_j();

@@ -11,6 +11,7 @@
 #define ZEUS_SRC_SIM_POLICIES_JIT_POWER_LIMIT_H_
 
 #include <map>
+#include <optional>
 
 #include "zeus/sim/trace.h"
 
@@ -19,7 +20,10 @@ namespace zeus::sim_policies {
 class JitPowerLimit {
  public:
   // REQUIRES: `workload` outlives this object.
-  JitPowerLimit(const Workload& workload, double eta) : workload_(&workload), eta_(eta) {}
+  // `nonbinding_margin`: JobContext::nonbinding_margin.
+  JitPowerLimit(const Workload& workload, double eta,
+                std::optional<double> nonbinding_margin = std::nullopt)
+      : workload_(&workload), eta_(eta), nonbinding_margin_(nonbinding_margin) {}
 
   // The power limit for `batch_size`, in W; sets `*profile` when this call is
   // the one that profiles it. REQUIRES: batch_size is in the workload.
@@ -28,6 +32,7 @@ class JitPowerLimit {
  private:
   const Workload* workload_;
   double eta_;
+  std::optional<double> nonbinding_margin_;
   std::map<int, int> chosen_w_;
 };
 

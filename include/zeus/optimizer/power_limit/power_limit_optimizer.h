@@ -87,7 +87,7 @@ struct PowerLimitOptimizerOptions {
   bool skip_nonbinding_limits = true;
   // A limit binds when below the mean draw per GPU at the maximum x (1 +
   // this), the margin standing for bursts above the mean (>= 0). Default: 0.2.
-  double nonbinding_margin = 0.2;
+  double nonbinding_margin = kDefaultNonbindingMargin;
 };
 
 class PowerLimitOptimizer {
