@@ -12,7 +12,7 @@ set -euo pipefail
 
 # Build and run the tool and the Python package.
 runtime_packages=(
-  build-essential cmake pkg-config ca-certificates
+  build-essential cmake ninja-build pkg-config ca-certificates
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libsqlite3-dev libpq-dev libboost-dev libssl-dev libjwt-dev prometheus-cpp-dev
   python3 python3-venv python3-httpx

@@ -9,10 +9,13 @@
 //                 [--group-run-time scaled|submission] [--check-in-s 10]
 //                 [--plot DIR]
 //
-// Prints, per GPU, workload and policy, the cumulative energy, time and cost
-// relative to `default`, the regret against `oracle`, and the configuration
-// the policy settles on (means over the seeds). With no flags it replays the
-// traces bundled with Zeus, offline. With --groups or
+// Prints the settings (what eta and beta mean), a headline per GPU
+// (WriteHeadline), then per GPU, workload and policy, the cumulative energy,
+// time and cost relative to `default`, the regret against `oracle`, and the
+// configuration the policy settles on (means over the seeds), the summary per
+// policy and notes on outliers. With no flags it replays the traces bundled
+// with Zeus, offline, for policies zeus, frugal (swarm with job groups),
+// default and oracle; --policy all simulates every policy. With --groups or
 // --generate-groups, each workload recurs as the overlapping submissions of
 // recurring-job groups (group,start_time,end_time,dataset,runtime_ratio)
 // instead of one sequential job. --generate-groups draws them, with seed
@@ -43,6 +46,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -237,9 +241,22 @@ StatusOr<JobGroups> SelectJobGroups(const SimulateArgs& args,
   return GenerateJobGroups(generator, {names.begin(), names.end()});
 }
 
+// The policies simulated without --policy: the paper's, ours (swarm is
+// frugal plus concurrency, so it is the one for job groups) and the two
+// references. --policy all: every policy.
+std::vector<std::string> SelectedPolicies(const SimulateArgs& args, bool grouped) {
+  if (args.policies.empty()) {
+    return {"zeus", grouped ? "swarm" : "frugal", "default", "oracle"};
+  }
+  if (std::find(args.policies.begin(), args.policies.end(), "all") != args.policies.end()) {
+    return PolicyNames();
+  }
+  return args.policies;
+}
+
 void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGroups* groups,
                   const ExperimentOptions& options, const std::vector<PolicyResult>& results,
-                  const std::optional<ProfiledLimits>& profiled) {
+                  const RunEvidence& evidence, const std::optional<ProfiledLimits>& profiled) {
   const std::optional<double>& beta = options.simulation.beta;
   if (args.json) {
     nlohmann::json out = {
@@ -269,7 +286,12 @@ void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGro
     std::cout << out.dump(2) << "\n";
     return;
   }
+  std::cout << "zeus simulate: each policy picks the batch size and power limit of a recurring\n"
+               "training job, replayed on the traces of the Zeus paper (NSDI'23).\n";
   std::cout << "traces: " << dir << "\n";
+  WriteSettingsHeader(options.simulation, options.seeds, std::cout);
+  std::cout << "policies: " << Join(options.policies, ", ")
+            << (args.policies.empty() ? " (every policy: --policy all)" : "") << "\n";
   if (profiled.has_value()) {
     std::cout << fmt::format(
         "power-limit profiles: limits that cannot bind skipped (margin {}): {} of {} limits "
@@ -284,9 +306,13 @@ void PrintResults(const SimulateArgs& args, const std::string& dir, const JobGro
               << GroupRunTimeName(options.simulation.group_run_time) << "\n";
   }
   std::cout << "\n";
+  std::ostringstream headline;
+  WriteHeadline(results, headline);
+  if (!headline.str().empty()) std::cout << headline.str() << "\n";
   WriteResultsTable(results, options.seeds.size(), std::cout);
   std::cout << "\nSummary over the workloads:\n\n";
   WriteComparisonTable(results, std::cout);
+  WriteOutlierNotes(results, evidence, std::cout);
   std::cout << "\nSubmissions:\n\n";
   WriteSubmissionTable(results, std::cout);
 }
@@ -316,7 +342,8 @@ int RunSimulate(const SimulateArgs& args) {
   if (!workloads.ok()) return fail(workloads.status());
 
   ExperimentOptions options;
-  options.policies = args.policies.empty() ? PolicyNames() : args.policies;
+  const bool grouped = !args.groups.empty() || args.generate_groups > 0;
+  options.policies = SelectedPolicies(args, grouped);
   options.seeds = seeds;
   options.simulation.eta = args.eta;
   options.simulation.beta = beta;
@@ -329,7 +356,6 @@ int RunSimulate(const SimulateArgs& args) {
 
   StatusOr<JobGroups> groups = SelectJobGroups(args, *workloads);
   if (!groups.ok()) return fail(groups.status());
-  const bool grouped = !args.groups.empty() || args.generate_groups > 0;
   std::unique_ptr<std::ofstream> history;
   if (!args.history_csv.empty()) {
     const uint64_t bytes =
@@ -351,11 +377,13 @@ int RunSimulate(const SimulateArgs& args) {
   std::unique_ptr<SimulationPlots> plots;
   if (!args.plot_dir.empty())
     plots = std::make_unique<SimulationPlots>(seeds.front(), options.simulation);
-  const HistoryCallback write_history =
-      history == nullptr && plots == nullptr ? HistoryCallback() : [&](const HistoryRow& h) {
-        if (history != nullptr) WriteHistoryCsvRow(h, *history);
-        if (plots != nullptr) plots->Add(h);
-      };
+  // The text report explains its outliers from the runs.
+  RunEvidence evidence;
+  const HistoryCallback write_history = [&](const HistoryRow& h) {
+    if (history != nullptr) WriteHistoryCsvRow(h, *history);
+    if (plots != nullptr) plots->Add(h);
+    if (!args.json) evidence.Add(h);
+  };
   StatusOr<std::vector<PolicyResult>> results =
       grouped ? RunGroupExperiment(*workloads, *groups, options, progress, write_history)
               : RunExperiment(*workloads, options, progress, write_history);
@@ -365,7 +393,7 @@ int RunSimulate(const SimulateArgs& args) {
     if (!*history)
       return fail(IoError("--history-csv: write to '" + args.history_csv + "' failed"));
   }
-  PrintResults(args, *dir, grouped ? &*groups : nullptr, options, *results,
+  PrintResults(args, *dir, grouped ? &*groups : nullptr, options, *results, evidence,
                CountProfiledLimits(*workloads, options.simulation.nonbinding_margin));
   if (plots != nullptr) {
     std::cout.flush();
@@ -376,8 +404,8 @@ int RunSimulate(const SimulateArgs& args) {
       return 1;
     }
     if (!args.quiet) {
-      std::fprintf(stderr, "zeus simulate: wrote %zu figures to %s\n", written->size(),
-                   args.plot_dir.c_str());
+      std::fprintf(stderr, "zeus simulate: wrote %zu figures and %s\n", written->size() - 1,
+                   written->back().c_str());
     }
   }
   return 0;
@@ -404,9 +432,13 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--quiet,-q", args->quiet, "No progress on stderr");
   cmd->add_option("--gpu", args->gpu, "Read summary_power_NAME.csv only (default: every GPU)");
   cmd->add_option("--dataset", args->datasets, "Workloads to simulate (default: all)");
+  std::vector<std::string> policy_choices = PolicyNames();
+  policy_choices.push_back("all");
   cmd->add_option("--policy", args->policies,
-                  "Policies: " + Join(PolicyNames(), ", ") + " (default: all)")
-      ->check(CLI::IsMember(PolicyNames()));
+                  "Policies: " + Join(PolicyNames(), ", ") +
+                      ", or all (default: zeus, frugal, default, oracle; with job groups swarm "
+                      "instead of frugal)")
+      ->check(CLI::IsMember(policy_choices));
   cmd->add_option("--seeds", args->seeds, "Seeds, e.g. 1-10 or 1,3,5")->capture_default_str();
   cmd->add_option("--eta", args->eta, "Weight of energy in the cost, in [0, 1]")
       ->capture_default_str()

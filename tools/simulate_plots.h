@@ -1,11 +1,15 @@
 // `zeus simulate --plot DIR`: gathers the runs of a simulation (through the
 // history callback) and draws, with gnuplot, per workload
 //   cost_<gpu>_<dataset>.svg: the cumulative cost per recurrence of each
-//     policy simulated (mean over the seeds);
+//     policy simulated (mean over the seeds), relative to the default
+//     configuration's expected cost over as many recurrences (1 = the
+//     default's), one colour per policy (PolicyColor), a curve far above the
+//     others off the top (ChooseCostScale);
 //   energy_time_<gpu>_<dataset>_<policy>.svg: the expected energy and time to
 //     reach the target of every (batch size, power limit), the default and
 //     the oracle, and the path the policy took through them (its first
 //     seed: the configuration of each recurrence's last run, in order).
+// and index.html, a page showing the cost figures and linking the planes.
 // With job groups, a recurrence is a submission index.
 //
 // Thread-safety: one thread per object.
@@ -15,6 +19,8 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -28,6 +34,25 @@
 
 namespace zeus::cli {
 
+// The colour of `policy`'s series in every figure ("#rrggbb"): one of ten
+// distinct colours for the known policies, `default` black and `oracle`
+// green; another name gets one of a few more, by a hash of it.
+std::string PolicyColor(const std::string& policy);
+
+// A curve more than this many times higher, at its highest, than the median
+// curve's highest goes off the top of the cost figure.
+constexpr double kOffScaleFactor = 3.0;
+
+// The y range of a cost figure: every curve in view except those off scale
+// (kOffScaleFactor; never when there is one curve), with 1 (the default's
+// level) always in view and a margin.
+struct CostScale {
+  std::optional<double> y_min, y_max;
+  // Per curve.
+  std::vector<bool> off_scale;
+};
+CostScale ChooseCostScale(const std::vector<std::vector<std::pair<double, double>>>& curves);
+
 class SimulationPlots {
  public:
   // `path_seed`: the seed whose path is drawn; `simulation`: the options
@@ -39,7 +64,8 @@ class SimulationPlots {
   void Add(const HistoryRow& row);
 
   // Draws the figures of every workload recorded into `dir` (created when
-  // missing) and returns their paths. kIoError naming `dir` when it cannot be
+  // missing), writes index.html there, and returns their paths (the index's
+  // last). kIoError naming `dir` when it cannot be
   // created or written; kNotFound naming the package when gnuplot is missing.
   StatusOr<std::vector<std::string>> Write(const std::string& dir,
                                            const std::vector<Workload>& workloads,
@@ -50,6 +76,8 @@ class SimulationPlots {
   using Key = std::tuple<std::string, std::string, std::string>;
   std::vector<std::pair<PlotFigure, std::string>> Figures(
       const std::string& dir, const std::vector<Workload>& workloads) const;
+  // The page linking the figures of `written` (paths under `dir`).
+  std::string IndexHtml(const std::string& dir, const std::set<std::string>& written) const;
 
   uint64_t path_seed_;
   SimulationOptions simulation_;

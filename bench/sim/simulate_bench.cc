@@ -63,7 +63,7 @@ void BM_LoadTraces(benchmark::State& state) {
 }
 BENCHMARK(BM_LoadTraces)->Unit(benchmark::kMillisecond);
 
-// Every policy on both GPUs, 10 seeds (what `zeus simulate` does by default).
+// Every policy on both GPUs, 10 seeds (`zeus simulate --policy all`).
 void BM_AllPoliciesV100A40TenSeeds(benchmark::State& state) {
   StatusOr<std::vector<Workload>> workloads = LoadAll();
   if (!workloads.ok()) {

@@ -114,3 +114,31 @@ def test_build_progress_reads_make_and_ninja_lines():
         assert progress.percent == 75
     finally:
         progress.close()
+
+
+def test_the_build_uses_ninja_when_installed_in_one_command_at_o2(tmp_path, monkeypatch):
+    build = str(tmp_path / "build")
+    monkeypatch.setattr(zeus_build_backend.shutil, "which",
+                        lambda name: "/usr/bin/ninja" if name == "ninja" else None)
+    command = zeus_build_backend.configure_command(build)
+    assert command[command.index("-G") + 1] == "Ninja"
+    assert "-DCMAKE_BUILD_TYPE=Release" in command
+    assert "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" in command
+    # The caller's generator and build type win.
+    command = zeus_build_backend.configure_command(build, ["-GUnix Makefiles",
+                                                           "-DCMAKE_BUILD_TYPE=Debug"])
+    assert "-G" not in command and "-DCMAKE_BUILD_TYPE=Release" not in command
+    assert command[-2:] == ["-GUnix Makefiles", "-DCMAKE_BUILD_TYPE=Debug"]
+    monkeypatch.setattr(zeus_build_backend.shutil, "which", lambda name: None)
+    assert "-G" not in zeus_build_backend.configure_command(build)
+
+    # Ninja counts both targets together: one command. Make: one per target.
+    os.makedirs(build)
+    with open(os.path.join(build, "CMakeCache.txt"), "w") as cache:
+        cache.write("CMAKE_GENERATOR:INTERNAL=Ninja\n")
+    assert zeus_build_backend.build_steps(build) == [
+        (("zeus", "zeus_c"), "the zeus tool and libzeus_c.so")]
+    with open(os.path.join(build, "CMakeCache.txt"), "w") as cache:
+        cache.write("CMAKE_GENERATOR:INTERNAL=Unix Makefiles\n")
+    assert [targets for targets, _ in zeus_build_backend.build_steps(build)] == [
+        ("zeus",), ("zeus_c",)]

@@ -51,12 +51,38 @@ const char* WithStyle(PlotStyle style) {
 StatusOr<std::string> FigureScript(const PlotFigure& figure, const std::string& svg_path,
                                    int figure_index) {
   std::string script = "reset\nset output " + Quote(svg_path) + "\n";
-  script += "set title " + Quote(figure.title) + "\n";
-  script += "set xlabel " + Quote(figure.x_label) + "\n";
+  // Title lines joined with gnuplot's string concatenation: Quote() flattens
+  // newlines.
+  std::string title;
+  size_t start = 0;
+  while (true) {
+    const size_t end = figure.title.find('\n', start);
+    title +=
+        (title.empty() ? "" : " . \"\\n\" . ") + Quote(figure.title.substr(start, end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  script += "set title " + title + "\n";
+  // Below a legend below the plot, the x label is lifted clear of it.
+  script +=
+      "set xlabel " + Quote(figure.x_label) + (figure.legend_below ? " offset 0,0.5" : "") + "\n";
   script += "set ylabel " + Quote(figure.y_label) + "\n";
-  script += "set grid\nset key outside right top box\n";
+  script += figure.legend_below
+                ? "set grid\nset key outside below center horizontal box height 0.5\n"
+                : "set grid\nset key outside right top box\n";
   if (figure.log_x) script += "set logscale x\n";
   if (figure.log_y) script += "set logscale y\n";
+  if (figure.y_min.has_value() || figure.y_max.has_value()) {
+    const double low = figure.y_min.value_or(0.0), high = figure.y_max.value_or(0.0);
+    if (!std::isfinite(low) || !std::isfinite(high) ||
+        (figure.y_min.has_value() && figure.y_max.has_value() && !(low < high))) {
+      return InvalidArgumentError(
+          fmt::format("figure '{}': bad y range [{}, {}]", figure.title, low, high));
+    }
+    script += fmt::format("set yrange [{}:{}]\n",
+                          figure.y_min.has_value() ? fmt::format("{:.10g}", low) : "*",
+                          figure.y_max.has_value() ? fmt::format("{:.10g}", high) : "*");
+  }
   bool any_right = false;
   std::string plot;
   for (size_t i = 0; i < figure.series.size(); ++i) {
@@ -76,9 +102,23 @@ StatusOr<std::string> FigureScript(const PlotFigure& figure, const std::string& 
     script += "EOD\n";
     any_right = any_right || series.right_axis;
     plot += plot.empty() ? "plot " : ", \\\n     ";
-    plot += fmt::format("{} using 1:2 axes {} with {} linewidth {:.3g} pointsize {:.3g} title {}",
+    std::string look;
+    if (!series.color.empty()) {
+      const bool rgb =
+          series.color.size() == 7 && series.color[0] == '#' &&
+          series.color.find_first_not_of("0123456789abcdefABCDEF", 1) == std::string::npos;
+      if (!rgb) {
+        return InvalidArgumentError(
+            fmt::format("figure '{}', series '{}': colour '{}' is not "
+                        "#rrggbb",
+                        figure.title, series.title, series.color));
+      }
+      look += " linecolor rgb " + Quote(series.color);
+    }
+    if (series.dashed) look += " dashtype 2";
+    plot += fmt::format("{} using 1:2 axes {} with {} linewidth {:.3g} pointsize {:.3g}{} title {}",
                         block, series.right_axis ? "x1y2" : "x1y1", WithStyle(series.style),
-                        series.weight, series.weight, Quote(series.title));
+                        series.weight, series.weight, look, Quote(series.title));
   }
   if (plot.empty()) {
     return InvalidArgumentError("figure '" + figure.title + "': no point to draw");

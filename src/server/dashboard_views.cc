@@ -10,6 +10,8 @@
 #include "zeus/protocol/job_spec.h"
 #include "zeus/util/json.h"
 
+#include "src/server/job_saving.h"
+
 namespace zeus::server_internal {
 
 using nlohmann::json;
@@ -198,6 +200,8 @@ StatusOr<json> DashboardJobList(Store* store, const JobPage& page) {
     for (const JobRecord& job : records) {
       ZEUS_ASSIGN_OR_RETURN(DecodedJob decoded, Decode(job));
       const BatchSizeJobSpec& spec = decoded.spec;
+      ZEUS_ASSIGN_OR_RETURN(
+          json saved, JobSavedFraction(txn, job.job_id, spec.default_batch_size, spec.max_epochs));
       jobs.push_back(json{{"job_id", job.job_id},
                           {"created_at_s", job.created_at_s},
                           {"gpu_model", spec.gpu_model},
@@ -207,7 +211,8 @@ StatusOr<json> DashboardJobList(Store* store, const JobPage& page) {
                           {"eta_knob", spec.eta_knob},
                           {"min_cost", Optional(decoded.optimizer.View().min_cost)},
                           {"exploring", decoded.optimizer.View().exploring},
-                          {"best_batch_size", decoded.optimizer.View().best_batch_size}});
+                          {"best_batch_size", decoded.optimizer.View().best_batch_size},
+                          {"saved_vs_default", std::move(saved)}});
     }
     return Status::Ok();
   });

@@ -27,7 +27,8 @@ namespace zeus::server_internal {
 
 // One page of jobs by id: {"jobs": [{job_id, created_at_s, gpu_model,
 // number_of_gpus, default_batch_size, batch_sizes, eta_knob, min_cost,
-// exploring, best_batch_size}, ...], "next_after": the last job id of this
+// exploring, best_batch_size, saved_vs_default (JobSavedFraction)}, ...],
+// "next_after": the last job id of this
 // page when more follow, else null}.
 // kInternal for a job whose stored spec or state does not decode.
 StatusOr<nlohmann::json> DashboardJobList(Store* store, const JobPage& page);

@@ -70,6 +70,48 @@ TEST(GnuplotTest, WritesWellFormedSvgsWithTheirTitlesSeriesAndMarker) {
   EXPECT_TRUE(svg.HasText("cumulative cost"));
 }
 
+TEST(GnuplotTest, SeriesColoursDashesTheYRangeAndTitleLinesAreDrawn) {
+  TempDir dir;
+  PlotFigure figure;
+  figure.title = "first line\nsecond line";
+  figure.x_label = "recurrence";
+  figure.y_label = "ratio";
+  figure.legend_below = true;
+  figure.y_min = 0.25;
+  figure.y_max = 1.75;
+  PlotSeries blue{"blue", {{1, 0.5}, {2, 0.6}}, PlotStyle::kLines};
+  blue.color = "#1f77b4";
+  PlotSeries black{"black dashed", {{1, 1.0}, {2, 1.0}}, PlotStyle::kLines};
+  black.color = "#000000";
+  black.dashed = true;
+  PlotSeries high{"clipped", {{1, 40.0}, {2, 30.0}}, PlotStyle::kLines};
+  figure.series = {blue, black, high};
+  ZEUS_ASSERT_OK(RenderSvgFigures({{figure, dir.File("c.svg")}}));
+  ZEUS_ASSERT_OK_AND_ASSIGN(std::string text, ReadFileToString(dir.File("c.svg")));
+  ZEUS_ASSERT_OK_AND_ASSIGN(SvgDocument svg, ParseSvg(text));
+  EXPECT_TRUE(svg.HasText("first line"));
+  EXPECT_TRUE(svg.HasText("second line"));
+  EXPECT_FALSE(svg.HasText("first line second line"));
+  EXPECT_NE(text.find("stroke='rgb( 31, 119, 180)'"), std::string::npos) << text;
+  EXPECT_NE(text.find("stroke='rgb(  0,   0,   0)'"), std::string::npos);
+  EXPECT_NE(text.find("stroke-dasharray"), std::string::npos);
+  // The y axis spans the range asked for, not the clipped series' 40.
+  EXPECT_TRUE(svg.HasText("1.6"));
+  EXPECT_FALSE(svg.HasText("40"));
+
+  PlotFigure bad = figure;
+  bad.series[0].color = "blue";
+  Status status = RenderSvgFigures({{bad, dir.File("bad.svg")}});
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("series 'blue': colour 'blue' is not #rrggbb"), std::string::npos)
+      << status.ToString();
+  bad = figure;
+  bad.y_min = 2.0;
+  status = RenderSvgFigures({{bad, dir.File("bad.svg")}});
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("bad y range [2, 1.75]"), std::string::npos) << status.ToString();
+}
+
 TEST(GnuplotTest, MissingGnuplotNamesTheDebianPackage) {
   TempDir dir;
   PlotOptions options;

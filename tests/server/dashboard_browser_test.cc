@@ -135,6 +135,11 @@ TEST_F(DashboardBrowserTest, RendersJobsTrialsAndChartsAndKeepsAScreenshot) {
                              "onerror=\"document.body.dataset.xss=1\"&gt;</a>"));
   EXPECT_THAT(dom, Not(HasSubstr("<img")));
   EXPECT_THAT(dom, Not(HasSubstr("data-xss")));
+  // The job list's saving against the default.
+  EXPECT_THAT(dom, HasSubstr("<th>Saved vs default</th>"));
+  EXPECT_TRUE(
+      std::regex_search(dom, std::regex("<td class=\"num saved\"[^>]*>[0-9.]+% (saved|more)</td>")))
+      << dom;
   // One row per trial, and the job's title.
   StatusOr<nlohmann::json> trials = server_->service().ListTrials("bert-a");
   ZEUS_ASSERT_OK(trials.status());

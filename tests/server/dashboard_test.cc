@@ -111,6 +111,22 @@ TEST_F(DashboardTest, JobListShowsEverySeededJobWithItsSpec) {
   EXPECT_EQ(bert["min_cost"], (*arms)["min_cost"]);
   EXPECT_EQ(bert["best_batch_size"], (*arms)["best_batch_size"]);
   EXPECT_EQ(bert["exploring"], (*arms)["exploring"]);
+  // The saving against the default is the job view's.
+  for (const std::string id : {"bert-a", "gpt-b"}) {
+    EXPECT_EQ(by_id[id]["saved_vs_default"],
+              GetJson("/dashboard/api/jobs/" + id)["cost_vs_default"]["saved_fraction"])
+        << id;
+  }
+}
+
+TEST_F(DashboardTest, JobListHasASavingOnceADefaultRunConverged) {
+  ZEUS_ASSERT_OK(SeedJob(service(), "bert-a", 10));  // Has converged default runs.
+  ZEUS_ASSERT_OK(SeedJob(service(), "fresh", 0));
+  json list = GetJson("/dashboard/api/jobs");
+  ASSERT_EQ(list["jobs"].size(), 2u);
+  EXPECT_EQ(list["jobs"][0]["job_id"], "bert-a");
+  EXPECT_TRUE(list["jobs"][0]["saved_vs_default"].is_number()) << list;
+  EXPECT_TRUE(list["jobs"][1]["saved_vs_default"].is_null()) << list;
 }
 
 TEST_F(DashboardTest, JobListIsEmptyWithoutJobs) {

@@ -3,6 +3,7 @@
 // the expected titles and series; an unwritable directory or a missing
 // gnuplot is a clear error that loses none of the printed results.
 
+#include <set>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -107,7 +108,10 @@ TEST_F(PlotCommandTest, SimulatePlotWritesCostAndEnergyTimeFigures) {
   ExpectCompleteJson();
 
   SvgDocument cost = Svg(plots + "/cost_a40_cifar100.svg");
-  EXPECT_TRUE(cost.HasText("Cumulative cost: cifar100 on a40 (mean of 2 seeds, eta 0.5)"));
+  EXPECT_TRUE(
+      cost.HasText("Cumulative cost relative to default: cifar100 on a40 (mean of 2 seeds, eta "
+                   "0.5)"));
+  EXPECT_TRUE(cost.HasText("cumulative cost / default's expected cost (1 = default)"));
   EXPECT_TRUE(cost.HasText("recurrence"));
   EXPECT_TRUE(cost.HasText("zeus"));
   EXPECT_TRUE(cost.HasText("default"));
@@ -124,6 +128,42 @@ TEST_F(PlotCommandTest, SimulatePlotWritesCostAndEnergyTimeFigures) {
   EXPECT_TRUE(default_plane.HasText("default's path"));
   // Nothing else: one cost figure and one plane per policy.
   EXPECT_FALSE(ReadFileToString(plots + "/cost_a40_imagenet.svg").ok());
+
+  // The index shows the cost figure and links every plane.
+  StatusOr<std::string> index = ReadFileToString(plots + "/index.html");
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_THAT(*index, HasSubstr("<img src=\"cost_a40_cifar100.svg\""));
+  EXPECT_THAT(*index, HasSubstr("<a href=\"energy_time_a40_cifar100_zeus.svg\">zeus</a>"));
+  EXPECT_THAT(*index, HasSubstr("<a href=\"energy_time_a40_cifar100_default.svg\">default</a>"));
+  EXPECT_THAT(*index, HasSubstr("<a href=\"#a40_cifar100\">cifar100 on a40</a>"));
+}
+
+TEST_F(PlotCommandTest, SimulatePlotGivesEachPolicyItsColourAndKeepsAnOutlierOffTheScale) {
+  const std::string plots = dir_.File("plots");
+  ASSERT_EQ(Run("simulate --quiet --traces '" + zeus::testing::DataDir() +
+                "/traces/zeus-nsdi23' --gpu a40 --dataset movielens-1m --policy all --seeds 1 "
+                "--json --plot '" +
+                plots + "'"),
+            0)
+      << err_;
+  StatusOr<std::string> text = ReadFileToString(plots + "/cost_a40_movielens-1m.svg");
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  // Ten policies, ten colours.
+  std::set<std::string> colours;
+  for (size_t at = text->find("stroke='rgb("); at != std::string::npos;
+       at = text->find("stroke='rgb(", at + 1)) {
+    colours.insert(text->substr(at, text->find(')', at) - at));
+  }
+  EXPECT_GE(colours.size(), 10u) << *text;
+  // grid-search costs hundreds of times the default here: off the scale,
+  // which keeps the other nine readable; its values are in the title.
+  SvgDocument cost = Svg(plots + "/cost_a40_movielens-1m.svg");
+  EXPECT_TRUE(cost.HasText("grid-search (off scale)"));
+  EXPECT_TRUE(cost.HasText("off scale: grid-search, up to "));
+  EXPECT_TRUE(cost.HasText("zeus"));
+  EXPECT_FALSE(cost.HasText("zeus (off scale)"));
+  EXPECT_TRUE(cost.HasText("1.2"));    // A tick within the readable range.
+  EXPECT_FALSE(cost.HasText("1000"));  // Not stretched to the outlier.
 }
 
 TEST_F(PlotCommandTest, SimulateWithAnUnwritablePlotDirStillPrintsItsResults) {

@@ -135,6 +135,35 @@ TEST_F(ZeusCommandTest, SimulateFlagErrorsNameTheOptionAndTheValue) {
   EXPECT_THAT(err_, HasSubstr("--policy: fastest not in"));
 }
 
+TEST_F(ZeusCommandTest, SimulateByDefaultPrintsItsSettingsAHeadlineAndAFewPolicies) {
+  const std::string a40 = "simulate --quiet --traces '" + Traces() + "' --gpu a40 --seeds 1-2 ";
+  ASSERT_EQ(Run(a40), 0) << err_;
+  EXPECT_THAT(out_, HasSubstr("eta 0.5: a run's cost = 0.5 x energy (J) + 0.5 x max power"));
+  EXPECT_THAT(out_, HasSubstr("beta 2: a policy stops a run once it has cost 2x"));
+  EXPECT_THAT(out_, HasSubstr("seeds: 1-2 (every number below is the mean over 2 seeds)"));
+  EXPECT_THAT(out_, HasSubstr("policies: zeus, frugal, default, oracle (every policy: --policy "
+                              "all)\n"));
+  EXPECT_THAT(out_, HasSubstr("\n  a40  zeus (the paper's policy)  "));
+  EXPECT_THAT(out_, HasSubstr("\n       frugal (ours)  "));
+  EXPECT_THAT(out_, HasSubstr("oracle                6        0.00%       0.00%"));
+  EXPECT_THAT(out_, Not(HasSubstr("grid-search")));
+
+  // Every policy with --policy all, and the outlier explained.
+  ASSERT_EQ(Run(a40 + "--policy all"), 0) << err_;
+  for (const char* policy : {"swarm", "walk-floor", "jump-floor", "grid-search", "power-limit-only",
+                             "batch-size-only"}) {
+    EXPECT_THAT(out_, HasSubstr("\n" + std::string(policy) + " ")) << policy;
+  }
+  EXPECT_THAT(out_, HasSubstr("(ours, the better here)"));
+  EXPECT_THAT(out_, HasSubstr("Outliers (cost above 2x `default`):\n\n- grid-search on "
+                              "a40/movielens-1m costs "));
+  EXPECT_THAT(out_, HasSubstr("runs did not reach the target"));
+
+  // Job groups: swarm, frugal with concurrency, instead of frugal.
+  ASSERT_EQ(Run(Simulate() + "--seeds 1 --generate-groups 2"), 0) << err_;
+  EXPECT_THAT(out_, HasSubstr("policies: zeus, swarm, default, oracle (every policy"));
+}
+
 TEST_F(ZeusCommandTest, SimulateTakesTheGroupArrivalModelAndReportsIt) {
   // Two groups of three submissions, 10 s apart on average, 40 s long: they
   // overlap. The JSON names the model it drew them from.

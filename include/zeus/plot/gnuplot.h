@@ -22,6 +22,16 @@ enum class PlotStyle { kLines, kPoints, kLinesPoints };
 
 // One legend entry: points joined or not.
 struct PlotSeries {
+  PlotSeries() = default;
+  PlotSeries(std::string title_, std::vector<std::pair<double, double>> points_,
+             PlotStyle style_ = PlotStyle::kLinesPoints, bool right_axis_ = false,
+             double weight_ = 1.0)
+      : title(std::move(title_)),
+        points(std::move(points_)),
+        style(style_),
+        right_axis(right_axis_),
+        weight(weight_) {}
+
   // The legend entry.
   std::string title;
   // (x, y) in plot units, drawn in order. A series without points is left out.
@@ -32,9 +42,14 @@ struct PlotSeries {
   bool right_axis = false;
   // Line width and point size, relative to gnuplot's. Default: 1.
   double weight = 1.0;
+  // "#rrggbb". Default (empty): gnuplot's colour for the series' position.
+  std::string color;
+  // A dashed line. Default: solid.
+  bool dashed = false;
 };
 
 struct PlotFigure {
+  // Lines separated by '\n'.
   std::string title;
   std::string x_label;
   std::string y_label;
@@ -44,6 +59,13 @@ struct PlotFigure {
   // Logarithmic axes (every value must then be > 0). Default: linear.
   bool log_x = false;
   bool log_y = false;
+  // The legend below the plot, in rows (for many series or long titles,
+  // which a legend on the right would squeeze the plot for). Default: right.
+  bool legend_below = false;
+  // The left y axis's range; lines beyond it are clipped at its edge.
+  // Default: gnuplot's autoscale. REQUIRES: y_min < y_max when both are set.
+  std::optional<double> y_min;
+  std::optional<double> y_max;
   // A vertical line at this x, labelled `marker_label` (e.g. the chosen
   // power limit). Default: none.
   std::optional<double> marker_x;

@@ -7,8 +7,11 @@
 #define ZEUS_SIM_REPORT_H_
 
 #include <cstdint>
+#include <map>
 #include <ostream>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +20,20 @@
 #include "zeus/sim/job_groups.h"
 
 namespace zeus {
+
+// For a reader who has not read the paper, before the numbers: what eta
+// weighs in a run's cost, what beta stops, and the seeds the numbers are
+// means over.
+void WriteSettingsHeader(const SimulationOptions& simulation, const std::vector<uint64_t>& seeds,
+                         std::ostream& out);
+
+// The headline: per GPU (first-seen order), the energy, time and cost
+// against `default` of the paper's policy (`zeus`), of the better of ours
+// (`frugal`, `swarm`: the least mean cost ratio on that GPU) and of the
+// `oracle` (the bound), each the mean of the GPU's workloads' ratios, as
+// signed percentages (negative = saved). Policies not in `results` are left
+// out; nothing is written when none of them is there.
+void WriteHeadline(const std::vector<PolicyResult>& results, std::ostream& out);
 
 // One row per result: energy, time and cost relative to `default`, regret
 // against `oracle` in percent, and the configuration settled on; a blank line
@@ -29,8 +46,46 @@ void WriteResultsTable(const std::vector<PolicyResult>& results, size_t num_seed
 // recurrences x the oracle configuration's expected cost) in percent, the
 // largest cost ratio to `default` and how many workloads cost more than
 // `default` (cost ratio > 1). So `zeus`, `frugal`, `default` and `oracle`
-// compare at a glance.
+// compare at a glance. The references against themselves measure only the
+// traces' noise: the `oracle` row's regrets are exactly 0, `default`'s
+// "> dflt" is "-", and a note after the legend says how large that noise
+// came out (its expected regret, `default`'s cost ratios).
 void WriteComparisonTable(const std::vector<PolicyResult>& results, std::ostream& out);
+
+// What the runs of each (gpu, dataset, policy) were, gathered from a
+// simulation's history (pass Add as, or from, its HistoryCallback): what an
+// outlier note needs.
+class RunEvidence {
+ public:
+  struct Tally {
+    std::set<uint64_t> seeds;
+    int runs = 0;
+    // Runs that did not reach the target, and their cost.
+    int missed = 0;
+    double missed_cost = 0.0;
+    double cost = 0.0;
+    // The single costliest run.
+    double costliest_cost = 0.0;
+    int costliest_batch_size = 0;
+    int costliest_power_limit_w = 0;
+    bool costliest_reached = false;
+  };
+
+  void Add(const HistoryRow& row);
+  // Null when no run of that key was added.
+  const Tally* Find(const std::string& gpu, const std::string& dataset,
+                    const std::string& policy) const;
+
+ private:
+  std::map<std::tuple<std::string, std::string, std::string>, Tally> tallies_;
+};
+
+// A note for each result costing more than 2x `default` (the 5 largest, then
+// how many more), explaining it from `evidence`: the runs per seed that did
+// not reach the target and their share of the cost, and the costliest run
+// against the oracle's expected run. Nothing when no result is that far off.
+void WriteOutlierNotes(const std::vector<PolicyResult>& results, const RunEvidence& evidence,
+                       std::ostream& out);
 
 // Every field of `result`, the default and oracle references included.
 nlohmann::json ResultToJson(const PolicyResult& result);

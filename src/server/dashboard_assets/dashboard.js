@@ -105,6 +105,10 @@
       addCell(row, job.best_batch_size, 'num');
       addCell(row, job.exploring ? 'exploring' : 'Thompson sampling');
       addCell(row, num(job.min_cost, 4), 'num');
+      const saved = addCell(row, savedText(job.saved_vs_default), 'num saved');
+      if (job.saved_vs_default === null) {
+        saved.title = 'no estimate yet: no run at the default batch size has reached the target';
+      }
       addCell(row, utc(job.created_at_s));
     }
   }
@@ -116,6 +120,13 @@
     const dd = document.createElement('dd');
     dd.textContent = show(value);
     list.append(dt, dd);
+  }
+
+  // A job's saving against always running its default batch size, for the
+  // job list: "40.2% saved", "3.1% more", or null (no estimate yet).
+  function savedText(fraction) {
+    if (fraction === null || fraction === undefined) return null;
+    return fraction >= 0 ? num(100 * fraction, 1) + '% saved' : num(-100 * fraction, 1) + '% more';
   }
 
   function savingsText(c) {
