@@ -11,6 +11,7 @@
 #include "zeus/sim/policy.h"
 #include "zeus/sim/simulator.h"
 #include "zeus/util/file.h"
+#include "zeus/util/strings.h"
 
 namespace zeus::cli {
 namespace {
@@ -34,29 +35,6 @@ std::string PlaneFileName(const std::string& gpu, const std::string& dataset,
                           const std::string& policy) {
   return "energy_time_" + FileNamePart(gpu) + "_" + FileNamePart(dataset) + "_" +
          FileNamePart(policy) + ".svg";
-}
-
-std::string HtmlEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 const Workload* FindWorkload(const std::vector<Workload>& workloads, const std::string& gpu,

@@ -256,33 +256,6 @@ bool IsDashboardPath(std::string_view path) {
   return path == "/" || path == "/dashboard" || StartsWith(path, "/dashboard/");
 }
 
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 DashboardResponse HandleDashboardRequest(const DashboardRequest& request, BatchSizeService* service,
                                          const DashboardOptions& options) {
   if (request.method != "GET" && request.method != "HEAD") {

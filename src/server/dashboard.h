@@ -94,10 +94,6 @@ bool IsDashboardPath(std::string_view path);
 DashboardResponse HandleDashboardRequest(const DashboardRequest& request, BatchSizeService* service,
                                          const DashboardOptions& options);
 
-// `text` with & < > " ' replaced by HTML character references, so it is
-// inert in element content and in quoted attribute values.
-std::string HtmlEscape(std::string_view text);
-
 }  // namespace zeus
 
 #endif  // ZEUS_SERVER_DASHBOARD_H_

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "zeus/util/file.h"
+#include "zeus/util/strings.h"
 
 #include "src/server/dashboard_assets.h"
 #include "src/server/dashboard_views.h"

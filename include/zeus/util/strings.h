@@ -15,6 +15,9 @@ namespace zeus {
 
 std::string_view Trim(std::string_view s);
 std::string ToLower(std::string_view s);
+// `text` with & < > " ' replaced by their HTML entities: safe in element
+// content and in quoted attribute values.
+std::string HtmlEscape(std::string_view text);
 bool StartsWith(std::string_view s, std::string_view prefix);
 // ASCII case-insensitive comparisons (HTTP field names, URL schemes).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);

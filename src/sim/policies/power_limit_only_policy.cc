@@ -10,7 +10,8 @@ namespace {
 class PowerLimitOnlyPolicy final : public Policy {
  public:
   explicit PowerLimitOnlyPolicy(const PolicyContext& context)
-      : batch_size_(context.workload->default_batch_size), jit_(*context.workload, context.eta, context.nonbinding_margin) {}
+      : batch_size_(context.workload->default_batch_size),
+        jit_(*context.workload, context.eta, context.nonbinding_margin) {}
 
   RunPlan Next(int /*attempt*/) override {
     RunPlan plan;
