@@ -31,12 +31,12 @@ ScrapeEndpoint::ScrapeEndpoint(const prometheus::Collectable* devices) : devices
                   .Help("Number of times metrics were scraped")
                   .Register(own_)
                   .Add({});
-  latencies_us_ = &prometheus::BuildSummary()
-                       .Name("exposer_request_latencies")
-                       .Help("Latencies of serving scrape requests, in microseconds")
-                       .Register(own_)
-                       .Add({}, prometheus::Summary::Quantiles{
-                                    {0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}});
+  latencies_us_ =
+      &prometheus::BuildSummary()
+           .Name("exposer_request_latencies")
+           .Help("Latencies of serving scrape requests, in microseconds")
+           .Register(own_)
+           .Add({}, prometheus::Summary::Quantiles{{0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}});
 }
 
 HttpResponse ScrapeEndpoint::Answer(const HttpRequest& request) {

@@ -3,12 +3,13 @@
 // IPv6; every signal that ends the daemon puts the leases back first; poll
 // rates are bounded and /cpu/get_power answers a burst from the latest poll;
 // the signing key is a private regular file of 32+ bytes; a token's lifetime
-// is positive. The built binary over the fake libnvml; clients in forked
+// is positive; neither TCP readers nor local ones can take the connections
+// of those who may change settings. The built binary over the fake libnvml; clients in forked
 // processes.
 
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
-#include <grp.h>
 #include <unistd.h>
 
 #include <chrono>

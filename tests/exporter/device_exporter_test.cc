@@ -2,6 +2,8 @@
 // answers (the exposer's series, then the devices' metrics, gzip when asked),
 // and what slow or numerous clients cannot do to it.
 
+#include "zeus/exporter/device_exporter.h"
+
 #include <poll.h>
 #include <zlib.h>
 
@@ -17,7 +19,6 @@
 #include <gtest/gtest.h>
 
 #include "zeus/device/fake.h"
-#include "zeus/exporter/device_exporter.h"
 #include "zeus/http/client.h"
 
 #include "tests/exporter/metrics_text.h"
@@ -165,8 +166,8 @@ TEST_F(DeviceExporterTest, ScrapesAnswerTheExposerSeriesThenTheDeviceMetrics) {
   EXPECT_EQ(text.substr(text.find("# HELP zeus_")), devices);
 
   // gzip;q=0 refuses gzip.
-  StatusOr<HttpClientResponse> plain = client.Send(
-      {"GET", exporter->MetricsUrl(), {{"Accept-Encoding", "br, gzip;q=0"}}, ""});
+  StatusOr<HttpClientResponse> plain =
+      client.Send({"GET", exporter->MetricsUrl(), {{"Accept-Encoding", "br, gzip;q=0"}}, ""});
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->Header("Content-Encoding"), "");
   EXPECT_EQ(SampleValue(plain->body, "exposer_scrapes_total", {}), 2.0);
