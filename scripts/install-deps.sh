@@ -14,7 +14,7 @@ set -euo pipefail
 runtime_packages=(
   build-essential cmake ninja-build pkg-config ca-certificates
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
-  libsqlite3-dev libpq-dev libboost-dev libssl-dev libjwt-dev prometheus-cpp-dev
+  libsqlite3-dev libpq-dev libboost-dev libssl-dev libjwt-dev prometheus-cpp-dev zlib1g-dev
   python3 python3-venv python3-httpx
   gnuplot-nox libjs-chart.js
 )

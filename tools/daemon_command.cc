@@ -272,7 +272,9 @@ void RegisterDaemonCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", flags->max_body_bytes, "Largest request body")
       ->capture_default_str();
-  cmd->add_option("--max-connections", flags->max_connections, "Most open connections")
+  cmd->add_option("--max-connections", flags->max_connections,
+                  "Most open connections of each kind: TCP; root and --group members on the Unix "
+                  "socket; everyone else there")
       ->capture_default_str();
   cmd->add_flag("--dry-run", flags->dry_run,
                 "Log the changes instead of making them (as ZEUS_DRY_RUN=1); the state file is "

@@ -103,23 +103,44 @@ StatusOr<SelectedDevices> OpenDevices(const MonitorFlags& flags) {
 }
 
 // Starts `command` as a child with default signal dispositions, its stdout
-// sent to our stderr when `stdout_to_stderr`. The child exits 127 when the
-// command is missing, 126 when it cannot be executed.
+// sent to our stderr when `stdout_to_stderr`, and makes it the child that
+// stop signals are forwarded to (g_child_pid); a stop signal that came
+// before is forwarded to it at once. The child exits 127 when the command is
+// missing, 126 when it cannot be executed.
 StatusOr<pid_t> StartChild(const std::vector<std::string>& command, bool stdout_to_stderr) {
   std::vector<char*> argv;
   for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  // Blocked across fork(): a signal forwarded to a child that has not yet
+  // put back the default dispositions would run the handler it inherited,
+  // which knows no child, and be lost (the command would then run on). The
+  // child takes it once they are back.
+  sigset_t stop_signals;
+  sigset_t previous;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
   pid_t pid = fork();
-  if (pid < 0) return InternalError(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) {
+    const int fork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return InternalError(std::string("fork: ") + std::strerror(fork_errno));
+  }
   if (pid == 0) {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
     if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
     execvp(argv[0], argv.data());
     const int exec_errno = errno;
     std::fprintf(stderr, "zeus monitor: cannot run '%s': %s\n", argv[0], std::strerror(exec_errno));
     _exit(exec_errno == ENOENT ? 127 : 126);
   }
+  g_child_pid = pid;
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  // One that another thread took before the child was known.
+  if (g_stop_signal != 0) kill(pid, g_stop_signal);
   return pid;
 }
 
@@ -253,7 +274,6 @@ int RunMonitor(const MonitorFlags& flags) {
     StatusOr<pid_t> pid = StartChild(flags.command, stdout_to_stderr);
     if (!pid.ok()) return Failed(pid.status().message());
     child = *pid;
-    g_child_pid = *pid;
   }
   Status interval_error;
   auto on_tick = [&] {

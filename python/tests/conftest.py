@@ -36,8 +36,15 @@ if "ZEUS_NVML_LIBRARY" not in os.environ:
 
 @pytest.fixture(autouse=True)
 def release_devices():
-    """Frees every handle between tests, so the fake libnvml starts afresh."""
+    """Frees every handle between tests, so the fake libnvml starts afresh
+    (and reads the next test's FAKE_NVML_* settings): the GPUs get_gpus()
+    shares too, which would otherwise stay open for the rest of the run."""
     yield
+    import zeus.device.gpu as gpu_module  # pylint: disable=import-outside-toplevel
+    with gpu_module._lock:
+        shared, gpu_module._gpus = gpu_module._gpus, None
+    if hasattr(shared, "close"):
+        shared.close()
     gc.collect()
 
 

@@ -52,6 +52,11 @@ def powercap(tmp_path):
     thread.join()
 
 
+def _about(value, expected):
+    """Within 50 % of `expected`."""
+    return 0.5 * expected < value < 1.5 * expected
+
+
 @pytest.fixture
 def start_daemon(tmp_path, powercap):
     """Starts `zeus daemon`s (each in its own directory); returns a function
@@ -89,11 +94,17 @@ def test_zeusd_client_reads_gpu_and_cpu_power(start_daemon):
     assert abs(gpu.timestamp_ms / 1000 - time.time()) < 5
     only_one = client.get_gpu_power([1])
     assert list(only_one.power_mw) == [1]
-    cpu = client.get_cpu_power([0])
-    assert list(cpu.power_mw) == [0]
     # Power from two RAPL reads one poll (100 ms) apart: about 10 W and 2 W.
-    assert 0.5 * PACKAGE_W * 1000 < cpu.power_mw[0].cpu_mw < 1.5 * PACKAGE_W * 1000, cpu
-    assert 0.5 * DRAM_W * 1000 < cpu.power_mw[0].dram_mw < 1.5 * DRAM_W * 1000, cpu
+    # The meter thread lags on a busy machine, so one poll may see less or
+    # more energy than its 100 ms: read until one sees about the rate.
+    deadline = time.time() + 60
+    while True:
+        cpu = client.get_cpu_power([0])
+        assert list(cpu.power_mw) == [0]
+        if _about(cpu.power_mw[0].cpu_mw, PACKAGE_W * 1000) and \
+                _about(cpu.power_mw[0].dram_mw, DRAM_W * 1000):
+            break
+        assert time.time() < deadline, f"no poll near {PACKAGE_W} W and {DRAM_W} W in 60 s: {cpu}"
 
 
 def test_power_streaming_client_reads_two_daemons_streams(start_daemon):
@@ -104,16 +115,19 @@ def test_power_streaming_client_reads_two_daemons_streams(start_daemon):
                                    ZeusdConfig.tcp("127.0.0.1", port, gpu_indices=[1], cpu_indices=[])],
                                   reconnect_delay_s=0.1)
     try:
-        deadline = time.time() + 15
+        # Until both streams have been read, and a CPU poll saw about the
+        # rate (see test_zeusd_client_reads_gpu_and_cpu_power).
+        deadline = time.time() + 60
         snapshots = 0
         readings = {}
         for readings in client:
             snapshots += 1
             uds, tcp = readings.get(sock), readings.get(f"127.0.0.1:{port}")
             if uds and tcp and uds.gpu_power_w and uds.cpu_power_w and tcp.gpu_power_w \
-                    and snapshots >= 20:
+                    and snapshots >= 20 and _about(uds.cpu_power_w[0].cpu_w, PACKAGE_W) \
+                    and _about(uds.cpu_power_w[0].dram_w, DRAM_W):
                 break
-            assert time.time() < deadline, f"streams incomplete after 15 s: {readings}"
+            assert time.time() < deadline, f"streams incomplete after 60 s: {readings}"
         uds, tcp = readings[sock], readings[f"127.0.0.1:{port}"]
         assert uds.gpu_power_w == {0: 150.0, 1: 150.0}
         assert tcp.gpu_power_w == {1: 150.0}

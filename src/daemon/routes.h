@@ -99,6 +99,11 @@ class Routes {
   std::unique_ptr<PowerHub> cpu_power_;
 };
 
+// True when `peer` is one who may change settings by its credentials: a
+// process on the Unix socket that runs as root or is a member of
+// `control_group` (tokens are judged apart).
+bool MayControl(const Peer& peer, const std::optional<gid_t>& control_group);
+
 }  // namespace zeus::daemon
 
 #endif  // ZEUS_SRC_DAEMON_ROUTES_H_

@@ -16,7 +16,6 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -115,8 +114,11 @@ struct HttpTransport::Impl {
   mutable std::mutex mutex;
   std::condition_variable drained;
   std::unordered_map<ConnectionBase*, std::weak_ptr<ConnectionBase>> open;
-  // Those of `open` on the Unix socket: each listener has its own budget.
-  std::unordered_set<ConnectionBase*> open_local;
+  // Those of `open` on the Unix socket, with the budget each counts against
+  // (HttpTransportOptions::unix_budget), and how many each budget holds. TCP
+  // is one budget: the rest of `open`.
+  std::unordered_map<ConnectionBase*, int> local_budget_of;
+  std::unordered_map<int, size_t> local_budget_use;
   std::atomic<int> streams{0};
 
   std::atomic<bool> stopping{false};
@@ -138,20 +140,31 @@ struct HttpTransport::Impl {
   std::vector<std::thread> io_threads;
 
   // Registers a new connection; false when it is one too many for its
-  // listener (TCP or the Unix socket: readers on TCP cannot take the
-  // connections of the Unix socket, where changes are made).
+  // budget (TCP, or its budget on the Unix socket: readers on TCP cannot take
+  // the connections of the Unix socket, where changes are made, nor readers
+  // there those of the peers who may change settings).
   bool Register(ConnectionBase* c, std::weak_ptr<ConnectionBase> weak, const Peer& peer) {
+    const int budget = peer.local && options.unix_budget ? options.unix_budget(peer) : 0;
     std::lock_guard<std::mutex> lock(mutex);
     open.emplace(c, std::move(weak));
-    if (peer.local) open_local.insert(c);
-    if (options.max_connections <= 0) return true;
-    const size_t mine = peer.local ? open_local.size() : open.size() - open_local.size();
-    return mine <= static_cast<size_t>(options.max_connections);
+    size_t mine = 0;
+    if (peer.local) {
+      local_budget_of.emplace(c, budget);
+      mine = ++local_budget_use[budget];
+    } else {
+      mine = open.size() - local_budget_of.size();
+    }
+    return options.max_connections <= 0 || mine <= static_cast<size_t>(options.max_connections);
   }
   void Unregister(ConnectionBase* c) {
     std::lock_guard<std::mutex> lock(mutex);
     open.erase(c);
-    open_local.erase(c);
+    auto budget = local_budget_of.find(c);
+    if (budget != local_budget_of.end()) {
+      auto use = local_budget_use.find(budget->second);
+      if (--use->second == 0) local_budget_use.erase(use);
+      local_budget_of.erase(budget);
+    }
     if (open.empty()) drained.notify_all();
   }
   Status BindTcp();

@@ -3,9 +3,11 @@
 // IPv6; every signal that ends the daemon puts the leases back first; poll
 // rates are bounded and /cpu/get_power answers a burst from the latest poll;
 // the signing key is a private regular file of 32+ bytes; a token's lifetime
-// is positive. The built binary over the fake libnvml; clients in forked
+// is positive; neither TCP readers nor local ones can take the connections
+// of those who may change settings. The built binary over the fake libnvml; clients in forked
 // processes.
 
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -195,6 +197,81 @@ TEST_F(DaemonHostileInputTest, TcpStreamsCannotTakeTheUnixSocketsConnections) {
   });
   EXPECT_EQ(client.NextReport(), "200");
   for (int fd : streams) close(fd);
+}
+
+// The status code of the answer head on `fd` ("200", "503"), or what went
+// wrong.
+std::string HeadStatus(int fd) {
+  std::string head;
+  char buffer[512];
+  while (head.find("\r\n\r\n") == std::string::npos) {
+    pollfd readable{fd, POLLIN, 0};
+    if (poll(&readable, 1, 60'000) <= 0) return "no answer";
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n <= 0) return "closed after: " + head;
+    head.append(buffer, static_cast<size_t>(n));
+  }
+  return head.size() > 12 ? head.substr(9, 3) : head;
+}
+
+// Opens `n` power streams on the Unix socket at `sock`, each answered before
+// the next connects; their answers' status codes, space-separated.
+std::string OpenStreams(const std::string& sock, int n, std::vector<int>* fds) {
+  std::string statuses;
+  for (int i = 0; i < n; ++i) {
+    const int fd = ConnectUnix(sock);
+    if (fd < 0) return statuses + "cannot connect";
+    fds->push_back(fd);
+    if (!SendAll(fd, "GET /gpu/stream_power HTTP/1.1\r\nHost: zeusd\r\n\r\n")) {
+      return statuses + "cannot send";
+    }
+    statuses += (i ? " " : "") + HeadStatus(fd);
+  }
+  return statuses;
+}
+
+// Issue 39 item 20: readers on the Unix socket (any local user) could fill
+// its connections, and root's change got 503. Those who may change settings
+// have a budget of their own there, and are limited by it like anyone.
+TEST_F(DaemonHostileInputTest, LocalReadersCannotTakeTheConnectionsOfThoseWhoMayChange) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to drop a child to nobody";
+  // The socket reachable by `nobody`.
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0755), 0);
+  ASSERT_TRUE(Start({"--max-connections", "3"})) << Log();
+  const std::string sock = daemon_.socket();
+  ClientProcess readers([sock](ClientProcess& self) -> int {
+    if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
+      self.Report("cannot drop privileges");
+      return 1;
+    }
+    std::vector<int> fds;
+    self.Report(OpenStreams(sock, 4, &fds));
+    ClientProcess::HoldForever();
+  });
+  EXPECT_EQ(readers.NextReport(), "200 200 200 503");
+
+  // Root's change is answered while the readers hold all of theirs.
+  ClientProcess changer([sock](ClientProcess& self) -> int {
+    self.Report(std::to_string(
+        Http(sock, "POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=true")
+            .status));
+    return 0;
+  });
+  EXPECT_EQ(changer.NextReport(), "200");
+  changer.Wait();
+  // Root is not exempt: its own budget is 3 connections too (counted once
+  // the daemon has seen the changer's connection close).
+  std::string statuses;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        std::vector<int> fds;
+        statuses = OpenStreams(sock, 4, &fds);
+        for (int fd : fds) close(fd);
+        return statuses == "200 200 200 503";
+      },
+      milliseconds(60'000)))
+      << statuses;
+  readers.Kill(SIGKILL);
 }
 
 TEST_F(DaemonHostileInputTest, SigningKeysThatOthersCanReadOrThatAreShortAreRefused) {

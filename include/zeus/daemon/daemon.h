@@ -61,7 +61,9 @@ struct DaemonOptions {
   // A lease not renewed by a request of its client for this long is released.
   // Zero: never (the client's end releases it). Default: zero.
   std::chrono::milliseconds lease_timeout{0};
-  // Request limits (see src/daemon/http_server.h). Defaults: 64 KiB, 5 s, 512.
+  // Request limits (see src/daemon/http_server.h; max_connections for each
+  // of TCP, root and control_group on the Unix socket, and everyone else
+  // there). Defaults: 64 KiB, 5 s, 512.
   size_t max_body_bytes = 64 * 1024;
   std::chrono::milliseconds request_timeout{5000};
   int max_connections = 512;

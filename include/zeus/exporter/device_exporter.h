@@ -34,6 +34,7 @@
 #ifndef ZEUS_EXPORTER_DEVICE_EXPORTER_H_
 #define ZEUS_EXPORTER_DEVICE_EXPORTER_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,22 +80,34 @@ class DeviceMetrics {
 };
 
 struct DeviceExporterOptions {
-  // "HOST:PORT" to listen on (HTTP); port 0 picks a free port (see
-  // DeviceExporter::port()). Default: 127.0.0.1:9401 (loopback only; give
-  // 0.0.0.0:9401 to be scraped from other machines; the DCGM exporter's
-  // port, 9400, is left to it).
+  // "HOST:PORT" to listen on (HTTP; an IPv6 host in brackets); port 0 picks a
+  // free port (see DeviceExporter::port()). Default: 127.0.0.1:9401
+  // (loopback only; give 0.0.0.0:9401 to be scraped from other machines; the
+  // DCGM exporter's port, 9400, is left to it).
   std::string listen_address = "127.0.0.1:9401";
-  // Threads answering scrapes. Default: 2.
+  // Threads answering scrapes (reading the devices); connections are read
+  // and written apart from them, so a slow client holds none. Default: 2.
   int num_threads = 2;
+  // A connection must deliver a whole request (head and body) within this
+  // of opening, or of its previous answer: one that never starts is closed,
+  // one that started is answered 408 and closed, however it dribbles. An
+  // answer must be read within it too. > 0. Default: 10 s.
+  std::chrono::milliseconds request_timeout{10'000};
+  // Open connections beyond this are answered 503 and closed without
+  // reading a request. >= 1. Default: 256.
+  int max_connections = 256;
 };
 
-// Serves a DeviceMetrics at GET /metrics until destroyed.
+// Serves a DeviceMetrics at GET /metrics until destroyed, on the project's
+// HTTP transport (zeus/http/transport.h), with its own scrape statistics
+// first (src/exporter/scrape_endpoint.h: prometheus-cpp's exposer_* series).
 class DeviceExporter {
  public:
   // Starts serving. kInvalidArgument naming the address when it is not
-  // HOST:PORT with PORT in [0, 65535] or num_threads < 1; kUnavailable
-  // naming the address when it cannot be listened on (in use, no such
-  // interface). `metrics` must outlive the exporter.
+  // HOST:PORT with PORT in [0, 65535], or naming the option when
+  // num_threads, request_timeout or max_connections is out of range;
+  // kUnavailable naming the address when it cannot be listened on (in use,
+  // no such interface). `metrics` must outlive the exporter.
   static StatusOr<std::unique_ptr<DeviceExporter>> Start(DeviceMetrics* metrics,
                                                          const DeviceExporterOptions& options);
   // Stops serving; waits for scrapes in progress.

@@ -76,10 +76,17 @@ struct HttpTransportOptions {
   // A request not complete within read_timeout is answered 408 (through
   // on_refusal) instead of the connection just closing. Default: false.
   bool answer_read_timeout = false;
-  // Open connections beyond this, counted per listener (TCP and the Unix
-  // socket each have this many), are answered 503 (through on_refusal)
-  // without reading a request, and closed. 0: no limit. Default: 0.
+  // Open connections beyond this, counted per budget, are answered 503
+  // (through on_refusal) without reading a request, and closed: TCP is one
+  // budget, and the Unix socket has one per value of unix_budget (one in
+  // all without it). 0: no limit. Default: 0.
   int max_connections = 0;
+  // The budget a Unix-socket connection counts against, from its peer's
+  // credentials, so that one kind of local peer cannot take the connections
+  // of another (e.g. readers those of the peers who may change settings).
+  // Called once per connection, on an I/O thread; must be quick. Default:
+  // unset (one budget).
+  std::function<int(const Peer& peer)> unix_budget;
 
   // Event-loop threads. >= 1. Default: 1.
   int io_threads = 1;
