@@ -185,11 +185,15 @@ StatusOr<uint64_t> AmdsmiGpu::TotalEnergyMj() {
   return ReadEnergyCounterMj();
 }
 
-StatusOr<uint32_t> AmdsmiGpu::PowerMw() {
+StatusOr<PowerInfoHead> AmdsmiGpu::ReadPowerInfo() {
   StructBuffer info;
   amdsmi_status_t rc = library_->functions().get_power_info(handle_, info.data());
   if (rc != kSuccess) return Error("amdsmi_get_power_info", rc);
-  const PowerInfoHead head = info.As<PowerInfoHead>();
+  return info.As<PowerInfoHead>();
+}
+
+StatusOr<uint32_t> AmdsmiGpu::PowerMw() {
+  ZEUS_ASSIGN_OR_RETURN(const PowerInfoHead head, ReadPowerInfo());
   if (head.current_socket_power_w != kUnsupportedU32) {
     return WToMw(head.current_socket_power_w, Context() + ": current_socket_power");
   }
@@ -199,6 +203,25 @@ StatusOr<uint32_t> AmdsmiGpu::PowerMw() {
   return NotSupportedError(Context() +
                            ": amdsmi_get_power_info reports no socket power (on an MI250, only "
                            "the even die of each package reports the power of both)");
+}
+
+StatusOr<uint32_t> AmdsmiGpu::DomainPowerMw(PowerDomain domain) {
+  switch (domain) {
+    case PowerDomain::kDeviceInstant:
+      return PowerMw();
+    case PowerDomain::kDeviceAverage: {
+      ZEUS_ASSIGN_OR_RETURN(const PowerInfoHead head, ReadPowerInfo());
+      if (head.average_socket_power_w == kUnsupportedU32) {
+        return NotSupportedError(Context() +
+                                 ": amdsmi_get_power_info reports no average socket power (MI300 "
+                                 "and newer report only the current socket power)");
+      }
+      return WToMw(head.average_socket_power_w, Context() + ": average_socket_power");
+    }
+    case PowerDomain::kMemoryAverage:
+      break;
+  }
+  return NotSupportedError(Context() + ": AMD SMI reads no " + PowerDomainName(domain) + " power");
 }
 
 StatusOr<int32_t> AmdsmiGpu::TemperatureC() {

@@ -81,6 +81,12 @@ class AmdsmiGpu final : public Gpu {
   // average_socket_power (MI200 and older), in W (AMD SMI's resolution) as
   // mW. kNotSupported when the GPU reports neither (the odd die of an MI250).
   StatusOr<uint32_t> PowerMw() override;
+  // kDeviceInstant: PowerMw(). kDeviceAverage: amdsmi_get_power_info's
+  // average_socket_power (the driver's average, in W, as mW); kNotSupported
+  // when the GPU does not report it (MI300 and newer report only the current
+  // socket power). kMemoryAverage: kNotSupported (AMD SMI reads no memory
+  // power).
+  StatusOr<uint32_t> DomainPowerMw(PowerDomain domain) override;
 
   // The PCI address as "dddd:bb:dd.f" in lower-case hex
   // (amdsmi_get_gpu_device_bdf).
@@ -108,6 +114,7 @@ class AmdsmiGpu final : public Gpu {
   Status Error(std::string_view call, amdsmi_status_t rc) const;
   Status Missing(std::string_view name) const;
   StatusOr<PowerCapInfo> ReadPowerCapInfo();
+  StatusOr<PowerInfoHead> ReadPowerInfo();
 
   const std::shared_ptr<const AmdsmiLibrary> library_;
   const amdsmi_processor_handle handle_;

@@ -44,6 +44,7 @@ class AmdsmiLoaderTest : public ::testing::Test {
                              fake::kLostAfterReads,
                              fake::kPowerMw,
                              fake::kPowerField,
+                             fake::kAveragePowerMw,
                              fake::kEnergyStepMj,
                              fake::kEnergyStepMjByLimit,
                              fake::kPowerLimitsMw,
@@ -311,6 +312,26 @@ TEST_F(AmdsmiLoaderTest, PowerComesFromTheAverageFieldOnOlderGpus) {
   auto power = odd[0]->PowerMw();
   EXPECT_EQ(power.status().code(), StatusCode::kNotSupported);
   EXPECT_THAT(power.status().message(), HasSubstr("reports no socket power"));
+}
+
+TEST_F(AmdsmiLoaderTest, AveragePowerIsTheAverageSocketPowerField) {
+  env_.Set(fake::kPowerMw, "300000");
+  env_.Set(fake::kAveragePowerMw, "280000");
+  {
+    ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus());
+    EXPECT_EQ(gpus[0]->DomainPowerMw(PowerDomain::kDeviceInstant).value(), 300'000u);
+    EXPECT_EQ(gpus[0]->DomainPowerMw(PowerDomain::kDeviceAverage).value(), 280'000u);
+    auto memory = gpus[0]->DomainPowerMw(PowerDomain::kMemoryAverage);
+    EXPECT_EQ(memory.status().code(), StatusCode::kNotSupported);
+    EXPECT_THAT(memory.status().message(), HasSubstr("memory_average"));
+  }
+  // A GPU that reports only the current socket power (MI300 and newer).
+  env_.Set(fake::kPowerField, "current_only");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto mi300, OpenGpus());
+  EXPECT_EQ(mi300[0]->DomainPowerMw(PowerDomain::kDeviceInstant).value(), 300'000u);
+  auto average = mi300[0]->DomainPowerMw(PowerDomain::kDeviceAverage);
+  EXPECT_EQ(average.status().code(), StatusCode::kNotSupported);
+  EXPECT_THAT(average.status().message(), HasSubstr("no average socket power"));
 }
 
 TEST_F(AmdsmiLoaderTest, EnergyCounterThatAgreesWithPowerIsKept) {

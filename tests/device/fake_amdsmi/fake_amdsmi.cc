@@ -92,6 +92,7 @@ struct State {
   long long lost_after_reads = -1;  // NOLINT(runtime/int)
   long long reads = 0;              // NOLINT(runtime/int)
   unsigned int power_mw = 150'000;
+  unsigned int average_power_mw = 150'000;
   std::string power_field = "current";
   unsigned long long energy_step_mj = 1000;                            // NOLINT(runtime/int)
   std::map<unsigned int, unsigned long long> energy_step_mj_by_limit;  // NOLINT(runtime/int)
@@ -194,6 +195,7 @@ void Configure() {
   s.lost_after_reads = EnvInt(cfg::kLostAfterReads, -1);
   s.reads = 0;
   s.power_mw = static_cast<unsigned int>(EnvInt(cfg::kPowerMw, 150'000));
+  s.average_power_mw = static_cast<unsigned int>(EnvInt(cfg::kAveragePowerMw, s.power_mw));
   const char* field = std::getenv(cfg::kPowerField);
   s.power_field = field != nullptr && *field != '\0' ? field : "current";
   s.energy_step_mj = static_cast<unsigned long long>(  // NOLINT(runtime/int)
@@ -308,9 +310,11 @@ FAKE_AMDSMI_EXPORT amdsmi_status_t amdsmi_get_power_info(void* handle, PowerInfo
   std::memset(info, 0, sizeof(*info));
   const uint32_t power_w = s.power_mw / 1000;
   info->socket_power = power_w;
-  info->current_socket_power = s.power_field == "current" ? power_w : kUnsupported;
-  info->average_socket_power =
-      s.power_field == "current" || s.power_field == "average" ? power_w : kUnsupported;
+  info->current_socket_power =
+      s.power_field == "current" || s.power_field == "current_only" ? power_w : kUnsupported;
+  info->average_socket_power = s.power_field == "current" || s.power_field == "average"
+                                   ? s.average_power_mw / 1000
+                                   : kUnsupported;
   if (s.power_field == "none") info->socket_power = kUnsupported;
   info->power_limit = static_cast<uint32_t>(d->cap_uw / 1'000'000);
   return kSuccess;

@@ -33,10 +33,14 @@ inline constexpr char kSetRc[] = "FAKE_AMDSMI_SET_RC";
 inline constexpr char kLostAfterReads[] = "FAKE_AMDSMI_LOST_AFTER_READS";
 // Socket power in mW, reported in whole W (AMD SMI's unit). Default: 150000.
 inline constexpr char kPowerMw[] = "FAKE_AMDSMI_POWER_MW";
-// Which amdsmi_power_info_t field carries the power: "current" (MI300),
-// "average" (MI200; current is UINT32_MAX) or "none" (both UINT32_MAX, as
-// the odd die of an MI250). Default: "current".
+// Which amdsmi_power_info_t fields carry the power: "current" (both),
+// "current_only" (MI300 and newer; average is UINT32_MAX), "average" (MI200;
+// current is UINT32_MAX) or "none" (both UINT32_MAX, as the odd die of an
+// MI250). Default: "current".
 inline constexpr char kPowerField[] = "FAKE_AMDSMI_POWER_FIELD";
+// average_socket_power in mW, reported in whole W, where the field above
+// reports it. Default: kPowerMw's value.
+inline constexpr char kAveragePowerMw[] = "FAKE_AMDSMI_AVERAGE_POWER_MW";
 // Energy counter increment per read, in mJ. Default: 1000 (from 1e6 mJ).
 inline constexpr char kEnergyStepMj[] = "FAKE_AMDSMI_ENERGY_STEP_MJ";
 // Per-limit energy model: "limit_w:step_mj,..."; a GPU whose power cap is
