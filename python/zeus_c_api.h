@@ -144,6 +144,16 @@ ZEUS_C_EXPORT int32_t zeus_gpus_temperature_c(zeus_gpus* gpus, int32_t position,
 ZEUS_C_EXPORT int32_t zeus_gpus_domain_power_mw(zeus_gpus* gpus, int32_t position, int32_t domain,
                                                 uint32_t* power_mw, char* message,
                                                 size_t message_size);
+/* The graphics clocks GPU `position` can be locked to, in MHz, distinct,
+ * highest first (the core's Gpu::SupportedGraphicsClocksMhz: NVML's at the
+ * current memory clock, AMD SMI's graphics DPM levels). *count gets their
+ * number; the first min(*count, capacity) are written to clocks_mhz (which
+ * may be NULL when capacity is 0), so a caller whose capacity was too small
+ * retries with *count. 3 (not_supported) where the GPU cannot list them. */
+ZEUS_C_EXPORT int32_t zeus_gpus_supported_graphics_clocks_mhz(zeus_gpus* gpus, int32_t position,
+                                                              uint32_t* clocks_mhz, size_t capacity,
+                                                              size_t* count, char* message,
+                                                              size_t message_size);
 /* Puts back what the handle changed (power limits, persistence modes, clock
  * locks); tries every GPU and reports the first error. Later changes are
  * recorded afresh. 6 (failed_precondition) in a process forked from the

@@ -10,6 +10,7 @@
 #include <optional>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -529,6 +530,27 @@ int32_t zeus_gpus_domain_power_mw(zeus_gpus* gpus, int32_t position, int32_t dom
       [&]() -> Status {
         ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_domain_power_mw", gpus, position));
         ZEUS_ASSIGN_OR_RETURN(*power_mw, ReadDomainPowerMw(gpus->gpus[position].get(), domain));
+        return Status::Ok();
+      },
+      message, message_size);
+}
+
+int32_t zeus_gpus_supported_graphics_clocks_mhz(zeus_gpus* gpus, int32_t position,
+                                                uint32_t* clocks_mhz, size_t capacity,
+                                                size_t* count, char* message, size_t message_size) {
+  return Guard(
+      [&]() -> Status {
+        const char* fn = "zeus_gpus_supported_graphics_clocks_mhz";
+        ZEUS_RETURN_IF_ERROR(Position(fn, gpus, position));
+        if (count == nullptr)
+          return zeus::InvalidArgumentError(std::string(fn) + ": count is NULL");
+        if (clocks_mhz == nullptr && capacity > 0) {
+          return zeus::InvalidArgumentError(std::string(fn) + ": clocks_mhz is NULL");
+        }
+        ZEUS_ASSIGN_OR_RETURN(std::vector<uint32_t> clocks,
+                              gpus->gpus[position]->SupportedGraphicsClocksMhz());
+        *count = clocks.size();
+        std::copy_n(clocks.begin(), std::min(capacity, clocks.size()), clocks_mhz);
         return Status::Ok();
       },
       message, message_size);

@@ -135,9 +135,45 @@ def test_handle_is_the_amdsmi_handle_of_the_gpus_uuid_or_says_amdsmi_is_missing(
 
     # pynvml's clock lists are NVIDIA's: an AMD GPU does not ask them.
     monkeypatch.setitem(sys.modules, "pynvml", types.ModuleType("pynvml"))
-    for method in (gpus[0].get_supported_memory_clocks, gpus[0].get_supported_graphics_clocks):
-        with pytest.raises(ZeusGPUNotSupportedError, match="supported .* clocks"):
-            method()
+    with pytest.raises(ZeusGPUNotSupportedError, match="supported memory clocks"):
+        gpus[0].get_supported_memory_clocks()
+    assert gpus[0].get_supported_graphics_clocks() == [2100, 1300, 500]
+
+
+@amd_only
+def test_average_power_and_graphics_clocks_come_from_amd_smi():
+    """get_average_power_usage is AMD SMI's average_socket_power (not the
+    instant power), ZeusGPUNotSupportedError on a GPU that reports only the
+    current one; get_supported_graphics_clocks lists the graphics DPM levels,
+    highest first, and says so where AMD SMI lists none."""
+    lines, output, rc = child("""
+        from zeus.device.gpu import amd
+        from zeus.device.gpu.common import ZeusGPUNotSupportedError
+        gpus = amd.AMDGPUs()
+        print(gpus.get_instant_power_usage(0), gpus.get_average_power_usage(1))
+        print("clocks", gpus.get_supported_graphics_clocks(0),
+              gpus.gpus[1].getSupportedGraphicsClocks(1593))
+        """, FAKE_AMDSMI_POWER_MW=300_000, FAKE_AMDSMI_AVERAGE_POWER_MW=280_000,
+        FAKE_AMDSMI_GRAPHICS_CLOCKS_MHZ="800,1700,1700,1200")
+    assert rc == 0, output
+    assert lines == ["300000 280000", "clocks [1700, 1200, 800] [1700, 1200, 800]"]
+
+    lines, output, rc = child("""
+        from zeus.device.gpu import amd
+        from zeus.device.gpu.common import ZeusGPUNotSupportedError
+        gpu = amd.AMDGPU(0)
+        print(gpu.get_instant_power_usage())
+        for method in (gpu.get_average_power_usage, gpu.get_supported_graphics_clocks):
+            try:
+                method()
+            except ZeusGPUNotSupportedError as e:
+                print("not supported:", e)
+        """, FAKE_AMDSMI_POWER_MW=300_000, FAKE_AMDSMI_POWER_FIELD="current_only",
+        FAKE_AMDSMI_GRAPHICS_CLOCKS_MHZ="")
+    assert rc == 0, output
+    assert lines[0] == "300000"
+    assert "no average socket power" in lines[1], output
+    assert "lists no level" in lines[2], output
 
 
 @amd_only

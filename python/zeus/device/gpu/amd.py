@@ -11,13 +11,17 @@ when NVML is absent or finds no GPU.
 Where AMD differs from NVIDIA (as in the original): no persistence mode
 (ZeusGPUNotSupportedError), no memory power, and the energy counter is used
 only when the core's check at open found it consistent with power x time
-(supports_get_total_energy_consumption()). Locked clocks and the lists of
-supported clocks are not offered by the core's AMD SMI backend
+(supports_get_total_energy_consumption()). Average power is AMD SMI's
+average_socket_power (ZeusGPUNotSupportedError on GPUs that report only the
+current socket power, MI300 and newer); the supported graphics clocks are
+the graphics DPM levels. Locked clocks and the list of supported memory
+clocks are not offered by the core's AMD SMI backend
 (ZeusGPUNotSupportedError).
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
 from typing import Sequence
 
@@ -106,13 +110,24 @@ class AMDGPU(nvidia._CoreGPU):
 
     def get_supported_memory_clocks(self) -> list[int]:
         """Not read on AMD GPUs (ZeusGPUNotSupportedError): the core's AMD
-        SMI backend offers no such query."""
+        SMI backend lists no memory clock levels."""
         self._not_in_core("the list of supported memory clocks")
 
     def get_supported_graphics_clocks(self, memory_clock_mhz: int | None = None) -> list[int]:
-        """Not read on AMD GPUs (ZeusGPUNotSupportedError): the core's AMD
-        SMI backend offers no such query."""
-        self._not_in_core("the list of supported graphics clocks")
+        """The graphics clock's DPM levels in MHz, highest first (the core's
+        amdsmi_get_clk_freq(AMDSMI_CLK_TYPE_SYS), AMD SMI's Hz rounded to the
+        nearest MHz, repeated levels once). `memory_clock_mhz` is ignored: AMD
+        SMI lists the levels for the GPU, not per memory clock.
+        ZeusGPUNotSupportedError where AMD SMI lists none."""
+        capacity = 64
+        while True:
+            clocks = (ctypes.c_uint32 * capacity)()
+            count = ctypes.c_size_t(0)
+            self._handle.call("supported_graphics_clocks_mhz", self.gpu_index, clocks, capacity,
+                              ctypes.byref(count))
+            if count.value <= capacity:
+                return list(clocks[:count.value])
+            capacity = count.value
 
     def _no_single_domain_reset(self, domain: str):
         raise gpu_common.ZeusGPUNotSupportedError(
