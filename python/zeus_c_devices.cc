@@ -1,6 +1,6 @@
 // The C ABI's shared helpers (choosing the GPUs and CPU sockets a handle
-// works on) and its device calls: GPUs (zeus_gpus_*: reads, setters through
-// the device layer, restore) and RAPL CPUs (zeus_cpus_*).
+// works on) and its GPU calls (zeus_gpus_*: reads, setters through the
+// device layer, restore). RAPL CPUs are zeus_c_cpus.cc.
 
 #include <unistd.h>
 
@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -125,10 +124,6 @@ StatusOr<CpuSelection> SelectCpus(const char* fn, const nlohmann::json& indices)
 
 }  // namespace zeus::c_api
 
-struct zeus_cpus {
-  std::vector<std::unique_ptr<zeus::Cpu>> cpus;
-};
-
 struct zeus_gpus {
   std::vector<std::unique_ptr<zeus::Gpu>> gpus;
   // The core backend the GPUs came from ("nvml", "amdsmi"); "" when none.
@@ -232,56 +227,15 @@ Status SetLimit(zeus_gpus* gpus, zeus::Gpu* gpu, uint32_t power_limit_mw) {
   return gpu->SetPowerLimitMw(power_limit_mw);
 }
 
-// The temperature and power-domain reads of the device layer
-// (Gpu::TemperatureC, Gpu::DomainPowerMw) arrive in a parallel change; until
-// both are in one tree, they are detected at compile time and a build
-// without them answers kNotSupported. PowerDomain's values are taken in its
+// Gpu::DomainPowerMw of `domain` as the C ABI numbers it: PowerDomain's
 // declared order (device_instant 0, device_average 1, memory_average 2).
-// TODO(py-device): call the methods directly once merged.
-template <typename G, typename = void>
-struct HasTemperatureC : std::false_type {};
-template <typename G>
-struct HasTemperatureC<G, std::void_t<decltype(std::declval<G&>().TemperatureC())>>
-    : std::true_type {};
-
-template <typename G, typename = void>
-struct HasDomainPowerMw : std::false_type {};
-template <typename G>
-struct HasDomainPowerMw<G, std::void_t<decltype(&G::DomainPowerMw)>> : std::true_type {};
-
-template <typename T>
-struct MemberArgument;
-template <typename R, typename C, typename A>
-struct MemberArgument<R (C::*)(A)> {
-  using type = A;
-};
-
-template <typename G>
-zeus::StatusOr<int32_t> ReadTemperatureC(G* gpu) {
-  if constexpr (HasTemperatureC<G>::value) {
-    ZEUS_ASSIGN_OR_RETURN(auto celsius, gpu->TemperatureC());
-    return static_cast<int32_t>(celsius);
-  } else {
-    return zeus::NotSupportedError("GPU " + std::to_string(gpu->index()) +
-                                   ": this build's device layer reads no temperature");
-  }
-}
-
-template <typename G>
-zeus::StatusOr<uint32_t> ReadDomainPowerMw(G* gpu, int32_t domain) {
+zeus::StatusOr<uint32_t> ReadDomainPowerMw(zeus::Gpu* gpu, int32_t domain) {
   if (domain < 0 || domain > 2) {
     return zeus::InvalidArgumentError("power domain " + std::to_string(domain) +
                                       ": expected 0 (device_instant), 1 (device_average) or 2 "
                                       "(memory_average)");
   }
-  if constexpr (HasDomainPowerMw<G>::value) {
-    using Domain = typename MemberArgument<decltype(&G::DomainPowerMw)>::type;
-    return gpu->DomainPowerMw(static_cast<Domain>(domain));
-  } else {
-    if (domain == 0) return gpu->PowerMw();
-    return zeus::NotSupportedError("GPU " + std::to_string(gpu->index()) +
-                                   ": this build's device layer reads no average power");
-  }
+  return gpu->DomainPowerMw(static_cast<zeus::PowerDomain>(domain));
 }
 
 template <typename T>
@@ -509,16 +463,14 @@ int32_t zeus_gpus_reset_locked_clocks(zeus_gpus* gpus, int32_t position, int32_t
       message, message_size);
 }
 
-int32_t zeus_gpus_has_domain_reads(void) {
-  return HasTemperatureC<zeus::Gpu>::value && HasDomainPowerMw<zeus::Gpu>::value ? 1 : 0;
-}
+int32_t zeus_gpus_has_domain_reads(void) { return 1; }
 
 int32_t zeus_gpus_temperature_c(zeus_gpus* gpus, int32_t position, int32_t* celsius, char* message,
                                 size_t message_size) {
   return Guard(
       [&]() -> Status {
         ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_temperature_c", gpus, position));
-        ZEUS_ASSIGN_OR_RETURN(*celsius, ReadTemperatureC(gpus->gpus[position].get()));
+        ZEUS_ASSIGN_OR_RETURN(*celsius, gpus->gpus[position]->TemperatureC());
         return Status::Ok();
       },
       message, message_size);
@@ -593,68 +545,5 @@ int32_t zeus_gpu_backends_json(char* buffer, size_t buffer_size, size_t* length,
       },
       message, message_size);
 }
-
-int32_t zeus_cpus_open(const char* options_json, zeus_cpus** out, char* message,
-                       size_t message_size) {
-  return Guard(
-      [&]() -> Status {
-        const char* fn = "zeus_cpus_open";
-        if (out == nullptr) return zeus::InvalidArgumentError(std::string(fn) + ": out is NULL");
-        *out = nullptr;
-        ZEUS_ASSIGN_OR_RETURN(nlohmann::json options,
-                              zeus::c_api::ParseObject(fn, options_json, {"powercap_root"}));
-        std::string root = "/sys/class/powercap";
-        if (options.contains("powercap_root")) {
-          if (!options["powercap_root"].is_string()) {
-            return zeus::InvalidArgumentError(std::string(fn) +
-                                              ": powercap_root must be a string, got " +
-                                              options["powercap_root"].dump());
-          }
-          root = options["powercap_root"].get<std::string>();
-        }
-        auto handle = std::make_unique<zeus_cpus>();
-        ZEUS_ASSIGN_OR_RETURN(handle->cpus, zeus::OpenCpus(root));
-        *out = handle.release();
-        return Status::Ok();
-      },
-      message, message_size);
-}
-
-int32_t zeus_cpus_count(const zeus_cpus* cpus) {
-  return cpus == nullptr ? 0 : static_cast<int32_t>(cpus->cpus.size());
-}
-
-int32_t zeus_cpus_info(const zeus_cpus* cpus, int32_t position, int32_t* socket,
-                       int32_t* has_dram) {
-  if (cpus == nullptr || position < 0 || static_cast<size_t>(position) >= cpus->cpus.size()) {
-    return 1;
-  }
-  *socket = cpus->cpus[position]->index();
-  *has_dram = cpus->cpus[position]->HasDram() ? 1 : 0;
-  return 0;
-}
-
-int32_t zeus_cpus_energy_uj(zeus_cpus* cpus, int32_t position, uint64_t* package_uj,
-                            uint64_t* dram_uj, char* message, size_t message_size) {
-  return Guard(
-      [&]() -> Status {
-        const char* fn = "zeus_cpus_energy_uj";
-        if (cpus == nullptr) return NullHandle(fn);
-        if (position < 0 || static_cast<size_t>(position) >= cpus->cpus.size()) {
-          return zeus::InvalidArgumentError(std::string(fn) + ": no CPU at position " +
-                                            std::to_string(position) + " of " +
-                                            std::to_string(cpus->cpus.size()));
-        }
-        zeus::Cpu* cpu = cpus->cpus[position].get();
-        ZEUS_ASSIGN_OR_RETURN(*package_uj, cpu->PackageEnergyUj());
-        if (dram_uj != nullptr && cpu->HasDram()) {
-          ZEUS_ASSIGN_OR_RETURN(*dram_uj, cpu->DramEnergyUj());
-        }
-        return Status::Ok();
-      },
-      message, message_size);
-}
-
-void zeus_cpus_destroy(zeus_cpus* cpus) { delete cpus; }
 
 }  // extern "C"
