@@ -238,6 +238,15 @@ ZEUS_C_EXPORT int32_t zeus_monitor_end_nosync(zeus_monitor* monitor, const char*
                                               size_t message_size);
 ZEUS_C_EXPORT int32_t zeus_monitor_cancel(zeus_monitor* monitor, const char* name, char* message,
                                           size_t message_size);
+/* What open window `name` began with, read without touching a device (2
+ * not_found when not open; 3 not_supported for a replaying monitor): writes
+ * to `values` (at least 1 + num_gpus + 2 * num_cpus doubles) the start s
+ * (as zeus_monitor_end's), then the GPU energies, CPU package energies and
+ * DRAM energies at the start (J, by position; absolute counter values, see
+ * zeus::WindowBegin). */
+ZEUS_C_EXPORT int32_t zeus_monitor_window_begin(const zeus_monitor* monitor, const char* name,
+                                                double* values, size_t num_values, char* message,
+                                                size_t message_size);
 ZEUS_C_EXPORT int32_t zeus_monitor_is_open(const zeus_monitor* monitor, const char* name);
 ZEUS_C_EXPORT void zeus_monitor_destroy(zeus_monitor* monitor);
 

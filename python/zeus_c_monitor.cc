@@ -143,6 +143,34 @@ Status End(zeus_monitor* monitor, const char* name, double* values, size_t num_v
   return Status::Ok();
 }
 
+Status BeginOf(const zeus_monitor* monitor, const char* name, double* values, size_t num_values) {
+  ZEUS_RETURN_IF_ERROR(CheckName("zeus_monitor_window_begin", monitor, name));
+  MonitorState& s = *monitor->state;
+  const size_t need = 1 + s.gpus.picked.size() + 2 * s.cpus.picked.size();
+  if (values == nullptr || num_values < need) {
+    return zeus::InvalidArgumentError("zeus_monitor_window_begin: values holds " +
+                                      std::to_string(num_values) + " doubles, need " +
+                                      std::to_string(need));
+  }
+  if (s.monitor == nullptr) {
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.bare_windows.find(name);
+    if (it == s.bare_windows.end()) {
+      return zeus::NotFoundError(std::string("zeus_monitor_window_begin: no open window '") + name +
+                                 "'");
+    }
+    values[0] = zeus::ToSeconds(it->second);
+    return Status::Ok();
+  }
+  ZEUS_ASSIGN_OR_RETURN(zeus::WindowBegin w, s.monitor->BeginOf(name));
+  size_t k = 0;
+  values[k++] = w.start_time_s;
+  for (double e : w.gpu_energy_j) values[k++] = e;
+  for (double e : w.cpu_energy_j) values[k++] = e;
+  for (double e : w.dram_energy_j) values[k++] = e;
+  return Status::Ok();
+}
+
 Status Cancel(zeus_monitor* monitor, const char* name) {
   ZEUS_RETURN_IF_ERROR(CheckName("zeus_monitor_cancel", monitor, name));
   MonitorState& s = *monitor->state;
@@ -306,6 +334,11 @@ int32_t zeus_monitor_end_nosync(zeus_monitor* monitor, const char* name, double*
 int32_t zeus_monitor_cancel(zeus_monitor* monitor, const char* name, char* message,
                             size_t message_size) {
   return Guard([&] { return Cancel(monitor, name); }, message, message_size);
+}
+
+int32_t zeus_monitor_window_begin(const zeus_monitor* monitor, const char* name, double* values,
+                                  size_t num_values, char* message, size_t message_size) {
+  return Guard([&] { return BeginOf(monitor, name, values, num_values); }, message, message_size);
 }
 
 int32_t zeus_monitor_is_open(const zeus_monitor* monitor, const char* name) {

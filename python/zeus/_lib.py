@@ -60,6 +60,8 @@ _SIGNATURES = {
     "zeus_monitor_end_nosync": (_I32, [_P, _c.c_char_p, _c.POINTER(_c.c_double), _c.c_size_t]
                                 + _MSG),
     "zeus_monitor_cancel": (_I32, [_P, _c.c_char_p] + _MSG),
+    "zeus_monitor_window_begin": (_I32, [_P, _c.c_char_p, _c.POINTER(_c.c_double), _c.c_size_t]
+                                  + _MSG),
     "zeus_monitor_is_open": (_I32, [_P, _c.c_char_p]),
     "zeus_monitor_destroy": (None, [_P]),
     "zeus_plo_create_on_monitor": (_I32, [_P, _c.c_char_p, ALL_REDUCE_FN, _P, _c.POINTER(_P)] +

@@ -33,6 +33,11 @@ bool Measurement::AnyBelowCounterResolution() const {
                      [](bool b) { return b; });
 }
 
+StatusOr<WindowBegin> EnergyMonitor::BeginOf(std::string_view name) const {
+  return NotSupportedError(
+      fmt::format("energy monitor: window '{}': this monitor keeps no begin readings", name));
+}
+
 namespace {
 
 // The device readings of one window boundary.
@@ -192,6 +197,28 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     }
     windows_.erase(it);
     return Status::Ok();
+  }
+
+  StatusOr<WindowBegin> BeginOf(std::string_view name) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = windows_.find(name);
+    if (it == windows_.end()) {
+      return NotFoundError(fmt::format("energy monitor: no open window '{}'", name));
+    }
+    const Boundary& b = it->second;
+    WindowBegin w;
+    w.start_time_s = ToSeconds(b.time);
+    w.start_wall_time_s = b.wall_time_s;
+    for (size_t i = 0; i < gpus_.size(); ++i) {
+      w.gpu_energy_j.push_back(has_counter_[i] && !low_overhead_
+                                   ? MjToJ(static_cast<double>(b.gpu_counter_mj[i]))
+                                   : b.gpu_cumulative_j[i]);
+    }
+    for (size_t s = 0; s < cpus_.size(); ++s) {
+      w.cpu_energy_j.push_back(UjToJ(static_cast<double>(b.cpu_uj[s])));
+      w.dram_energy_j.push_back(UjToJ(static_cast<double>(b.dram_uj[s])));
+    }
+    return w;
   }
 
   bool IsOpen(std::string_view name) const override {

@@ -146,6 +146,32 @@ TEST(EnergyMonitorTest, MeasuresCpuPackageAndDramPerSocket) {
   EXPECT_DOUBLE_EQ(m.dram_energy_j[1], 0.0);
 }
 
+TEST(EnergyMonitorTest, BeginOfGivesTheCountersReadAtBeginWithoutReadingAgain) {
+  FakeClock clock(seconds(0));
+  FakeGpu gpu(&clock, GpuOptions(0, 100.0));
+  FakeCpu cpu(0);
+  cpu.AddEnergyUj(7'000'000, 2'500'000);
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto monitor,
+                            EnergyMonitor::Create({&gpu}, {&cpu}, &clock, ManualEnergyOptions()));
+  clock.AdvanceSeconds(2.0);
+  ZEUS_ASSERT_OK(monitor->Begin("w"));
+  ZEUS_ASSERT_OK_AND_ASSIGN(uint64_t begin_mj, gpu.TotalEnergyMj());
+  clock.AdvanceSeconds(1.0);
+  cpu.AddEnergyUj(1'000'000, 1'000'000);
+  const int64_t reads = gpu.energy_reads();
+  ZEUS_ASSERT_OK_AND_ASSIGN(WindowBegin w, monitor->BeginOf("w"));
+  EXPECT_EQ(gpu.energy_reads(), reads);
+  EXPECT_DOUBLE_EQ(w.start_time_s, 2.0);
+  ASSERT_EQ(w.gpu_energy_j.size(), 1u);
+  EXPECT_DOUBLE_EQ(w.gpu_energy_j[0], MjToJ(static_cast<double>(begin_mj)));
+  ASSERT_EQ(w.cpu_energy_j.size(), 1u);
+  EXPECT_DOUBLE_EQ(w.cpu_energy_j[0], 7.0);
+  EXPECT_DOUBLE_EQ(w.dram_energy_j[0], 2.5);
+  EXPECT_EQ(monitor->BeginOf("other").status().code(), StatusCode::kNotFound);
+  ZEUS_ASSERT_OK(monitor->End("w").status());
+  EXPECT_EQ(monitor->BeginOf("w").status().code(), StatusCode::kNotFound);
+}
+
 TEST(EnergyMonitorTest, GpuLostMidWindowFailsThatEndAndLeavesOtherWindowsUsable) {
   FakeClock clock(seconds(0));
   FakeGpu gpu0(&clock, GpuOptions(0, 100.0));

@@ -97,6 +97,22 @@ struct Measurement {
   bool AnyBelowCounterResolution() const;
 };
 
+// The readings an open window began with, as absolute device values.
+// Vectors are indexed like Measurement's.
+struct WindowBegin {
+  // Clock::Now() at Begin, in seconds (monotonic, arbitrary origin).
+  double start_time_s = 0.0;
+  // Clock::WallTimeS() at Begin: seconds since the Unix epoch.
+  double start_wall_time_s = 0.0;
+  // Per GPU, in J: the energy counter's value for GPUs read by counter in
+  // exact mode; the estimated counter value in kLowOverhead mode; the
+  // instant power integrated since Create for GPUs without a counter.
+  std::vector<double> gpu_energy_j;
+  // Per socket, in J: the package and DRAM counters (0 without a DRAM zone).
+  std::vector<double> cpu_energy_j;
+  std::vector<double> dram_energy_j;
+};
+
 enum class EnergyMonitorMode { kExact, kLowOverhead };
 
 struct EnergyMonitorOptions {
@@ -162,6 +178,10 @@ class EnergyMonitor {
 
   // True when window `name` is open.
   virtual bool IsOpen(std::string_view name) const = 0;
+  // The readings window `name` began with; reads no device. kNotFound when
+  // not open; kNotSupported for monitors that keep no readings (this
+  // default).
+  virtual StatusOr<WindowBegin> BeginOf(std::string_view name) const;
   // True per GPU position when that GPU has no energy counter and is measured
   // by power integration.
   virtual std::vector<bool> GpusIntegratingPower() const = 0;

@@ -67,8 +67,16 @@ class Measurement:
 
 @dataclass
 class MeasurementState:
-    """Where an open window began: Unix time of its beginning (energies are
-    kept by the core and not exposed; the dicts are empty)."""
+    """Where an open window began.
+
+    Attributes:
+        time: Unix time of the window's beginning, in seconds.
+        gpu_energy: GPU index -> the GPU's energy counter at the beginning, in J.
+        cpu_energy: CPU socket -> package energy counter at the beginning, in J
+            (None without CPUs).
+        dram_energy: CPU socket -> DRAM energy counter at the beginning, in J
+            (None without CPUs; 0 for a socket without a DRAM zone).
+    """
 
     time: float
     gpu_energy: Dict[int, float]
@@ -134,8 +142,9 @@ class ZeusMonitor:
         except ImportError:
             pass
         self.power_monitor = None
-        # Windows opened through this object: name -> where they began.
-        self.measurement_states: Dict[str, MeasurementState] = {}
+        # Windows opened through this object: name -> Unix time of their
+        # beginning (measurement_states reads their energies from the core).
+        self._begin_times: Dict[str, float] = {}
         self._lib = _lib.lib()
         self._handle = None
         self._callback_error = None
@@ -230,7 +239,41 @@ class ZeusMonitor:
         self._check(code, message)
         if self.soc_is_present:
             self.soc.begin_window(key, restart=True)
-        self.measurement_states[key] = MeasurementState(time=_time.time(), gpu_energy={})
+        self._begin_times[key] = _time.time()
+
+    @property
+    def measurement_states(self) -> Dict[str, MeasurementState]:
+        """Open windows opened through this object: key -> where it began
+        (Unix time, and the energy counters the core read at its beginning).
+        Built when read, from the core's begin readings (no device is read);
+        a snapshot: later windows do not appear in it."""
+        states = {}
+        for key, begin_time in list(getattr(self, "_begin_times", {}).items()):
+            state = self._measurement_state(key, begin_time)
+            if state is not None:
+                states[key] = state
+        return states
+
+    def _measurement_state(self, key: str, begin_time: float) -> Optional[MeasurementState]:
+        """The MeasurementState of open window `key`; None when it is no
+        longer open (closed by another thread meanwhile)."""
+        if self._handle is None:
+            return None
+        values, message = self._thread_buffers()
+        code = self._lib.zeus_monitor_window_begin(self._handle, key.encode(), values,
+                                                   len(values), message, _lib.MESSAGE_SIZE)
+        if code == NotFoundError.code:
+            return None
+        self._check(code, message)
+        n_gpus = len(self.gpu_indices)
+        gpu = {index: values[1 + i] for i, index in enumerate(self.gpu_indices)}
+        cpu = dram = None
+        if self.cpu_indices:
+            base = 1 + n_gpus
+            n_cpus = len(self.cpu_indices)
+            cpu = {index: values[base + i] for i, index in enumerate(self.cpu_indices)}
+            dram = {index: values[base + n_cpus + i] for i, index in enumerate(self.cpu_indices)}
+        return MeasurementState(time=begin_time, gpu_energy=gpu, cpu_energy=cpu, dram_energy=dram)
 
     def end_window(self, key: str, sync_execution: bool = True,
                    cancel: bool = False) -> Measurement:
@@ -244,7 +287,7 @@ class ZeusMonitor:
         """
         name = _check_key("end_window", key)
         self._require_open()
-        self.measurement_states.pop(key, None)
+        self._begin_times.pop(key, None)
         values, message = self._thread_buffers()
         soc_energy = None
         if self.soc_is_present:
@@ -287,10 +330,10 @@ class ZeusMonitor:
 
     def reset_windows(self) -> None:
         """Drops every window opened through this object."""
-        for key in list(self.measurement_states):
+        for key in list(self._begin_times):
             if self.is_window_open(key):
                 self.end_window(key, sync_execution=False, cancel=True)
-        self.measurement_states.clear()
+        self._begin_times.clear()
 
     def _handle_for_optimizer(self):
         self._require_open()
