@@ -116,3 +116,15 @@ def run_python(args, env=None, timeout=300):
     """Runs this interpreter on `args`; returns the CompletedProcess."""
     return subprocess.run([sys.executable] + args, env=env, capture_output=True, text=True,
                           timeout=timeout)
+
+
+def wait_for_gpu_power(client, key):
+    """The client's readings of `key` once they name a GPU (None after 60 s,
+    a bound for a broken client, not a speed target)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        mine = client.get_power().get(key)
+        if mine is not None and mine.gpu_power_w:
+            return mine
+        time.sleep(0.01)
+    return None

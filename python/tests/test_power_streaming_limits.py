@@ -17,6 +17,8 @@ from zeus.monitor import power_streaming
 from zeus.monitor.power_streaming import PowerStreamingClient
 from zeus.utils.zeusd import ZeusdConfig
 
+from conftest import wait_for_gpu_power
+
 DRIP_PERIOD_S = 0.05
 
 
@@ -82,18 +84,6 @@ def drip(handler, byte=b"7"):
         handler.wfile.write(byte)
         handler.wfile.flush()
         time.sleep(DRIP_PERIOD_S)
-
-
-def wait_for_gpu_power(client, key):
-    """The client's readings of `key` once they name a GPU (None after 60 s,
-    a bound for a broken client, not a speed target)."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        mine = client.get_power().get(key)
-        if mine is not None and mine.gpu_power_w:
-            return mine
-        time.sleep(0.01)
-    return None
 
 
 def stream_from(fake, **kwargs):

@@ -10,6 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from zeus.monitor.power_streaming import PowerStreamingClient
 from zeus.utils.zeusd import ZeusdConfig
 
+from conftest import wait_for_gpu_power
+
 MALFORMED = [
     b'{"timestamp_ms": 1, "power_mw": {"0": 1' + b"0" * 400 + b"}}",  # OverflowError.
     b"[" * 100000 + b"]" * 100000,  # RecursionError.
@@ -82,18 +84,6 @@ def endless_line_first(connection, handler):
     handler.wfile.flush()
     handler.rfile.read()
     return False
-
-
-def wait_for_gpu_power(client, key):
-    """The client's readings of `key` once they name a GPU (None after 60 s,
-    a bound for a broken client, not a speed target)."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        mine = client.get_power().get(key)
-        if mine is not None and mine.gpu_power_w:
-            return mine
-        time.sleep(0.01)
-    return None
 
 
 def test_malformed_events_are_skipped_and_the_stream_survives(caplog):

@@ -13,6 +13,7 @@
 #include "zeus/util/file.h"
 
 #include "tests/testing/temp_dir.h"
+#include "tests/tools/command_test_base.h"
 #include "tests/tools/frequency_profiles.h"
 
 namespace zeus {
@@ -20,20 +21,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class FrequencyCommandTest : public ::testing::Test {
+class FrequencyCommandTest : public testing::CommandTestBase {
  protected:
-  int Run(const std::string& args) {
-    std::string cmd = std::string(ZEUS_BINARY) + " frequency select " + args + " >" +
-                      dir_.File("out") + " 2>" + dir_.File("err");
-    int status = std::system(cmd.c_str());
-    out_ = ReadFileToString(dir_.File("out")).value_or("");
-    err_ = ReadFileToString(dir_.File("err")).value_or("");
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
-  testing::TempDir dir_;
-  std::string out_;
-  std::string err_;
+  // Runs `zeus frequency select <args>` (RunZeus).
+  int Run(const std::string& args) { return RunZeus("frequency select " + args); }
 };
 
 TEST_F(FrequencyCommandTest, PrintsTheClockEachSelectorChoosesInMhz) {

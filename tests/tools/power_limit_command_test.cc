@@ -15,28 +15,17 @@
 
 #include "tests/core/bundled_profiles.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/tools/command_test_base.h"
 
 namespace zeus {
 namespace {
 
 using ::testing::HasSubstr;
 
-class PowerLimitCommandTest : public ::testing::Test {
+class PowerLimitCommandTest : public testing::CommandTestBase {
  protected:
-  // Runs `zeus power-limit select <args>`; returns the exit code and leaves
-  // stdout/stderr in out_/err_.
-  int Run(const std::string& args) {
-    std::string cmd = std::string(ZEUS_BINARY) + " power-limit select " + args + " >" +
-                      dir_.File("out") + " 2>" + dir_.File("err");
-    int status = std::system(cmd.c_str());
-    out_ = ReadFileToString(dir_.File("out")).value_or("");
-    err_ = ReadFileToString(dir_.File("err")).value_or("");
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
-  testing::TempDir dir_;
-  std::string out_;
-  std::string err_;
+  // Runs `zeus power-limit select <args>` (RunZeus).
+  int Run(const std::string& args) { return RunZeus("power-limit select " + args); }
 };
 
 TEST_F(PowerLimitCommandTest, PrintsTheLimitOfEachSelectorInWatts) {
