@@ -223,9 +223,10 @@ std::string ContinueMessage(const Verdict& v, const BatchSizeJobSpec& spec,
 // Why `verdict` stops `trial` without converging: past a bound, or restarting.
 std::string StopMessage(const Verdict& v, const BatchSizeJobSpec& spec, const TrialRecord& trial,
                         double cost, const BatchSizeOptimizer& optimizer) {
+  const BatchSizeSearchView search = optimizer.View();
   const bool within_bound = v.action != Verdict::Action::kStop;
   if (!within_bound && v.curve_bound) {
-    const double ratio = v.whole_bound.value_or(0.0) / optimizer.View().min_cost.value_or(1.0);
+    const double ratio = v.whole_bound.value_or(0.0) / search.min_cost.value_or(1.0);
     if (!v.best_progress) {
       return fmt::format(
           "Batch size {} is learning slower than the run of the lowest cost: cost {} > bound {} "
@@ -247,14 +248,14 @@ std::string StopMessage(const Verdict& v, const BatchSizeJobSpec& spec, const Tr
         "Batch Size({0}) exceeded the cost upper bound: current cost({1:#}) > bound({2:#}) "
         "(beta_knob({3:#}), min_cost({5:#}), {4} policy)",
         trial.batch_size, cost, v.cost_bound.value_or(0.0), spec.beta_knob.value_or(0.0),
-        spec.policy, optimizer.View().min_cost.value_or(0.0));
+        spec.policy, search.min_cost.value_or(0.0));
   }
   return fmt::format(
       "Batch size {} is no longer the cheapest known: finishing this run is expected to cost "
       "more than a fresh run at batch size {} (cost {} so far < restart threshold {}, its "
       "size's mean cost less the lowest cost {}; {} policy): restart the submission",
-      trial.batch_size, optimizer.View().best_batch_size, cost, *v.restart_below,
-      optimizer.View().min_cost.value_or(0.0), spec.policy);
+      trial.batch_size, search.best_batch_size, cost, *v.restart_below,
+      search.min_cost.value_or(0.0), spec.policy);
 }
 
 }  // namespace
@@ -697,10 +698,11 @@ StatusOr<json> BatchSizeService::ArmStates(const std::string& job_id) {
                                    {"batch_size", entry.second.batch_size},
                                    {"kind", std::string(TrialKindName(entry.second.kind))}});
         }
+        const BatchSizeSearchView search = optimizer.View();
         view = json{{"job_id", job_id},
-                    {"exploring", optimizer.View().exploring},
-                    {"min_cost", Optional(optimizer.View().min_cost)},
-                    {"best_batch_size", optimizer.View().best_batch_size},
+                    {"exploring", search.exploring},
+                    {"min_cost", Optional(search.min_cost)},
+                    {"best_batch_size", search.best_batch_size},
                     {"in_flight", std::move(in_flight)},
                     {"arms", std::move(arms)}};
         return Status::Ok();
@@ -720,8 +722,9 @@ StatusOr<std::vector<JobSummary>> BatchSizeService::Summary() {
           ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
           JobSummary summary;
           summary.job_id = job.job_id;
-          summary.best_batch_size = optimizer.View().best_batch_size;
-          summary.min_cost = optimizer.View().min_cost;
+          const BatchSizeSearchView search = optimizer.View();
+          summary.best_batch_size = search.best_batch_size;
+          summary.min_cost = search.min_cost;
           ZEUS_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials, txn.ListTrials(job.job_id));
           for (const TrialRecord& trial : trials) {
             switch (trial.status) {

@@ -75,10 +75,11 @@ json BeliefToJson(const BatchSizeJobSpec& spec, const BatchSizeOptimizer& optimi
                              {"batch_size", trial.batch_size},
                              {"kind", std::string(TrialKindName(trial.kind))}});
   }
-  return json{{"exploring", optimizer.View().exploring},
-              {"best_batch_size", optimizer.View().best_batch_size},
-              {"min_cost", Optional(optimizer.View().min_cost)},
-              {"early_stop_threshold", Optional(optimizer.View().early_stop_threshold)},
+  const BatchSizeSearchView search = optimizer.View();
+  return json{{"exploring", search.exploring},
+              {"best_batch_size", search.best_batch_size},
+              {"min_cost", Optional(search.min_cost)},
+              {"early_stop_threshold", Optional(search.early_stop_threshold)},
               {"in_flight", std::move(in_flight)},
               {"arms", std::move(arms)},
               {"pruned_batch_sizes", std::move(pruned)}};
@@ -200,6 +201,7 @@ StatusOr<json> DashboardJobList(Store* store, const JobPage& page) {
     for (const JobRecord& job : records) {
       ZEUS_ASSIGN_OR_RETURN(DecodedJob decoded, Decode(job));
       const BatchSizeJobSpec& spec = decoded.spec;
+      const BatchSizeSearchView search = decoded.optimizer.View();
       ZEUS_ASSIGN_OR_RETURN(
           json saved, JobSavedFraction(txn, job.job_id, spec.default_batch_size, spec.max_epochs));
       jobs.push_back(json{{"job_id", job.job_id},
@@ -209,9 +211,9 @@ StatusOr<json> DashboardJobList(Store* store, const JobPage& page) {
                           {"default_batch_size", spec.default_batch_size},
                           {"batch_sizes", spec.batch_sizes},
                           {"eta_knob", spec.eta_knob},
-                          {"min_cost", Optional(decoded.optimizer.View().min_cost)},
-                          {"exploring", decoded.optimizer.View().exploring},
-                          {"best_batch_size", decoded.optimizer.View().best_batch_size},
+                          {"min_cost", Optional(search.min_cost)},
+                          {"exploring", search.exploring},
+                          {"best_batch_size", search.best_batch_size},
                           {"saved_vs_default", std::move(saved)}});
     }
     return Status::Ok();
