@@ -13,6 +13,9 @@ RunMeter RunMeter::Of(const JobContext& job, const BatchSizeTrace& trace, const 
   RunMeter meter;
   meter.job = &job;
   meter.profile = profile;
+  meter.energy_per_epoch_j = point.energy_per_epoch_j();
+  meter.time_per_epoch_s = point.time_per_epoch_s;
+  if (!profile) return meter;
   // JIT profiling: the first epoch spends an even share at each limit of
   // the trace; a limit the profile skips (it cannot bind) gives its share to
   // the run's own limit, as the real profiler moves on sooner.
@@ -27,8 +30,6 @@ RunMeter RunMeter::Of(const JobContext& job, const BatchSizeTrace& trace, const 
   const double num_limits = static_cast<double>(trace.power.size());
   meter.first_energy_j /= num_limits;
   meter.first_time_s /= num_limits;
-  meter.energy_per_epoch_j = point.energy_per_epoch_j();
-  meter.time_per_epoch_s = point.time_per_epoch_s;
   return meter;
 }
 

@@ -27,6 +27,7 @@ namespace zeus {
 struct RunMeter {
   const JobContext* job = nullptr;
   bool profile = false;
+  // The first epoch's energy and time; 0 without `profile`.
   double first_energy_j = 0.0;
   double first_time_s = 0.0;
   double energy_per_epoch_j = 0.0;
