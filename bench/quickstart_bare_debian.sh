@@ -9,7 +9,7 @@
 #
 #   bench/quickstart_bare_debian.sh [--pip] [--keep] [--workdir DIR] [--mirror URL]
 #
-# The mirror defaults to the host's first apt source. Results: one line per
+# The mirror defaults to the host's first Debian archive among its apt sources. Results: one line per
 # phase on stdout ("phase: N.N s"), the full log in WORKDIR/out.log.
 set -euo pipefail
 
@@ -34,8 +34,9 @@ if [[ $(id -u) != 0 ]]; then
   exit 2
 fi
 if [[ -z "$mirror" ]]; then
-  mirror=$(grep -rhoE '^(URIs:|deb) +https?://[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d 2>/dev/null |
-    awk '{print $2}' | grep -v security | head -1)
+  # The first Debian archive (a URL ending in /debian) among the host's sources.
+  mirror=$( (grep -rhoE '^(URIs:|deb) +https?://[^ ]+/debian/?$' /etc/apt/sources.list \
+    /etc/apt/sources.list.d 2>/dev/null || true) | awk '{print $2}' | head -1)
 fi
 [[ -n "$mirror" ]] || { echo "quickstart_bare_debian.sh: no apt mirror found; pass --mirror URL" >&2; exit 2; }
 command -v debootstrap >/dev/null || apt-get install -y -q debootstrap >/dev/null
@@ -67,7 +68,7 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 phases=$(printf '%s' "$cmd" | sed 's/ && /\n/g')
 if ((pip)); then
   phases+=$'\n'"python3 -m venv --system-site-packages /root/venv"
-  phases+=$'\n'"CCACHE_DISABLE=1 /root/venv/bin/pip install --no-index ./python"
+  phases+=$'\n'"CCACHE_DISABLE=1 /root/venv/bin/pip install ./python"
   phases+=$'\n'"/root/venv/bin/zeus --version"
 fi
 : >"$workdir/out.log"
