@@ -128,3 +128,105 @@ def wait_for_gpu_power(client, key):
             return mine
         time.sleep(0.01)
     return None
+
+
+def zeusd_discovery_answer(path, gpu_ids=(0, 1), cpu_ids=(0,), clock_offset_s=0.0,
+                           groups=("gpu-read", "gpu-control", "cpu-read")):
+    """What a fake zeusd answers on `path` (the request's path, query
+    included) before its streams: (status, JSON body) for `/discover` (GPUs
+    `gpu_ids`, CPUs `cpu_ids`, API groups `groups`, no auth) and `/time`
+    (this machine's time plus `clock_offset_s`); None for any other path."""
+    route = path.split("?", 1)[0]
+    if route == "/discover":
+        return 200, {"gpus": [{"id": i, "name": "Fake GPU", "pci_address": f"0000:{i:02x}:00.0",
+                               "cumulative_energy_available": True} for i in gpu_ids],
+                     "cpus": [{"id": i, "dram_available": True} for i in cpu_ids],
+                     "enabled_api_groups": list(groups), "auth_required": False}
+    if route == "/time":
+        return 200, {"timestamp_ms": int((time.time() + clock_offset_s) * 1000)}
+    return None
+
+
+def answer_zeusd_discovery(handler, **fake):
+    """Writes zeusd_discovery_answer(handler.path, **fake) to the
+    BaseHTTPRequestHandler `handler`; False (nothing written) for another
+    path."""
+    import json
+    answer = zeusd_discovery_answer(handler.path, **fake)
+    if answer is None:
+        return False
+    body = json.dumps(answer[1]).encode()
+    handler.send_response(answer[0])
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+    return True
+
+
+class FakeStreamDaemon:
+    """A fake zeusd on loopback TCP for stream tests: `/discover` (GPU 0, no
+    CPU) and `/time` as zeusd_discovery_answer, unless `discover(handler)`
+    is given, which then answers `/discover` itself. GPU stream connection n
+    (from 1) first runs `prelude(n, handler)`, which may write anything
+    (status and headers included) and returns False to end the connection
+    there, True to go on with a good stream of GPU 0 at `power_mw` (status
+    and headers written unless the prelude wrote them: it returns
+    "streaming"). Counts the stream's connections."""
+
+    def __init__(self, prelude, power_mw=55000, discover=None):
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.connections = 0
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                try:
+                    if discover is not None and self.path.startswith("/discover"):
+                        discover(self)
+                        return
+                    if answer_zeusd_discovery(self, gpu_ids=(0,), cpu_ids=()):
+                        return
+                    if not self.path.startswith("/gpu/stream_power"):
+                        self.send_response(404)
+                        self.end_headers()
+                        return
+                    fake.connections += 1
+                    went_on = prelude(fake.connections, self)
+                    if not went_on:
+                        return
+                    if went_on != "streaming":
+                        start_event_stream(self)
+                    while True:
+                        event = {"timestamp_ms": int(time.time() * 1000), "gpu_id": 0,
+                                 "power_mw": power_mw}
+                        self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+                        self.wfile.flush()
+                        time.sleep(0.02)
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.key = f"127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def start_event_stream(handler):
+    """Writes a 200 answer's status and headers for an SSE stream."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.end_headers()

@@ -5,7 +5,9 @@ v0.5's shape (one event per device per sample) unless told to send one
 snapshot of every device per event."""
 
 import json
+import logging
 import os
+import re
 import socketserver
 import tempfile
 import threading
@@ -17,7 +19,9 @@ from typing import List, Optional
 
 import pytest
 
+from conftest import answer_zeusd_discovery, free_port, zeusd_discovery_answer
 from zeus.monitor.power_streaming import CpuPowerReading, PowerReadings, PowerStreamingClient
+from zeus.utils.zeusd import ZeusdCapabilityError, ZeusdConnectionError
 
 
 @dataclass
@@ -35,10 +39,13 @@ class FakeZeusd:
     """Streams GPU power 100 W x (index + 1) + the sample number, and CPU
     power, as zeusd v0.5 does (one event per device per sample) or, with
     `snapshots`, one event per sample holding every device; drops the GPU stream after `drop_after`
-    events of its first connection; answers CPU routes 404 without CPUs."""
+    events of its first connection; without CPUs, discovers none and answers
+    CPU routes 404. Its clock is `clock_offset_s` ahead of this machine's
+    (in /time and in the events' timestamps)."""
 
     def __init__(self, unix_path=None, drop_after=None, has_cpu=True, chunked=False,
-                 period_s=0.02, snapshots=False):
+                 period_s=0.02, snapshots=False, clock_offset_s=0.0,
+                 groups=("gpu-read", "gpu-control", "cpu-read")):
         self.gpu_connections = 0
         self.cpu_connections = 0
         self.requests = []
@@ -64,6 +71,9 @@ class FakeZeusd:
                 query = dict(urllib.parse.parse_qsl(url.query))
                 fake.requests.append(self.path)
                 fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                if answer_zeusd_discovery(self, gpu_ids=(0, 1, 2), cpu_ids=(0, 1) if has_cpu
+                                          else (), clock_offset_s=clock_offset_s, groups=groups):
+                    return
                 if url.path.startswith("/cpu/") and not has_cpu:
                     body = json.dumps({"error": "cpu-read is not enabled"}).encode()
                     self.send_response(404)
@@ -106,7 +116,7 @@ class FakeZeusd:
                         else:
                             power = {str(i): {"cpu_mw": 40000 + n, "dram_mw": None if i else 5000}
                                      for i in ids}
-                        now_ms = int(time.time() * 1000)
+                        now_ms = int((time.time() + clock_offset_s) * 1000)
                         if snapshots:
                             events = [{"timestamp_ms": now_ms, "power_mw": power}]
                         elif gpu:
@@ -194,7 +204,7 @@ def test_streams_several_daemons_and_survives_a_dropped_stream(daemons):
         assert 40.0 < cpu.cpu_w < 41.0 and cpu.dram_w == 5.0
         assert abs(steady_now.timestamp_s - time.time()) < 5
         assert set(readings[dropping.host_port].gpu_power_w) == {2}
-        assert readings[dropping.host_port].cpu_power_w == {}  # 404 on the probe: GPU only.
+        assert readings[dropping.host_port].cpu_power_w == {}  # No CPU discovered: GPU only.
         assert set(readings[local.server.server_address].gpu_power_w) == {0, 1}
         # The dropped stream is reconnected and keeps arriving.
         wait_for(lambda: dropping.gpu_connections >= 2)
@@ -209,6 +219,7 @@ def test_streams_several_daemons_and_survives_a_dropped_stream(daemons):
     assert "/gpu/stream_power?gpu_ids=0%2C1" in steady.requests
     assert "/cpu/stream_power?cpu_ids=0" in steady.requests
     assert "/gpu/stream_power" in local.requests  # None: every GPU, no query.
+    assert "/discover" in steady.requests and "/time" in steady.requests
     assert all(h.get("authorization") == "Bearer tok" for h in steady.headers)
     assert all("authorization" not in h for h in dropping.headers)
 
@@ -313,17 +324,19 @@ def test_takes_the_zeusd_configs_of_zeus_utils(daemons):
 
 def test_streams_go_through_the_httpx_client_of_the_config():
     """A ZeusdConfig whose make_client() is replaced (a mock transport, as
-    users inject proxies or TLS) carries the CPU probe and both streams: the
-    client never opens a socket of its own."""
+    users inject proxies or TLS) carries the discovery, the clock's round
+    trips and both streams: the client never opens a socket of its own."""
     import httpx
     from zeus.utils.zeusd import ZeusdConfig
     seen = []
 
     def handler(request):
         seen.append(request)
-        if request.url.path == "/cpu/get_power":
-            return httpx.Response(200, json={"timestamp_ms": 1, "power_mw": {
-                "0": {"cpu_mw": 30000, "dram_mw": None}}})
+        answer = zeusd_discovery_answer(request.url.path, clock_offset_s=0.0)
+        if request.url.path == "/time":
+            answer = (200, {"timestamp_ms": int(time.time() * 1000)})
+        if answer is not None:
+            return httpx.Response(answer[0], json=answer[1])
         if request.url.path == "/cpu/stream_power":
             event = {"timestamp_ms": 2000, "cpu_id": 0, "cpu_mw": 30000, "dram_mw": None}
             return httpx.Response(200, headers={"Content-Type": "text/event-stream"},
@@ -349,10 +362,56 @@ def test_streams_go_through_the_httpx_client_of_the_config():
         client.stop()
     assert readings.gpu_power_w == {0: 100.0, 1: 200.0}
     assert readings.cpu_power_w == {0: CpuPowerReading(cpu_w=30.0, dram_w=None)}
-    assert readings.timestamp_s == 2.0
+    assert abs(readings.timestamp_s - 2.0) < 5  # The mock's clock agrees with ours.
     assert all(r.headers["x-through"] == "mock" for r in seen)
     targets = {(r.url.path, r.url.query.decode()) for r in seen}
     assert ("/gpu/stream_power", "gpu_ids=0%2C1") in targets
     assert ("/cpu/stream_power", "cpu_ids=0") in targets
-    assert ("/cpu/get_power", "cpu_ids=0") in targets
+    assert ("/discover", "") in targets and ("/time", "") in targets
     assert {r.headers["accept"] for r in seen if "stream" in r.url.path} == {"text/event-stream"}
+
+
+def test_an_unreachable_daemon_raises_on_construction_as_the_original(daemons):
+    port = free_port()
+    with pytest.raises(ZeusdConnectionError, match=f"Cannot reach Zeusd at 127.0.0.1:{port}"):
+        PowerStreamingClient([Config(host_port=f"127.0.0.1:{port}")])
+
+
+def test_requested_devices_are_checked_against_the_daemon(daemons, caplog):
+    d = daemons(has_cpu=False)
+    with pytest.raises(ValueError, match=re.escape(
+            f"GPU indices [5] requested for {d.host_port} but only [0, 1, 2] are available")):
+        PowerStreamingClient([Config(host_port=d.host_port, gpu_indices=[0, 5])])
+    with pytest.raises(ValueError, match=re.escape(
+            f"CPU indices [0] requested for {d.host_port} but only [] are available")):
+        PowerStreamingClient([Config(host_port=d.host_port, cpu_indices=[0])])
+    # Without the scope: refused when asked for explicitly, skipped otherwise.
+    no_cpu_read = daemons(groups=("gpu-read",))
+    with pytest.raises(ZeusdCapabilityError, match=re.escape(
+            f"Token for {no_cpu_read.host_port} lacks required scope 'cpu-read' "
+            "(explicitly requested cpu_indices=[0])")):
+        PowerStreamingClient([Config(host_port=no_cpu_read.host_port, cpu_indices=[0])])
+    caplog.set_level(logging.INFO, logger="zeus.monitor.power_streaming")
+    client = PowerStreamingClient([Config(host_port=no_cpu_read.host_port, gpu_indices=[1])])
+    try:
+        assert wait_for(lambda: client.get_power().get(no_cpu_read.host_port))
+    finally:
+        client.stop()
+    assert [t.name for t in client._threads] == [] or all(
+        "cpu" not in t.name for t in client._threads)
+    assert not any(r.startswith("/cpu/") for r in no_cpu_read.requests)
+    assert any("lacks 'cpu-read' scope; skipping CPU streaming" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_timestamps_are_in_this_machines_clock(daemons):
+    """A daemon whose clock is an hour ahead: its timestamps are shifted by
+    the offset measured over GET /time, as the original does."""
+    d = daemons(clock_offset_s=3600.0)
+    client = PowerStreamingClient([Config(host_port=d.host_port, cpu_indices=[])])
+    try:
+        readings = wait_for(lambda: client.get_power().get(d.host_port))
+    finally:
+        client.stop()
+    assert abs(readings.timestamp_s - time.time()) < 60
+    assert sum(1 for r in d.requests if r == "/time") == 5

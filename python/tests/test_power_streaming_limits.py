@@ -1,7 +1,7 @@
 """PowerStreamingClient's bounds on a daemon that answers too slowly: the
 stream's headers arrive within a total deadline, each line of the stream
-ends within a deadline of its first byte, and the one-shot CPU probe on
-construction completes within its total deadline. A daemon that drips bytes
+ends within a deadline of its first byte, and the discovery on construction
+completes within its total deadline. A daemon that drips bytes
 (each one resetting a socket timeout) breaks them; the stream is dropped,
 logged and reconnected. The deadlines are shortened here so that the tests
 stay short; the fakes drip until the client leaves."""
@@ -9,73 +9,17 @@ stay short; the fakes drip until the client leaves."""
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from zeus.monitor import power_streaming
 from zeus.monitor.power_streaming import PowerStreamingClient
-from zeus.utils.zeusd import ZeusdConfig
+from zeus.utils import zeusd
+from zeus.utils.zeusd import ZeusdConfig, ZeusdConnectionError
 
-from conftest import wait_for_gpu_power
+from conftest import FakeStreamDaemon as FakeDaemon, wait_for_gpu_power
 
 DRIP_PERIOD_S = 0.05
-
-
-class FakeDaemon:
-    """A fake daemon on loopback TCP. GPU stream connection n (from 1)
-    first runs `prelude(n, handler)`, which may write anything (status and
-    headers included) and returns False to end the connection there, True
-    to go on with a good stream of GPU 0 at 55 W (status and headers
-    written unless the prelude wrote them: it returns "streaming").
-    `/cpu/get_power` runs `cpu_probe(handler)`."""
-
-    def __init__(self, prelude, cpu_probe=None):
-        self.connections = 0
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.0"
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                try:
-                    if self.path.startswith("/cpu/get_power") and cpu_probe is not None:
-                        cpu_probe(self)
-                        return
-                    if not self.path.startswith("/gpu/stream_power"):
-                        self.send_response(404)
-                        self.end_headers()
-                        return
-                    fake.connections += 1
-                    went_on = prelude(fake.connections, self)
-                    if not went_on:
-                        return
-                    if went_on != "streaming":
-                        self.send_response(200)
-                        self.send_header("Content-Type", "text/event-stream")
-                        self.end_headers()
-                    while True:
-                        event = {"timestamp_ms": int(time.time() * 1000), "gpu_id": 0,
-                                 "power_mw": 55000}
-                        self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
-                        self.wfile.flush()
-                        time.sleep(0.02)
-                except (BrokenPipeError, ConnectionResetError):
-                    return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.key = f"127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def drip(handler, byte=b"7"):
@@ -166,43 +110,43 @@ def test_stop_does_not_wait_for_a_stream_still_opening(monkeypatch):
     assert all(not t.is_alive() for t in client._threads)
 
 
-def test_the_cpu_probe_has_a_total_deadline(monkeypatch, caplog):
-    """A daemon that drips its answer to `/cpu/get_power` keeps the
-    constructor no longer than the probe's deadline: the client is built
-    while the daemon is still dripping, and it streams CPU power anyway (the
-    CPU stream's thread keeps trying)."""
-    monkeypatch.setattr(power_streaming, "_PROBE_TIMEOUT_S", 0.5, raising=False)
-    probe_ended = threading.Event()
+def test_construction_has_a_total_deadline(monkeypatch):
+    """A daemon that drips its answer to `/discover` keeps the constructor
+    no longer than ZeusdClient's deadline: it raises ZeusdConnectionError
+    while the daemon is still dripping."""
+    monkeypatch.setattr(zeusd, "REQUEST_TIMEOUT_S", 0.5)
+    discover_ended = threading.Event()
 
-    def dripping_probe(handler):
+    def dripping_discover(handler):
         handler.send_response(200)
         handler.send_header("Content-Type", "application/json")
         handler.end_headers()
         try:
-            # Long enough to outlast any reasonable probe, short enough
+            # Long enough to outlast any reasonable deadline, short enough
             # that a client without a total deadline ends the test.
             for _ in range(int(30 / DRIP_PERIOD_S)):
                 handler.wfile.write(b" ")
                 handler.wfile.flush()
                 time.sleep(DRIP_PERIOD_S)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
         finally:
-            probe_ended.set()
+            discover_ended.set()
 
-    fake = FakeDaemon(lambda connection, handler: True, cpu_probe=dripping_probe)
-    client = stream_from(fake)
+    fake = FakeDaemon(lambda connection, handler: True, discover=dripping_discover)
     try:
-        assert not probe_ended.is_set()
-        assert any(t.name.startswith("zeus power stream cpu") for t in client._threads)
-        assert wait_for_gpu_power(client, fake.key) is not None
+        with pytest.raises(ZeusdConnectionError, match="did not answer GET /discover within"):
+            stream_from(fake)
+        assert not discover_ended.is_set()
     finally:
-        client.stop()
         fake.close()
-    assert any("could not ask" in m and "for CPU power" in m for m in messages(caplog)), \
-        messages(caplog)
 
 
-@pytest.mark.parametrize("status", [401, 500])
-def test_a_refused_stream_is_logged_with_its_answer_and_retried(status, caplog):
+@pytest.mark.parametrize("status", [401, 403, 500])
+def test_a_refused_stream_is_logged_with_its_answer(status, caplog):
+    """HTTP 401 and 403 (a token refused, a scope missing) are logged as
+    errors and the stream is not retried, as the original; other refusals
+    are retried."""
     def refused_first(connection, handler):
         if connection > 1:
             return True
@@ -216,7 +160,12 @@ def test_a_refused_stream_is_logged_with_its_answer_and_retried(status, caplog):
     fake = FakeDaemon(refused_first)
     client = stream_from(fake, cpu_indices=[])
     try:
-        assert wait_for_gpu_power(client, fake.key) is not None
+        if status == 500:
+            assert wait_for_gpu_power(client, fake.key) is not None
+        else:
+            client._threads[0].join(timeout=60)
+            assert not client._threads[0].is_alive()
+            assert client.get_power() == {} and fake.connections == 1
     finally:
         client.stop()
         fake.close()

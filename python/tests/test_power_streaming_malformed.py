@@ -2,15 +2,10 @@
 each one is logged and skipped, and the events after it still arrive on the
 same connection (no reconnect)."""
 
-import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 from zeus.monitor.power_streaming import PowerStreamingClient
 from zeus.utils.zeusd import ZeusdConfig
 
-from conftest import wait_for_gpu_power
+from conftest import FakeStreamDaemon, start_event_stream, wait_for_gpu_power
 
 MALFORMED = [
     b'{"timestamp_ms": 1, "power_mw": {"0": 1' + b"0" * 400 + b"}}",  # OverflowError.
@@ -20,59 +15,12 @@ MALFORMED = [
 ]
 
 
-class FakeStream:
-    """A fake daemon's GPU power stream: on each connection, `prelude(n,
-    wfile)` (n: the connection's number from 1; returning False ends the
-    connection there), then good snapshots of GPU 0 at `power_mw` until the
-    client leaves. Counts connections."""
-
-    def __init__(self, prelude, power_mw):
-        self.connections = 0
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.0"
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                if not self.path.startswith("/gpu/stream_power"):
-                    self.send_response(404)
-                    self.end_headers()
-                    return
-                fake.connections += 1
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.end_headers()
-                try:
-                    if not prelude(fake.connections, self):
-                        return
-                    while True:
-                        good = {"timestamp_ms": int(time.time() * 1000),
-                                "power_mw": {"0": power_mw}}
-                        self.wfile.write(b"data: " + json.dumps(good).encode() + b"\n\n")
-                        self.wfile.flush()
-                        time.sleep(0.02)
-                except (BrokenPipeError, ConnectionResetError):
-                    return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def malformed_first(connection, handler):
     """Every connection starts with the MALFORMED events."""
+    start_event_stream(handler)
     for event in MALFORMED:
         handler.wfile.write(b"data: " + event + b"\n\n")
-    return True
+    return "streaming"
 
 
 def endless_line_first(connection, handler):
@@ -80,6 +28,7 @@ def endless_line_first(connection, handler):
     open until the client hangs up; later ones go straight to snapshots."""
     if connection > 1:
         return True
+    start_event_stream(handler)
     handler.wfile.write(b"data: " + b"7" * (2 << 20))
     handler.wfile.flush()
     handler.rfile.read()
@@ -87,7 +36,7 @@ def endless_line_first(connection, handler):
 
 
 def test_malformed_events_are_skipped_and_the_stream_survives(caplog):
-    fake = FakeStream(malformed_first, power_mw=123000)
+    fake = FakeStreamDaemon(malformed_first, power_mw=123000)
     client = PowerStreamingClient([ZeusdConfig.tcp("127.0.0.1", fake.port, gpu_indices=[0],
                                                    cpu_indices=[])], reconnect_delay_s=60.0)
     try:
@@ -105,7 +54,7 @@ def test_malformed_events_are_skipped_and_the_stream_survives(caplog):
 def test_an_endless_line_is_cut_at_the_cap_and_the_stream_reconnects(caplog):
     """A daemon that sends a line with no end is read up to 1 MiB, never
     more: the stream is dropped, logged, and reconnected."""
-    fake = FakeStream(endless_line_first, power_mw=77000)
+    fake = FakeStreamDaemon(endless_line_first, power_mw=77000)
     client = PowerStreamingClient([ZeusdConfig.tcp("127.0.0.1", fake.port, gpu_indices=[0],
                                                    cpu_indices=[])], reconnect_delay_s=0.05)
     try:

@@ -15,30 +15,34 @@ latest snapshot of every daemon is kept in watts.
 
 A daemon is described by a zeus.utils.zeusd.ZeusdConfig (or any object with
 its attributes: `host_port` "host:port" or `socket_path`, `token`,
-`gpu_indices`, `cpu_indices`). A config with a `make_client()` (ZeusdConfig
-has one) is asked for the httpx.Client of each connection, so a replaced
-one (a mock transport, a proxy) carries the streams too; otherwise the
-client is built from `socket_path` and `token`. For gpu_indices and
-cpu_indices, None streams every device, a list only those devices, [] none
-of that kind. Unless cpu_indices is [], the client asks the daemon's
-one-shot `/cpu/get_power` on construction; a daemon that answers with an
-error (no RAPL, the cpu-read group disabled, a token without the scope)
-gets a warning and no CPU stream.
+`gpu_indices`, `cpu_indices`; it is copied into a ZeusdConfig). Construction
+connects to every daemon as the original does: a ZeusdClient discovers it
+(ZeusdConnectionError when it cannot be reached), the requested devices and
+scopes are checked, and five `GET /time` round trips estimate the offset of
+the daemon's clock, which is added to every timestamp (timestamp_s is in this
+machine's clock). Every request, streams included, goes through the
+config's `make_client()`, so a replaced one (a mock transport, a proxy, TLS)
+carries them all. For gpu_indices and cpu_indices, None streams every device
+the daemon has when the token may read them (otherwise that kind is skipped,
+logged at INFO), a list exactly those devices (ValueError naming the missing
+indices, ZeusdCapabilityError naming a missing scope), [] none of that kind.
 
 Limits on what a daemon can make the client hold or wait for: one event
 (its lines up to the blank line) is at most _MAX_EVENT_BYTES (1 MiB; a
 longer one drops the stream, never more than that and one read is held);
 the stream's answer (status and headers) must arrive within
 _OPEN_DEADLINE_S in all; each line must end within _LINE_DEADLINE_S of its
-first byte, and a stream silent for _READ_TIMEOUT_S is dead; the CPU probe
-has _PROBE_TIMEOUT_S in all and reads at most _PROBE_BODY_BYTES. A stream
-that breaks a limit is dropped, logged and reconnected.
+first byte, and a stream silent for _READ_TIMEOUT_S is dead; the requests of
+construction have ZeusdClient's deadline and size cap. A stream that breaks
+a limit is dropped, logged and reconnected; one refused with HTTP 401 or 403
+is logged as an error and not retried.
 """
 
 import asyncio
 import json
 import logging
 import socket
+import statistics
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -46,7 +50,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, TypeVar
 
 import httpx
 
-from zeus.utils import http_limits
+from zeus.utils.zeusd import ZeusdCapabilityError, ZeusdClient, ZeusdConfig
 
 logger = logging.getLogger(__name__)
 
@@ -58,10 +62,10 @@ _READ_TIMEOUT_S = 30.0
 _OPEN_DEADLINE_S = 30.0
 # A line of the stream ends within this of its first byte.
 _LINE_DEADLINE_S = 30.0
-# The one-shot CPU probe on construction completes within this, in all.
-_PROBE_TIMEOUT_S = 5.0
-# The most bytes of the probe's answer read (its JSON is under a kilobyte).
-_PROBE_BODY_BYTES = 2048
+# Connecting a stream (TCP or Unix socket) takes at most this.
+_CONNECT_TIMEOUT_S = 5.0
+# GET /time round trips whose median gives a daemon's clock offset.
+_CLOCK_SAMPLES = 5
 
 
 @dataclass
@@ -77,7 +81,8 @@ class PowerReadings:
     """The latest readings of one daemon.
 
     Attributes:
-        timestamp_s: Unix time of the newest snapshot, s (the daemon's clock).
+        timestamp_s: Unix time of the newest reading, s, in this machine's
+            clock (the daemon's timestamp plus its estimated clock offset).
         gpu_power_w: GPU index -> W.
         cpu_power_w: CPU index -> CpuPowerReading.
     """
@@ -92,53 +97,100 @@ class PowerReadings:
 _MAX_EVENT_BYTES = 1 << 20
 
 
-class _Server:
-    """One daemon: where it is, what to stream from it, and how to connect."""
+def _as_config(config) -> ZeusdConfig:
+    """`config` as a ZeusdConfig: itself, or a copy of the attributes of an
+    object that has them. ValueError naming what is wrong."""
+    socket_path = getattr(config, "socket_path", None)
+    host_port = getattr(config, "host_port", None)
+    if host_port is None and getattr(config, "host", None) is not None:
+        host_port = f"{config.host}:{config.port}"
+    if (host_port is None) == (socket_path is None):
+        raise ValueError("PowerStreamingClient: each server needs exactly one of host_port "
+                         f"(\"host:port\") and socket_path, got {config!r}")
+    if host_port is not None:
+        host, sep, port = host_port.rpartition(":")
+        if not sep or not port.isdigit() or not host or "/" in host:
+            raise ValueError(f"PowerStreamingClient: host_port must be \"host:port\", got "
+                             f"{host_port!r}")
+    if isinstance(config, ZeusdConfig):
+        return config
+    return ZeusdConfig(host_port=host_port, socket_path=socket_path,
+                       token=getattr(config, "token", None),
+                       gpu_indices=getattr(config, "gpu_indices", None),
+                       cpu_indices=getattr(config, "cpu_indices", None))
 
-    def __init__(self, config):
+
+def _wants(indices, available, may_read, scope, kind, endpoint) -> bool:
+    """Whether to stream a kind of device: `indices` None streams what the
+    daemon has if the token may read it (else logged and skipped); [] never;
+    a list needs every index served (ValueError) and the scope
+    (ZeusdCapabilityError)."""
+    if indices is not None:
+        if not indices:
+            return False
+        missing = sorted(set(indices) - set(available))
+        if missing:
+            raise ValueError(f"{kind} indices {missing} requested for {endpoint} but only "
+                             f"{sorted(available)} are available")
+        if not may_read:
+            raise ZeusdCapabilityError(
+                f"Token for {endpoint} lacks required scope '{scope}' (explicitly requested "
+                f"{kind.lower()}_indices={list(indices)})")
+        return True
+    if not available:
+        logger.info("No %ss available on %s; skipping %s power streaming", kind, endpoint, kind)
+        return False
+    if not may_read:
+        logger.info("Token for %s lacks '%s' scope; skipping %s streaming", endpoint, scope, kind)
+        return False
+    return True
+
+
+class _Server:
+    """One daemon, connected: its config, its discovered ZeusdClient, what
+    to stream from it and its clock's offset from ours (s, added to its
+    timestamps)."""
+
+    def __init__(self, config: ZeusdConfig):
         self.config = config
-        self.socket_path = getattr(config, "socket_path", None)
-        host_port = getattr(config, "host_port", None)
-        if host_port is None and getattr(config, "host", None) is not None:
-            host_port = f"{config.host}:{config.port}"
-        if (host_port is None) == (self.socket_path is None):
-            raise ValueError("PowerStreamingClient: each server needs exactly one of host_port "
-                             f"(\"host:port\") and socket_path, got {config!r}")
-        self.host = self.port = None
-        if host_port is not None:
-            text = host_port.split("://", 1)[-1].rstrip("/")
-            host, sep, port = text.rpartition(":")
-            if not sep or not port.isdigit() or not host:
-                raise ValueError(f"PowerStreamingClient: host_port must be \"host:port\", got "
-                                 f"{host_port!r}")
-            self.host, self.port = host.strip("[]"), int(port)
-        endpoint = getattr(config, "endpoint", None)
-        self.key = endpoint if isinstance(endpoint, str) else (
-            f"{self.host}:{self.port}" if self.host is not None else self.socket_path)
-        if self.socket_path is not None:
-            self.base_url = "http://localhost"
-        else:
-            host = f"[{self.host}]" if ":" in self.host else self.host
-            self.base_url = f"http://{host}:{self.port}"
-        self.token = getattr(config, "token", None)
-        self.gpu_indices = getattr(config, "gpu_indices", None)
-        self.cpu_indices = getattr(config, "cpu_indices", None)
+        self.key = config.endpoint
+        self.gpu_indices = config.gpu_indices
+        self.cpu_indices = config.cpu_indices
+        self.client = None
+        self.stream_gpu = self.stream_cpu = False
+        self.clock_offset_s = 0.0
+
+    def connect(self) -> None:
+        """Discovers the daemon and decides what to stream (raises
+        ZeusdConnectionError, ValueError, ZeusdCapabilityError)."""
+        self.client = ZeusdClient(self.config)
+        self.stream_gpu = _wants(self.gpu_indices, self.client.gpu_ids, self.client.can_read_gpu,
+                                 "gpu-read", "GPU", self.key)
+        self.stream_cpu = _wants(self.cpu_indices, self.client.cpu_ids, self.client.can_read_cpu,
+                                 "cpu-read", "CPU", self.key)
+        self.clock_offset_s = self._clock_offset_s()
+
+    def _clock_offset_s(self) -> float:
+        """Median over _CLOCK_SAMPLES round trips of (our time at the
+        midpoint - the daemon's /time), s; ZeusdConnectionError when /time
+        fails."""
+        offsets = []
+        for _ in range(_CLOCK_SAMPLES):
+            sent = time.time()
+            daemon_s = self.client.get_time()
+            offsets.append((sent + time.time()) / 2.0 - daemon_s)
+        offset = statistics.median(offsets)
+        logger.info("PowerStreamingClient: clock offset of %s: %.4f s (median of %d)", self.key,
+                    offset, _CLOCK_SAMPLES)
+        return offset
 
     def make_client(self) -> httpx.Client:
-        """A new httpx.Client for one connection: the config's own
-        make_client() when it has one (its transport and token header),
-        else one for the Unix socket or TCP with the token's header."""
-        make = getattr(self.config, "make_client", None)
-        if callable(make):
-            return make()
-        transport = httpx.HTTPTransport(uds=self.socket_path) \
-            if self.socket_path is not None else None
-        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        return httpx.Client(transport=transport, headers=headers)
+        """A new httpx.Client for one stream: the config's make_client()."""
+        return self.config.make_client()
 
     def request(self, client, route, indices, ids_name, accept, timeout) -> httpx.Request:
         params = None if indices is None else {ids_name: ",".join(str(i) for i in indices)}
-        return client.build_request("GET", self.base_url + route, params=params,
+        return client.build_request("GET", self.config.url(route), params=params,
                                     headers={"Accept": accept}, timeout=timeout)
 
 
@@ -166,12 +218,21 @@ def _shutdown(response) -> None:
             pass
 
 
+class _RefusedError(ConnectionError):
+    """A stream refused for its token (HTTP 401 or 403)."""
+
+
 class PowerStreamingClient:
     """Streams power from several Zeus daemons.
 
     Args:
         servers: One ZeusdConfig per daemon.
         reconnect_delay_s: Wait before reconnecting a dropped stream.
+
+    Raises (on construction, as the original): ZeusdConnectionError for a
+    daemon that cannot be reached, ValueError for a bad config or requested
+    indices a daemon lacks, ZeusdCapabilityError for requested devices the
+    token may not read.
 
     Streams start on construction. get_power() returns the latest readings;
     iterating the client (for, or async for) yields a snapshot every time
@@ -183,10 +244,12 @@ class PowerStreamingClient:
         if not reconnect_delay_s >= 0:
             raise ValueError(f"PowerStreamingClient: reconnect_delay_s must be >= 0, got "
                              f"{reconnect_delay_s!r}")
-        self._servers = [_Server(config) for config in servers]
+        self._servers = [_Server(_as_config(config)) for config in servers]
         keys = [s.key for s in self._servers]
         if len(set(keys)) != len(keys):
             raise ValueError(f"PowerStreamingClient: the same daemon is listed twice: {keys}")
+        for server in self._servers:
+            server.connect()
         self._reconnect_delay_s = reconnect_delay_s
         self._stop_event = threading.Event()
         self._changed = threading.Condition()
@@ -198,45 +261,20 @@ class PowerStreamingClient:
         self._wake = threading.Condition()
         self._threads: List[threading.Thread] = []
         for server in self._servers:
-            if server.gpu_indices != []:
+            if server.stream_gpu:
                 self._start(server, "gpu")
-            if server.cpu_indices != [] and self._cpu_available(server):
+            if server.stream_cpu:
                 self._start(server, "cpu")
+        if not self._threads:
+            logger.warning("PowerStreamingClient: no GPU or CPU power stream was started; check "
+                           "that the daemons have the expected devices and the token their "
+                           "read scopes")
 
     def _start(self, server, kind):
         thread = threading.Thread(target=self._stream_forever, args=(server, kind), daemon=True,
                                   name=f"zeus power stream {kind} {server.key}")
         self._threads.append(thread)
         thread.start()
-
-    def _cpu_available(self, server) -> bool:
-        client = server.make_client()
-
-        def probe():
-            request = server.request(client, "/cpu/get_power", server.cpu_indices, "cpu_ids",
-                                     "application/json", httpx.Timeout(_PROBE_TIMEOUT_S))
-            response = client.send(request, stream=True)
-            try:
-                return response.status_code, _head_of_body(response, _PROBE_BODY_BYTES,
-                                                           _PROBE_TIMEOUT_S)
-            finally:
-                response.close()
-
-        try:
-            status, body = http_limits.with_deadline(probe, _PROBE_TIMEOUT_S)
-        except (httpx.HTTPError, httpx.StreamError, OSError) as e:
-            # Not reachable yet (or too slow): stream anyway, the thread
-            # keeps reconnecting.
-            logger.warning("PowerStreamingClient: could not ask %s for CPU power (%s: %s); will "
-                           "keep trying to stream it", server.key, type(e).__name__, e)
-            return True
-        finally:
-            client.close()
-        if status != 200:
-            logger.warning("PowerStreamingClient: %s has no CPU power (HTTP %d: %s); streaming "
-                           "GPU power only", server.key, status, body[:200])
-            return False
-        return True
 
     def _update(self, server, kind, event):
         """Folds one event into the server's readings: zeusd v0.5's one
@@ -269,8 +307,8 @@ class PowerStreamingClient:
                 values = {**getattr(current, field_name), **values}
             current = replace(current, **{field_name: values})
             if timestamp_ms is not None:
-                current = replace(current, timestamp_s=max(current.timestamp_s,
-                                                           float(timestamp_ms) / 1000.0))
+                timestamp_s = float(timestamp_ms) / 1000.0 + server.clock_offset_s
+                current = replace(current, timestamp_s=max(current.timestamp_s, timestamp_s))
             self._readings[server.key] = current
             self._version += 1
             self._changed.notify_all()
@@ -334,14 +372,16 @@ class PowerStreamingClient:
         try:
             request = server.request(client, f"/{kind}/stream_power", indices, ids_name,
                                      "text/event-stream",
-                                     httpx.Timeout(_READ_TIMEOUT_S, connect=_PROBE_TIMEOUT_S))
+                                     httpx.Timeout(_READ_TIMEOUT_S, connect=_CONNECT_TIMEOUT_S))
             response = self._open(client, request)
             if response is None:
                 return
             try:
                 if response.status_code != 200:
                     body = _head_of_body(response, 2048, _LINE_DEADLINE_S)
-                    raise ConnectionError(f"HTTP {response.status_code}: {body[:200]}")
+                    error = _RefusedError if response.status_code in (401, 403) \
+                        else ConnectionError
+                    raise error(f"HTTP {response.status_code}: {body[:200]}")
                 self._read_events(server, kind, response.iter_bytes())
             finally:
                 with self._wake:
@@ -405,6 +445,11 @@ class PowerStreamingClient:
         while not self._stop_event.is_set():
             try:
                 self._stream_once(server, kind)
+            except _RefusedError as e:
+                # A token refused or without the scope stays so: not retried.
+                logger.error("PowerStreamingClient: %s power stream of %s refused (%s); not "
+                             "retried", kind.upper(), server.key, e)
+                return
             except Exception as e:  # noqa: BLE001 - the thread outlives any failure of a
                 # stream (transport errors, a broken limit, a bad answer).
                 if self._stop_event.is_set():
@@ -420,7 +465,7 @@ class PowerStreamingClient:
                 self._stop_event.wait(self._reconnect_delay_s)
 
     def get_power(self) -> Dict[str, PowerReadings]:
-        """Latest readings per daemon key ("host:port" or the socket path),
+        """Latest readings per daemon (its config's `endpoint`: "host:port" or the socket path),
         for the daemons that have sent at least one snapshot. A daemon whose
         stream dropped keeps its last readings (see timestamp_s) until it
         sends again."""
