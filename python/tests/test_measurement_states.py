@@ -1,6 +1,7 @@
 """ZeusMonitor.measurement_states over the fake GPUs: as in the original, an
 open window's MeasurementState holds the GPU energy counters (J) read at the
-window's beginning. The fake counter advances by 1 J per read (at the default
+window's beginning, in a dict attribute that begin_window fills and
+end_window empties. The fake counter advances by 1 J per read (at the default
 700 W limit), so the value at a boundary lies strictly between two reads
 around it, and reading the states reads no counter."""
 
@@ -24,6 +25,8 @@ def test_states_hold_the_counters_read_at_begin_without_reading_again():
     after_mj = [gpus.get_total_energy_consumption(i) for i in (0, 1)]
 
     assert isinstance(states, dict) and list(states) == ["w"]
+    # An attribute, as the original's: the same dict every time, kept current.
+    assert "measurement_states" in vars(monitor) and states is monitor.measurement_states
     state = states["w"]
     assert isinstance(state, MeasurementState)
     assert before_s <= state.time <= after_s
@@ -45,7 +48,7 @@ def test_states_hold_the_counters_read_at_begin_without_reading_again():
     # The window's measurement is the end's counter minus the begin's.
     m = monitor.end_window("w")
     assert m.gpu_energy[0] == pytest.approx(2.0)  # `after`'s read and the end's.
-    assert "w" not in monitor.measurement_states
+    assert "w" not in monitor.measurement_states and states == {}
     monitor.close()
 
 

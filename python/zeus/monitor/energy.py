@@ -142,9 +142,9 @@ class ZeusMonitor:
         except ImportError:
             pass
         self.power_monitor = None
-        # Windows opened through this object: name -> Unix time of their
-        # beginning (measurement_states reads their energies from the core).
-        self._begin_times: Dict[str, float] = {}
+        # Open windows opened through this object -> where each began, as
+        # the original's attribute: begin_window adds, end_window removes.
+        self.measurement_states: Dict[str, MeasurementState] = {}
         self._lib = _lib.lib()
         self._handle = None
         self._callback_error = None
@@ -237,22 +237,13 @@ class ZeusMonitor:
         if code == AlreadyExistsError.code:
             raise AlreadyExistsError(f"Measurement window '{key}' already exists")
         self._check(code, message)
+        begin_time = _time.time()
         if self.soc_is_present:
             self.soc.begin_window(key, restart=True)
-        self._begin_times[key] = _time.time()
-
-    @property
-    def measurement_states(self) -> Dict[str, MeasurementState]:
-        """Open windows opened through this object: key -> where it began
-        (Unix time, and the energy counters the core read at its beginning).
-        Built when read, from the core's begin readings (no device is read);
-        a snapshot: later windows do not appear in it."""
-        states = {}
-        for key, begin_time in list(getattr(self, "_begin_times", {}).items()):
-            state = self._measurement_state(key, begin_time)
-            if state is not None:
-                states[key] = state
-        return states
+        # The counters the core read at begin, copied out (no device read).
+        state = self._measurement_state(key, begin_time)
+        if state is not None:
+            self.measurement_states[key] = state
 
     def _measurement_state(self, key: str, begin_time: float) -> Optional[MeasurementState]:
         """The MeasurementState of open window `key`; None when it is no
@@ -287,7 +278,7 @@ class ZeusMonitor:
         """
         name = _check_key("end_window", key)
         self._require_open()
-        self._begin_times.pop(key, None)
+        self.measurement_states.pop(key, None)
         values, message = self._thread_buffers()
         soc_energy = None
         if self.soc_is_present:
@@ -330,10 +321,10 @@ class ZeusMonitor:
 
     def reset_windows(self) -> None:
         """Drops every window opened through this object."""
-        for key in list(self._begin_times):
+        for key in list(self.measurement_states):
             if self.is_window_open(key):
                 self.end_window(key, sync_execution=False, cancel=True)
-        self._begin_times.clear()
+        self.measurement_states.clear()
 
     def _handle_for_optimizer(self):
         self._require_open()
@@ -345,6 +336,7 @@ class ZeusMonitor:
         if self._handle is not None:
             self._lib.zeus_monitor_destroy(self._handle)
             self._handle = None
+        self.measurement_states.clear()
 
     def __del__(self):
         try:
