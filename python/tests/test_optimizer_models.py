@@ -147,3 +147,12 @@ def test_power_limit_states_and_measurement_models():
             Ready(**dict(dict(next_power_limit=1, steps=1), **bad))
     with pytest.raises(ValidationError, match="time"):
         PowerLimitMeasurement(power_limit=300, energy=1.0, time=0.0)
+    # Every field > 0, as the original's PositiveInt / PositiveFloat.
+    with pytest.raises(ValidationError, match="energy"):
+        PowerLimitMeasurement(power_limit=300, energy=0.0, time=1.0)
+    # Trusted values skip validation, as pydantic's model_construct / construct.
+    raw = PowerLimitMeasurement.model_construct(power_limit=300, energy=0.0, time=1.0)
+    assert (raw.power_limit, raw.energy, raw.time) == (300, 0.0, 1.0)
+    assert PowerLimitMeasurement.construct(power_limit=1, energy=0.0, time=1.0).energy == 0.0
+    with pytest.raises(ValidationError, match="required"):
+        PowerLimitMeasurement.model_construct(power_limit=300)

@@ -209,7 +209,27 @@ class Model:
     def _invalid(self, what):
         raise ValidationError(f"{type(self).__name__}: {what}")
 
+    @classmethod
+    def model_construct(cls, **values):
+        """A model from trusted values, without validation (pydantic's
+        model_construct): fields not given take their defaults; a required
+        field not given is refused (ValidationError)."""
+        self = cls.__new__(cls)
+        for name, (_, spec) in cls._fields().items():
+            if name in values:
+                self.__dict__[name] = values[name]
+            elif spec.default is _MISSING:
+                raise ValidationError(f"{cls.__name__}: field {name!r} is required")
+            else:
+                self.__dict__[name] = _copy.deepcopy(spec.default)
+        return self
+
     # ---- pydantic v1 names ------------------------------------------------
+
+    @classmethod
+    def construct(cls, **values):
+        """pydantic v1's name of model_construct."""
+        return cls.model_construct(**values)
 
     @classmethod
     def parse_obj(cls, obj):

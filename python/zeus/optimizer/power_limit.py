@@ -96,11 +96,12 @@ class PowerLimitMeasurement(Model):
     of all ranks) and `time` (s, the slowest rank) of one stretch. Stretches
     the optimizer extended to last min_measure_time_s are scaled to the step
     count of the first (highest-limit) stretch, so limits compare per step.
-    (energy may be 0 on a GPU whose counter did not move; the original
-    demanded > 0.)"""
+    Constructing one validates as the original (every field > 0); the
+    optimizer's own list holds its profile as measured, so a stretch whose
+    energy counter did not move reads 0 there instead of failing."""
 
     power_limit: int = Field(gt=0)
-    energy: float = Field(ge=0.0)
+    energy: float = Field(gt=0.0)
     time: float = Field(gt=0.0)
 
 
@@ -112,8 +113,10 @@ def _measurements_of(profile: dict) -> List[PowerLimitMeasurement]:
     out = []
     for m in rows:
         scale = reference_steps / (m.get("steps", 1) or 1)
-        out.append(PowerLimitMeasurement(power_limit=m["power_limit_mw"] // 1000,
-                                         energy=m["energy_j"] * scale, time=m["time_s"] * scale))
+        # Trusted values of the core's profile (energy may be 0, see the class).
+        out.append(PowerLimitMeasurement.model_construct(
+            power_limit=m["power_limit_mw"] // 1000, energy=m["energy_j"] * scale,
+            time=m["time_s"] * scale))
     return out
 
 
