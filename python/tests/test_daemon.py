@@ -133,6 +133,40 @@ def test_zeusd_gpu_honours_the_client_it_is_given(tcp_daemon, monkeypatch):
         cls(0, None)
 
 
+def test_relayed_setters_honour_block_false(tcp_daemon):
+    """Under ZEUSD_SOCK_PATH (the core relays the setters, and the daemon
+    puts the changes back when the process ends), block=False returns while
+    the daemon cannot answer (it is stopped with SIGSTOP), and the change
+    follows once it can; a blocking setter made after it waits for it and
+    lands last."""
+    env, state_file, daemon_log, proc, sock = tcp_daemon
+    env = dict(env, ZEUSD_SOCK_PATH=sock)
+    env.pop("ZEUSD_HOST_PORT", None)
+    script = textwrap.dedent(f"""
+        import os, signal
+        from zeus.device import get_gpus
+        gpu = get_gpus().gpus[1]
+        print(gpu.supports_nonblocking_setters, flush=True)
+        os.kill({proc.pid}, signal.SIGSTOP)
+        try:
+            gpu.set_power_management_limit(500_000, block=False)
+            gpu.set_power_management_limit(450_000, block=False)
+            print("returned", flush=True)
+        finally:
+            os.kill({proc.pid}, signal.SIGCONT)
+        gpu.set_power_management_limit(400_000)
+        print("set", gpu.get_power_management_limit())
+    """)
+    result = run_python(["-c", script], env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [line for line in result.stdout.splitlines() if not line.startswith("[")] == [
+        "True", "returned", "set 400000"]
+    log = daemon_log()
+    order = [int(mw) for mw in re.findall(r"power limit (\d+) mW for pid", log)]
+    # In order, then the default back when the process ended.
+    assert order == [500000, 450000, 400000, 700000], log
+
+
 def gpu_clocks_mhz(state_file):
     """The locked graphics clock range of each fake GPU, (0, 0): unlocked."""
     if not state_file.exists():

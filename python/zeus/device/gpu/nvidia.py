@@ -29,12 +29,14 @@ ZeusGPUInvalidArgError).
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import ctypes
 import json
 import logging
 import os
 import re
 import stat
+import threading
 import warnings
 from typing import Sequence
 
@@ -488,6 +490,28 @@ def _daemon_index(gpu_index: int) -> int:
     return gpu_index
 
 
+_relay_queue = None
+_relay_queue_lock = threading.Lock()
+
+
+def _relay_queue_executor():
+    """The one worker that runs the core relay's changes in order (created on
+    first use; the interpreter joins it at exit, before exit hooks restore)."""
+    global _relay_queue
+    with _relay_queue_lock:
+        if _relay_queue is None:
+            _relay_queue = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="zeusd-relay")
+        return _relay_queue
+
+
+def _log_relay_failure(future) -> None:
+    error = future.exception()
+    if error is not None:
+        logger.error("zeus.device: a non-blocking change through the Zeus daemon failed: %s",
+                     error)
+
+
 class _ZeusdRelayed:
     """Mixin for a vendor's GPU whose setters go to the Zeus daemon (reads
     stay local, as in the original). With a `client` (a
@@ -495,7 +519,15 @@ class _ZeusdRelayed:
     is a request of that client, for the daemon's index of this GPU (see
     _daemon_index); changes made so are the daemon's to keep or put back,
     not this process's restore on exit. With client None (get_gpus under
-    ZEUSD_SOCK_PATH), the core relays the setters to ZEUSD_SOCK_PATH."""
+    ZEUSD_SOCK_PATH), the core relays the setters to ZEUSD_SOCK_PATH, and the
+    daemon puts them back when this process ends, however it ends.
+
+    Setters honour `block` either way: block=False returns at once and the
+    change follows (through the client, the daemon applies it after
+    answering; through the core relay, one worker thread of this process
+    sends the changes in the order they were made, and a failure is logged,
+    as the daemon's own is). A blocking setter waits for the changes made
+    before it."""
 
     def __init__(self, gpu_index: int, client) -> None:
         if client is None and _zeusd_socket() is None:
@@ -512,51 +544,62 @@ class _ZeusdRelayed:
 
     @property
     def supports_nonblocking_setters(self) -> bool:
-        # The core's relay always waits for the daemon's answer; a client
-        # passes `block` on to the daemon.
-        return getattr(self, "_client", None) is not None
+        return True
 
     def _relay(self, method: str, *args, block: bool = True):
         """Calls ZeusdClient.`method`([daemon index], *args, block=block)."""
         getattr(self._client, method)([_daemon_index(self.gpu_index)], *args, block=block)
 
+    @staticmethod
+    def _through_core(setter, *args, block: bool = True):
+        """Runs `setter(*args, True)` (the core relay, which waits for the
+        daemon) on the relay worker; waits for it when `block`."""
+        future = _relay_queue_executor().submit(setter, *args, True)
+        if block:
+            return future.result()
+        future.add_done_callback(_log_relay_failure)
+        return None
+
     def set_power_management_limit(self, power_limit_mw: int, block: bool = True) -> None:
         if self._client is None:
-            return super().set_power_management_limit(power_limit_mw, block)
+            return self._through_core(super().set_power_management_limit, power_limit_mw,
+                                      block=block)
         self._relay("set_power_limit", _uint(power_limit_mw, "power_limit_mw"), block=block)
 
     def reset_power_management_limit(self, block: bool = True) -> None:
         if self._client is None:
-            return super().reset_power_management_limit(block)
+            return self._through_core(super().reset_power_management_limit, block=block)
         self._relay("set_power_limit", self.get_default_power_management_limit(), block=block)
 
     def set_persistence_mode(self, enabled: bool, block: bool = True) -> None:
         if self._client is None:
-            return super().set_persistence_mode(enabled, block)
+            return self._through_core(super().set_persistence_mode, enabled, block=block)
         self._relay("set_persistence_mode", bool(enabled), block=block)
 
     def set_memory_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
                                  block: bool = True) -> None:
         if self._client is None:
-            return super().set_memory_locked_clocks(min_clock_mhz, max_clock_mhz, block)
+            return self._through_core(super().set_memory_locked_clocks, min_clock_mhz,
+                                      max_clock_mhz, block=block)
         self._relay("set_mem_locked_clocks", _uint(min_clock_mhz, "min_clock_mhz"),
                     _uint(max_clock_mhz, "max_clock_mhz"), block=block)
 
     def reset_memory_locked_clocks(self, block: bool = True) -> None:
         if self._client is None:
-            return super().reset_memory_locked_clocks(block)
+            return self._through_core(super().reset_memory_locked_clocks, block=block)
         self._relay("reset_mem_locked_clocks", block=block)
 
     def set_gpu_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
                               block: bool = True) -> None:
         if self._client is None:
-            return super().set_gpu_locked_clocks(min_clock_mhz, max_clock_mhz, block)
+            return self._through_core(super().set_gpu_locked_clocks, min_clock_mhz,
+                                      max_clock_mhz, block=block)
         self._relay("set_gpu_locked_clocks", _uint(min_clock_mhz, "min_clock_mhz"),
                     _uint(max_clock_mhz, "max_clock_mhz"), block=block)
 
     def reset_gpu_locked_clocks(self, block: bool = True) -> None:
         if self._client is None:
-            return super().reset_gpu_locked_clocks(block)
+            return self._through_core(super().reset_gpu_locked_clocks, block=block)
         self._relay("reset_gpu_locked_clocks", block=block)
 
 
