@@ -4,11 +4,12 @@ Python API, and the `zeus` console command with every subcommand."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
 
-from conftest import run_python
+from conftest import HERE, run_python
 
 FAKE = {"ZEUS_FAKE_GPUS": "2", "ZEUS_DRY_RUN": "1"}
 
@@ -100,3 +101,31 @@ def test_the_zeus_command_runs_the_bundled_tool_with_every_subcommand():
     show = subprocess.run([command, "show-env"], capture_output=True, text=True, env=env,
                           timeout=60)
     assert "Zeus Simulated GPU" in show.stdout, show.stdout
+
+
+def readme_python_blocks():
+    """The ```python blocks of the README's "Try it without a GPU"."""
+    with open(os.path.join(HERE, "..", "..", "README.md")) as f:
+        text = f.read()
+    section = text.split("### Try it without a GPU", 1)[1].split("\n### ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_the_readmes_no_gpu_examples_run_as_written(zeus_server):
+    """The README's examples, unchanged but for the server's port: the
+    power-limit optimizer in dry run on a simulated GPU, and the batch-size
+    optimizer against `zeus serve`. Their stdout is their own prints only
+    (no core log line), and every recurrence gets a batch size."""
+    power_limit, batch_size = readme_python_blocks()
+    result = child(power_limit, ZEUS_FAKE_GPUS="1", ZEUS_DRY_RUN="1")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 10 and all(re.fullmatch(r"\d+ [\d.]+ J", line) for line in lines), lines
+    assert "http://127.0.0.1:8000" in batch_size
+    result = child(batch_size.replace("http://127.0.0.1:8000", zeus_server), ZEUS_FAKE_GPUS="1")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 8, lines
+    sizes = [int(line.split()[1]) for line in lines]
+    assert set(sizes) <= {32, 64, 128, 256} and sizes[0] == 128, lines  # The default first.
+    assert all(line.endswith("reached the target") or " stopped: " in line for line in lines)
