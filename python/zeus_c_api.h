@@ -154,8 +154,23 @@ ZEUS_C_EXPORT int32_t zeus_gpus_supported_graphics_clocks_mhz(zeus_gpus* gpus, i
                                                               uint32_t* clocks_mhz, size_t capacity,
                                                               size_t* count, char* message,
                                                               size_t message_size);
+/* The same at the memory clock `memory_clock_mhz` (0: the current one): 2
+ * (not_found) naming it when it is not one of the GPU's supported memory
+ * clocks. */
+ZEUS_C_EXPORT int32_t zeus_gpus_supported_graphics_clocks_at_mhz(
+    zeus_gpus* gpus, int32_t position, uint32_t memory_clock_mhz, uint32_t* clocks_mhz,
+    size_t capacity, size_t* count, char* message, size_t message_size);
+/* The memory clocks GPU `position` supports, in MHz, distinct, highest first
+ * (Gpu::SupportedMemoryClocksMhz: NVML's list, AMD SMI's memory DPM levels),
+ * with the buffer convention above. */
+ZEUS_C_EXPORT int32_t zeus_gpus_supported_memory_clocks_mhz(zeus_gpus* gpus, int32_t position,
+                                                            uint32_t* clocks_mhz, size_t capacity,
+                                                            size_t* count, char* message,
+                                                            size_t message_size);
 /* Puts back what the handle changed (power limits, persistence modes, clock
- * locks); tries every GPU and reports the first error. Later changes are
+ * locks: unlocked, or where the backend cannot unlock one domain alone (AMD
+ * SMI), locked to the domain's whole supported range); tries every GPU and
+ * reports the first error. Later changes are
  * recorded afresh. 6 (failed_precondition) in a process forked from the
  * one that opened the handle; destroying the handle there restores nothing. */
 ZEUS_C_EXPORT int32_t zeus_gpus_restore(zeus_gpus* gpus, char* message, size_t message_size);

@@ -1,6 +1,7 @@
 // The C ABI's shared helpers (choosing the GPUs and CPU sockets a handle
-// works on) and its GPU calls (zeus_gpus_*: reads, setters through the
-// device layer, restore). RAPL CPUs are zeus_c_cpus.cc.
+// works on) and its GPU calls (zeus_gpus_*: reads, power-limit and
+// persistence setters through the device layer, restore). Clock lists and
+// locks are zeus_c_clocks.cc, RAPL CPUs zeus_c_cpus.cc.
 
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "zeus/util/env.h"
 #include "zeus/util/units.h"
 
+#include "python/zeus_c_gpus.h"
 #include "python/zeus_c_internal.h"
 #include "src/device/gpu_backend.h"
 
@@ -49,6 +51,16 @@ StatusOr<nlohmann::json> ParseObject(const char* fn, const char* options_json,
     }
   }
   return j;
+}
+
+Status CheckGpuPosition(const char* fn, const zeus_gpus* gpus, int32_t position) {
+  if (gpus == nullptr) return NullHandle(fn);
+  if (position < 0 || static_cast<size_t>(position) >= gpus->gpus.size()) {
+    return InvalidArgumentError(std::string(fn) + ": no GPU at position " +
+                                std::to_string(position) + " of " +
+                                std::to_string(gpus->gpus.size()));
+  }
+  return Status::Ok();
 }
 
 namespace {
@@ -124,37 +136,6 @@ StatusOr<CpuSelection> SelectCpus(const char* fn, const nlohmann::json& indices)
 
 }  // namespace zeus::c_api
 
-struct zeus_gpus {
-  std::vector<std::unique_ptr<zeus::Gpu>> gpus;
-  // The core backend the GPUs came from ("nvml", "amdsmi"); "" when none.
-  std::string backend;
-  // Whether settings changed through this handle are put back when it is
-  // restored or destroyed (zeus_gpus_open: true).
-  bool restore_on_exit = true;
-  // Created before the first power-limit change (restore_on_exit only):
-  // records every GPU's limit then and sets it back on zeus_gpus_restore,
-  // destruction or a fatal signal. Declared after `gpus`, so it is
-  // destroyed (and restores) while the GPUs still live.
-  std::unique_ptr<zeus::PowerLimitRestorer> restorer;
-  // Per position: the persistence mode before this handle first changed it,
-  // and whether this handle locked the graphics / memory clocks.
-  std::vector<std::optional<bool>> original_persistence;
-  std::vector<bool> gpu_clocks_locked;
-  std::vector<bool> mem_clocks_locked;
-  // Serialises the setters and Restore (the members above); the reads need
-  // no lock (Gpu is thread-safe).
-  std::mutex mu;
-  // The process that opened the handle. A process forked from it (e.g. a
-  // data-loader worker) inherits the handle but puts nothing back: the
-  // changes are its parent's.
-  pid_t owner_pid = getpid();
-
-  // Puts back what this handle changed (see zeus_gpus_restore); tries every
-  // GPU and returns the first error. REQUIRES: `mu` held.
-  zeus::Status Restore();
-  ~zeus_gpus();
-};
-
 zeus::Status zeus_gpus::Restore() {
   zeus::Status first;
   auto keep = [&first](const zeus::Status& s) {
@@ -165,14 +146,7 @@ zeus::Status zeus_gpus::Restore() {
     restorer.reset();  // A later change records the limits afresh.
   }
   for (size_t i = 0; i < gpus.size(); ++i) {
-    if (i < gpu_clocks_locked.size() && gpu_clocks_locked[i]) {
-      keep(gpus[i]->ResetGpuLockedClocks().WithContext("zeus.device: unlocking graphics clocks"));
-      gpu_clocks_locked[i] = false;
-    }
-    if (i < mem_clocks_locked.size() && mem_clocks_locked[i]) {
-      keep(gpus[i]->ResetMemoryLockedClocks().WithContext("zeus.device: unlocking memory clocks"));
-      mem_clocks_locked[i] = false;
-    }
+    keep(zeus::c_api::RestoreLockedClocks(this, i));
     if (i < original_persistence.size() && original_persistence[i]) {
       keep(gpus[i]
                ->SetPersistenceMode(*original_persistence[i])
@@ -200,19 +174,10 @@ zeus_gpus::~zeus_gpus() {
 namespace {
 
 using zeus::Status;
+using zeus::c_api::CheckGpuPosition;
 using zeus::c_api::Guard;
 using zeus::c_api::NullHandle;
 using zeus::c_api::Report;
-
-Status Position(const char* fn, const zeus_gpus* gpus, int32_t position) {
-  if (gpus == nullptr) return NullHandle(fn);
-  if (position < 0 || static_cast<size_t>(position) >= gpus->gpus.size()) {
-    return zeus::InvalidArgumentError(std::string(fn) + ": no GPU at position " +
-                                      std::to_string(position) + " of " +
-                                      std::to_string(gpus->gpus.size()));
-  }
-  return Status::Ok();
-}
 
 // Sets `gpu`'s power limit; with restore_on_exit, first records every GPU's
 // limit (once per handle) so that the handle's restore puts it back.
@@ -319,7 +284,7 @@ int32_t zeus_gpus_power_mw(zeus_gpus* gpus, int32_t position, uint32_t* power_mw
                            size_t message_size) {
   return Guard(
       [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_power_mw", gpus, position));
+        ZEUS_RETURN_IF_ERROR(CheckGpuPosition("zeus_gpus_power_mw", gpus, position));
         ZEUS_ASSIGN_OR_RETURN(*power_mw, gpus->gpus[position]->PowerMw());
         return Status::Ok();
       },
@@ -330,7 +295,7 @@ int32_t zeus_gpus_energy_mj(zeus_gpus* gpus, int32_t position, uint64_t* energy_
                             size_t message_size) {
   return Guard(
       [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_energy_mj", gpus, position));
+        ZEUS_RETURN_IF_ERROR(CheckGpuPosition("zeus_gpus_energy_mj", gpus, position));
         ZEUS_ASSIGN_OR_RETURN(*energy_mj, gpus->gpus[position]->TotalEnergyMj());
         return Status::Ok();
       },
@@ -341,7 +306,7 @@ int32_t zeus_gpus_power_limit_mw(zeus_gpus* gpus, int32_t position, uint32_t* po
                                  char* message, size_t message_size) {
   return Guard(
       [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_power_limit_mw", gpus, position));
+        ZEUS_RETURN_IF_ERROR(CheckGpuPosition("zeus_gpus_power_limit_mw", gpus, position));
         ZEUS_ASSIGN_OR_RETURN(*power_limit_mw, gpus->gpus[position]->PowerLimitMw());
         return Status::Ok();
       },
@@ -353,7 +318,7 @@ int32_t zeus_gpus_default_power_limit_mw(zeus_gpus* gpus, int32_t position,
                                          size_t message_size) {
   return Guard(
       [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_default_power_limit_mw", gpus, position));
+        ZEUS_RETURN_IF_ERROR(CheckGpuPosition("zeus_gpus_default_power_limit_mw", gpus, position));
         ZEUS_ASSIGN_OR_RETURN(*power_limit_mw, gpus->gpus[position]->DefaultPowerLimitMw());
         return Status::Ok();
       },
@@ -364,7 +329,7 @@ int32_t zeus_gpus_set_power_limit_mw(zeus_gpus* gpus, int32_t position, uint32_t
                                      char* message, size_t message_size) {
   return Guard(
       [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_set_power_limit_mw", gpus, position));
+        ZEUS_RETURN_IF_ERROR(CheckGpuPosition("zeus_gpus_set_power_limit_mw", gpus, position));
         std::lock_guard<std::mutex> lock(gpus->mu);
         zeus::Gpu* gpu = gpus->gpus[position].get();
         // Out-of-range limits are refused before anything is recorded or set.
@@ -384,7 +349,7 @@ int32_t zeus_gpus_reset_power_limit(zeus_gpus* gpus, int32_t position, char* mes
                                     size_t message_size) {
   return Guard(
       [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_reset_power_limit", gpus, position));
+        ZEUS_RETURN_IF_ERROR(CheckGpuPosition("zeus_gpus_reset_power_limit", gpus, position));
         std::lock_guard<std::mutex> lock(gpus->mu);
         zeus::Gpu* gpu = gpus->gpus[position].get();
         ZEUS_ASSIGN_OR_RETURN(uint32_t default_mw, gpu->DefaultPowerLimitMw());
@@ -397,7 +362,7 @@ int32_t zeus_gpus_persistence_mode(zeus_gpus* gpus, int32_t position, int32_t* e
                                    char* message, size_t message_size) {
   return Guard(
       [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_persistence_mode", gpus, position));
+        ZEUS_RETURN_IF_ERROR(CheckGpuPosition("zeus_gpus_persistence_mode", gpus, position));
         ZEUS_ASSIGN_OR_RETURN(bool mode, gpus->gpus[position]->PersistenceMode());
         *enabled = mode ? 1 : 0;
         return Status::Ok();
@@ -409,7 +374,7 @@ int32_t zeus_gpus_set_persistence_mode(zeus_gpus* gpus, int32_t position, int32_
                                        char* message, size_t message_size) {
   return Guard(
       [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_set_persistence_mode", gpus, position));
+        ZEUS_RETURN_IF_ERROR(CheckGpuPosition("zeus_gpus_set_persistence_mode", gpus, position));
         std::lock_guard<std::mutex> lock(gpus->mu);
         zeus::Gpu* gpu = gpus->gpus[position].get();
         std::optional<bool> before;
@@ -424,52 +389,13 @@ int32_t zeus_gpus_set_persistence_mode(zeus_gpus* gpus, int32_t position, int32_
       message, message_size);
 }
 
-int32_t zeus_gpus_set_locked_clocks(zeus_gpus* gpus, int32_t position, int32_t memory,
-                                    uint32_t min_mhz, uint32_t max_mhz, char* message,
-                                    size_t message_size) {
-  return Guard(
-      [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_set_locked_clocks", gpus, position));
-        std::lock_guard<std::mutex> lock(gpus->mu);
-        zeus::Gpu* gpu = gpus->gpus[position].get();
-        if (memory != 0) {
-          ZEUS_RETURN_IF_ERROR(gpu->SetMemoryLockedClocksMhz(min_mhz, max_mhz));
-          if (gpus->restore_on_exit && !zeus::IsDryRun()) gpus->mem_clocks_locked[position] = true;
-        } else {
-          ZEUS_RETURN_IF_ERROR(gpu->SetGpuLockedClocksMhz(min_mhz, max_mhz));
-          if (gpus->restore_on_exit && !zeus::IsDryRun()) gpus->gpu_clocks_locked[position] = true;
-        }
-        return Status::Ok();
-      },
-      message, message_size);
-}
-
-int32_t zeus_gpus_reset_locked_clocks(zeus_gpus* gpus, int32_t position, int32_t memory,
-                                      char* message, size_t message_size) {
-  return Guard(
-      [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_reset_locked_clocks", gpus, position));
-        std::lock_guard<std::mutex> lock(gpus->mu);
-        zeus::Gpu* gpu = gpus->gpus[position].get();
-        if (memory != 0) {
-          ZEUS_RETURN_IF_ERROR(gpu->ResetMemoryLockedClocks());
-          gpus->mem_clocks_locked[position] = false;
-        } else {
-          ZEUS_RETURN_IF_ERROR(gpu->ResetGpuLockedClocks());
-          gpus->gpu_clocks_locked[position] = false;
-        }
-        return Status::Ok();
-      },
-      message, message_size);
-}
-
 int32_t zeus_gpus_has_domain_reads(void) { return 1; }
 
 int32_t zeus_gpus_temperature_c(zeus_gpus* gpus, int32_t position, int32_t* celsius, char* message,
                                 size_t message_size) {
   return Guard(
       [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_temperature_c", gpus, position));
+        ZEUS_RETURN_IF_ERROR(CheckGpuPosition("zeus_gpus_temperature_c", gpus, position));
         ZEUS_ASSIGN_OR_RETURN(*celsius, gpus->gpus[position]->TemperatureC());
         return Status::Ok();
       },
@@ -480,29 +406,8 @@ int32_t zeus_gpus_domain_power_mw(zeus_gpus* gpus, int32_t position, int32_t dom
                                   uint32_t* power_mw, char* message, size_t message_size) {
   return Guard(
       [&]() -> Status {
-        ZEUS_RETURN_IF_ERROR(Position("zeus_gpus_domain_power_mw", gpus, position));
+        ZEUS_RETURN_IF_ERROR(CheckGpuPosition("zeus_gpus_domain_power_mw", gpus, position));
         ZEUS_ASSIGN_OR_RETURN(*power_mw, ReadDomainPowerMw(gpus->gpus[position].get(), domain));
-        return Status::Ok();
-      },
-      message, message_size);
-}
-
-int32_t zeus_gpus_supported_graphics_clocks_mhz(zeus_gpus* gpus, int32_t position,
-                                                uint32_t* clocks_mhz, size_t capacity,
-                                                size_t* count, char* message, size_t message_size) {
-  return Guard(
-      [&]() -> Status {
-        const char* fn = "zeus_gpus_supported_graphics_clocks_mhz";
-        ZEUS_RETURN_IF_ERROR(Position(fn, gpus, position));
-        if (count == nullptr)
-          return zeus::InvalidArgumentError(std::string(fn) + ": count is NULL");
-        if (clocks_mhz == nullptr && capacity > 0) {
-          return zeus::InvalidArgumentError(std::string(fn) + ": clocks_mhz is NULL");
-        }
-        ZEUS_ASSIGN_OR_RETURN(std::vector<uint32_t> clocks,
-                              gpus->gpus[position]->SupportedGraphicsClocksMhz());
-        *count = clocks.size();
-        std::copy_n(clocks.begin(), std::min(capacity, clocks.size()), clocks_mhz);
         return Status::Ok();
       },
       message, message_size);

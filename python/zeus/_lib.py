@@ -118,6 +118,12 @@ _SIGNATURES.update({
     "zeus_gpus_supported_graphics_clocks_mhz": (_I32, [_P, _I32, _c.POINTER(_c.c_uint32),
                                                         _c.c_size_t, _c.POINTER(_c.c_size_t)]
                                                 + _MSG),
+    "zeus_gpus_supported_graphics_clocks_at_mhz": (_I32, [_P, _I32, _c.c_uint32,
+                                                           _c.POINTER(_c.c_uint32), _c.c_size_t,
+                                                           _c.POINTER(_c.c_size_t)] + _MSG),
+    "zeus_gpus_supported_memory_clocks_mhz": (_I32, [_P, _I32, _c.POINTER(_c.c_uint32),
+                                                      _c.c_size_t, _c.POINTER(_c.c_size_t)]
+                                              + _MSG),
     "zeus_gpu_backends_json": (_I32, _TEXT + _MSG),
     "zeus_cpus_open": (_I32, [_c.c_char_p, _c.POINTER(_P)] + _MSG),
     "zeus_cpus_count": (_I32, [_P]),

@@ -52,8 +52,12 @@ class GpuDecorator : public Gpu {
     return inner_->SetMemoryLockedClocksMhz(min_mhz, max_mhz);
   }
   Status ResetMemoryLockedClocks() override { return inner_->ResetMemoryLockedClocks(); }
-  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz() override {
-    return inner_->SupportedGraphicsClocksMhz();
+  StatusOr<std::vector<uint32_t>> SupportedMemoryClocksMhz() override {
+    return inner_->SupportedMemoryClocksMhz();
+  }
+  using Gpu::SupportedGraphicsClocksMhz;
+  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz(uint32_t memory_clock_mhz) override {
+    return inner_->SupportedGraphicsClocksMhz(memory_clock_mhz);
   }
   StatusOr<std::vector<WorkloadPowerProfile>> WorkloadPowerProfiles() override {
     return inner_->WorkloadPowerProfiles();

@@ -163,7 +163,10 @@ class FakeGpu final : public Gpu {
   // effective clock is max_mhz, which must lie within the supported range.
   Status SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) override;
   Status ResetGpuLockedClocks() override;
-  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz() override;
+  // The clock model's clocks at memory clock 0 (the current one); the model
+  // has no memory clocks, so any other is kNotSupported.
+  using Gpu::SupportedGraphicsClocksMhz;
+  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz(uint32_t memory_clock_mhz) override;
   // The clock the GPU runs at now, in MHz (0 without a clock model).
   uint32_t effective_clock_mhz() const;
   // A step's time at the effective clock relative to the highest clock (1

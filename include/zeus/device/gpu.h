@@ -93,21 +93,43 @@ class Gpu {
   // Same permission and ZEUS_DRY_RUN contract as SetPowerLimitMw.
   virtual Status SetPersistenceMode(bool enabled) = 0;
 
-  // NVML: locks the graphics (memory) clock to [min_mhz, max_mhz] until reset
-  // or the driver unloads (Volta and newer). NVML cannot report the locked
-  // range, so "unlocked" is the only value to come back to. Same permission
-  // and ZEUS_DRY_RUN contract as SetPowerLimitMw. Default: kNotSupported.
+  // Locks the graphics (memory) clock to [min_mhz, max_mhz] until reset or
+  // the driver unloads. NVML: nvmlDeviceSetGpuLockedClocks /
+  // nvmlDeviceSetMemoryLockedClocks (Volta and newer); NVML cannot report the
+  // locked range, so "unlocked" is the only value to come back to. AMD SMI:
+  // amdsmi_set_gpu_clk_range (AMDSMI_CLK_TYPE_SYS / AMDSMI_CLK_TYPE_MEM).
+  // Same permission and ZEUS_DRY_RUN contract as SetPowerLimitMw. Default:
+  // kNotSupported.
   virtual Status SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz);
-  virtual Status ResetGpuLockedClocks();
   virtual Status SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz);
+  // Unlocks one domain. kNotSupported where the backend can only reset every
+  // clock domain at once (AMD SMI).
+  virtual Status ResetGpuLockedClocks();
   virtual Status ResetMemoryLockedClocks();
 
-  // The graphics (SM) clocks this GPU can be locked to at its memory clock,
-  // in MHz, distinct, highest first. NVML: nvmlDeviceGetSupportedGraphicsClocks
-  // at the supported memory clock nearest the current one
-  // (nvmlDeviceGetClockInfo(NVML_CLOCK_MEM)). A read: no privilege needed.
-  // Default: kNotSupported naming the backend.
-  virtual StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz();
+  // The memory clocks this GPU supports (the values SetMemoryLockedClocksMhz
+  // and SupportedGraphicsClocksMhz(memory_clock_mhz) accept), in MHz,
+  // distinct, highest first. NVML: nvmlDeviceGetSupportedMemoryClocks; AMD
+  // SMI: the memory clock's DPM levels (amdsmi_get_clk_freq,
+  // AMDSMI_CLK_TYPE_MEM). A read: no privilege needed. Default:
+  // kNotSupported naming the backend.
+  virtual StatusOr<std::vector<uint32_t>> SupportedMemoryClocksMhz();
+
+  // The graphics (SM) clocks this GPU can be locked to at the memory clock
+  // `memory_clock_mhz`, in MHz, distinct, highest first. 0: at the supported
+  // memory clock nearest the current one. kNotFound naming it when
+  // `memory_clock_mhz` is not one of SupportedMemoryClocksMhz(). NVML:
+  // nvmlDeviceGetSupportedGraphicsClocks (the current memory clock:
+  // nvmlDeviceGetClockInfo(NVML_CLOCK_MEM)); AMD SMI: the graphics clock's
+  // DPM levels, which do not depend on the memory clock. A read: no
+  // privilege needed. Default: kNotSupported naming the backend.
+  // Overriders add `using Gpu::SupportedGraphicsClocksMhz;` so the
+  // argument-less form stays visible.
+  virtual StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz(uint32_t memory_clock_mhz);
+  // SupportedGraphicsClocksMhz(0): at the current memory clock.
+  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz() {
+    return SupportedGraphicsClocksMhz(0);
+  }
 
   // The workload power profiles the driver offers for this GPU, by id. NVML:
   // nvmlDeviceWorkloadPowerProfileGetProfilesInfo (recent drivers, some
@@ -163,7 +185,12 @@ inline StatusOr<std::vector<WorkloadPowerProfile>> Gpu::WorkloadPowerProfiles() 
   return NotSupportedError("GPU " + std::to_string(index()) +
                            ": workload power profiles are not offered by this backend");
 }
-inline StatusOr<std::vector<uint32_t>> Gpu::SupportedGraphicsClocksMhz() {
+inline StatusOr<std::vector<uint32_t>> Gpu::SupportedMemoryClocksMhz() {
+  return NotSupportedError("GPU " + std::to_string(index()) +
+                           ": the list of supported memory clocks is not available from this "
+                           "backend");
+}
+inline StatusOr<std::vector<uint32_t>> Gpu::SupportedGraphicsClocksMhz(uint32_t) {
   return NotSupportedError("GPU " + std::to_string(index()) +
                            ": the list of supported graphics clocks is not available from this "
                            "backend");

@@ -60,6 +60,11 @@ typedef amdsmi_status_t (*amdsmi_get_temp_metric_fn)(amdsmi_processor_handle pro
 // clock domain (amdsmi_frequencies_t, filled at the given address).
 typedef amdsmi_status_t (*amdsmi_get_clk_freq_fn)(amdsmi_processor_handle processor_handle,
                                                   uint32_t clk_type, void* frequencies);
+// amdsmi_set_gpu_clk_range(handle, min, max, clk_type): limits one clock
+// domain (AMDSMI_CLK_TYPE_SYS or AMDSMI_CLK_TYPE_MEM) to [min, max] MHz.
+typedef amdsmi_status_t (*amdsmi_set_gpu_clk_range_fn)(amdsmi_processor_handle processor_handle,
+                                                       uint64_t min_clk_mhz, uint64_t max_clk_mhz,
+                                                       uint32_t clk_type);
 typedef amdsmi_status_t (*amdsmi_get_gpu_device_uuid_fn)(amdsmi_processor_handle processor_handle,
                                                          unsigned int* uuid_length, char* uuid);
 
@@ -123,8 +128,9 @@ constexpr uint32_t kTemperatureTypeHotspot = 1;
 // amdsmi_temperature_metric_t: AMDSMI_TEMP_CURRENT.
 constexpr uint32_t kTempCurrent = 0;
 // amdsmi_clk_type_t: AMDSMI_CLK_TYPE_SYS (= AMDSMI_CLK_TYPE_GFX), the graphics
-// clock.
+// clock, and AMDSMI_CLK_TYPE_MEM, the memory clock (after DF, DCEF, SOC).
 constexpr uint32_t kClkTypeSys = 0;
+constexpr uint32_t kClkTypeMem = 4;
 // AMDSMI_MAX_NUM_FREQUENCIES: the most levels amdsmi_frequencies_t holds.
 constexpr uint32_t kMaxNumFrequencies = 33;
 // AMD SMI marks an unsupported 32-bit struct member with UINT32_MAX.
@@ -159,7 +165,8 @@ static_assert(offsetof(PowerInfoHead, current_socket_power_w) == 8, "ROCm 6.2+ l
 
 // amdsmi_frequencies_t (ROCm 6.2+: has_deep_sleep first): num_supported
 // levels in frequency_hz, in Hz (AMD SMI's unit, from the amdgpu driver's
-// pp_dpm_sclk), lowest first; current is the index of the level in use.
+// pp_dpm_sclk / pp_dpm_mclk), lowest first; current is the index of the level
+// in use.
 struct Frequencies {
   bool has_deep_sleep;
   uint32_t num_supported;

@@ -233,16 +233,16 @@ StatusOr<int32_t> AmdsmiGpu::TemperatureC() {
   return static_cast<int32_t>(temperature_c);
 }
 
-StatusOr<std::vector<uint32_t>> AmdsmiGpu::SupportedGraphicsClocksMhz() {
+StatusOr<std::vector<uint32_t>> AmdsmiGpu::DpmLevelsMhz(uint32_t clk_type, const char* type_name) {
   const auto fn = library_->functions().get_clk_freq;
   if (fn == nullptr) return Missing("amdsmi_get_clk_freq");
-  constexpr const char* kCall = "amdsmi_get_clk_freq(AMDSMI_CLK_TYPE_SYS)";
+  const std::string call = std::string("amdsmi_get_clk_freq(") + type_name + ")";
   StructBuffer info;
-  amdsmi_status_t rc = fn(handle_, kClkTypeSys, info.data());
-  if (rc != kSuccess) return Error(kCall, rc);
+  amdsmi_status_t rc = fn(handle_, clk_type, info.data());
+  if (rc != kSuccess) return Error(call, rc);
   const Frequencies levels = info.As<Frequencies>();
   if (levels.num_supported > kMaxNumFrequencies) {
-    return InternalError(Context() + ": " + kCall + " reports " +
+    return InternalError(Context() + ": " + call + " reports " +
                          std::to_string(levels.num_supported) + " levels, more than the " +
                          std::to_string(kMaxNumFrequencies) + " its struct holds");
   }
@@ -250,17 +250,72 @@ StatusOr<std::vector<uint32_t>> AmdsmiGpu::SupportedGraphicsClocksMhz() {
   for (uint32_t i = 0; i < levels.num_supported; ++i) {
     const uint64_t mhz = (levels.frequency_hz[i] + 500'000) / 1'000'000;
     if (mhz == 0 || mhz > std::numeric_limits<uint32_t>::max()) {
-      return InternalError(Context() + ": " + kCall + " reports level " + std::to_string(i) +
-                           " at " + std::to_string(levels.frequency_hz[i]) +
-                           " Hz, not a graphics clock");
+      return InternalError(Context() + ": " + call + " reports level " + std::to_string(i) +
+                           " at " + std::to_string(levels.frequency_hz[i]) + " Hz, not a clock");
     }
     out.push_back(static_cast<uint32_t>(mhz));
   }
   std::sort(out.begin(), out.end(), std::greater<uint32_t>());
   out.erase(std::unique(out.begin(), out.end()), out.end());
-  if (out.empty()) return NotSupportedError(Context() + ": " + kCall + " lists no level");
+  if (out.empty()) return NotSupportedError(Context() + ": " + call + " lists no level");
   return out;
 }
+
+StatusOr<std::vector<uint32_t>> AmdsmiGpu::SupportedMemoryClocksMhz() {
+  return DpmLevelsMhz(kClkTypeMem, "AMDSMI_CLK_TYPE_MEM");
+}
+
+StatusOr<std::vector<uint32_t>> AmdsmiGpu::SupportedGraphicsClocksMhz(uint32_t memory_clock_mhz) {
+  if (memory_clock_mhz != 0) {
+    ZEUS_ASSIGN_OR_RETURN(const std::vector<uint32_t> memory, SupportedMemoryClocksMhz());
+    if (std::find(memory.begin(), memory.end(), memory_clock_mhz) == memory.end()) {
+      std::string listed;
+      for (uint32_t mhz : memory) listed += (listed.empty() ? "" : ", ") + std::to_string(mhz);
+      return NotFoundError(Context() + ": memory clock " + std::to_string(memory_clock_mhz) +
+                           " MHz is not a supported memory clock (supported: " + listed +
+                           " MHz)");
+    }
+  }
+  return DpmLevelsMhz(kClkTypeSys, "AMDSMI_CLK_TYPE_SYS");
+}
+
+Status AmdsmiGpu::SetClockRange(uint32_t clk_type, const char* type_name, uint32_t min_mhz,
+                                uint32_t max_mhz) {
+  const std::string call = std::string("amdsmi_set_gpu_clk_range(") + std::to_string(min_mhz) +
+                           "-" + std::to_string(max_mhz) + " MHz, " + type_name + ")";
+  if (min_mhz > max_mhz) {
+    return InvalidArgumentError(Context() + ": " + call + ": min above max");
+  }
+  const auto fn = library_->functions().set_gpu_clk_range;
+  if (fn == nullptr) return Missing("amdsmi_set_gpu_clk_range");
+  amdsmi_status_t rc = fn(handle_, min_mhz, max_mhz, clk_type);
+  if (rc == kStatusNoPerm) {
+    return Status(StatusCode::kPermissionDenied,
+                  Error(call, rc).message() +
+                      "; setting a clock range needs root (write access to the amdgpu "
+                      "pp_od_clk_voltage); set ZEUS_DRY_RUN=1 to only log the change");
+  }
+  if (rc != kSuccess) return Error(call, rc);
+  return Status::Ok();
+}
+
+Status AmdsmiGpu::SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
+  return SetClockRange(kClkTypeSys, "AMDSMI_CLK_TYPE_SYS", min_mhz, max_mhz);
+}
+
+Status AmdsmiGpu::SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
+  return SetClockRange(kClkTypeMem, "AMDSMI_CLK_TYPE_MEM", min_mhz, max_mhz);
+}
+
+Status AmdsmiGpu::NoSingleDomainReset(const char* domain) const {
+  return NotSupportedError(Context() + ": resetting only the " + domain +
+                           " locked clocks is not supported: AMD SMI resets every clock domain "
+                           "at once, never one alone");
+}
+
+Status AmdsmiGpu::ResetGpuLockedClocks() { return NoSingleDomainReset("graphics"); }
+
+Status AmdsmiGpu::ResetMemoryLockedClocks() { return NoSingleDomainReset("memory"); }
 
 StatusOr<std::string> AmdsmiGpu::PciBusId() {
   const auto fn = library_->functions().get_gpu_device_bdf;

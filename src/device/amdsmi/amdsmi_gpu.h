@@ -95,12 +95,28 @@ class AmdsmiGpu final : public Gpu {
   // (amdsmi_get_temp_metric).
   StatusOr<int32_t> TemperatureC() override;
 
-  // The graphics clock's DPM levels (amdsmi_get_clk_freq, AMDSMI_CLK_TYPE_SYS)
+  // The memory clock's DPM levels (amdsmi_get_clk_freq, AMDSMI_CLK_TYPE_MEM)
   // in MHz (AMD SMI reports Hz; rounded to the nearest MHz), distinct,
   // highest first. kNotSupported when the library lacks the function or
   // lists no level; kInternal when it claims more levels than its struct
-  // holds. Locking a clock stays kNotSupported on this backend.
-  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz() override;
+  // holds.
+  StatusOr<std::vector<uint32_t>> SupportedMemoryClocksMhz() override;
+  // The graphics clock's DPM levels (AMDSMI_CLK_TYPE_SYS), as above. They do
+  // not depend on the memory clock: a nonzero `memory_clock_mhz` is only
+  // checked to be one of SupportedMemoryClocksMhz() (kNotFound otherwise).
+  using Gpu::SupportedGraphicsClocksMhz;
+  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz(uint32_t memory_clock_mhz) override;
+
+  // amdsmi_set_gpu_clk_range with AMDSMI_CLK_TYPE_SYS (graphics) or
+  // AMDSMI_CLK_TYPE_MEM (memory), in MHz. kInvalidArgument when min is above
+  // max; kPermissionDenied without root; kNotSupported naming the function
+  // when the library lacks it. ZEUS_DRY_RUN is the backend's DryRunGpu.
+  Status SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) override;
+  Status SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) override;
+  // kNotSupported: AMD SMI resets the clocks of every domain at once, never
+  // one domain alone.
+  Status ResetGpuLockedClocks() override;
+  Status ResetMemoryLockedClocks() override;
 
   // Makes TotalEnergyMj return `why` (a kNotSupported status) from now on.
   // REQUIRES: called before the GPU is shared between threads (the backend
@@ -115,6 +131,12 @@ class AmdsmiGpu final : public Gpu {
   Status Missing(std::string_view name) const;
   StatusOr<PowerCapInfo> ReadPowerCapInfo();
   StatusOr<PowerInfoHead> ReadPowerInfo();
+  // The DPM levels of clock domain `clk_type` (named `type_name` in errors)
+  // in MHz, distinct, highest first.
+  StatusOr<std::vector<uint32_t>> DpmLevelsMhz(uint32_t clk_type, const char* type_name);
+  Status SetClockRange(uint32_t clk_type, const char* type_name, uint32_t min_mhz,
+                       uint32_t max_mhz);
+  Status NoSingleDomainReset(const char* domain) const;
 
   const std::shared_ptr<const AmdsmiLibrary> library_;
   const amdsmi_processor_handle handle_;

@@ -36,6 +36,7 @@ std::vector<AmdsmiSymbolSpec> BuildSymbolTable() {
       ZEUS_AMDSMI_SYMBOL(get_energy_count, false),
       ZEUS_AMDSMI_SYMBOL(get_temp_metric, false),
       ZEUS_AMDSMI_SYMBOL(get_clk_freq, false),
+      ZEUS_AMDSMI_SYMBOL(set_gpu_clk_range, false),
   };
 }
 

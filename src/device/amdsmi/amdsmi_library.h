@@ -39,6 +39,7 @@ struct AmdsmiFunctions {
   amdsmi_get_energy_count_fn get_energy_count = nullptr;
   amdsmi_get_temp_metric_fn get_temp_metric = nullptr;
   amdsmi_get_clk_freq_fn get_clk_freq = nullptr;
+  amdsmi_set_gpu_clk_range_fn set_gpu_clk_range = nullptr;
 };
 
 // One entry of the symbol table: the AMD SMI function's name and whether a

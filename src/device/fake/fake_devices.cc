@@ -302,8 +302,14 @@ Status FakeGpu::ResetGpuLockedClocks() {
   return Status::Ok();
 }
 
-StatusOr<std::vector<uint32_t>> FakeGpu::SupportedGraphicsClocksMhz() {
-  if (!options_.clock_model) return Gpu::SupportedGraphicsClocksMhz();
+StatusOr<std::vector<uint32_t>> FakeGpu::SupportedGraphicsClocksMhz(uint32_t memory_clock_mhz) {
+  if (!options_.clock_model) return Gpu::SupportedGraphicsClocksMhz(memory_clock_mhz);
+  if (memory_clock_mhz != 0) {
+    return NotSupportedError(fmt::format(
+        "fake GPU {}: graphics clocks at memory clock {} MHz: the clock model has no memory "
+        "clocks",
+        options_.index, memory_clock_mhz));
+  }
   return options_.clock_model->supported_mhz;
 }
 

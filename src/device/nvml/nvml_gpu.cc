@@ -205,49 +205,80 @@ Status NvmlGpu::SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
 }
 Status NvmlGpu::ResetMemoryLockedClocks() { return LockedClocks(true, false, 0, 0); }
 
-StatusOr<std::vector<uint32_t>> NvmlGpu::SupportedGraphicsClocksMhz() {
-  const NvmlFunctions& f = library_->functions();
-  if (f.device_get_supported_memory_clocks == nullptr) {
-    return Missing("nvmlDeviceGetSupportedMemoryClocks");
+namespace {
+
+// NVML lists at most a few hundred clocks per memory clock.
+constexpr unsigned int kClockListCapacity = 1024;
+
+// `clocks` distinct, highest first.
+std::vector<uint32_t> DistinctHighestFirst(std::vector<uint32_t> clocks) {
+  std::sort(clocks.begin(), clocks.end(), std::greater<uint32_t>());
+  clocks.erase(std::unique(clocks.begin(), clocks.end()), clocks.end());
+  return clocks;
+}
+
+std::string JoinMhz(const std::vector<uint32_t>& clocks) {
+  std::string out;
+  for (uint32_t mhz : clocks) out += (out.empty() ? "" : ", ") + std::to_string(mhz);
+  return out + " MHz";
+}
+
+}  // namespace
+
+StatusOr<std::vector<uint32_t>> NvmlGpu::SupportedMemoryClocksMhz() {
+  const auto fn = library_->functions().device_get_supported_memory_clocks;
+  if (fn == nullptr) return Missing("nvmlDeviceGetSupportedMemoryClocks");
+  std::vector<unsigned int> memory(kClockListCapacity);
+  unsigned int count = kClockListCapacity;
+  nvmlReturn_t rc = fn(device_, &count, memory.data());
+  if (rc != kSuccess) return Error("nvmlDeviceGetSupportedMemoryClocks", rc);
+  std::vector<uint32_t> out =
+      DistinctHighestFirst(std::vector<uint32_t>(memory.begin(), memory.begin() + count));
+  if (out.empty()) {
+    return NotSupportedError(Context() + ": nvmlDeviceGetSupportedMemoryClocks lists no clock");
   }
+  return out;
+}
+
+StatusOr<std::vector<uint32_t>> NvmlGpu::SupportedGraphicsClocksMhz(uint32_t memory_clock_mhz) {
+  const NvmlFunctions& f = library_->functions();
   if (f.device_get_supported_graphics_clocks == nullptr) {
     return Missing("nvmlDeviceGetSupportedGraphicsClocks");
   }
-  // NVML lists at most a few hundred clocks per memory clock.
-  constexpr unsigned int kCapacity = 1024;
-  std::vector<unsigned int> memory(kCapacity);
-  unsigned int count = kCapacity;
-  nvmlReturn_t rc = f.device_get_supported_memory_clocks(device_, &count, memory.data());
-  if (rc != kSuccess) return Error("nvmlDeviceGetSupportedMemoryClocks", rc);
-  if (count == 0) {
-    return NotSupportedError(Context() + ": nvmlDeviceGetSupportedMemoryClocks lists no clock");
+  ZEUS_ASSIGN_OR_RETURN(const std::vector<uint32_t> memory, SupportedMemoryClocksMhz());
+  uint32_t memory_mhz = memory_clock_mhz;
+  if (memory_mhz == 0) {
+    // The supported memory clock nearest the current one (the highest when
+    // the current one cannot be read).
+    memory_mhz = memory.front();
+    unsigned int current_mhz = 0;
+    if (f.device_get_clock_info != nullptr &&
+        f.device_get_clock_info(device_, kClockMem, &current_mhz) == kSuccess && current_mhz > 0) {
+      auto distance = [current_mhz](uint32_t mhz) {
+        return mhz > current_mhz ? mhz - current_mhz : current_mhz - mhz;
+      };
+      memory_mhz =
+          *std::min_element(memory.begin(), memory.end(),
+                            [&](uint32_t a, uint32_t b) { return distance(a) < distance(b); });
+    }
+  } else if (std::find(memory.begin(), memory.end(), memory_mhz) == memory.end()) {
+    return NotFoundError(Context() + ": memory clock " + std::to_string(memory_mhz) +
+                         " MHz is not a supported memory clock (supported: " + JoinMhz(memory) +
+                         ")");
   }
-  memory.resize(count);
-  // The supported memory clock nearest the current one (the highest when the
-  // current one cannot be read).
-  unsigned int memory_mhz = *std::max_element(memory.begin(), memory.end());
-  unsigned int current_mhz = 0;
-  if (f.device_get_clock_info != nullptr &&
-      f.device_get_clock_info(device_, kClockMem, &current_mhz) == kSuccess && current_mhz > 0) {
-    auto distance = [current_mhz](unsigned int mhz) {
-      return mhz > current_mhz ? mhz - current_mhz : current_mhz - mhz;
-    };
-    memory_mhz = *std::min_element(
-        memory.begin(), memory.end(),
-        [&](unsigned int a, unsigned int b) { return distance(a) < distance(b); });
-  }
-  std::vector<unsigned int> graphics(kCapacity);
-  count = kCapacity;
-  rc = f.device_get_supported_graphics_clocks(device_, memory_mhz, &count, graphics.data());
+  std::vector<unsigned int> graphics(kClockListCapacity);
+  unsigned int count = kClockListCapacity;
+  nvmlReturn_t rc =
+      f.device_get_supported_graphics_clocks(device_, memory_mhz, &count, graphics.data());
   if (rc != kSuccess) {
     return Error("nvmlDeviceGetSupportedGraphicsClocks(" + std::to_string(memory_mhz) + " MHz)",
                  rc);
   }
-  std::vector<uint32_t> out(graphics.begin(), graphics.begin() + count);
-  std::sort(out.begin(), out.end(), std::greater<uint32_t>());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  std::vector<uint32_t> out =
+      DistinctHighestFirst(std::vector<uint32_t>(graphics.begin(), graphics.begin() + count));
   if (out.empty()) {
-    return NotSupportedError(Context() + ": nvmlDeviceGetSupportedGraphicsClocks lists no clock");
+    return NotSupportedError(Context() + ": nvmlDeviceGetSupportedGraphicsClocks(" +
+                             std::to_string(memory_mhz) + " MHz) lists no clock");
   }
   return out;
 }

@@ -65,7 +65,9 @@ class NvmlGpu final : public Gpu {
   Status ResetGpuLockedClocks() override;
   Status SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) override;
   Status ResetMemoryLockedClocks() override;
-  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz() override;
+  StatusOr<std::vector<uint32_t>> SupportedMemoryClocksMhz() override;
+  using Gpu::SupportedGraphicsClocksMhz;
+  StatusOr<std::vector<uint32_t>> SupportedGraphicsClocksMhz(uint32_t memory_clock_mhz) override;
   StatusOr<std::vector<WorkloadPowerProfile>> WorkloadPowerProfiles() override;
   StatusOr<uint64_t> TotalEnergyMj() override;
   // NVML: the energy counter moves about every 100 ms.

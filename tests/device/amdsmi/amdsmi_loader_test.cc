@@ -154,7 +154,7 @@ TEST_F(AmdsmiLoaderTest, ReadsEveryPropertyThroughTheFullLibrary) {
   EXPECT_EQ(mi300.PersistenceMode().status().code(), StatusCode::kNotSupported);
   EXPECT_EQ(mi300.SetPersistenceMode(true).code(), StatusCode::kNotSupported);
   EXPECT_EQ(mi300.Architecture().status().code(), StatusCode::kNotSupported);
-  EXPECT_EQ(mi300.SetGpuLockedClocksMhz(1000, 1500).code(), StatusCode::kNotSupported);
+  EXPECT_EQ(mi300.ResetGpuLockedClocks().code(), StatusCode::kNotSupported);
 }
 
 TEST_F(AmdsmiLoaderTest, DescribesVersionsAndThatItIsInUse) {

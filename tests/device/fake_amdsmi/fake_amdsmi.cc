@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -100,7 +101,9 @@ struct State {
   double energy_scale = 1.0;
   long long temperature_c = 55;  // NOLINT(runtime/int)
   std::vector<std::string> graphics_clocks_mhz;
+  std::vector<std::string> memory_clocks_mhz;
   amdsmi_status_t clk_freq_rc = kSuccess;
+  amdsmi_status_t set_clk_rc = kSuccess;
   std::chrono::steady_clock::time_point configured_at;
 };
 
@@ -207,7 +210,12 @@ void Configure() {
   const char* clocks = std::getenv(cfg::kGraphicsClocksMhz);
   s.graphics_clocks_mhz = SplitList(clocks != nullptr ? clocks : cfg::kDefaultGraphicsClocksMhz);
   if (s.graphics_clocks_mhz == std::vector<std::string>{""}) s.graphics_clocks_mhz.clear();
+  const char* memory_clocks = std::getenv(cfg::kMemoryClocksMhz);
+  s.memory_clocks_mhz =
+      SplitList(memory_clocks != nullptr ? memory_clocks : cfg::kDefaultMemoryClocksMhz);
+  if (s.memory_clocks_mhz == std::vector<std::string>{""}) s.memory_clocks_mhz.clear();
   s.clk_freq_rc = static_cast<amdsmi_status_t>(EnvInt(cfg::kClkFreqRc, kSuccess));
+  s.set_clk_rc = static_cast<amdsmi_status_t>(EnvInt(cfg::kSetClkRc, kSuccess));
   s.configured_at = std::chrono::steady_clock::now();
   s.energy_step_mj_by_limit.clear();
   for (const std::string& item : EnvList(cfg::kEnergyStepMjByLimit)) {
@@ -479,15 +487,41 @@ FAKE_AMDSMI_EXPORT amdsmi_status_t amdsmi_get_clk_freq(void* handle, uint32_t cl
   std::lock_guard<std::mutex> lock(s.mu);
   FakeDevice* d = nullptr;
   if (amdsmi_status_t rc = Device(handle, &d); rc != kSuccess) return rc;
-  if (out == nullptr || clk_type != 0) return kInval;  // AMDSMI_CLK_TYPE_SYS only.
+  // AMDSMI_CLK_TYPE_SYS (0) and AMDSMI_CLK_TYPE_MEM (4) only.
+  if (out == nullptr || (clk_type != 0 && clk_type != 4)) return kInval;
   if (s.clk_freq_rc != kSuccess) return s.clk_freq_rc;
+  const std::vector<std::string>& levels =
+      clk_type == 0 ? s.graphics_clocks_mhz : s.memory_clocks_mhz;
   std::memset(out, 0, sizeof(*out));
-  out->num_supported = static_cast<uint32_t>(s.graphics_clocks_mhz.size());
-  for (size_t i = 0; i < s.graphics_clocks_mhz.size() && i < 33; ++i) {
-    out->frequency[i] =
-        static_cast<uint64_t>(std::atoll(s.graphics_clocks_mhz[i].c_str())) * 1'000'000;
+  out->num_supported = static_cast<uint32_t>(levels.size());
+  for (size_t i = 0; i < levels.size() && i < 33; ++i) {
+    out->frequency[i] = static_cast<uint64_t>(std::atoll(levels[i].c_str())) * 1'000'000;
   }
   out->current = out->num_supported == 0 ? 0 : out->num_supported - 1;
+  return kSuccess;
+}
+
+FAKE_AMDSMI_EXPORT amdsmi_status_t amdsmi_set_gpu_clk_range(void* handle, uint64_t min_mhz,
+                                                            uint64_t max_mhz, uint32_t clk_type) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  FakeDevice* d = nullptr;
+  if (amdsmi_status_t rc = Device(handle, &d); rc != kSuccess) return rc;
+  if (s.set_clk_rc != kSuccess) return s.set_clk_rc;
+  if ((clk_type != 0 && clk_type != 4) || min_mhz > max_mhz) return kInval;
+  const std::vector<std::string>& levels =
+      clk_type == 0 ? s.graphics_clocks_mhz : s.memory_clocks_mhz;
+  uint64_t lowest = UINT64_MAX;
+  uint64_t highest = 0;
+  for (const std::string& level : levels) {
+    const uint64_t mhz = static_cast<uint64_t>(std::atoll(level.c_str()));
+    lowest = std::min(lowest, mhz);
+    highest = std::max(highest, mhz);
+  }
+  if (levels.empty() || min_mhz < lowest || max_mhz > highest) return kInputOutOfBounds;
+  Log(std::string(clk_type == 0 ? "set_gpu_locked_clocks " : "set_mem_locked_clocks ") +
+      std::to_string(GpuOf(handle)) + " " + std::to_string(min_mhz) + " " +
+      std::to_string(max_mhz));
   return kSuccess;
 }
 #endif  // FAKE_AMDSMI_FULL

@@ -8,7 +8,8 @@
 // Variants (CMake targets, paths passed to tests as compile definitions):
 //   fake_amdsmi_full      every symbol Zeus uses.
 //   fake_amdsmi_minimal   the required symbols only: no status strings, energy
-//                         counter, power cap setter, names, UUIDs, versions.
+//                         counter, power cap setter, clock levels or ranges,
+//                         names, UUIDs, versions.
 //   fake_amdsmi_no_power  like full but without amdsmi_get_power_info (a
 //                         required symbol).
 
@@ -66,8 +67,19 @@ inline constexpr char kTemperatureC[] = "FAKE_AMDSMI_TEMPERATURE_C";
 inline constexpr char kGraphicsClocksMhz[] = "FAKE_AMDSMI_GRAPHICS_CLOCKS_MHZ";
 // amdsmi_status_t of every amdsmi_get_clk_freq. Default: 0.
 inline constexpr char kClkFreqRc[] = "FAKE_AMDSMI_CLK_FREQ_RC";
+// The memory clock's DPM levels (AMDSMI_CLK_TYPE_MEM), as kGraphicsClocksMhz.
+// Default: kDefaultMemoryClocksMhz.
+inline constexpr char kMemoryClocksMhz[] = "FAKE_AMDSMI_MEMORY_CLOCKS_MHZ";
+// amdsmi_status_t of every amdsmi_set_gpu_clk_range. Default: 0 (a range of
+// the graphics or memory clock within its levels is accepted; another clock
+// type or min above max is AMDSMI_STATUS_INVAL, a range outside the levels
+// AMDSMI_STATUS_INPUT_OUT_OF_BOUNDS).
+inline constexpr char kSetClkRc[] = "FAKE_AMDSMI_SET_CLK_RC";
 // When set, "init" and "shutdown" lines are appended to this file, and every
-// successful amdsmi_set_power_cap appends "set_power_limit <gpu> <mW>".
+// successful amdsmi_set_power_cap appends "set_power_limit <gpu> <mW>", every
+// successful amdsmi_set_gpu_clk_range "set_gpu_locked_clocks <gpu> <min>
+// <max>" (AMDSMI_CLK_TYPE_SYS) or "set_mem_locked_clocks <gpu> <min> <max>"
+// (AMDSMI_CLK_TYPE_MEM).
 inline constexpr char kLog[] = "FAKE_AMDSMI_LOG";
 // When set, the GPUs' power caps live in this file (one line per GPU,
 // "<cap_mW>"), shared by every process that loads the fake: read before each
@@ -80,6 +92,8 @@ inline constexpr unsigned int kMaxLimitMw = 700'000;
 inline constexpr unsigned int kDefaultLimitMw = 700'000;
 // The default graphics DPM levels (an MI300X's), lowest first.
 inline constexpr char kDefaultGraphicsClocksMhz[] = "500,1300,2100";
+// The default memory DPM levels, lowest first.
+inline constexpr char kDefaultMemoryClocksMhz[] = "900,1300";
 // The counter's resolution: 15.625 uJ (exact in binary, near real GPUs'
 // 15.3 uJ), so every whole mJ is a whole number of ticks.
 inline constexpr float kCounterResolutionUj = 15.625f;

@@ -33,6 +33,7 @@ constexpr nvmlReturn_t kSuccess = 0;
 constexpr nvmlReturn_t kUninitialized = 1;
 constexpr nvmlReturn_t kInvalidArgument = 2;
 constexpr nvmlReturn_t kNotSupported = 3;
+[[maybe_unused]] constexpr nvmlReturn_t kNotFound = 6;
 constexpr nvmlReturn_t kInsufficientSize = 7;
 constexpr nvmlReturn_t kGpuIsLost = 15;
 
@@ -72,6 +73,8 @@ struct State {
   double burst_duty = 0.5;
   double energy_update_s = 0.0;
   bool module_scope_only = false;
+  // kMemoryClocksMhzList, the first the current one.
+  std::vector<unsigned int> memory_clocks_mhz;
 };
 
 // A static object rather than a leaked heap one: dlclose destroys it, so
@@ -221,6 +224,13 @@ void Configure() {
   }
   s.energy_update_s = static_cast<double>(EnvInt(cfg::kEnergyUpdateMs, 0)) / 1e3;
   s.module_scope_only = EnvInt(cfg::kModuleScopeOnly, 0) == 1;
+  s.memory_clocks_mhz.assign(std::begin(cfg::kMemoryClocksMhz), std::end(cfg::kMemoryClocksMhz));
+  if (std::getenv(cfg::kMemoryClocksMhzList) != nullptr) {
+    s.memory_clocks_mhz.clear();
+    for (const std::string& item : EnvList(cfg::kMemoryClocksMhzList)) {
+      if (!item.empty()) s.memory_clocks_mhz.push_back(static_cast<unsigned int>(std::atoi(item.c_str())));
+    }
+  }
   std::vector<std::string> temperatures = EnvList(cfg::kTemperaturesC);
   for (size_t k = 0; k < s.devices.size() && k < temperatures.size(); ++k) {
     s.devices[k].temperature_c = static_cast<unsigned int>(std::atoi(temperatures[k].c_str()));
@@ -593,7 +603,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(void* handle, FakePciInfo*
 }
 #endif
 
-// Supported clocks (full variant): memory clocks kMemoryClocksMhz (the
+// Supported clocks (full variant): memory clocks kMemoryClocksMhzList (the
 // current one is the first); graphics clocks at memory clock m run from
 // GraphicsClockTopMhz(m) down to kGraphicsClockMinMhz in kGraphicsClockStepMhz
 // steps, listed lowest first (NVML's order is not promised).
@@ -618,8 +628,9 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(void* handle, int type,
   FakeDevice* d = nullptr;
   if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
   if (clock_mhz == nullptr || type < 0 || type > 3) return kInvalidArgument;
-  *clock_mhz =
-      type == 2 ? cfg::kMemoryClocksMhz[0] : cfg::GraphicsClockTopMhz(cfg::kMemoryClocksMhz[0]);
+  const std::vector<unsigned int>& memory = S().memory_clocks_mhz;
+  if (memory.empty()) return kNotSupported;
+  *clock_mhz = type == 2 ? memory[0] : cfg::GraphicsClockTopMhz(memory[0]);
   return kSuccess;
 }
 
@@ -628,8 +639,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(void* handle, u
   std::lock_guard<std::mutex> lock(S().mu);
   FakeDevice* d = nullptr;
   if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
-  return FillClocks({std::begin(cfg::kMemoryClocksMhz), std::end(cfg::kMemoryClocksMhz)}, count,
-                    clocks_mhz);
+  return FillClocks(S().memory_clocks_mhz, count, clocks_mhz);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(void* handle,
@@ -639,10 +649,8 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(void* handle,
   std::lock_guard<std::mutex> lock(S().mu);
   FakeDevice* d = nullptr;
   if (nvmlReturn_t rc = Device(handle, &d); rc != kSuccess) return rc;
-  if (std::find(std::begin(cfg::kMemoryClocksMhz), std::end(cfg::kMemoryClocksMhz), memory_mhz) ==
-      std::end(cfg::kMemoryClocksMhz)) {
-    return kInvalidArgument;
-  }
+  const std::vector<unsigned int>& memory = S().memory_clocks_mhz;
+  if (std::find(memory.begin(), memory.end(), memory_mhz) == memory.end()) return kNotFound;
   std::vector<unsigned int> clocks;
   for (unsigned int mhz = cfg::kGraphicsClockMinMhz; mhz <= cfg::GraphicsClockTopMhz(memory_mhz);
        mhz += cfg::kGraphicsClockStepMhz) {

@@ -92,6 +92,12 @@ inline constexpr char kUuidPrefix[] = "GPU-fa4e0000-1111-2222-3333-";
 // Supported clocks in MHz (full variant; nvmlDeviceGetClockInfo reports the
 // first memory clock as the current one).
 inline constexpr unsigned int kMemoryClocksMhz[] = {2619, 1593};
+// Comma-separated memory clocks in MHz that nvmlDeviceGetSupportedMemoryClocks
+// lists, in that order (the first is the current one); empty: none. Default:
+// kMemoryClocksMhz. The graphics clocks at memory clock m run from
+// GraphicsClockTopMhz(m) down to kGraphicsClockMinMhz; a memory clock not
+// listed answers NVML_ERROR_NOT_FOUND.
+inline constexpr char kMemoryClocksMhzList[] = "FAKE_NVML_MEMORY_CLOCKS_MHZ";
 inline constexpr unsigned int kGraphicsClockMinMhz = 345;
 inline constexpr unsigned int kGraphicsClockStepMhz = 15;
 inline constexpr unsigned int GraphicsClockTopMhz(unsigned int memory_mhz) {

@@ -37,7 +37,8 @@ class NvmlLoaderTest : public ::testing::Test {
     for (const char* name :
          {fake::kGpus, fake::kNames, fake::kArchitectures, fake::kInitRc, fake::kEnergyRc,
           fake::kSetRc, fake::kLostAfterReads, fake::kPowerMw, fake::kEnergyStepMj, fake::kLog,
-          "ZEUS_NVML_LIBRARY", "ZEUS_DRY_RUN", "CUDA_VISIBLE_DEVICES"}) {
+          fake::kMemoryClocksMhzList, "ZEUS_NVML_LIBRARY", "ZEUS_DRY_RUN",
+          "CUDA_VISIBLE_DEVICES"}) {
       env_.Unset(name);
     }
   }
@@ -224,6 +225,56 @@ TEST_F(NvmlLoaderTest, SupportedGraphicsClocksAreReadAtTheCurrentMemoryClockHigh
   auto missing = v1[0]->SupportedGraphicsClocksMhz();
   EXPECT_EQ(missing.status().code(), StatusCode::kNotSupported);
   EXPECT_THAT(missing.status().message(), HasSubstr("nvmlDeviceGetSupported"));
+}
+
+TEST_F(NvmlLoaderTest, SupportedMemoryClocksAreNvmlsListDistinctHighestFirst) {
+  {
+    ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+    EXPECT_THAT(gpus[0]->SupportedMemoryClocksMhz().value(), ElementsAre(2619u, 1593u));
+  }
+  env_.Set(fake::kMemoryClocksMhzList, "810,5001,810");
+  {
+    ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+    EXPECT_THAT(gpus[1]->SupportedMemoryClocksMhz().value(), ElementsAre(5001u, 810u));
+  }
+  env_.Set(fake::kMemoryClocksMhzList, "");
+  {
+    ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+    auto none = gpus[0]->SupportedMemoryClocksMhz();
+    EXPECT_EQ(none.status().code(), StatusCode::kNotSupported);
+    EXPECT_THAT(none.status().message(),
+                HasSubstr("GPU 0: nvmlDeviceGetSupportedMemoryClocks lists no clock"));
+  }
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto v1, OpenGpus(Library(FAKE_NVML_V1)));
+  auto missing = v1[0]->SupportedMemoryClocksMhz();
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotSupported);
+  EXPECT_THAT(missing.status().message(), HasSubstr("nvmlDeviceGetSupportedMemoryClocks"));
+}
+
+TEST_F(NvmlLoaderTest, SupportedGraphicsClocksAreReadAtTheGivenMemoryClock) {
+  {
+    ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+    ZEUS_ASSERT_OK_AND_ASSIGN(std::vector<uint32_t> at_1593,
+                              gpus[0]->SupportedGraphicsClocksMhz(1593));
+    ASSERT_EQ(at_1593.size(), (1500u - 345u) / 15u + 1u);
+    EXPECT_EQ(at_1593.front(), fake::GraphicsClockTopMhz(1593));
+    EXPECT_EQ(at_1593.back(), fake::kGraphicsClockMinMhz);
+    EXPECT_TRUE(std::is_sorted(at_1593.rbegin(), at_1593.rend()));
+    EXPECT_EQ(gpus[0]->SupportedGraphicsClocksMhz(2619).value().front(), 1980u);
+    // 0: at the current memory clock (the fake's first, 2619).
+    EXPECT_EQ(gpus[0]->SupportedGraphicsClocksMhz(0).value(),
+              gpus[0]->SupportedGraphicsClocksMhz(2619).value());
+    // A memory clock the GPU does not support is named, with the ones it does.
+    auto unknown = gpus[1]->SupportedGraphicsClocksMhz(1000);
+    EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+    EXPECT_THAT(unknown.status().message(),
+                HasSubstr("GPU 1: memory clock 1000 MHz is not a supported memory clock "
+                          "(supported: 2619, 1593 MHz)"));
+  }
+  // The current memory clock is the fake's first: now 1593.
+  env_.Set(fake::kMemoryClocksMhzList, "1593,2619");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus(Library(FAKE_NVML_FULL)));
+  EXPECT_EQ(gpus[0]->SupportedGraphicsClocksMhz().value().front(), 1500u);
 }
 
 TEST_F(NvmlLoaderTest, WorkloadPowerProfilesAreListedWhereTheDriverOffersThem) {

@@ -13,15 +13,16 @@ Where AMD differs from NVIDIA (as in the original): no persistence mode
 only when the core's check at open found it consistent with power x time
 (supports_get_total_energy_consumption()). Average power is AMD SMI's
 average_socket_power (ZeusGPUNotSupportedError on GPUs that report only the
-current socket power, MI300 and newer); the supported graphics clocks are
-the graphics DPM levels. Locked clocks and the list of supported memory
-clocks are not offered by the core's AMD SMI backend
-(ZeusGPUNotSupportedError).
+current socket power, MI300 and newer). The supported graphics and memory
+clocks are the DPM levels of AMDSMI_CLK_TYPE_SYS and AMDSMI_CLK_TYPE_MEM;
+locking sets a range with amdsmi_set_gpu_clk_range; resetting one domain
+alone raises ZeusGPUNotSupportedError (AMD SMI resets every domain at once).
+A lock made through these objects is put back at exit by locking the domain
+to its whole range of levels.
 """
 
 from __future__ import annotations
 
-import ctypes
 import logging
 from typing import Sequence
 
@@ -108,26 +109,13 @@ class AMDGPU(nvidia._CoreGPU):
         raise gpu_common.ZeusGPUNotFoundError(
             f"zeus.device: AMD GPU {self.gpu_index}: amdsmi lists no GPU with UUID {uuid}")
 
-    def get_supported_memory_clocks(self) -> list[int]:
-        """Not read on AMD GPUs (ZeusGPUNotSupportedError): the core's AMD
-        SMI backend lists no memory clock levels."""
-        self._not_in_core("the list of supported memory clocks")
-
     def get_supported_graphics_clocks(self, memory_clock_mhz: int | None = None) -> list[int]:
         """The graphics clock's DPM levels in MHz, highest first (the core's
         amdsmi_get_clk_freq(AMDSMI_CLK_TYPE_SYS), AMD SMI's Hz rounded to the
-        nearest MHz, repeated levels once). `memory_clock_mhz` is ignored: AMD
-        SMI lists the levels for the GPU, not per memory clock.
-        ZeusGPUNotSupportedError where AMD SMI lists none."""
-        capacity = 64
-        while True:
-            clocks = (ctypes.c_uint32 * capacity)()
-            count = ctypes.c_size_t(0)
-            self._handle.call("supported_graphics_clocks_mhz", self.gpu_index, clocks, capacity,
-                              ctypes.byref(count))
-            if count.value <= capacity:
-                return list(clocks[:count.value])
-            capacity = count.value
+        nearest MHz, repeated levels once). `memory_clock_mhz` is ignored, as
+        in the original: AMD SMI lists the levels for the GPU, not per memory
+        clock. ZeusGPUNotSupportedError where AMD SMI lists none."""
+        return self._clocks("supported_graphics_clocks_at_mhz", 0)
 
     def _no_single_domain_reset(self, domain: str):
         raise gpu_common.ZeusGPUNotSupportedError(

@@ -314,30 +314,17 @@ class _CoreGPU(gpu_common.GPU):
         self._handle.call(name, self.gpu_index, ctypes.byref(value))
         return value.value
 
-    def _not_in_core(self, what: str):
-        raise gpu_common.ZeusGPUNotSupportedError(
-            f"zeus.device: GPU {self.gpu_index}: {what} is not read by this build of Zeus "
-            "(the core's device layer offers no such query yet)")
-
-    def _through_pynvml(self, what: str, function: str, *args):
-        """pynvml.`function`(self.handle, *args), NVML errors raised as the
-        original's classes; ZeusGPUNotSupportedError naming `what` where
-        pynvml (nvidia-ml-py) is not importable."""
-        try:
-            import pynvml
-        except ImportError:
-            raise gpu_common.ZeusGPUNotSupportedError(
-                f"zeus.device: GPU {self.gpu_index}: {what} is read through pynvml (the "
-                "nvidia-ml-py package), which is not importable here; the core's device "
-                "layer offers no such query") from None
-        try:
-            return getattr(pynvml, function)(self.handle, *args)
-        except pynvml.NVMLError as e:
-            code = getattr(e, "value", None)
-            cls = next((c for name, c in _NVML_ERRORS.items()
-                        if code is not None and getattr(pynvml, name, None) == code),
-                       gpu_common.ZeusGPUUnknownError)
-            raise cls(f"zeus.device: GPU {self.gpu_index}: {function}: {e}") from e
+    def _clocks(self, name: str, *args) -> list[int]:
+        """The clock list zeus_gpus_`name`(handle, gpu, *args, ...) returns,
+        in MHz."""
+        capacity = 64
+        while True:
+            clocks = (ctypes.c_uint32 * capacity)()
+            count = ctypes.c_size_t(0)
+            self._handle.call(name, self.gpu_index, *args, clocks, capacity, ctypes.byref(count))
+            if count.value <= capacity:
+                return list(clocks[:count.value])
+            capacity = count.value
 
     @property
     def supports_nonblocking_setters(self) -> bool:
@@ -376,12 +363,11 @@ class _CoreGPU(gpu_common.GPU):
         return bool(self._read("persistence_mode", ctypes.c_int32))
 
     def get_supported_memory_clocks(self) -> list[int]:
-        """The memory clocks this GPU supports, in MHz: pynvml's
-        nvmlDeviceGetSupportedMemoryClocks, as the original's, where
-        nvidia-ml-py is importable (the core offers no such query);
-        ZeusGPUNotSupportedError saying so otherwise."""
-        return self._through_pynvml("the list of supported memory clocks",
-                                    "nvmlDeviceGetSupportedMemoryClocks")
+        """The memory clocks this GPU supports, in MHz, highest first (the
+        core's list: NVML's nvmlDeviceGetSupportedMemoryClocks, AMD SMI's
+        memory DPM levels). ZeusGPUNotSupportedError where the GPU cannot
+        list them."""
+        return self._clocks("supported_memory_clocks_mhz")
 
     def set_memory_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
                                  block: bool = True) -> None:
@@ -393,12 +379,14 @@ class _CoreGPU(gpu_common.GPU):
         self._handle.call("reset_locked_clocks", self.gpu_index, 1, setter=True)
 
     def get_supported_graphics_clocks(self, memory_clock_mhz: int | None = None) -> list[int]:
-        """The graphics clocks this GPU supports at `memory_clock_mhz`, in
-        MHz: pynvml's nvmlDeviceGetSupportedGraphicsClocks, as the
-        original's, where nvidia-ml-py is importable; ZeusGPUNotSupportedError
-        saying so otherwise."""
-        return self._through_pynvml("the list of supported graphics clocks",
-                                    "nvmlDeviceGetSupportedGraphicsClocks", memory_clock_mhz)
+        """The graphics clocks this GPU supports at the memory clock
+        `memory_clock_mhz`, in MHz, highest first (NVML's
+        nvmlDeviceGetSupportedGraphicsClocks through the core). None (or 0):
+        at the supported memory clock nearest the current one. A memory
+        clock the GPU does not support raises ZeusGPUNotFoundError naming it
+        (NVML answers NVML_ERROR_NOT_FOUND there)."""
+        memory = 0 if memory_clock_mhz is None else _uint(memory_clock_mhz, "memory_clock_mhz")
+        return self._clocks("supported_graphics_clocks_at_mhz", memory)
 
     def set_gpu_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int,
                               block: bool = True) -> None:
