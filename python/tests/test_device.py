@@ -118,58 +118,6 @@ def test_temperature_and_power_domains():
     assert lines[6:] == ["get_instant_power_usage 0 150000", "get_instant_power_usage 1 150000"]
 
 
-@pytest.mark.parametrize("method, what", [
-    ("get_supported_memory_clocks", "supported memory clocks"),
-    ("get_supported_graphics_clocks", "supported graphics clocks"),
-])
-def test_supported_clock_lists_without_pynvml_raise_not_supported(monkeypatch, method, what):
-    import sys
-    monkeypatch.setitem(sys.modules, "pynvml", None)  # Not importable.
-    gpus = zeus.device.get_gpus()
-    with pytest.raises(ZeusGPUNotSupportedError,
-                       match=what + ".*pynvml \\(the nvidia-ml-py package\\)"):
-        getattr(gpus, method)(0)
-
-
-def test_supported_clock_lists_are_pynvmls_where_it_is_importable(monkeypatch):
-    """The original's calls: nvmlDeviceGetSupportedMemoryClocks(handle) and
-    nvmlDeviceGetSupportedGraphicsClocks(handle, memory_clock_mhz) on the
-    GPU's pynvml handle; an NVML error is the original's class."""
-    import sys
-    import types
-
-    class NVMLError(Exception):
-        def __init__(self, value):
-            super().__init__(f"NVML error {value}")
-            self.value = value
-
-    calls = []
-
-    def graphics(handle, memory_clock_mhz):
-        calls.append(("graphics", handle, memory_clock_mhz))
-        if memory_clock_mhz == 405:
-            raise NVMLError(3)
-        return [1980, 1965, 210]
-
-    fake = types.ModuleType("pynvml")
-    fake.NVMLError = NVMLError
-    fake.NVML_ERROR_NOT_SUPPORTED = 3
-    fake.NVML_ERROR_NO_PERMISSION = 4
-    fake.nvmlInit = lambda: None
-    fake.nvmlDeviceGetHandleByUUID = lambda uuid: ("handle", uuid)
-    fake.nvmlDeviceGetSupportedMemoryClocks = \
-        lambda handle: calls.append(("memory", handle)) or [2619, 1593, 405]
-    fake.nvmlDeviceGetSupportedGraphicsClocks = graphics
-    monkeypatch.setitem(sys.modules, "pynvml", fake)
-    gpu = nvidia.NVIDIAGPU(1)
-    assert gpu.get_supported_memory_clocks() == [2619, 1593, 405]
-    assert gpu.get_supported_graphics_clocks(1593) == [1980, 1965, 210]
-    handle = ("handle", gpu.get_gpu_uuid())
-    assert calls == [("memory", handle), ("graphics", handle, 1593)]
-    with pytest.raises(ZeusGPUNotSupportedError, match="nvmlDeviceGetSupportedGraphicsClocks"):
-        gpu.get_supported_graphics_clocks(405)
-
-
 def test_camel_case_aliases_answer_the_same():
     gpus = zeus.device.get_gpus()
     assert gpus.getName(1) == "Fake H100 1"
