@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
 #include "zeus/util/env.h"
 
 #include "python/zeus_c_gpus.h"
@@ -17,26 +15,6 @@
 
 namespace zeus::c_api {
 namespace {
-
-// Unlocks one clock domain of `gpu`; where the backend cannot unlock it
-// alone (kNotSupported), locks it to the domain's whole supported range
-// instead, which lifts the lock's limits.
-Status UnlockClocks(Gpu* gpu, bool memory) {
-  Status reset = memory ? gpu->ResetMemoryLockedClocks() : gpu->ResetGpuLockedClocks();
-  if (reset.ok() || reset.code() != StatusCode::kNotSupported) return reset;
-  StatusOr<std::vector<uint32_t>> levels =
-      memory ? gpu->SupportedMemoryClocksMhz() : gpu->SupportedGraphicsClocksMhz();
-  if (!levels.ok()) {
-    return reset.WithContext("and the supported clocks to unlock by range cannot be read (" +
-                             levels.status().message() + ")");
-  }
-  const uint32_t lowest = levels->back();
-  const uint32_t highest = levels->front();
-  spdlog::info("zeus.device: GPU {}: {}; locking the {} clocks to their whole range {}-{} MHz",
-               gpu->index(), reset.message(), memory ? "memory" : "graphics", lowest, highest);
-  return memory ? gpu->SetMemoryLockedClocksMhz(lowest, highest)
-                : gpu->SetGpuLockedClocksMhz(lowest, highest);
-}
 
 // The clock list `read` returns, copied out with the buffer convention of
 // zeus_c_api.h.
@@ -59,12 +37,12 @@ Status CopyClocks(const char* fn, zeus_gpus* gpus, int32_t position, uint32_t* c
 Status RestoreLockedClocks(zeus_gpus* gpus, size_t position) {
   Status first;
   if (position < gpus->gpu_clocks_locked.size() && gpus->gpu_clocks_locked[position]) {
-    Status s = UnlockClocks(gpus->gpus[position].get(), false);
+    Status s = UnlockClocks(*gpus->gpus[position], /*memory=*/false);
     if (!s.ok()) first = s.WithContext("zeus.device: unlocking graphics clocks");
     gpus->gpu_clocks_locked[position] = false;
   }
   if (position < gpus->mem_clocks_locked.size() && gpus->mem_clocks_locked[position]) {
-    Status s = UnlockClocks(gpus->gpus[position].get(), true);
+    Status s = UnlockClocks(*gpus->gpus[position], /*memory=*/true);
     if (!s.ok() && first.ok()) first = s.WithContext("zeus.device: unlocking memory clocks");
     gpus->mem_clocks_locked[position] = false;
   }

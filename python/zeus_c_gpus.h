@@ -58,10 +58,9 @@ namespace zeus::c_api {
 // `position`.
 Status CheckGpuPosition(const char* fn, const zeus_gpus* gpus, int32_t position);
 
-// Puts back the clock locks this handle made on GPU `position` (zeus_c_clocks.cc):
-// unlocks each locked domain, or where the backend cannot unlock one domain
-// alone (kNotSupported, AMD SMI), locks it to the domain's whole supported
-// range. Returns the first error. REQUIRES: `gpus->mu` held.
+// Puts back the clock locks this handle made on GPU `position`
+// (zeus_c_clocks.cc): zeus::UnlockClocks of each locked domain. Returns the
+// first error. REQUIRES: `gpus->mu` held.
 Status RestoreLockedClocks(zeus_gpus* gpus, size_t position);
 
 }  // namespace zeus::c_api

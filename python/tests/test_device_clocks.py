@@ -225,3 +225,33 @@ def test_clock_lists_of_a_gpu_without_them_say_so():
     lines, output, rc = child(script, **env)
     assert rc == 0, output
     assert len(lines) == 2 and all(wanted in line for line in lines), output
+
+
+@amd_only
+def test_amd_frequency_optimizer_locks_and_unlocks_by_range(tmp_path):
+    """GlobalFrequencyOptimizer on AMD GPUs: the graphics levels are the
+    grid, each lock an amdsmi_set_gpu_clk_range, and closing lifts the lock
+    to the whole range (AMD SMI cannot reset the graphics clocks alone)."""
+    log = tmp_path / "amdsmi.log"
+    lines, output, rc = child(f"""
+        import sys
+        sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+        from test_frequency import train
+        from zeus.monitor import ZeusMonitor
+        from zeus.optimizer.frequency import GlobalFrequencyOptimizer
+        from zeus.optimizer.power_limit import Time
+        monitor = ZeusMonitor(gpu_indices=[0])
+        fo = GlobalFrequencyOptimizer(monitor, Time(), wait_steps=2, warmup_steps=2,
+                                      profile_steps=3, clock_step=300, min_clock=500,
+                                      min_measure_time_s=0.0)
+        print("clocks", fo.clocks)
+        train(fo)
+        print("done", fo.phase, fo.optimal_clock in fo.clocks)
+        fo.close()
+        monitor.close()
+        """, FAKE_AMDSMI_LOG=log)
+    assert rc == 0, output
+    assert lines == ["clocks [2100, 1300, 500]", "done done True"], output
+    locks = [line for line in fake_log(log) if "clocks" in line]
+    assert [line.split()[-1] for line in locks[1:4]] == ["2100", "1300", "500"], locks
+    assert locks[-1] == "set_gpu_locked_clocks 0 500 2100"

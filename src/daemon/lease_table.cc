@@ -79,11 +79,11 @@ Status LeaseTable::RestoreLease(const Lease& lease) {
     if (!s.ok()) result = s;
   }
   if (r.reset_gpu_locked_clocks) {
-    Status s = gpu->ResetGpuLockedClocks();
+    Status s = UnlockClocks(*gpu, /*memory=*/false);
     if (!s.ok()) result = s;
   }
   if (r.reset_mem_locked_clocks) {
-    Status s = gpu->ResetMemoryLockedClocks();
+    Status s = UnlockClocks(*gpu, /*memory=*/true);
     if (!s.ok()) result = s;
   }
   return result;

@@ -161,6 +161,15 @@ class Gpu {
   virtual StatusOr<int32_t> TemperatureC();
 };
 
+// Lifts a lock of `gpu`'s graphics clocks (`memory` false) or memory clocks
+// (`memory` true): ResetGpuLockedClocks / ResetMemoryLockedClocks, or, where
+// the backend cannot unlock one domain alone (kNotSupported: AMD SMI), a
+// lock to the domain's whole supported range (lowest to highest of
+// SupportedGraphicsClocksMhz() / SupportedMemoryClocksMhz()), which lets the
+// clock roam as unlocked. What every restore of locked clocks calls. Errors
+// name the GPU and what failed.
+Status UnlockClocks(Gpu& gpu, bool memory);
+
 inline StatusOr<uint32_t> Gpu::DomainPowerMw(PowerDomain domain) {
   if (domain == PowerDomain::kDeviceInstant) return PowerMw();
   return NotSupportedError("GPU " + std::to_string(index()) + ": power domain " +

@@ -31,7 +31,7 @@ Status LockedClockRestorer::Restore() {
   Status first;
   if (touched_.load(std::memory_order_acquire)) {
     for (Gpu* gpu : gpus_) {
-      Status s = gpu->ResetGpuLockedClocks();
+      Status s = UnlockClocks(*gpu, /*memory=*/false);
       if (!s.ok() && first.ok()) {
         first =
             s.WithContext("unlocking the graphics clocks of GPU " + std::to_string(gpu->index()));

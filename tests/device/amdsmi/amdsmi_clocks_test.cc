@@ -121,6 +121,28 @@ TEST_F(AmdsmiClocksTest, OneDomainCannotBeResetAlone) {
               HasSubstr("GPU 0: resetting only the memory locked clocks is not supported"));
 }
 
+TEST_F(AmdsmiClocksTest, UnlockingLocksTheDomainToItsWholeRange) {
+  {
+    ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus());
+    ZEUS_ASSERT_OK(gpus[0]->SetGpuLockedClocksMhz(1300, 1300));
+    ZEUS_ASSERT_OK(gpus[1]->SetMemoryLockedClocksMhz(900, 900));
+    ZEUS_ASSERT_OK(UnlockClocks(*gpus[0], /*memory=*/false));
+    ZEUS_ASSERT_OK(UnlockClocks(*gpus[1], /*memory=*/true));
+    EXPECT_EQ(Logged(),
+              "set_gpu_locked_clocks 0 1300 1300\nset_mem_locked_clocks 1 900 900\n"
+              "set_gpu_locked_clocks 0 500 2100\nset_mem_locked_clocks 1 900 1300\n");
+  }
+  // Without the levels there is no range to widen to: both reasons named.
+  env_.Set(fake::kMemoryClocksMhz, "");
+  ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus());
+  Status stuck = UnlockClocks(*gpus[0], /*memory=*/true);
+  EXPECT_EQ(stuck.code(), StatusCode::kNotSupported);
+  EXPECT_THAT(stuck.message(), HasSubstr("resetting only the memory locked clocks"));
+  EXPECT_THAT(stuck.message(),
+              HasSubstr("the memory clocks cannot be unlocked by range either: GPU 0: "
+                        "amdsmi_get_clk_freq(AMDSMI_CLK_TYPE_MEM) lists no level"));
+}
+
 TEST_F(AmdsmiClocksTest, NoPermissionOrNoFunctionSaySo) {
   env_.Set(fake::kSetClkRc, "10");  // AMDSMI_STATUS_NO_PERM
   {

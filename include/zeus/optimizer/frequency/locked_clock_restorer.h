@@ -1,9 +1,10 @@
 // Gives GPUs back unlocked graphics clocks after Zeus locked them.
 //
 // NVML cannot report a locked range, so "unlocked" is the one state to come
-// back to: a GPU the restorer was told about (Touched) is reset with
-// ResetGpuLockedClocks() on Restore(), on destruction and, when asked, on a
-// fatal signal (restorable.h describes the signal path). GPUs never touched
+// back to: a GPU the restorer was told about (Touched) is unlocked with
+// UnlockClocks (gpu.h: ResetGpuLockedClocks(), or the whole range where the
+// backend cannot reset one domain) on Restore(), on destruction and, when
+// asked, on a fatal signal (restorable.h describes the signal path). GPUs never touched
 // are left alone (no call needing privileges).
 //
 // Thread-safety: Touched() and Restore() may be called from any thread;
