@@ -140,7 +140,7 @@ TEST_P(DaemonVendorTest, ClientEndingBySigtermOrExitGetsItsLimitsPutBack) {
   EXPECT_THAT(log, HasSubstr("set_power_limit 2 400000\nset_power_limit 2 700000\n"));
 }
 
-// NVML only: AMD GPUs have no locked clocks through the daemon.
+// NVML: each locked domain is reset (AMD: the next test).
 TEST_F(DaemonTest, LockedClocksAreResetWhenTheClientEnds) {
   ASSERT_TRUE(daemon_.Start());
   const std::string sock = daemon_.socket();
@@ -162,6 +162,31 @@ TEST_F(DaemonTest, LockedClocksAreResetWhenTheClientEnds) {
   EXPECT_TRUE(WaitFor([&] { return AllDefault(); }, milliseconds(1000)));
   EXPECT_THAT(ReadFileToString(daemon_.gpu_log()).value_or(""),
               HasSubstr("reset_gpu_locked_clocks 1\nreset_mem_locked_clocks 1\n"));
+}
+
+// AMD SMI cannot reset one clock domain: the lease locks it to its whole
+// range of levels instead (UnlockClocks), and a client's reset of one domain
+// is refused as AMD SMI refuses it.
+TEST_P(DaemonVendorTest, AmdLocksAreLiftedToTheWholeRangeWhenTheClientEnds) {
+  if (GetParam().name != "amdsmi") GTEST_SKIP() << "AMD SMI only";
+  ASSERT_TRUE(daemon_.Start());
+  const std::string sock = daemon_.socket();
+  auto client = std::make_unique<ClientProcess>([sock](ClientProcess& self) -> int {
+    HttpResult a = Http(
+        sock, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=1300&max_clock_mhz=1300");
+    HttpResult b = Http(sock, "POST", "/gpu/reset_gpu_locked_clocks?gpu_ids=1");
+    self.Report(std::to_string(a.status) + " " + std::to_string(b.status));
+    ClientProcess::HoldForever();
+  });
+  EXPECT_EQ(client->NextReport(), "200 400");
+  client->Kill(SIGKILL);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return ReadFileToString(daemon_.gpu_log()).value_or("").find(
+                   "set_gpu_locked_clocks 1 1300 1300\nset_gpu_locked_clocks 1 500 2100\n") !=
+               std::string::npos;
+      },
+      milliseconds(1000)));
 }
 
 TEST_P(DaemonVendorTest, LeaseTimesOutWhileTheClientLives) {
