@@ -108,9 +108,8 @@ int32_t zeus_gpus_supported_graphics_clocks_at_mhz(zeus_gpus* gpus, int32_t posi
                                                    size_t message_size) {
   return zeus::c_api::Guard(
       [&]() -> zeus::Status {
-        return zeus::c_api::CopyClocks("zeus_gpus_supported_graphics_clocks_at_mhz", gpus,
-                                       position, clocks_mhz, capacity, count,
-                                       [&](zeus::Gpu& gpu) {
+        return zeus::c_api::CopyClocks("zeus_gpus_supported_graphics_clocks_at_mhz", gpus, position,
+                                       clocks_mhz, capacity, count, [&](zeus::Gpu& gpu) {
                                          return gpu.SupportedGraphicsClocksMhz(memory_clock_mhz);
                                        });
       },
@@ -118,8 +117,8 @@ int32_t zeus_gpus_supported_graphics_clocks_at_mhz(zeus_gpus* gpus, int32_t posi
 }
 
 int32_t zeus_gpus_supported_memory_clocks_mhz(zeus_gpus* gpus, int32_t position,
-                                              uint32_t* clocks_mhz, size_t capacity,
-                                              size_t* count, char* message, size_t message_size) {
+                                              uint32_t* clocks_mhz, size_t capacity, size_t* count,
+                                              char* message, size_t message_size) {
   return zeus::c_api::Guard(
       [&]() -> zeus::Status {
         return zeus::c_api::CopyClocks(

@@ -15,15 +15,16 @@ Status UnlockClocks(Gpu& gpu, bool memory) {
   StatusOr<std::vector<uint32_t>> levels =
       memory ? gpu.SupportedMemoryClocksMhz() : gpu.SupportedGraphicsClocksMhz();
   if (!levels.ok()) {
-    return Status(reset.code(), reset.message() + "; and the " + domain +
-                                    " clocks cannot be unlocked by range either: " +
-                                    levels.status().message());
+    return Status(reset.code(),
+                  reset.message() + "; and the " + domain +
+                      " clocks cannot be unlocked by range either: " + levels.status().message());
   }
   const uint32_t lowest = levels->back();
   const uint32_t highest = levels->front();
-  spdlog::info("GPU {}: unlocking the {} clocks by locking them to their whole range {}-{} MHz "
-               "({})",
-               gpu.index(), domain, lowest, highest, reset.message());
+  spdlog::info(
+      "GPU {}: unlocking the {} clocks by locking them to their whole range {}-{} MHz "
+      "({})",
+      gpu.index(), domain, lowest, highest, reset.message());
   return memory ? gpu.SetMemoryLockedClocksMhz(lowest, highest)
                 : gpu.SetGpuLockedClocksMhz(lowest, highest);
 }

@@ -182,8 +182,9 @@ TEST_P(DaemonVendorTest, AmdLocksAreLiftedToTheWholeRangeWhenTheClientEnds) {
   client->Kill(SIGKILL);
   EXPECT_TRUE(WaitFor(
       [&] {
-        return ReadFileToString(daemon_.gpu_log()).value_or("").find(
-                   "set_gpu_locked_clocks 1 1300 1300\nset_gpu_locked_clocks 1 500 2100\n") !=
+        return ReadFileToString(daemon_.gpu_log())
+                   .value_or("")
+                   .find("set_gpu_locked_clocks 1 1300 1300\nset_gpu_locked_clocks 1 500 2100\n") !=
                std::string::npos;
       },
       milliseconds(1000)));

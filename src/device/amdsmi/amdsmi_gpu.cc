@@ -272,8 +272,7 @@ StatusOr<std::vector<uint32_t>> AmdsmiGpu::SupportedGraphicsClocksMhz(uint32_t m
       std::string listed;
       for (uint32_t mhz : memory) listed += (listed.empty() ? "" : ", ") + std::to_string(mhz);
       return NotFoundError(Context() + ": memory clock " + std::to_string(memory_clock_mhz) +
-                           " MHz is not a supported memory clock (supported: " + listed +
-                           " MHz)");
+                           " MHz is not a supported memory clock (supported: " + listed + " MHz)");
     }
   }
   return DpmLevelsMhz(kClkTypeSys, "AMDSMI_CLK_TYPE_SYS");

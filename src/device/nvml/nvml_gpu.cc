@@ -257,9 +257,9 @@ StatusOr<std::vector<uint32_t>> NvmlGpu::SupportedGraphicsClocksMhz(uint32_t mem
       auto distance = [current_mhz](uint32_t mhz) {
         return mhz > current_mhz ? mhz - current_mhz : current_mhz - mhz;
       };
-      memory_mhz =
-          *std::min_element(memory.begin(), memory.end(),
-                            [&](uint32_t a, uint32_t b) { return distance(a) < distance(b); });
+      memory_mhz = *std::min_element(memory.begin(), memory.end(), [&](uint32_t a, uint32_t b) {
+        return distance(a) < distance(b);
+      });
     }
   } else if (std::find(memory.begin(), memory.end(), memory_mhz) == memory.end()) {
     return NotFoundError(Context() + ": memory clock " + std::to_string(memory_mhz) +

@@ -32,10 +32,10 @@ using ::testing::HasSubstr;
 class AmdsmiClocksTest : public ::testing::Test {
  protected:
   AmdsmiClocksTest() {
-    for (const char* name : {fake::kGpus, fake::kGraphicsClocksMhz, fake::kMemoryClocksMhz,
-                             fake::kClkFreqRc, fake::kSetClkRc, fake::kStateFile,
-                             testing::fake_nvml::kGpus, "ZEUS_DRY_RUN", "HIP_VISIBLE_DEVICES",
-                             "CUDA_VISIBLE_DEVICES"}) {
+    for (const char* name :
+         {fake::kGpus, fake::kGraphicsClocksMhz, fake::kMemoryClocksMhz, fake::kClkFreqRc,
+          fake::kSetClkRc, fake::kStateFile, testing::fake_nvml::kGpus, "ZEUS_DRY_RUN",
+          "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"}) {
       env_.Unset(name);
     }
     env_.Set("ZEUS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
@@ -154,8 +154,8 @@ TEST_F(AmdsmiClocksTest, NoPermissionOrNoFunctionSaySo) {
   }
   env_.Set(amdsmi::kLibraryEnv, FAKE_AMDSMI_MINIMAL);
   ZEUS_ASSERT_OK_AND_ASSIGN(auto gpus, OpenGpus());
-  for (Status set : {gpus[1]->SetGpuLockedClocksMhz(500, 2100),
-                     gpus[1]->SetMemoryLockedClocksMhz(900, 1300)}) {
+  for (Status set :
+       {gpus[1]->SetGpuLockedClocksMhz(500, 2100), gpus[1]->SetMemoryLockedClocksMhz(900, 1300)}) {
     EXPECT_EQ(set.code(), StatusCode::kNotSupported);
     EXPECT_THAT(set.message(), HasSubstr("GPU 1: AMD SMI library"));
     EXPECT_THAT(set.message(), HasSubstr("lacks amdsmi_set_gpu_clk_range"));

@@ -228,7 +228,8 @@ void Configure() {
   if (std::getenv(cfg::kMemoryClocksMhzList) != nullptr) {
     s.memory_clocks_mhz.clear();
     for (const std::string& item : EnvList(cfg::kMemoryClocksMhzList)) {
-      if (!item.empty()) s.memory_clocks_mhz.push_back(static_cast<unsigned int>(std::atoi(item.c_str())));
+      if (!item.empty())
+        s.memory_clocks_mhz.push_back(static_cast<unsigned int>(std::atoi(item.c_str())));
     }
   }
   std::vector<std::string> temperatures = EnvList(cfg::kTemperaturesC);

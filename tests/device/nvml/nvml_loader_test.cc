@@ -34,11 +34,10 @@ using ::testing::HasSubstr;
 class NvmlLoaderTest : public ::testing::Test {
  protected:
   NvmlLoaderTest() {
-    for (const char* name :
-         {fake::kGpus, fake::kNames, fake::kArchitectures, fake::kInitRc, fake::kEnergyRc,
-          fake::kSetRc, fake::kLostAfterReads, fake::kPowerMw, fake::kEnergyStepMj, fake::kLog,
-          fake::kMemoryClocksMhzList, "ZEUS_NVML_LIBRARY", "ZEUS_DRY_RUN",
-          "CUDA_VISIBLE_DEVICES"}) {
+    for (const char* name : {fake::kGpus, fake::kNames, fake::kArchitectures, fake::kInitRc,
+                             fake::kEnergyRc, fake::kSetRc, fake::kLostAfterReads, fake::kPowerMw,
+                             fake::kEnergyStepMj, fake::kLog, fake::kMemoryClocksMhzList,
+                             "ZEUS_NVML_LIBRARY", "ZEUS_DRY_RUN", "CUDA_VISIBLE_DEVICES"}) {
       env_.Unset(name);
     }
   }
