@@ -262,7 +262,9 @@ Status LeaseTable::ApplyOne(const Peer& peer, int index, const Change& change) {
     case Setting::kGpuLockedClocks:
     case Setting::kMemLockedClocks: {
       const bool memory = change.setting == Setting::kMemLockedClocks;
-      if (change.reset) {
+      if (change.reset && change.whole_range_if_needed) {
+        changed = UnlockClocks(*gpu, memory);
+      } else if (change.reset) {
         changed = memory ? gpu->ResetMemoryLockedClocks() : gpu->ResetGpuLockedClocks();
       } else {
         changed = memory ? gpu->SetMemoryLockedClocksMhz(change.value, change.max_value)

@@ -48,6 +48,10 @@ struct Change {
   uint32_t max_value = 0;
   // Locked clocks only: unlock instead of lock.
   bool reset = false;
+  // With `reset`: where the backend cannot unlock one domain alone (AMD SMI),
+  // lift the lock by the whole range instead (UnlockClocks), as a reset of
+  // every domain (reset_locked_clocks) does; else such a reset fails.
+  bool whole_range_if_needed = false;
 };
 
 struct LeaseTableOptions {

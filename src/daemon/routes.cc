@@ -313,8 +313,8 @@ HttpResponse Routes::Control(const std::string& op, const Params& params, const 
   } else if (op == zeusd::kResetMemLockedClocks) {
     change = Change{Setting::kMemLockedClocks, 0, 0, true};
   } else if (op == zeusd::kResetLockedClocks) {
-    change = Change{Setting::kGpuLockedClocks, 0, 0, true};
-    changes.push_back(Change{Setting::kMemLockedClocks, 0, 0, true});
+    change = Change{Setting::kGpuLockedClocks, 0, 0, true, true};
+    changes.push_back(Change{Setting::kMemLockedClocks, 0, 0, true, true});
   } else if (op == zeusd::kSetPowerLimit) {
     StatusOr<uint32_t> limit = Uint32Param(params, zeusd::kPowerLimitMw);
     if (!limit.ok()) return ErrorOf(limit.status());

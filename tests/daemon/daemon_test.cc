@@ -164,30 +164,38 @@ TEST_F(DaemonTest, LockedClocksAreResetWhenTheClientEnds) {
               HasSubstr("reset_gpu_locked_clocks 1\nreset_mem_locked_clocks 1\n"));
 }
 
-// AMD SMI cannot reset one clock domain: the lease locks it to its whole
-// range of levels instead (UnlockClocks), and a client's reset of one domain
-// is refused as AMD SMI refuses it.
-TEST_P(DaemonVendorTest, AmdLocksAreLiftedToTheWholeRangeWhenTheClientEnds) {
+// AMD SMI cannot reset one clock domain: a client's reset of one domain is
+// refused (400, as zeusd's), a reset of every domain and the end of a lease
+// lock each domain to its whole range of levels instead (UnlockClocks).
+TEST_P(DaemonVendorTest, AmdLocksAreLiftedToTheWholeRangeNotResetAlone) {
   if (GetParam().name != "amdsmi") GTEST_SKIP() << "AMD SMI only";
   ASSERT_TRUE(daemon_.Start());
   const std::string sock = daemon_.socket();
   auto client = std::make_unique<ClientProcess>([sock](ClientProcess& self) -> int {
-    HttpResult a = Http(
-        sock, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=1300&max_clock_mhz=1300");
-    HttpResult b = Http(sock, "POST", "/gpu/reset_gpu_locked_clocks?gpu_ids=1");
-    self.Report(std::to_string(a.status) + " " + std::to_string(b.status));
+    std::string statuses;
+    for (const char* request :
+         {"set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=1300&max_clock_mhz=1300",
+          "reset_gpu_locked_clocks?gpu_ids=1",
+          "set_mem_locked_clocks?gpu_ids=1&min_clock_mhz=900&max_clock_mhz=900",
+          "reset_locked_clocks?gpu_ids=1",
+          "set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=500&max_clock_mhz=1300"}) {
+      statuses += std::to_string(Http(sock, "POST", std::string("/gpu/") + request).status) + " ";
+    }
+    self.Report(statuses);
     ClientProcess::HoldForever();
   });
-  EXPECT_EQ(client->NextReport(), "200 400");
+  EXPECT_EQ(client->NextReport(), "200 400 200 200 200 ");
   client->Kill(SIGKILL);
+  const std::string expected =
+      "set_gpu_locked_clocks 1 1300 1300\nset_mem_locked_clocks 1 900 900\n"
+      "set_gpu_locked_clocks 1 500 2100\nset_mem_locked_clocks 1 900 1300\n"   // Reset of all.
+      "set_gpu_locked_clocks 1 500 1300\nset_gpu_locked_clocks 1 500 2100\n";  // Lease end.
   EXPECT_TRUE(WaitFor(
       [&] {
-        return ReadFileToString(daemon_.gpu_log())
-                   .value_or("")
-                   .find("set_gpu_locked_clocks 1 1300 1300\nset_gpu_locked_clocks 1 500 2100\n") !=
-               std::string::npos;
+        return ReadFileToString(daemon_.gpu_log()).value_or("").find(expected) != std::string::npos;
       },
-      milliseconds(1000)));
+      milliseconds(1000)))
+      << ReadFileToString(daemon_.gpu_log()).value_or("");
 }
 
 TEST_P(DaemonVendorTest, LeaseTimesOutWhileTheClientLives) {
