@@ -134,6 +134,12 @@ ZEUS_C_EXPORT int32_t zeus_gpus_set_locked_clocks(zeus_gpus* gpus, int32_t posit
 ZEUS_C_EXPORT int32_t zeus_gpus_reset_locked_clocks(zeus_gpus* gpus, int32_t position,
                                                     int32_t memory, char* message,
                                                     size_t message_size);
+/* Lifts a lock of the graphics (`memory` 0) or memory (`memory` 1) clocks
+ * however the backend can (zeus::UnlockClocks: the reset above, or where the
+ * backend cannot reset one domain alone (AMD SMI), a lock to the domain's
+ * whole range of supported clocks). */
+ZEUS_C_EXPORT int32_t zeus_gpus_unlock_clocks(zeus_gpus* gpus, int32_t position, int32_t memory,
+                                              char* message, size_t message_size);
 /* GPU temperature (degrees Celsius) and power of a domain (mW): `domain` 0
  * device instant, 1 device average (~1 s), 2 memory average. 3
  * (not_supported) where the GPU lacks it, or the build's device layer has no

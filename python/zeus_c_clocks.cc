@@ -95,6 +95,20 @@ int32_t zeus_gpus_reset_locked_clocks(zeus_gpus* gpus, int32_t position, int32_t
       message, message_size);
 }
 
+int32_t zeus_gpus_unlock_clocks(zeus_gpus* gpus, int32_t position, int32_t memory, char* message,
+                                size_t message_size) {
+  return zeus::c_api::Guard(
+      [&]() -> zeus::Status {
+        ZEUS_RETURN_IF_ERROR(
+            zeus::c_api::CheckGpuPosition("zeus_gpus_unlock_clocks", gpus, position));
+        std::lock_guard<std::mutex> lock(gpus->mu);
+        ZEUS_RETURN_IF_ERROR(zeus::UnlockClocks(*gpus->gpus[position], memory != 0));
+        (memory != 0 ? gpus->mem_clocks_locked : gpus->gpu_clocks_locked)[position] = false;
+        return zeus::Status::Ok();
+      },
+      message, message_size);
+}
+
 int32_t zeus_gpus_supported_graphics_clocks_mhz(zeus_gpus* gpus, int32_t position,
                                                 uint32_t* clocks_mhz, size_t capacity,
                                                 size_t* count, char* message, size_t message_size) {

@@ -157,6 +157,27 @@ def test_amd_locks_set_the_range_and_exit_widens_it_back(tmp_path):
 
 
 @amd_only
+def test_amd_reset_locked_clocks_lifts_both_domains(tmp_path):
+    """The original's reset of every domain: each domain locked to its whole
+    range of levels; nothing is left for the exit to put back."""
+    log = tmp_path / "amdsmi.log"
+    lines, output, rc = child("""
+        from zeus.device import get_gpus
+        gpus = get_gpus()
+        gpus.set_gpu_locked_clocks(1, 1300, 1300)
+        gpus.reset_locked_clocks(1)
+        gpus.gpus[0].reset_locked_clocks()
+        print("reset")
+        """, FAKE_AMDSMI_LOG=log)
+    assert rc == 0, output
+    assert lines == ["reset"], output
+    assert fake_log(log) == [
+        "init", "set_gpu_locked_clocks 1 1300 1300",
+        "set_gpu_locked_clocks 1 500 2100", "set_mem_locked_clocks 1 900 1300",
+        "set_gpu_locked_clocks 0 500 2100", "set_mem_locked_clocks 0 900 1300", "shutdown"]
+
+
+@amd_only
 def test_amd_lock_errors_are_the_originals_classes():
     gpus = zeus.device.get_gpus()
     with pytest.raises(ZeusGPUInvalidArgError, match="AMDSMI_STATUS_INPUT_OUT_OF_BOUNDS"):

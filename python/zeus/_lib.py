@@ -111,6 +111,7 @@ _SIGNATURES.update({
     "zeus_gpus_set_persistence_mode": (_I32, [_P, _I32, _I32] + _MSG),
     "zeus_gpus_set_locked_clocks": (_I32, [_P, _I32, _I32, _c.c_uint32, _c.c_uint32] + _MSG),
     "zeus_gpus_reset_locked_clocks": (_I32, [_P, _I32, _I32] + _MSG),
+    "zeus_gpus_unlock_clocks": (_I32, [_P, _I32, _I32] + _MSG),
     "zeus_gpus_restore": (_I32, [_P] + _MSG),
     "zeus_gpus_has_domain_reads": (_I32, []),
     "zeus_gpus_temperature_c": (_I32, [_P, _I32, _c.POINTER(_I32)] + _MSG),

@@ -16,9 +16,9 @@ average_socket_power (ZeusGPUNotSupportedError on GPUs that report only the
 current socket power, MI300 and newer). The supported graphics and memory
 clocks are the DPM levels of AMDSMI_CLK_TYPE_SYS and AMDSMI_CLK_TYPE_MEM;
 locking sets a range with amdsmi_set_gpu_clk_range; resetting one domain
-alone raises ZeusGPUNotSupportedError (AMD SMI resets every domain at once).
-A lock made through these objects is put back at exit by locking the domain
-to its whole range of levels.
+alone raises ZeusGPUNotSupportedError (AMD SMI resets every domain at once),
+reset_locked_clocks() and the restore at exit lift each lock by locking the
+domain to its whole range of levels.
 """
 
 from __future__ import annotations
@@ -131,6 +131,16 @@ class AMDGPU(nvidia._CoreGPU):
         """Not supported on AMD GPUs (ZeusGPUNotSupportedError), as in the
         original."""
         self._no_single_domain_reset("memory")
+
+    def reset_locked_clocks(self, block: bool = True) -> None:
+        """Unlocks the graphics and the memory clocks, as the original's reset
+        of every domain: AMD SMI resets no single domain, so each is locked
+        to its whole range of levels (the core's UnlockClocks)."""
+        if getattr(self, "_client", None) is not None:
+            # A ZeusdAMDGPU with a client: the relay's, not the local core's.
+            return gpu_common.GPU.reset_locked_clocks(self, block)
+        for memory in (0, 1):
+            self._handle.call("unlock_clocks", self.gpu_index, memory, setter=True)
 
 
 class ZeusdAMDGPU(nvidia._ZeusdRelayed, AMDGPU):
