@@ -276,3 +276,37 @@ def test_amd_frequency_optimizer_locks_and_unlocks_by_range(tmp_path):
     locks = [line for line in fake_log(log) if "clocks" in line]
     assert [line.split()[-1] for line in locks[1:4]] == ["2100", "1300", "500"], locks
     assert locks[-1] == "set_gpu_locked_clocks 0 500 2100"
+
+
+@amd_only
+def test_amd_locks_and_reset_of_every_domain_through_the_daemon(tmp_path, monkeypatch):
+    """With ZEUSD_SOCK_PATH the GPUs are ZeusdAMDGPU objects whose changes
+    the core relays to `zeus daemon`: a lock is the daemon's
+    amdsmi_set_gpu_clk_range, reset_locked_clocks lifts both domains there,
+    and a reset of one domain stays unsupported."""
+    from conftest import start_zeus_daemon
+    log = tmp_path / "amdsmi.log"
+    monkeypatch.setenv("FAKE_AMDSMI_LOG", str(log))  # The daemon's calls.
+    proc, sock, env, daemon_log = start_zeus_daemon(
+        tmp_path, tmp_path / "no-powercap", "--group", str(os.getgid()))
+    try:
+        lines, output, rc = child("""
+            from zeus.device import get_gpus
+            from zeus.device.gpu.common import ZeusGPUNotSupportedError
+            gpus = get_gpus()
+            print("class", type(gpus.gpus[1]).__name__)
+            gpus.set_gpu_locked_clocks(1, 1300, 1300, block=False)
+            gpus.reset_locked_clocks(1)
+            try:
+                gpus.reset_gpu_locked_clocks(1)
+            except ZeusGPUNotSupportedError as e:
+                print("not supported:", "resetting only the" in str(e))
+            """, ZEUSD_SOCK_PATH=sock)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert rc == 0, output + daemon_log.read_text()
+    assert lines == ["class ZeusdAMDGPU", "not supported: True"], output
+    clocks = [line for line in fake_log(log) if "clocks" in line]
+    assert clocks[:3] == ["set_gpu_locked_clocks 1 1300 1300", "set_gpu_locked_clocks 1 500 2100",
+                          "set_mem_locked_clocks 1 900 1300"], clocks

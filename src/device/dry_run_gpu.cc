@@ -56,7 +56,8 @@ Status DryRunGpu::SetGpuLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
 }
 
 Status DryRunGpu::ResetGpuLockedClocks() {
-  if (!IsDryRun()) return inner().ResetGpuLockedClocks();
+  // A backend that resets no single domain refuses without touching anything.
+  if (!IsDryRun() || !inner().CanResetOneClockDomain()) return inner().ResetGpuLockedClocks();
   return LogLockedClocks(false, false, 0, 0);
 }
 
@@ -66,7 +67,7 @@ Status DryRunGpu::SetMemoryLockedClocksMhz(uint32_t min_mhz, uint32_t max_mhz) {
 }
 
 Status DryRunGpu::ResetMemoryLockedClocks() {
-  if (!IsDryRun()) return inner().ResetMemoryLockedClocks();
+  if (!IsDryRun() || !inner().CanResetOneClockDomain()) return inner().ResetMemoryLockedClocks();
   return LogLockedClocks(true, false, 0, 0);
 }
 

@@ -52,6 +52,7 @@ class GpuDecorator : public Gpu {
     return inner_->SetMemoryLockedClocksMhz(min_mhz, max_mhz);
   }
   Status ResetMemoryLockedClocks() override { return inner_->ResetMemoryLockedClocks(); }
+  bool CanResetOneClockDomain() const override { return inner_->CanResetOneClockDomain(); }
   StatusOr<std::vector<uint32_t>> SupportedMemoryClocksMhz() override {
     return inner_->SupportedMemoryClocksMhz();
   }

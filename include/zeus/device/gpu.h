@@ -106,6 +106,9 @@ class Gpu {
   // clock domain at once (AMD SMI).
   virtual Status ResetGpuLockedClocks();
   virtual Status ResetMemoryLockedClocks();
+  // Whether the resets above can unlock one domain alone: false for AMD SMI.
+  // A constant of the backend; cheap, never fails. Default: true.
+  virtual bool CanResetOneClockDomain() const { return true; }
 
   // The memory clocks this GPU supports (the values SetMemoryLockedClocksMhz
   // and SupportedGraphicsClocksMhz(memory_clock_mhz) accept), in MHz,
@@ -163,8 +166,8 @@ class Gpu {
 
 // Lifts a lock of `gpu`'s graphics clocks (`memory` false) or memory clocks
 // (`memory` true): ResetGpuLockedClocks / ResetMemoryLockedClocks, or, where
-// the backend cannot unlock one domain alone (kNotSupported: AMD SMI), a
-// lock to the domain's whole supported range (lowest to highest of
+// the backend cannot unlock one domain alone (!CanResetOneClockDomain(): AMD
+// SMI), a lock to the domain's whole supported range (lowest to highest of
 // SupportedGraphicsClocksMhz() / SupportedMemoryClocksMhz()), which lets the
 // clock roam as unlocked. What every restore of locked clocks calls. Errors
 // name the GPU and what failed.

@@ -117,6 +117,7 @@ class AmdsmiGpu final : public Gpu {
   // one domain alone.
   Status ResetGpuLockedClocks() override;
   Status ResetMemoryLockedClocks() override;
+  bool CanResetOneClockDomain() const override { return false; }
 
   // Makes TotalEnergyMj return `why` (a kNotSupported status) from now on.
   // REQUIRES: called before the GPU is shared between threads (the backend

@@ -32,6 +32,10 @@ Status ZeusdGpu::LockedClocks(bool memory, bool lock, uint32_t min_mhz, uint32_t
                                 " clocks " + std::to_string(min_mhz) + "-" +
                                 std::to_string(max_mhz) + " MHz: min above max");
   }
+  if (!lock && !inner().CanResetOneClockDomain()) {
+    // The daemon's backend would refuse it too (the same vendor's).
+    return memory ? inner().ResetMemoryLockedClocks() : inner().ResetGpuLockedClocks();
+  }
   return Post(LockedClocksTarget(daemon_index_, memory, lock, min_mhz, max_mhz));
 }
 

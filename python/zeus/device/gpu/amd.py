@@ -139,6 +139,13 @@ class AMDGPU(nvidia._CoreGPU):
         if getattr(self, "_client", None) is not None:
             # A ZeusdAMDGPU with a client: the relay's, not the local core's.
             return gpu_common.GPU.reset_locked_clocks(self, block)
+        through_core = getattr(self, "_through_core", None)
+        if through_core is not None:
+            # A ZeusdAMDGPU relayed by the core: in order with its other changes.
+            return through_core(self._unlock_every_domain, block=block)
+        return self._unlock_every_domain(block)
+
+    def _unlock_every_domain(self, block: bool = True) -> None:
         for memory in (0, 1):
             self._handle.call("unlock_clocks", self.gpu_index, memory, setter=True)
 
