@@ -1100,6 +1100,9 @@ std::vector<Exchange> DaemonAmdExchanges() {
   x.push_back(
       Ex("set_gpu_locked_clocks",
          Req("POST", "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=500&max_clock_mhz=1000")));
+  // AMD SMI resets no single clock domain (400, as zeusd's); every domain at
+  // once, it does.
+  x.push_back(Ex("reset_gpu_locked_clocks", Req("POST", "/gpu/reset_gpu_locked_clocks?gpu_ids=1")));
   x.push_back(Ex("reset_locked_clocks", Req("POST", "/gpu/reset_locked_clocks?gpu_ids=1")));
   x.push_back(Ex("get_power_limit_after_set", Req("GET", "/gpu/get_power_limit?gpu_ids=0")));
   x.push_back(Ex("leases", Req("GET", "/leases")));
