@@ -124,6 +124,12 @@ def test_zeusd_gpu_honours_the_client_it_is_given(tcp_daemon, monkeypatch):
         assert gpu.supports_nonblocking_setters
         gpu.set_power_management_limit(250_000)
         assert client.get_power_limit([1]) == {1: 250_000}
+        # Both clock domains in one request, as the original's relay.
+        before = len(daemon_log())
+        gpu.reset_locked_clocks()
+        unlocked = daemon_log()[before:]
+        assert "GPU 1: graphics clocks unlocked" in unlocked, unlocked
+        assert "GPU 1: memory clocks unlocked" in unlocked, unlocked
         if client.endpoint == sock:
             assert re.search(rf"power limit 250000 mW for pid {os.getpid()} ", daemon_log())
         else:

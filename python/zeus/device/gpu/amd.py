@@ -136,9 +136,6 @@ class AMDGPU(nvidia._CoreGPU):
         """Unlocks the graphics and the memory clocks, as the original's reset
         of every domain: AMD SMI resets no single domain, so each is locked
         to its whole range of levels (the core's UnlockClocks)."""
-        if getattr(self, "_client", None) is not None:
-            # A ZeusdAMDGPU with a client: the relay's, not the local core's.
-            return gpu_common.GPU.reset_locked_clocks(self, block)
         through_core = getattr(self, "_through_core", None)
         if through_core is not None:
             # A ZeusdAMDGPU relayed by the core: in order with its other changes.

@@ -590,6 +590,14 @@ class _ZeusdRelayed:
             return self._through_core(super().reset_gpu_locked_clocks, block=block)
         self._relay("reset_gpu_locked_clocks", block=block)
 
+    def reset_locked_clocks(self, block: bool = True) -> None:
+        """Unlocks both clock domains: one request to the daemon with a
+        client (zeusd's reset_locked_clocks), else the vendor's own reset
+        through the core relay."""
+        if self._client is None:
+            return super().reset_locked_clocks(block)
+        self._relay("reset_locked_clocks", block=block)
+
 
 class ZeusdNVIDIAGPU(_ZeusdRelayed, NVIDIAGPU):
     """An NVIDIAGPU whose setters go through the Zeus daemon."""
