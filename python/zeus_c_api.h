@@ -218,8 +218,11 @@ ZEUS_C_EXPORT void zeus_cpus_destroy(zeus_cpus* cpus);
  * "cpu_indices" (RAPL sockets; null or absent: every readable socket, none
  * when RAPL cannot be read), "mode" ("exact" or "low_overhead"),
  * "approx_instant_energy" (bool), "log_file" (CSV path),
- * "power_sample_period_s", "counter_poll_period_s". With no GPU and no CPU,
- * windows measure time only. `sync` may be NULL. */
+ * "power_sample_period_s", "counter_poll_period_s", "powercap_root" (where
+ * RAPL's zones are; default /sys/class/powercap, whose absence falls back to
+ * /zeus_sys/class/powercap). An unreadable RAPL counter with "cpu_indices"
+ * given is status 4 (permission_denied). With no GPU and no CPU, windows measure
+ * time only. `sync` may be NULL. */
 ZEUS_C_EXPORT int32_t zeus_monitor_create(const char* options_json, zeus_sync_fn sync, void* user,
                                           zeus_monitor** out, char* message, size_t message_size);
 /* A replaying window source (zeus_monitor_create_replay): called when window

@@ -95,8 +95,10 @@ StatusOr<std::optional<std::vector<int>>> ParseIndices(const char* fn, const cha
 // turns a choice of indices into devices); `gpus` or `cpus` is nullopt for
 // every device of that kind and empty for none.
 StatusOr<SelectedDevices> Open(const char* fn, std::optional<std::vector<int>> gpus,
-                               std::optional<std::vector<int>> cpus) {
+                               std::optional<std::vector<int>> cpus,
+                               const std::string& powercap_root = kDefaultPowercapRoot) {
   DeviceSelection selection;
+  selection.powercap_root = powercap_root;
   selection.gpu_indices = std::move(gpus);
   selection.cpu_indices = std::move(cpus);
   selection.gpus_name = std::string(fn) + ": gpu_indices";
@@ -124,10 +126,12 @@ StatusOr<GpuSelection> SelectGpus(const char* fn, const nlohmann::json& indices)
   return selection;
 }
 
-StatusOr<CpuSelection> SelectCpus(const char* fn, const nlohmann::json& indices) {
+StatusOr<CpuSelection> SelectCpus(const char* fn, const nlohmann::json& indices,
+                                  const std::string& powercap_root) {
   ZEUS_ASSIGN_OR_RETURN(std::optional<std::vector<int>> wanted,
                         ParseIndices(fn, "cpu_indices", indices));
-  ZEUS_ASSIGN_OR_RETURN(SelectedDevices devices, Open(fn, std::vector<int>{}, std::move(wanted)));
+  ZEUS_ASSIGN_OR_RETURN(SelectedDevices devices,
+                        Open(fn, std::vector<int>{}, std::move(wanted), powercap_root));
   CpuSelection selection;
   selection.picked = devices.CpuPointers();
   selection.all = std::move(devices.cpus);

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zeus/device/cpu.h"
+#include "zeus/device/devices.h"
 #include "zeus/device/gpu.h"
 #include "zeus/monitor/energy_monitor.h"
 #include "zeus/status.h"
@@ -85,12 +86,13 @@ struct GpuSelection {
 };
 StatusOr<GpuSelection> SelectGpus(const char* fn, const nlohmann::json& indices);
 
-// The same for RAPL sockets.
+// The same for RAPL sockets, under `powercap_root` (see OpenCpus).
 struct CpuSelection {
   std::vector<std::unique_ptr<Cpu>> all;
   std::vector<Cpu*> picked;
 };
-StatusOr<CpuSelection> SelectCpus(const char* fn, const nlohmann::json& indices);
+StatusOr<CpuSelection> SelectCpus(const char* fn, const nlohmann::json& indices,
+                                  const std::string& powercap_root = kDefaultPowercapRoot);
 
 // The devices and monitor behind a zeus_monitor handle, shared with the
 // optimizers created on it so handles may be freed in any order. `monitor`

@@ -39,9 +39,10 @@ Status CreateMonitor(const char* options_json, zeus_sync_fn sync, void* user, ze
   *out = nullptr;
   ZEUS_ASSIGN_OR_RETURN(
       nlohmann::json j,
-      zeus::c_api::ParseObject(kFn, options_json,
-                               {"gpu_indices", "cpu_indices", "mode", "approx_instant_energy",
-                                "log_file", "power_sample_period_s", "counter_poll_period_s"}));
+      zeus::c_api::ParseObject(
+          kFn, options_json,
+          {"gpu_indices", "cpu_indices", "mode", "approx_instant_energy", "log_file",
+           "power_sample_period_s", "counter_poll_period_s", "powercap_root"}));
   ZEUS_ASSIGN_OR_RETURN(zeus::JsonFields f, zeus::c_api::OptionFields(kFn, j));
   zeus::EnergyMonitorOptions options;
   std::string mode = "exact";
@@ -56,6 +57,8 @@ Status CreateMonitor(const char* options_json, zeus_sync_fn sync, void* user, ze
       SetIfPresent(f.OptionalBool("approx_instant_energy"), &options.approximate_short_windows));
   std::string log_file;
   ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalString("log_file"), &log_file));
+  std::string powercap_root = zeus::kDefaultPowercapRoot;
+  ZEUS_RETURN_IF_ERROR(SetIfPresent(f.OptionalString("powercap_root"), &powercap_root));
   for (const char* key : {"power_sample_period_s", "counter_poll_period_s"}) {
     ZEUS_ASSIGN_OR_RETURN(std::optional<double> period_s, f.OptionalDouble(key, 0.0, 3600.0));
     if (period_s.has_value()) {
@@ -67,8 +70,9 @@ Status CreateMonitor(const char* options_json, zeus_sync_fn sync, void* user, ze
   auto state = std::make_shared<MonitorState>();
   ZEUS_ASSIGN_OR_RETURN(state->gpus,
                         zeus::c_api::SelectGpus(kFn, j.value("gpu_indices", nlohmann::json())));
-  ZEUS_ASSIGN_OR_RETURN(state->cpus,
-                        zeus::c_api::SelectCpus(kFn, j.value("cpu_indices", nlohmann::json())));
+  ZEUS_ASSIGN_OR_RETURN(
+      state->cpus,
+      zeus::c_api::SelectCpus(kFn, j.value("cpu_indices", nlohmann::json()), powercap_root));
   if (!log_file.empty()) {
     // Columns named by GPU index, as the original's log (ReplayZeusMonitor
     // reads the indices back from the header).

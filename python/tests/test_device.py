@@ -462,6 +462,75 @@ def fake_rapl(tmp_path, monkeypatch):
     return root
 
 
+def test_zeus_monitor_reads_the_cpus_get_cpus_reads(fake_rapl):
+    """ZeusMonitor measures the RAPL sockets of the directory get_cpus()
+    reads (RAPL_DIR, else the container mount), so both see the same."""
+    from zeus.monitor import ZeusMonitor
+    monitor = ZeusMonitor(gpu_indices=[0])
+    try:
+        assert monitor.cpu_indices == [0, 1]
+        monitor.begin_window("w")
+        m = monitor.end_window("w")
+        assert set(m.cpu_energy) == {0, 1} and set(m.dram_energy) == {0, 1}
+    finally:
+        monitor.close()
+
+
+def test_root_only_rapl_is_the_originals_runtime_error():
+    """Counters readable by root only (Linux 5.10 and newer), read by an
+    unprivileged process: get_cpus() raises ZeusCPUNoPermissionError;
+    ZeusMonitor with cpu_indices raises the original's RuntimeError, and
+    without them measures no CPU."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run the child as an unprivileged user")
+    import pathlib
+    import shutil
+    import tempfile
+    base = pathlib.Path(tempfile.mkdtemp(prefix="zeus-rapl-"))  # pytest's tmp_path is 0700.
+    root = base / "intel-rapl"
+    make_zone(root / "intel-rapl:0", "package-0", 5_000_000)
+    for path in (base, root, root / "intel-rapl:0"):
+        path.chmod(0o755)
+    for name in ("name", "max_energy_range_uj"):
+        (root / "intel-rapl:0" / name).chmod(0o444)
+    (root / "intel-rapl:0" / "energy_uj").chmod(0o400)
+    try:
+        result = run_python(["-c", textwrap.dedent(f"""
+            import os
+            os.setgid(65534)
+            os.setuid(65534)
+            try:
+                from zeus.device.cpu import rapl
+                from zeus.device.cpu.common import ZeusCPUNoPermissionError
+                from zeus.monitor import ZeusMonitor
+            except (ImportError, PermissionError) as e:  # The package is root's only.
+                print("unreachable", e)
+                raise SystemExit(0)
+            rapl.RAPL_DIR = {str(root)!r}
+            try:
+                rapl.RAPLCPUs()
+            except ZeusCPUNoPermissionError as e:
+                print("get_cpus:", type(e).__name__)
+            try:
+                ZeusMonitor(gpu_indices=[0], cpu_indices=[0])
+            except RuntimeError as e:
+                print("explicit:", e)
+            print("default:", ZeusMonitor(gpu_indices=[0]).cpu_indices)
+        """)], env=dict(os.environ))
+    finally:
+        shutil.rmtree(base)
+    assert result.returncode == 0, result.stderr
+    if result.stdout.startswith("unreachable"):
+        pytest.skip(f"the package is not readable by an unprivileged user: {result.stdout}")
+    lines = result.stdout.splitlines()
+    assert lines[0] == "get_cpus: ZeusRAPLPermissionError", result.stdout + result.stderr
+    assert lines[1] == ("explicit: Root privilege is required to read RAPL metrics. See "
+                        "https://ml.energy/zeus/getting_started/#system-privileges for more "
+                        "information or disable CPU measurement by passing cpu_indices=[] to "
+                        "ZeusMonitor"), result.stdout
+    assert lines[2] == "default: []", result.stdout
+
+
 def test_rapl_wraparound_tracker_counts_each_wrap_of_its_file(tmp_path):
     """As the original's: a poller counts every read of the file lower than
     the one before; a path that does not exist is a ValueError."""

@@ -18,7 +18,8 @@ from functools import cached_property
 from typing import Any, Dict, List, Optional
 
 from zeus import _lib
-from zeus.exception import AlreadyExistsError, NotFoundError, ZeusBaseError
+from zeus.exception import AlreadyExistsError, NotFoundError, PermissionDeniedError, \
+    ZeusBaseError
 from zeus.utils.framework import sync_execution as _sync_execution
 from zeus.utils.multiprocessing import warn_if_global_in_subprocess
 
@@ -88,6 +89,13 @@ class MeasurementState:
         return sum(self.gpu_energy.values())
 
 
+def _powercap_root() -> str:
+    """Where the core looks for RAPL zones: the directory get_cpus() reads
+    (zeus.device.cpu.rapl), so both see the same sockets."""
+    from zeus.device.cpu.rapl import powercap_root
+    return powercap_root()
+
+
 def _check_key(method: str, key) -> bytes:
     """The window name as bytes; TypeError for a non-string key."""
     if not isinstance(key, str):
@@ -104,7 +112,9 @@ class ZeusMonitor:
             CUDA_VISIBLE_DEVICES); None: every GPU (none when NVML is
             missing).
         cpu_indices: RAPL sockets to measure; None: every readable socket
-            (none when RAPL cannot be read, e.g. energy_uj is root-only).
+            (none when RAPL cannot be read, e.g. energy_uj is root-only;
+            with a list, root-only counters raise the original's
+            RuntimeError "Root privilege is required to read RAPL metrics.").
         approx_instant_energy: For windows shorter than the energy counter's
             ~100 ms update period, report mean instant power x time instead
             of a counter difference that may read 0.
@@ -166,10 +176,21 @@ class ZeusMonitor:
                        approx_instant_energy=bool(approx_instant_energy),
                        log_file=None if log_file is None else str(log_file),
                        mode=mode, power_sample_period_s=power_sample_period_s,
-                       counter_poll_period_s=counter_poll_period_s)
+                       counter_poll_period_s=counter_poll_period_s,
+                       powercap_root=_powercap_root())
         self.gpu_indices = []  # Set below; the sync trampoline reads it.
-        _lib.call(self._lib.zeus_monitor_create, _lib.options_json(options), self._sync_fn, None,
-                  ctypes.byref(handle))
+        try:
+            _lib.call(self._lib.zeus_monitor_create, _lib.options_json(options), self._sync_fn,
+                      None, ctypes.byref(handle))
+        except PermissionDeniedError as e:
+            if cpu_indices:
+                # The original's words for root-only RAPL counters.
+                raise RuntimeError(
+                    "Root privilege is required to read RAPL metrics. See "
+                    "https://ml.energy/zeus/getting_started/#system-privileges for more "
+                    "information or disable CPU measurement by passing cpu_indices=[] to "
+                    "ZeusMonitor") from e
+            raise
         self._handle = handle
         n_gpus = self._lib.zeus_monitor_num_gpus(handle)
         n_cpus = self._lib.zeus_monitor_num_cpus(handle)

@@ -36,7 +36,7 @@ class ZeusRAPLFileInitError(ZeusBaseCPUError):
         super().__init__(message)
 
 
-class ZeusRAPLPermissionError(ZeusBaseCPUError):
+class ZeusRAPLPermissionError(cpu_common.ZeusCPUNoPermissionError):
     """The RAPL counters are root-only (Linux 5.10 and newer)."""
 
     def __init__(self, message: str) -> None:
@@ -48,6 +48,12 @@ def _rapl_dir() -> str:
     if not os.path.exists(RAPL_DIR) and os.path.exists(CONTAINER_RAPL_DIR):
         return CONTAINER_RAPL_DIR
     return RAPL_DIR
+
+
+def powercap_root() -> str:
+    """The directory of RAPL zones (`intel-rapl:N`) the core reads, for
+    get_cpus() and ZeusMonitor alike: RAPL_DIR, else the container mount."""
+    return _rapl_dir()
 
 
 def rapl_is_available() -> bool:
