@@ -118,6 +118,17 @@ def run_python(args, env=None, timeout=300):
                           timeout=timeout)
 
 
+def run_child(script, **env):
+    """Runs `script` (dedented) in a child interpreter with `env` added;
+    returns (stdout lines without core log lines, all output, returncode)."""
+    import textwrap
+    full_env = dict(os.environ)
+    full_env.update({k: str(v) for k, v in env.items()})
+    result = run_python(["-c", textwrap.dedent(script)], env=full_env, timeout=120)
+    lines = [line for line in result.stdout.splitlines() if not line.startswith("[")]
+    return lines, result.stdout + result.stderr, result.returncode
+
+
 def wait_for_gpu_power(client, key):
     """The client's readings of `key` once they name a GPU (None after 60 s,
     a bound for a broken client, not a speed target)."""

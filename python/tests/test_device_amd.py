@@ -6,11 +6,10 @@ NVIDIA run (the fake libnvml) amdsmi is unavailable and AMDGPUs refuse.
 """
 
 import os
-import textwrap
 
 import pytest
 
-from conftest import run_python
+from conftest import run_child as child
 
 import zeus.device
 from zeus.device.exception import ZeusdError
@@ -23,16 +22,6 @@ AMD_RUN = bool(os.environ.get("ZEUS_AMDSMI_LIBRARY")) and \
 amd_only = pytest.mark.skipif(not AMD_RUN, reason="needs the fake libamd_smi without NVML "
                               "(the zeus_python_pytest_amd run)")
 nvidia_only = pytest.mark.skipif(AMD_RUN, reason="needs the fake libnvml")
-
-
-def child(script, **env):
-    """Runs `script` in a child interpreter with `env` added; returns
-    (stdout lines without core log lines, all output, returncode)."""
-    full_env = dict(os.environ)
-    full_env.update({k: str(v) for k, v in env.items()})
-    result = run_python(["-c", textwrap.dedent(script)], env=full_env, timeout=120)
-    lines = [line for line in result.stdout.splitlines() if not line.startswith("[")]
-    return lines, result.stdout + result.stderr, result.returncode
 
 
 @nvidia_only

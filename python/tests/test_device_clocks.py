@@ -5,12 +5,11 @@ needs pynvml or amdsmi."""
 
 import os
 import sys
-import textwrap
 import types
 
 import pytest
 
-from conftest import run_python
+from conftest import run_child as child
 
 import zeus.device
 from zeus.device.gpu import amd, nvidia
@@ -26,16 +25,6 @@ nvidia_only = pytest.mark.skipif(AMD_RUN, reason="needs the fake libnvml")
 # to 345 MHz in 15 MHz steps.
 GRAPHICS_AT_2619 = list(range(1980, 344, -15))
 GRAPHICS_AT_1593 = list(range(1500, 344, -15))
-
-
-def child(script, **env):
-    """Runs `script` in a child interpreter with `env` added; returns
-    (stdout lines without core log lines, all output, returncode)."""
-    full_env = dict(os.environ)
-    full_env.update({k: str(v) for k, v in env.items()})
-    result = run_python(["-c", textwrap.dedent(script)], env=full_env, timeout=120)
-    lines = [line for line in result.stdout.splitlines() if not line.startswith("[")]
-    return lines, result.stdout + result.stderr, result.returncode
 
 
 def fake_log(path):
@@ -220,29 +209,24 @@ def test_clock_lists_of_a_gpu_without_them_say_so():
     """A backend without the lists (here a library without the functions)
     raises ZeusGPUNotSupportedError naming what is missing."""
     if AMD_RUN:
-        script, env = """
-            from zeus.device.gpu.amd import AMDGPU
-            from zeus.device.gpu.common import ZeusGPUNotSupportedError
-            for method in ("get_supported_memory_clocks", "get_supported_graphics_clocks"):
-                try:
-                    getattr(AMDGPU(0), method)()
-                except ZeusGPUNotSupportedError as e:
-                    print("not supported:", e)
-            """, {"ZEUS_AMDSMI_LIBRARY": os.environ["ZEUS_AMDSMI_LIBRARY"].replace(
+        module, cls, env = "amd", "AMDGPU", {
+            "ZEUS_AMDSMI_LIBRARY": os.environ["ZEUS_AMDSMI_LIBRARY"].replace(
                 "fake_amdsmi_full", "fake_amdsmi_minimal")}
         wanted = "lacks amdsmi_get_clk_freq"
     else:
-        script, env = """
-            from zeus.device.gpu.nvidia import NVIDIAGPU
-            from zeus.device.gpu.common import ZeusGPUNotSupportedError
-            for method in ("get_supported_memory_clocks", "get_supported_graphics_clocks"):
-                try:
-                    getattr(NVIDIAGPU(0), method)()
-                except ZeusGPUNotSupportedError as e:
-                    print("not supported:", e)
-            """, {"ZEUS_NVML_LIBRARY": os.environ["ZEUS_NVML_LIBRARY"].replace(
+        module, cls, env = "nvidia", "NVIDIAGPU", {
+            "ZEUS_NVML_LIBRARY": os.environ["ZEUS_NVML_LIBRARY"].replace(
                 "fake_nvml_full", "fake_nvml_v1")}
         wanted = "nvmlDeviceGetSupported"
+    script = f"""
+        from zeus.device.gpu.{module} import {cls}
+        from zeus.device.gpu.common import ZeusGPUNotSupportedError
+        for method in ("get_supported_memory_clocks", "get_supported_graphics_clocks"):
+            try:
+                getattr({cls}(0), method)()
+            except ZeusGPUNotSupportedError as e:
+                print("not supported:", e)
+        """
     lines, output, rc = child(script, **env)
     assert rc == 0, output
     assert len(lines) == 2 and all(wanted in line for line in lines), output
