@@ -890,3 +890,25 @@ def test_has_sys_admin_reads_the_effective_capabilities(tmp_path, monkeypatch, c
         assert device_common.has_sys_admin() is expected
     finally:
         device_common.has_sys_admin.cache_clear()
+
+
+def test_the_daemon_relay_worker_is_remade_in_a_forked_child():
+    """A forked child (a data-loader worker) inherits no thread: its relayed
+    changes get a worker of their own instead of waiting on the parent's."""
+    result = run_python(["-c", textwrap.dedent("""
+        import os
+        from zeus.device.gpu import nvidia
+        worker = nvidia._relay_queue_executor()
+        assert worker.submit(os.getpid).result(timeout=60) == os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                # 60 s: a bound for a child left with the parent's dead worker.
+                mine = nvidia._relay_queue_executor().submit(os.getpid).result(timeout=60)
+                os._exit(0 if mine == os.getpid() else 1)
+            except BaseException:
+                os._exit(2)
+        print("child", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+    """)], env=dict(os.environ))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "child 0", result.stdout + result.stderr

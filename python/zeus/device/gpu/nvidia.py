@@ -254,9 +254,21 @@ _relay_queue = None
 _relay_queue_lock = threading.Lock()
 
 
+def _forget_relay_queue() -> None:
+    """In a forked child: the parent's worker thread and lock state do not
+    come along, so the child makes its own on first use."""
+    global _relay_queue, _relay_queue_lock
+    _relay_queue = None
+    _relay_queue_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_relay_queue)
+
+
 def _relay_queue_executor():
-    """The one worker that runs the core relay's changes in order (created on
-    first use; the interpreter joins it at exit, before exit hooks restore)."""
+    """The one worker of this process that runs the core relay's changes in
+    order (created on first use; the interpreter joins it at exit, before
+    exit hooks restore)."""
     global _relay_queue
     with _relay_queue_lock:
         if _relay_queue is None:
