@@ -256,8 +256,11 @@ def test_iteration_yields_new_snapshots_until_stop(daemons):
     stopper.join()
     assert len(seen) >= 3
     assert seen[0] != seen[2]  # Each snapshot is a newer event.
-    # Stopped: the threads are gone and no stream is held open.
+    # Stopped: the threads are gone and no stream or connection is held open.
     assert all(not t.is_alive() for t in client._threads)
+    daemon = client._servers[0].client
+    with pytest.raises(ZeusdConnectionError, match="was closed"):
+        daemon.get_time()
 
 
 def test_stop_ends_streams_and_a_dead_daemon_is_retried(daemons):

@@ -514,6 +514,9 @@ class PowerStreamingClient:
         for thread in self._threads:
             if thread is not threading.current_thread():
                 thread.join(timeout=10)
+        for server in self._servers:
+            if server.client is not None:
+                server.client.close()  # The connection discovery kept open.
 
     def __del__(self):
         try:

@@ -328,6 +328,9 @@ class ZeusdClient:
                 return httpx.Response(resp.status_code, headers=resp.headers,
                                       content=bytes(body), request=resp.request)
 
+        if self._client.is_closed:
+            raise ZeusdConnectionError(f"ZeusdClient of Zeusd at {self._config.endpoint} was "
+                                       "closed")
         try:
             return http_limits.with_deadline(fetch, REQUEST_TIMEOUT_S)
         except http_limits.DeadlineExceededError:
@@ -443,6 +446,11 @@ class ZeusdClient:
     def get_time(self) -> float:
         """The daemon's Unix time, in seconds."""
         return self._get("/time", "get_time", {})["timestamp_ms"] / 1000.0
+
+    def close(self) -> None:
+        """(extra) Closes the connection kept to the daemon; a later request
+        fails with ZeusdConnectionError."""
+        self._client.close()
 
     def make_client(self) -> httpx.Client:
         """A new httpx.Client with this daemon's transport and token (for streams)."""
