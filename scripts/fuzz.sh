@@ -74,7 +74,10 @@ run_target() {
   local dict=()
   [[ -f "tests/fuzz/$target.dict" ]] && dict=(-dict="$PWD/tests/fuzz/$target.dict")
   # New inputs go to a scratch corpus; the repository's seeds are read only.
-  (cd "$work" && "../../tests/fuzz/$target" "${budget[@]}" "${dict[@]}" -timeout=10 \
+  # fuzz_http's inputs may include its health check (3 tries of 10 s).
+  local timeout_s=10
+  [[ "$target" == fuzz_http ]] && timeout_s=40
+  (cd "$work" && "../../tests/fuzz/$target" "${budget[@]}" "${dict[@]}" -timeout="$timeout_s" \
     -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
     corpus "$OLDPWD/tests/fuzz/corpus/$target") >"$work/log" 2>&1
 }
