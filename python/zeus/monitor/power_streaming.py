@@ -248,8 +248,14 @@ class PowerStreamingClient:
         keys = [s.key for s in self._servers]
         if len(set(keys)) != len(keys):
             raise ValueError(f"PowerStreamingClient: the same daemon is listed twice: {keys}")
-        for server in self._servers:
-            server.connect()
+        try:
+            for server in self._servers:
+                server.connect()
+        except BaseException:
+            for server in self._servers:  # Those connected before the failure.
+                if server.client is not None:
+                    server.client.close()
+            raise
         self._reconnect_delay_s = reconnect_delay_s
         self._stop_event = threading.Event()
         self._changed = threading.Condition()
