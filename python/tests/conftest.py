@@ -5,12 +5,16 @@ energy-counter read advancing the counter by a step) and ZEUS_SERVE naming
 the `zeus` binary."""
 
 import gc
+import json
 import os
 import re
 import socket
 import subprocess
 import sys
+import textwrap
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -121,7 +125,6 @@ def run_python(args, env=None, timeout=300):
 def run_child(script, **env):
     """Runs `script` (dedented) in a child interpreter with `env` added;
     returns (stdout lines without core log lines, all output, returncode)."""
-    import textwrap
     full_env = dict(os.environ)
     full_env.update({k: str(v) for k, v in env.items()})
     result = run_python(["-c", textwrap.dedent(script)], env=full_env, timeout=120)
@@ -162,7 +165,6 @@ def answer_zeusd_discovery(handler, **fake):
     """Writes zeusd_discovery_answer(handler.path, **fake) to the
     BaseHTTPRequestHandler `handler`; False (nothing written) for another
     path."""
-    import json
     answer = zeusd_discovery_answer(handler.path, **fake)
     if answer is None:
         return False
@@ -186,9 +188,6 @@ class FakeStreamDaemon:
     "streaming"). Counts the stream's connections."""
 
     def __init__(self, prelude, power_mw=55000, discover=None):
-        import json
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         self.connections = 0
         fake = self
 
