@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any, Dict, List, Optional
 
 from zeus import _lib
+from zeus.device.cpu import rapl
 from zeus.exception import AlreadyExistsError, NotFoundError, PermissionDeniedError, \
     ZeusBaseError
 from zeus.utils.framework import sync_execution as _sync_execution
@@ -87,13 +88,6 @@ class MeasurementState:
     @cached_property
     def total_energy(self) -> float:
         return sum(self.gpu_energy.values())
-
-
-def _powercap_root() -> str:
-    """Where the core looks for RAPL zones: the directory get_cpus() reads
-    (zeus.device.cpu.rapl), so both see the same sockets."""
-    from zeus.device.cpu.rapl import powercap_root
-    return powercap_root()
 
 
 def _check_key(method: str, key) -> bytes:
@@ -177,7 +171,7 @@ class ZeusMonitor:
                        log_file=None if log_file is None else str(log_file),
                        mode=mode, power_sample_period_s=power_sample_period_s,
                        counter_poll_period_s=counter_poll_period_s,
-                       powercap_root=_powercap_root())
+                       powercap_root=rapl.rapl_dir())  # The sockets get_cpus() reads.
         self.gpu_indices = []  # Set below; the sync trampoline reads it.
         try:
             _lib.call(self._lib.zeus_monitor_create, _lib.options_json(options), self._sync_fn,

@@ -43,23 +43,18 @@ class ZeusRAPLPermissionError(cpu_common.ZeusCPUNoPermissionError):
         super().__init__(message)
 
 
-def _rapl_dir() -> str:
-    """The RAPL directory to read: RAPL_DIR, else the container mount."""
+def rapl_dir() -> str:
+    """The directory of RAPL zones (`intel-rapl:N`) the core reads, for
+    get_cpus() and ZeusMonitor alike: RAPL_DIR, else the container mount."""
     if not os.path.exists(RAPL_DIR) and os.path.exists(CONTAINER_RAPL_DIR):
         return CONTAINER_RAPL_DIR
     return RAPL_DIR
 
 
-def powercap_root() -> str:
-    """The directory of RAPL zones (`intel-rapl:N`) the core reads, for
-    get_cpus() and ZeusMonitor alike: RAPL_DIR, else the container mount."""
-    return _rapl_dir()
-
-
 def rapl_is_available() -> bool:
     """Whether RAPL can be asked: the powercap directory exists (or the Zeus
     daemon reads it for us, ZEUSD_SOCK_PATH)."""
-    return bool(os.environ.get("ZEUSD_SOCK_PATH")) or os.path.isdir(_rapl_dir())
+    return bool(os.environ.get("ZEUSD_SOCK_PATH")) or os.path.isdir(rapl_dir())
 
 
 class RaplWraparoundTracker:
@@ -257,7 +252,7 @@ class ZeusdRAPLCPU(RAPLCPU):
                 raise ZeusRAPLFileInitError(
                     "ZeusdRAPLCPU: pass a ZeusdClient, or set ZEUSD_SOCK_PATH to the Zeus "
                     "daemon's socket")
-            super().__init__(cpu_index, _rapl_dir())
+            super().__init__(cpu_index, rapl_dir())
             self._client = None
             return
         cpu_common.CPU.__init__(self, cpu_index)
@@ -285,7 +280,7 @@ class RAPLCPUs(cpu_common.CPUs):
     """Every CPU socket with a RAPL package zone, by socket order."""
 
     def __init__(self) -> None:
-        self.rapl_dir = _rapl_dir()
+        self.rapl_dir = rapl_dir()
         if not os.environ.get("ZEUSD_SOCK_PATH") and not os.path.isdir(self.rapl_dir):
             raise ZeusRAPLNotSupportedError(f"RAPL is not supported: no {self.rapl_dir}")
         handle = _Handle(self.rapl_dir)
