@@ -184,10 +184,6 @@ class _Server:
                     offset, _CLOCK_SAMPLES)
         return offset
 
-    def make_client(self) -> httpx.Client:
-        """A new httpx.Client for one stream: the config's make_client()."""
-        return self.config.make_client()
-
     def request(self, client, route, indices, ids_name, accept, timeout) -> httpx.Request:
         params = None if indices is None else {ids_name: ",".join(str(i) for i in indices)}
         return client.build_request("GET", self.config.url(route), params=params,
@@ -374,7 +370,7 @@ class PowerStreamingClient:
     def _stream_once(self, server, kind):
         ids_name = "gpu_ids" if kind == "gpu" else "cpu_ids"
         indices = server.gpu_indices if kind == "gpu" else server.cpu_indices
-        client = server.make_client()
+        client = server.config.make_client()  # One per stream.
         try:
             request = server.request(client, f"/{kind}/stream_power", indices, ids_name,
                                      "text/event-stream",
