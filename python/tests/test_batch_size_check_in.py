@@ -14,12 +14,11 @@ import logging
 import os
 import re
 import subprocess
-import threading
 import urllib.request
 
 import pytest
 
-from conftest import free_port
+from conftest import free_port, serve_in_background
 from test_batch_size import job_spec
 from zeus.exception import InvalidArgumentError, NotFoundError
 from zeus.monitor import ZeusMonitor
@@ -254,13 +253,7 @@ class OriginalServer:
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join()
+        self.close = serve_in_background(self.httpd)
 
 
 def test_the_original_server_turns_check_ins_off_with_a_warning(caplog):

@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from conftest import serve_in_background
 from zeus.monitor.carbon import (CarbonEmissionMeasurement, CarbonEmissionMonitor,
                                  CarbonIntensityProvider, ElectrictyMapsClient,
                                  ZeusCarbonIntensityHTTPError, ZeusCarbonIntensityNotFoundError)
@@ -52,12 +53,7 @@ class FakeService:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.close = serve_in_background(self.server)
 
 
 @pytest.fixture

@@ -5,12 +5,12 @@ refused as it arrives; a server that drips its answer meets the request's
 total deadline."""
 
 import json
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from conftest import serve_in_background
 from zeus.exception import InternalError, UnavailableError
 from zeus.monitor.carbon import ElectrictyMapsClient, ZeusCarbonIntensityHTTPError
 from zeus.optimizer.batch_size.http import BatchSizeServer
@@ -43,11 +43,7 @@ class Server:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.close = serve_in_background(self.httpd)
 
 
 def answer(handler, status, body=b"", headers=()):

@@ -19,7 +19,8 @@ from typing import List, Optional
 
 import pytest
 
-from conftest import answer_zeusd_discovery, free_port, zeusd_discovery_answer
+from conftest import (answer_zeusd_discovery, free_port, serve_in_background,
+                      zeusd_discovery_answer)
 from zeus.monitor.power_streaming import CpuPowerReading, PowerReadings, PowerStreamingClient
 from zeus.utils.zeusd import ZeusdCapabilityError, ZeusdConnectionError
 
@@ -145,12 +146,7 @@ class FakeZeusd:
             self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
             self.server.daemon_threads = True
             self.host_port = f"127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.close = serve_in_background(self.server)
 
 
 def wait_for(predicate, timeout=10.0):

@@ -9,12 +9,11 @@ import logging
 import os
 import sys
 import textwrap
-import threading
 import warnings
 
 import pytest
 
-from conftest import run_python
+from conftest import run_python, serve_in_background
 from zeus.callback import Callback, CallbackSet
 from zeus.exception import NotFoundError, ZeusBaseError
 from zeus.utils import framework
@@ -245,8 +244,7 @@ class _IpInfo(http.server.BaseHTTPRequestHandler):
 def test_get_ip_lat_long_from_a_local_ipinfo(monkeypatch):
     from zeus.utils.lat_lon import ZeusLatLonError, get_ip_lat_long
     server = http.server.HTTPServer(("127.0.0.1", 0), _IpInfo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    stop = serve_in_background(server)
     try:
         monkeypatch.setenv("ZEUS_IPINFO_URL", f"http://127.0.0.1:{server.server_port}/json")
         assert get_ip_lat_long() == (42.2808, -83.7430)
@@ -254,8 +252,7 @@ def test_get_ip_lat_long_from_a_local_ipinfo(monkeypatch):
         with pytest.raises(ZeusLatLonError, match='without a valid "loc"'):
             get_ip_lat_long()
     finally:
-        server.shutdown()
-        server.server_close()
+        stop()
 
 
 def test_get_ip_lat_long_offline_is_a_clear_connection_error(monkeypatch):

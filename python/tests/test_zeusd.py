@@ -7,13 +7,12 @@ import http.server
 import json
 import os
 import socketserver
-import threading
 import time
 import urllib.parse
 
 import pytest
 
-from conftest import run_python, start_zeus_daemon
+from conftest import run_python, serve_in_background, start_zeus_daemon
 from zeus.exception import ZeusBaseError
 from zeus.utils.zeusd import (CpuEnergyResult, CpuInfo, GpuInfo, ZeusdAuthError,
                               ZeusdCapabilityError, ZeusdClient, ZeusdConfig,
@@ -80,11 +79,9 @@ def fake_daemon(tmp_path):
                        ("GET", "/time"): (200, {"timestamp_ms": 1700000000123})})
     path = str(tmp_path / "fake.sock")
     server = _UnixHTTPServer(path, fake.handler())
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    stop = serve_in_background(server)
     yield fake, path
-    server.shutdown()
-    server.server_close()
+    stop()
 
 
 def test_discovery_over_a_unix_socket(fake_daemon):
@@ -321,8 +318,7 @@ def test_tcp_and_streams():
                            200, b'data: {"timestamp_ms": 1, "power_mw": {"0": 5}}\n\n'
                                 b'data: {"timestamp_ms": 2, "power_mw": {"0": 6}}\n\n')})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    stop = serve_in_background(server)
     try:
         client = ZeusdClient(ZeusdConfig.tcp("127.0.0.1", server.server_port))
         assert client.gpu_ids == [0, 1]
@@ -334,8 +330,7 @@ def test_tcp_and_streams():
         assert [e["power_mw"]["0"] for e in events] == [5, 6]
         assert fake.requests[-1][2] == {"gpu_ids": "0"}
     finally:
-        server.shutdown()
-        server.server_close()
+        stop()
 
 
 # --- A real `zeus daemon` over the fake libnvml or libamd_smi -----------------
@@ -434,11 +429,9 @@ def test_a_slow_or_flooding_daemon_is_a_connection_error(mode, words, monkeypatc
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Misbehaving)
     server.daemon_threads = True
     server.mode = mode
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    stop = serve_in_background(server)
     try:
         with pytest.raises(ZeusdConnectionError, match=words):
             ZeusdClient(ZeusdConfig.tcp("127.0.0.1", server.server_address[1]))
     finally:
-        server.shutdown()
-        server.server_close()
+        stop()
