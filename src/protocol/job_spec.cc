@@ -199,7 +199,7 @@ json JobSpecToJson(const BatchSizeJobSpec& spec) {
   j["batch_sizes"] = spec.batch_sizes;
   j["default_batch_size"] = spec.default_batch_size;
   j["eta_knob"] = spec.eta_knob;
-  j["beta_knob"] = spec.beta_knob ? json(*spec.beta_knob) : json(nullptr);
+  j["beta_knob"] = JsonOrNull(spec.beta_knob);
   j["target_metric"] = spec.target_metric;
   j["higher_is_better_metric"] = spec.higher_is_better_metric;
   j["max_epochs"] = spec.max_epochs;

@@ -11,14 +11,13 @@
 #include "zeus/util/json.h"
 
 #include "src/server/job_saving.h"
+#include "src/server/stored_job.h"
 
 namespace zeus::server_internal {
 
 using nlohmann::json;
 
 namespace {
-
-json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 // A decoded job row: its spec and its optimizer.
 struct DecodedJob {
@@ -27,18 +26,9 @@ struct DecodedJob {
 };
 
 StatusOr<DecodedJob> Decode(const JobRecord& job) {
-  const std::string context = "job \"" + job.job_id + "\": stored ";
-  StatusOr<json> spec_json = ParseJson(job.spec_json, context + "spec");
-  if (!spec_json.ok()) return InternalError(spec_json.status().message());
-  StatusOr<BatchSizeJobSpec> spec = ParseJobSpec(*spec_json);
-  if (!spec.ok()) return InternalError(context + "spec: " + spec.status().message());
-  StatusOr<json> state_json = ParseJson(job.state_json, context + "optimizer state");
-  if (!state_json.ok()) return InternalError(state_json.status().message());
-  StatusOr<BatchSizeOptimizer> optimizer = BatchSizeOptimizer::FromJson(*state_json);
-  if (!optimizer.ok()) {
-    return InternalError(context + "optimizer state: " + optimizer.status().message());
-  }
-  return DecodedJob{std::move(*spec), std::move(*optimizer)};
+  ZEUS_ASSIGN_OR_RETURN(BatchSizeJobSpec spec, DecodeSpec(job));
+  ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, DecodeOptimizer(job));
+  return DecodedJob{std::move(spec), std::move(optimizer)};
 }
 
 json TrialToJson(const TrialRecord& t, int64_t max_epochs) {
@@ -47,11 +37,11 @@ json TrialToJson(const TrialRecord& t, int64_t max_epochs) {
               {"kind", t.kind},
               {"status", std::string(TrialStatusName(t.status))},
               {"outcome", TrialOutcome(t, max_epochs)},
-              {"energy_j", Optional(t.energy_j)},
-              {"time_s", Optional(t.time_s)},
-              {"cost", Optional(t.cost)},
-              {"metric", Optional(t.metric)},
-              {"epoch", t.current_epoch ? json(*t.current_epoch) : json(nullptr)},
+              {"energy_j", JsonOrNull(t.energy_j)},
+              {"time_s", JsonOrNull(t.time_s)},
+              {"cost", JsonOrNull(t.cost)},
+              {"metric", JsonOrNull(t.metric)},
+              {"epoch", JsonOrNull(t.current_epoch)},
               {"converged", t.converged},
               {"message", t.message},
               {"start_time_s", t.start_time_s},
@@ -78,8 +68,8 @@ json BeliefToJson(const BatchSizeJobSpec& spec, const BatchSizeOptimizer& optimi
   const BatchSizeSearchView search = optimizer.View();
   return json{{"exploring", search.exploring},
               {"best_batch_size", search.best_batch_size},
-              {"min_cost", Optional(search.min_cost)},
-              {"early_stop_threshold", Optional(search.early_stop_threshold)},
+              {"min_cost", JsonOrNull(search.min_cost)},
+              {"early_stop_threshold", JsonOrNull(search.early_stop_threshold)},
               {"in_flight", std::move(in_flight)},
               {"arms", std::move(arms)},
               {"pruned_batch_sizes", std::move(pruned)}};
@@ -171,9 +161,9 @@ json CostAgainstDefault(const std::vector<TrialRecord>& trials, int64_t default_
   if (estimate && cumulative_default > 0.0) saved = 1.0 - cumulative / cumulative_default;
   return json{{"default_batch_size", default_batch_size},
               {"default_runs", default_runs},
-              {"default_cost_estimate", Optional(estimate)},
-              {"default_cost_min", Optional(default_min)},
-              {"default_cost_max", Optional(default_max)},
+              {"default_cost_estimate", JsonOrNull(estimate)},
+              {"default_cost_min", JsonOrNull(default_min)},
+              {"default_cost_max", JsonOrNull(default_max)},
               {"ended_trials", ended},
               {"converged_trials", converged},
               {"failed_trials", failed},
@@ -211,7 +201,7 @@ StatusOr<json> DashboardJobList(Store* store, const JobPage& page) {
                           {"default_batch_size", spec.default_batch_size},
                           {"batch_sizes", spec.batch_sizes},
                           {"eta_knob", spec.eta_knob},
-                          {"min_cost", Optional(search.min_cost)},
+                          {"min_cost", JsonOrNull(search.min_cost)},
                           {"exploring", search.exploring},
                           {"best_batch_size", search.best_batch_size},
                           {"saved_vs_default", std::move(saved)}});

@@ -53,6 +53,12 @@ StatusOr<nlohmann::json> ParseJson(std::string_view text, std::string_view sourc
 // A JSON value for an error message: compact, at most 64 characters.
 std::string DescribeJson(const nlohmann::json& value);
 
+// `value` as JSON, or null when it is empty.
+template <typename T>
+nlohmann::json JsonOrNull(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
 // Typed, range-checked readers for the fields of one JSON object. A missing
 // field and an explicit null both read as absent: Optional* returns nullopt,
 // the required readers fail with "required". A present value of the wrong
