@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "zeus/http/transport.h"
 
 #include "src/daemon/routes.h"
@@ -15,10 +13,6 @@ namespace {
 // Largest accepted request line plus headers.
 constexpr size_t kMaxHeaderBytes = 8 * 1024;
 constexpr int kIoThreads = 4;
-
-HttpResponse ErrorAnswer(int status, const std::string& message) {
-  return HttpResponse(status, nlohmann::json{{"error", message}}.dump());
-}
 
 // The daemon's refusals before routing, as zeusd words them.
 HttpResponse Refusal(const DaemonOptions& o, HttpRefusal refusal, const std::string& detail) {

@@ -1,7 +1,5 @@
 #include "src/daemon/routes.h"
 
-#include <grp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -9,7 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/daemon/token.h"
 #include "zeus/http/query.h"
 #include "zeus/http/status_map.h"
 #include "zeus/util/json.h"
@@ -22,19 +19,9 @@ namespace {
 
 using json = nlohmann::json;
 
-HttpResponse Json(int status, const json& body) { return HttpResponse{status, body.dump()}; }
-
-HttpResponse Error(int status, const std::string& message) {
-  return Json(status, json{{"error", message}});
-}
-
 // zeusd's statuses: bad input and unknown devices 400, refusals 403, a GPU
 // another client holds 409.
 const HttpStatusMap kZeusdStatus{{StatusCode::kNotFound, 400}, {StatusCode::kNotSupported, 400}};
-
-int HttpStatusOf(const Status& s) { return kZeusdStatus(s.code()); }
-
-HttpResponse ErrorOf(const Status& s) { return Error(HttpStatusOf(s), s.message()); }
 
 // `text` as a decimal number of ASCII digits only: no sign, no space, no
 // hexadecimal ("%2B200000" and "%20200000" decode to "+200000" and " 200000",
@@ -104,40 +91,21 @@ StatusOr<std::map<std::string, std::string>> BodyParams(const std::string& body)
   return params;
 }
 
-std::string GroupName(gid_t gid) {
-  group* g = getgrgid(gid);
-  return g != nullptr ? "'" + std::string(g->gr_name) + "' (gid " + std::to_string(gid) + ")"
-                      : "gid " + std::to_string(gid);
-}
-
-// The API group a route belongs to (the original's mapping): GPU changes
-// (POST /gpu/set_*, /gpu/reset_*, and the legacy /gpu/<id>/...) gpu-control,
-// other /gpu/ routes gpu-read, /cpu/ routes cpu-read. Ours: POST
-// /lease/release gpu-control, GET /leases gpu-read. "" for the rest
-// (/discover, /time, /auth/whoami, /streams, unknown routes).
-std::string GroupOf(const std::string& path) {
-  if (StartsWith(path, "/gpu/set_") || StartsWith(path, "/gpu/reset_")) return kApiGroupGpuControl;
-  if (StartsWith(path, "/gpu/")) {
-    const std::string rest = path.substr(5);
-    return rest.find('/') != std::string::npos ? kApiGroupGpuControl : kApiGroupGpuRead;
-  }
-  if (StartsWith(path, "/cpu/")) return kApiGroupCpuRead;
-  if (path == "/lease/release") return kApiGroupGpuControl;
-  if (path == "/leases") return kApiGroupGpuRead;
-  return "";
-}
-
-HttpResponse Unauthorized(const std::string& message) {
-  HttpResponse r = Error(401, message);
-  r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"zeusd\"");
-  return r;
-}
-
 std::chrono::microseconds PeriodOf(double hz) {
   return std::chrono::microseconds(static_cast<int64_t>(1e6 / hz));
 }
 
 }  // namespace
+
+HttpResponse JsonAnswer(int status, const json& body) { return HttpResponse{status, body.dump()}; }
+
+HttpResponse ErrorAnswer(int status, const std::string& message) {
+  return JsonAnswer(status, json{{"error", message}});
+}
+
+HttpResponse ErrorAnswerOf(const Status& s) {
+  return ErrorAnswer(kZeusdStatus(s.code()), s.message());
+}
 
 StatusOr<std::map<std::string, std::string>> ParseQuery(const std::string& query) {
   ZEUS_ASSIGN_OR_RETURN(HttpFields fields,
@@ -159,28 +127,25 @@ void Routes::EndStreams() {
   cpu_power_->Shutdown();
 }
 
-bool Routes::GroupEnabled(const std::string& group) const {
-  const auto& groups = options_->enabled_api_groups;
-  return std::find(groups.begin(), groups.end(), group) != groups.end();
-}
-
 HttpResponse Routes::GetCpuPower(const Params& params) {
   StatusOr<std::vector<int>> ids = CpuIds(params);
-  if (!ids.ok()) return ErrorOf(ids.status());
-  if (cpus_.empty()) return Error(400, "this daemon has no CPUs whose RAPL energy it can read");
+  if (!ids.ok()) return ErrorAnswerOf(ids.status());
+  if (cpus_.empty())
+    return ErrorAnswer(400, "this daemon has no CPUs whose RAPL energy it can read");
   // Power is energy over time: a poll of the CPU poller (two RAPL reads one
   // poll period apart), shared with the streams; the latest one while the
   // poller runs, so that readers park an I/O thread only for the first poll
   // of a burst (at most one period: the rates are bounded).
   StatusOr<PowerSnapshot> snapshot = cpu_power_->RecentSnapshot(
       std::chrono::milliseconds(std::max<int64_t>(2000, 3 * cpu_power_->period().count() / 1000)));
-  if (!snapshot.ok()) return ErrorOf(snapshot.status());
+  if (!snapshot.ok()) return ErrorAnswerOf(snapshot.status());
   json power = json::object();
   for (int id : *ids) {
     const std::string key = std::to_string(id);
     power[key] = (*snapshot)->at("power_mw").at(key);
   }
-  return Json(200, json{{"timestamp_ms", (*snapshot)->at("timestamp_ms")}, {"power_mw", power}});
+  return JsonAnswer(200,
+                    json{{"timestamp_ms", (*snapshot)->at("timestamp_ms")}, {"power_mw", power}});
 }
 
 HttpResponse Routes::Stream(PowerHub* hub, const std::vector<int>& ids) {
@@ -200,33 +165,7 @@ HttpResponse Routes::StreamStats() {
                 {"polling", s.polling},
                 {"period_us", hub.period().count()}};
   };
-  return Json(200, json{{"gpu", stats(*gpu_power_)}, {"cpu", stats(*cpu_power_)}});
-}
-
-bool MayControl(const Peer& peer, const std::optional<gid_t>& control_group) {
-  return peer.local && (peer.uid == 0 || (control_group && peer.InGroup(*control_group)));
-}
-
-Status Routes::Authorize(const Peer& peer, bool write) const {
-  if (!write && !options_->restrict_reads) return Status::Ok();
-  const std::string what = write ? "change GPU settings" : "read (this daemon restricts reads)";
-  if (!peer.local) {
-    // With tokens, Guarded has checked the gpu-control scope already.
-    if (write && options_->tcp_changes) return Status::Ok();
-    return PermissionDeniedError(
-        peer.description + " may not " + what + ": " +
-        (write ? "changes are accepted only on the Unix socket " + options_->socket_path +
-                     ", where the daemon knows the client process and can lease the change to "
-                     "it (start the daemon with --tcp-changes to accept them over TCP)"
-               : "only root and the control group may, over the Unix socket " +
-                     options_->socket_path));
-  }
-  if (MayControl(peer, options_->control_group)) return Status::Ok();
-  return PermissionDeniedError(peer.description + " may not " + what + ": only root" +
-                               (options_->control_group
-                                    ? " and members of group " + GroupName(*options_->control_group)
-                                    : std::string(" (the daemon was started without --group)")) +
-                               " may");
+  return JsonAnswer(200, json{{"gpu", stats(*gpu_power_)}, {"cpu", stats(*cpu_power_)}});
 }
 
 StatusOr<std::vector<int>> Routes::GpuIds(const Params& params, bool required) const {
@@ -280,30 +219,31 @@ StatusOr<std::vector<int>> Routes::CpuIds(const Params& params) const {
 }
 
 HttpResponse Routes::Control(const std::string& op, const Params& params, const Peer& peer) {
-  if (Status s = Authorize(peer, true); !s.ok()) return ErrorOf(s);
+  if (Status s = Authorize(peer, true); !s.ok()) return ErrorAnswerOf(s);
   if (peer.Exited()) {
     // A process that inherited the connection (a child of an exited
     // parent): its change would be leased to the dead parent and put back at
     // once, while it believes it holds the GPU.
-    return Error(403, peer.description +
-                          ", which opened this connection, has exited: changes are accepted only "
-                          "from the live process that connected (the change is leased to it); "
-                          "open a new connection. Nothing was changed");
+    return ErrorAnswer(403,
+                       peer.description +
+                           ", which opened this connection, has exited: changes are accepted only "
+                           "from the live process that connected (the change is leased to it); "
+                           "open a new connection. Nothing was changed");
   }
   StatusOr<std::vector<int>> ids = GpuIds(params, true);
-  if (!ids.ok()) return ErrorOf(ids.status());
+  if (!ids.ok()) return ErrorAnswerOf(ids.status());
   StatusOr<std::optional<bool>> block = BoolParam(params, zeusd::kBlock);
-  if (!block.ok()) return ErrorOf(block.status());
+  if (!block.ok()) return ErrorAnswerOf(block.status());
   std::vector<Change> changes(1);
   Change& change = changes[0];
   if (op == zeusd::kSetGpuLockedClocks || op == zeusd::kSetMemLockedClocks) {
     StatusOr<uint32_t> min_mhz = Uint32Param(params, zeusd::kMinClockMhz);
-    if (!min_mhz.ok()) return ErrorOf(min_mhz.status());
+    if (!min_mhz.ok()) return ErrorAnswerOf(min_mhz.status());
     StatusOr<uint32_t> max_mhz = Uint32Param(params, zeusd::kMaxClockMhz);
-    if (!max_mhz.ok()) return ErrorOf(max_mhz.status());
+    if (!max_mhz.ok()) return ErrorAnswerOf(max_mhz.status());
     if (*min_mhz > *max_mhz) {
-      return Error(400, "min_clock_mhz " + std::to_string(*min_mhz) + " is above max_clock_mhz " +
-                            std::to_string(*max_mhz));
+      return ErrorAnswer(400, "min_clock_mhz " + std::to_string(*min_mhz) +
+                                  " is above max_clock_mhz " + std::to_string(*max_mhz));
     }
     change = Change{
         op == zeusd::kSetGpuLockedClocks ? Setting::kGpuLockedClocks : Setting::kMemLockedClocks,
@@ -317,14 +257,14 @@ HttpResponse Routes::Control(const std::string& op, const Params& params, const 
     changes.push_back(Change{Setting::kMemLockedClocks, 0, 0, true, true});
   } else if (op == zeusd::kSetPowerLimit) {
     StatusOr<uint32_t> limit = Uint32Param(params, zeusd::kPowerLimitMw);
-    if (!limit.ok()) return ErrorOf(limit.status());
+    if (!limit.ok()) return ErrorAnswerOf(limit.status());
     change = Change{Setting::kPowerLimit, *limit};
   } else if (op == zeusd::kSetPersistenceMode) {
     StatusOr<bool> enabled = RequiredBool(params, zeusd::kEnabled);
-    if (!enabled.ok()) return ErrorOf(enabled.status());
+    if (!enabled.ok()) return ErrorAnswerOf(enabled.status());
     change = Change{Setting::kPersistenceMode, *enabled ? 1u : 0u};
   } else {
-    return Error(404, "no route POST /gpu/" + op);
+    return ErrorAnswer(404, "no route POST /gpu/" + op);
   }
   // block=false is accepted and served as block=true: the change is made
   // before the answer, which only strengthens the contract.
@@ -340,19 +280,19 @@ HttpResponse Routes::Control(const std::string& op, const Params& params, const 
   std::string first;
   for (size_t i = 0; i < results.size(); ++i) {
     if (results[i].ok()) continue;
-    worst = std::max(worst, HttpStatusOf(results[i]));
+    worst = std::max(worst, kZeusdStatus(results[i].code()));
     errors[std::to_string((*ids)[i])] = results[i].message();
     if (first.empty()) first = results[i].message();
   }
   if (worst == 200) return HttpResponse{200, "", "text/plain"};
   json body{{"error", first}};
   if (results.size() > 1) body["errors"] = errors;
-  return Json(worst, body);
+  return JsonAnswer(worst, body);
 }
 
 HttpResponse Routes::GpuRead(const std::string& op, const Params& params) {
   StatusOr<std::vector<int>> ids = GpuIds(params, false);
-  if (!ids.ok()) return ErrorOf(ids.status());
+  if (!ids.ok()) return ErrorAnswerOf(ids.status());
   json out = json::object();
   json power = json::object();
   for (int id : *ids) {
@@ -360,62 +300,63 @@ HttpResponse Routes::GpuRead(const std::string& op, const Params& params) {
     const std::string key = std::to_string(id);
     if (op == zeusd::kGetPowerLimit) {
       StatusOr<uint32_t> v = gpu->PowerLimitMw();
-      if (!v.ok()) return ErrorOf(v.status());
+      if (!v.ok()) return ErrorAnswerOf(v.status());
       out[key] = {{zeusd::kPowerLimitMw, *v}};
     } else if (op == zeusd::kGetPowerLimitConstraints) {
       StatusOr<PowerLimitConstraints> v = gpu->PowerLimitConstraintsMw();
-      if (!v.ok()) return ErrorOf(v.status());
+      if (!v.ok()) return ErrorAnswerOf(v.status());
       out[key] = {{"min_power_limit_mw", v->min_mw}, {"max_power_limit_mw", v->max_mw}};
     } else if (op == zeusd::kGetPersistenceMode) {
       StatusOr<bool> v = gpu->PersistenceMode();
-      if (!v.ok()) return ErrorOf(v.status());
+      if (!v.ok()) return ErrorAnswerOf(v.status());
       out[key] = {{zeusd::kEnabled, *v}};
     } else if (op == zeusd::kGetCumulativeEnergy) {
       StatusOr<uint64_t> v = gpu->TotalEnergyMj();
-      if (!v.ok()) return ErrorOf(v.status());
+      if (!v.ok()) return ErrorAnswerOf(v.status());
       out[key] = {{"energy_mj", *v}};
     } else if (op == zeusd::kGetPower) {
       StatusOr<uint32_t> v = gpu->PowerMw();
-      if (!v.ok()) return ErrorOf(v.status());
+      if (!v.ok()) return ErrorAnswerOf(v.status());
       power[key] = *v;
     } else {
-      return Error(404, "no route GET /gpu/" + op);
+      return ErrorAnswer(404, "no route GET /gpu/" + op);
     }
   }
   if (op == zeusd::kGetPower)
-    return Json(200, json{{"timestamp_ms", UnixTimeMs()}, {"power_mw", power}});
-  return Json(200, out);
+    return JsonAnswer(200, json{{"timestamp_ms", UnixTimeMs()}, {"power_mw", power}});
+  return JsonAnswer(200, out);
 }
 
 HttpResponse Routes::CpuRead(const std::string& op, const Params& params) {
   if (op != zeusd::kGetCumulativeEnergy) {
-    return Error(404, "no route GET /cpu/" + op +
-                          " (this daemon serves /cpu/get_cumulative_energy, /cpu/get_power and "
-                          "/cpu/stream_power)");
+    return ErrorAnswer(404,
+                       "no route GET /cpu/" + op +
+                           " (this daemon serves /cpu/get_cumulative_energy, /cpu/get_power and "
+                           "/cpu/stream_power)");
   }
   StatusOr<std::vector<int>> ids = CpuIds(params);
-  if (!ids.ok()) return ErrorOf(ids.status());
+  if (!ids.ok()) return ErrorAnswerOf(ids.status());
   StatusOr<bool> want_cpu = RequiredBool(params, zeusd::kCpu);
-  if (!want_cpu.ok()) return ErrorOf(want_cpu.status());
+  if (!want_cpu.ok()) return ErrorAnswerOf(want_cpu.status());
   StatusOr<bool> want_dram = RequiredBool(params, zeusd::kDram);
-  if (!want_dram.ok()) return ErrorOf(want_dram.status());
+  if (!want_dram.ok()) return ErrorAnswerOf(want_dram.status());
   json out = json::object();
   for (int id : *ids) {
     Cpu* cpu = cpus_[static_cast<size_t>(id)];
     json entry{{zeusd::kCpuEnergyUj, nullptr}, {zeusd::kDramEnergyUj, nullptr}};
     if (*want_cpu) {
       StatusOr<uint64_t> v = cpu->PackageEnergyUj();
-      if (!v.ok()) return ErrorOf(v.status());
+      if (!v.ok()) return ErrorAnswerOf(v.status());
       entry[zeusd::kCpuEnergyUj] = *v;
     }
     if (*want_dram && cpu->HasDram()) {
       StatusOr<uint64_t> v = cpu->DramEnergyUj();
-      if (!v.ok()) return ErrorOf(v.status());
+      if (!v.ok()) return ErrorAnswerOf(v.status());
       entry[zeusd::kDramEnergyUj] = *v;
     }
     out[std::to_string(id)] = entry;
   }
-  return Json(200, out);
+  return JsonAnswer(200, out);
 }
 
 HttpResponse Routes::Discover() {
@@ -438,71 +379,15 @@ HttpResponse Routes::Discover() {
     dram.push_back(cpus_[i]->HasDram());
     cpus.push_back({{"id", i}, {"dram_available", cpus_[i]->HasDram()}});
   }
-  return Json(200, json{{zeusd::kGpuIds, gpu_ids},
-                        {zeusd::kCpuIds, cpu_ids},
-                        {"dram_available", dram},
-                        {"gpus", gpus},
-                        {"cpus", cpus},
-                        {"enabled_api_groups", options_->enabled_api_groups},
-                        {"auth_required", !options_->signing_key.empty()},
-                        {"dry_run", options_->dry_run},
-                        {"lease_timeout_ms", options_->lease_timeout.count()}});
-}
-
-std::optional<HttpResponse> Routes::Check(const HttpRequest& request, bool open,
-                                          Checked* checked) const {
-  leases_->Touch(request.peer);
-  const std::string& path = request.path;
-  StatusOr<Params> params = ParseQuery(request.query);
-  if (!params.ok()) return ErrorOf(params.status());
-  checked->params = std::move(*params);
-  if (open) return std::nullopt;
-  // API groups, then tokens (the original's order): a disabled group is 404
-  // whoever asks; with a signing key, a missing or invalid token is 401 and
-  // a token without the route's group 403. The peer-credential rules of each
-  // route apply as well.
-  const std::string group = GroupOf(path);
-  if (!group.empty() && !GroupEnabled(group)) {
-    return Error(404, "API group '" + group + "' is not enabled on this daemon (" +
-                          path.substr(0, 128) + "; see /discover's enabled_api_groups)");
-  }
-  if (options_->signing_key.empty()) return std::nullopt;
-  static const char kBearer[] = "Bearer ";
-  const std::string authorization = request.Header("Authorization");
-  if (!StartsWith(authorization, kBearer)) {
-    return Unauthorized(
-        authorization.empty()
-            ? "authentication required: send an Authorization: Bearer <token> header (tokens "
-              "come from `zeus daemon token issue`)"
-            : "the Authorization header is not \"Bearer <token>\"");
-  }
-  const int64_t now_s = UnixTimeMs() / 1000;
-  StatusOr<TokenClaims> verified =
-      VerifyToken(options_->signing_key, authorization.substr(sizeof(kBearer) - 1), now_s);
-  if (!verified.ok()) return Unauthorized(verified.status().message());
-  checked->claims = std::move(*verified);
-  const TokenClaims& claims = *checked->claims;
-  if (!group.empty() &&
-      std::find(claims.scopes.begin(), claims.scopes.end(), group) == claims.scopes.end()) {
-    std::string scopes;
-    for (const std::string& scope : claims.scopes) {
-      scopes += (scopes.empty() ? "'" : ", '") + scope.substr(0, 32) + "'";
-    }
-    return Error(403, "token for user '" + claims.sub.substr(0, 64) + "' lacks required scope '" +
-                          group + "' for " + path.substr(0, 128) + " (token scopes: [" + scopes +
-                          "])");
-  }
-  return std::nullopt;
-}
-
-HttpHandler Routes::Guarded(bool open, Body body) {
-  return [this, open, body = std::move(body)](const HttpRequest& request) {
-    Checked checked;
-    if (std::optional<HttpResponse> refused = Check(request, open, &checked)) {
-      return std::move(*refused);
-    }
-    return body(request, checked);
-  };
+  return JsonAnswer(200, json{{zeusd::kGpuIds, gpu_ids},
+                              {zeusd::kCpuIds, cpu_ids},
+                              {"dram_available", dram},
+                              {"gpus", gpus},
+                              {"cpus", cpus},
+                              {"enabled_api_groups", options_->enabled_api_groups},
+                              {"auth_required", !options_->signing_key.empty()},
+                              {"dry_run", options_->dry_run},
+                              {"lease_timeout_ms", options_->lease_timeout.count()}});
 }
 
 namespace {
@@ -511,8 +396,8 @@ namespace {
 // in the message.
 HttpResponse MethodNotAllowed(const HttpRequest& request, const char* allowed) {
   HttpResponse response =
-      Error(405, request.method.substr(0, 16) + " " + request.path.substr(0, 128) +
-                     ": method not allowed (use " + allowed + ")");
+      ErrorAnswer(405, request.method.substr(0, 16) + " " + request.path.substr(0, 128) +
+                           ": method not allowed (use " + allowed + ")");
   response.headers.emplace_back("Allow", allowed);
   return response;
 }
@@ -531,44 +416,44 @@ std::vector<HttpRoute> Routes::Table() {
                         Guarded(/*open=*/true, [this](const HttpRequest& r, Checked&) {
                           return r.method == "GET" ? Discover() : MethodNotAllowed(r, "GET");
                         })));
-  table.push_back(route(zeusd::kTimePath, Match::kExact,
-                        Guarded(/*open=*/true, [](const HttpRequest& r, Checked&) {
-                          return r.method == "GET" ? Json(200, json{{"timestamp_ms", UnixTimeMs()}})
-                                                   : MethodNotAllowed(r, "GET");
-                        })));
+  table.push_back(route(
+      zeusd::kTimePath, Match::kExact, Guarded(/*open=*/true, [](const HttpRequest& r, Checked&) {
+        return r.method == "GET" ? JsonAnswer(200, json{{"timestamp_ms", UnixTimeMs()}})
+                                 : MethodNotAllowed(r, "GET");
+      })));
   table.push_back(
       route("/auth/whoami", Match::kExact, Guarded(false, [](const HttpRequest& r, Checked& c) {
               if (r.method != "GET") return MethodNotAllowed(r, "GET");
               if (!c.claims) {
-                return Error(404,
-                             "authentication is not enabled on this daemon (start it with "
-                             "--signing-key-path)");
+                return ErrorAnswer(404,
+                                   "authentication is not enabled on this daemon (start it with "
+                                   "--signing-key-path)");
               }
               json who{{"sub", c.claims->sub}, {"scopes", c.claims->scopes}};
               if (c.claims->exp) who["exp"] = *c.claims->exp;
-              return Json(200, who);
+              return JsonAnswer(200, who);
             })));
   table.push_back(
       route("/streams", Match::kExact, Guarded(false, [this](const HttpRequest& r, Checked&) {
               if (r.method != "GET") return MethodNotAllowed(r, "GET");
-              if (Status s = Authorize(r.peer, false); !s.ok()) return ErrorOf(s);
+              if (Status s = Authorize(r.peer, false); !s.ok()) return ErrorAnswerOf(s);
               return StreamStats();
             })));
   table.push_back(
       route("/leases", Match::kExact, Guarded(false, [this](const HttpRequest& r, Checked&) {
               if (r.method != "GET") return MethodNotAllowed(r, "GET");
-              if (Status s = Authorize(r.peer, false); !s.ok()) return ErrorOf(s);
+              if (Status s = Authorize(r.peer, false); !s.ok()) return ErrorAnswerOf(s);
               return Leases();
             })));
   table.push_back(
       route("/lease/release", Match::kExact, Guarded(false, [this](const HttpRequest& r, Checked&) {
               if (r.method != "POST") return MethodNotAllowed(r, "POST");
               if (!r.peer.local && !options_->tcp_changes) {
-                return Error(403,
-                             "leases belong to Unix-socket clients only (TCP clients hold "
-                             "one only with --tcp-changes)");
+                return ErrorAnswer(403,
+                                   "leases belong to Unix-socket clients only (TCP clients hold "
+                                   "one only with --tcp-changes)");
               }
-              return Json(200, json{{"released_gpus", leases_->Release(r.peer)}});
+              return JsonAnswer(200, json{{"released_gpus", leases_->Release(r.peer)}});
             })));
   table.push_back(route(zeusd::kGpuPrefix, Match::kPrefix,
                         Guarded(false, [this](const HttpRequest& r, Checked& c) {
@@ -582,7 +467,7 @@ std::vector<HttpRoute> Routes::Table() {
 
 HttpHandler Routes::NotFound() {
   return Guarded(false, [](const HttpRequest& r, Checked&) {
-    return Error(404, "no route " + r.path.substr(0, 128));
+    return ErrorAnswer(404, "no route " + r.path.substr(0, 128));
   });
 }
 
@@ -596,7 +481,7 @@ HttpResponse Routes::Leases() {
     if (r.reset_mem_locked_clocks) j["reset_mem_locked_clocks"] = true;
     leases.push_back(j);
   }
-  return Json(200, json{{"leases", leases}});
+  return JsonAnswer(200, json{{"leases", leases}});
 }
 
 HttpResponse Routes::GpuRoute(const HttpRequest& request, Params params) {
@@ -611,7 +496,7 @@ HttpResponse Routes::GpuRoute(const HttpRequest& request, Params params) {
     const std::string id = rest.substr(0, slash);
     rest = rest.substr(slash + 1);
     StatusOr<Params> body = BodyParams(request.body);
-    if (!body.ok()) return ErrorOf(body.status());
+    if (!body.ok()) return ErrorAnswerOf(body.status());
     params = std::move(*body);
     params[zeusd::kGpuIds] = id;
   }
@@ -622,10 +507,10 @@ HttpResponse Routes::GpuRoute(const HttpRequest& request, Params params) {
     }
   }
   if (request.method != "GET") return MethodNotAllowed(request, "GET");
-  if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
+  if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorAnswerOf(s);
   if (rest == "stream_power") {
     StatusOr<std::vector<int>> ids = GpuIds(params, false);
-    if (!ids.ok()) return ErrorOf(ids.status());
+    if (!ids.ok()) return ErrorAnswerOf(ids.status());
     return Stream(gpu_power_.get(), *ids);
   }
   return GpuRead(rest, params);
@@ -633,13 +518,14 @@ HttpResponse Routes::GpuRoute(const HttpRequest& request, Params params) {
 
 HttpResponse Routes::CpuRoute(const HttpRequest& request, const Params& params) {
   if (request.method != "GET") return MethodNotAllowed(request, "GET");
-  if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorOf(s);
+  if (Status s = Authorize(request.peer, false); !s.ok()) return ErrorAnswerOf(s);
   const std::string op = request.path.substr(std::strlen(zeusd::kCpuPrefix));
   if (op == "get_power") return GetCpuPower(params);
   if (op == "stream_power") {
     StatusOr<std::vector<int>> ids = CpuIds(params);
-    if (!ids.ok()) return ErrorOf(ids.status());
-    if (cpus_.empty()) return Error(400, "this daemon has no CPUs whose RAPL energy it can read");
+    if (!ids.ok()) return ErrorAnswerOf(ids.status());
+    if (cpus_.empty())
+      return ErrorAnswer(400, "this daemon has no CPUs whose RAPL energy it can read");
     return Stream(cpu_power_.get(), *ids);
   }
   return CpuRead(op, params);

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "zeus/daemon/daemon.h"
 #include "zeus/daemon/token.h"
 #include "zeus/device/cpu.h"
@@ -103,6 +105,13 @@ class Routes {
 // process on the Unix socket that runs as root or is a member of
 // `control_group` (tokens are judged apart).
 bool MayControl(const Peer& peer, const std::optional<gid_t>& control_group);
+
+// The daemon's answers: `body` as JSON; an error as {"error": message}; a
+// Status with zeusd's HTTP status for its code (bad input and unknown
+// devices 400, refusals 403, a GPU another client holds 409).
+HttpResponse JsonAnswer(int status, const nlohmann::json& body);
+HttpResponse ErrorAnswer(int status, const std::string& message);
+HttpResponse ErrorAnswerOf(const Status& status);
 
 }  // namespace zeus::daemon
 
