@@ -2,6 +2,7 @@
 // exporter publishes. Each reads in one read transaction.
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,20 @@ StatusOr<json> JobView(const JobRecord& job, OptimizerCache* cache) {
   return view;
 }
 
+// `view` of job `job_id`, computed in one read transaction.
+StatusOr<json> ReadJobView(Store* store, const std::string& job_id,
+                           const std::function<StatusOr<json>(const JobRecord&)>& view) {
+  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", job_id));
+  json result;
+  ZEUS_RETURN_IF_ERROR(
+      store->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
+        ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, job_id));
+        ZEUS_ASSIGN_OR_RETURN(result, view(job));
+        return Status::Ok();
+      }));
+  return result;
+}
+
 }  // namespace
 
 json TrialRecordToJson(const TrialRecord& t) {
@@ -59,17 +74,8 @@ json TrialRecordToJson(const TrialRecord& t) {
 }
 
 StatusOr<json> BatchSizeService::GetJob(const std::string& job_id) {
-  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", job_id));
   OptimizerCache* cache = cache_.get();
-  json view;
-  Status txn_status =
-      store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
-        ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, job_id));
-        ZEUS_ASSIGN_OR_RETURN(view, JobView(job, cache));
-        return Status::Ok();
-      });
-  if (!txn_status.ok()) return txn_status;
-  return view;
+  return ReadJobView(store_, job_id, [cache](const JobRecord& job) { return JobView(job, cache); });
 }
 
 StatusOr<json> BatchSizeService::ListJobs(const std::string& after_job_id, int64_t limit) {
@@ -129,41 +135,34 @@ StatusOr<json> BatchSizeService::ListTrials(const std::string& job_id, int64_t a
 }
 
 StatusOr<json> BatchSizeService::ArmStates(const std::string& job_id) {
-  ZEUS_RETURN_IF_ERROR(ValidateIdentifier("job_id", job_id));
   OptimizerCache* cache = cache_.get();
-  json view;
-  Status txn_status =
-      store_->RunTransaction(TransactionMode::kRead, [&](StoreTransaction& txn) -> Status {
-        ZEUS_ASSIGN_OR_RETURN(JobRecord job, LockJob(txn, job_id));
-        ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
-        json arms = json::array();
-        for (const ArmState& arm : optimizer.ArmStates()) {
-          // JSON has no infinity: an arm whose observations are all equal
-          // reports a null precision.
-          auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-          arms.push_back(json{{"batch_size", arm.batch_size},
-                              {"num_observations", arm.num_observations},
-                              {"mean", finite(arm.mean)},
-                              {"precision", finite(arm.precision)},
-                              {"reward_precision", finite(arm.reward_precision)}});
-        }
-        json in_flight = json::array();
-        for (const auto& entry : optimizer.in_flight()) {
-          in_flight.push_back(json{{"trial_number", entry.second.trial_number},
-                                   {"batch_size", entry.second.batch_size},
-                                   {"kind", std::string(TrialKindName(entry.second.kind))}});
-        }
-        const BatchSizeSearchView search = optimizer.View();
-        view = json{{"job_id", job_id},
-                    {"exploring", search.exploring},
-                    {"min_cost", JsonOrNull(search.min_cost)},
-                    {"best_batch_size", search.best_batch_size},
-                    {"in_flight", std::move(in_flight)},
-                    {"arms", std::move(arms)}};
-        return Status::Ok();
-      });
-  if (!txn_status.ok()) return txn_status;
-  return view;
+  return ReadJobView(store_, job_id, [cache](const JobRecord& job) -> StatusOr<json> {
+    ZEUS_ASSIGN_OR_RETURN(BatchSizeOptimizer optimizer, OptimizerOf(job, cache));
+    json arms = json::array();
+    for (const ArmState& arm : optimizer.ArmStates()) {
+      // JSON has no infinity: an arm whose observations are all equal
+      // reports a null precision.
+      auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+      arms.push_back(json{{"batch_size", arm.batch_size},
+                          {"num_observations", arm.num_observations},
+                          {"mean", finite(arm.mean)},
+                          {"precision", finite(arm.precision)},
+                          {"reward_precision", finite(arm.reward_precision)}});
+    }
+    json in_flight = json::array();
+    for (const auto& entry : optimizer.in_flight()) {
+      in_flight.push_back(json{{"trial_number", entry.second.trial_number},
+                               {"batch_size", entry.second.batch_size},
+                               {"kind", std::string(TrialKindName(entry.second.kind))}});
+    }
+    const BatchSizeSearchView search = optimizer.View();
+    return json{{"job_id", job.job_id},
+                {"exploring", search.exploring},
+                {"min_cost", JsonOrNull(search.min_cost)},
+                {"best_batch_size", search.best_batch_size},
+                {"in_flight", std::move(in_flight)},
+                {"arms", std::move(arms)}};
+  });
 }
 
 StatusOr<std::vector<JobSummary>> BatchSizeService::Summary() {

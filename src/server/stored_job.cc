@@ -21,26 +21,32 @@ StatusOr<JobRecord> LockJob(StoreTransaction& txn, const std::string& job_id) {
   return std::move(*job);
 }
 
-StatusOr<BatchSizeJobSpec> DecodeSpec(const JobRecord& job) {
-  StatusOr<json> parsed = ParseJson(job.spec_json, "job \"" + job.job_id + "\": stored spec");
+namespace {
+
+// `text` of `job` (its `what`: "spec", "optimizer state") decoded by
+// `decode` from JSON; errors name the job and the text.
+template <typename T, typename Decode>
+StatusOr<T> DecodeStored(const JobRecord& job, const std::string& text, const char* what,
+                         Decode decode) {
+  const std::string context = "job \"" + job.job_id + "\": stored " + what;
+  StatusOr<json> parsed = ParseJson(text, context);
   if (!parsed.ok()) return InternalError(parsed.status().message());
-  StatusOr<BatchSizeJobSpec> spec = ParseJobSpec(*parsed);
-  if (!spec.ok()) {
-    return InternalError("job \"" + job.job_id + "\": stored spec: " + spec.status().message());
-  }
-  return spec;
+  StatusOr<T> value = decode(*parsed);
+  if (!value.ok()) return InternalError(context + ": " + value.status().message());
+  return value;
+}
+
+}  // namespace
+
+StatusOr<BatchSizeJobSpec> DecodeSpec(const JobRecord& job) {
+  return DecodeStored<BatchSizeJobSpec>(job, job.spec_json, "spec",
+                                        [](const json& j) { return ParseJobSpec(j); });
 }
 
 StatusOr<BatchSizeOptimizer> DecodeOptimizer(const JobRecord& job) {
-  StatusOr<json> parsed =
-      ParseJson(job.state_json, "job \"" + job.job_id + "\": stored optimizer state");
-  if (!parsed.ok()) return InternalError(parsed.status().message());
-  StatusOr<BatchSizeOptimizer> optimizer = BatchSizeOptimizer::FromJson(*parsed);
-  if (!optimizer.ok()) {
-    return InternalError("job \"" + job.job_id +
-                         "\": stored optimizer state: " + optimizer.status().message());
-  }
-  return optimizer;
+  return DecodeStored<BatchSizeOptimizer>(
+      job, job.state_json, "optimizer state",
+      [](const json& j) { return BatchSizeOptimizer::FromJson(j); });
 }
 
 StatusOr<BatchSizeJobSpec> SpecOf(const JobRecord& job, OptimizerCache* cache) {
