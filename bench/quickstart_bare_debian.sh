@@ -3,28 +3,33 @@
 # with debootstrap (apt and nothing else), a fresh clone of this repository in
 # it, then the command's phases one by one (packages, configure, build, run).
 # With --pip it then times the Quick start's venv and `pip install ./python`
-# in the same chroot. Run as root on a Debian host that reaches Debian's
-# package mirror; the host itself is left as it was (the chroot lives under
-# the work directory and is removed at the end unless --keep).
+# in the same chroot; with --tests, the README's second command (the full
+# package set, then every test) after the first, as a reader runs them. Run
+# as root on a Debian host that reaches Debian's package mirror; the host
+# itself is left as it was (the chroot lives under the work directory and is
+# removed at the end unless --keep).
 #
-#   bench/quickstart_bare_debian.sh [--pip] [--keep] [--workdir DIR] [--mirror URL]
+#   bench/quickstart_bare_debian.sh [--pip] [--tests] [--keep] [--workdir DIR] [--mirror URL]
 #
-# The mirror defaults to the host's first Debian archive among its apt sources. Results: one line per
-# phase on stdout ("phase: N.N s"), the full log in WORKDIR/out.log.
+# The mirror defaults to the host's first Debian archive among its apt
+# sources. Results: one line per phase on stdout ("phase: N.N s"), the full
+# log in WORKDIR/out.log.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 workdir=/tmp/zeus-bare-debian
 mirror=""
 pip=0
+tests=0
 keep=0
 while (($#)); do
   case "$1" in
     --pip) pip=1 ;;
+    --tests) tests=1 ;;
     --keep) keep=1 ;;
     --workdir) workdir=$2; shift ;;
     --mirror) mirror=$2; shift ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "quickstart_bare_debian.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -43,7 +48,7 @@ command -v debootstrap >/dev/null || apt-get install -y -q debootstrap >/dev/nul
 
 root=$workdir/root
 cleanup() {
-  for m in proc dev sys; do mountpoint -q "$root/$m" && umount "$root/$m"; done
+  for m in dev/shm proc dev sys; do mountpoint -q "$root/$m" && umount "$root/$m"; done
   ((keep)) || rm -rf "$root"
 }
 trap cleanup EXIT
@@ -57,6 +62,7 @@ cp -r /etc/apt/sources.list /etc/apt/sources.list.d "$root/etc/apt/" 2>/dev/null
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 mount -t proc proc "$root/proc"
 mount --bind /dev "$root/dev"
+mount -t tmpfs shm "$root/dev/shm"  # Chromium's, in the dashboard tests.
 mount --bind /sys "$root/sys"
 git clone -q "$repo" "$root/root/zeus"
 
@@ -70,6 +76,12 @@ if ((pip)); then
   phases+=$'\n'"python3 -m venv --system-site-packages /root/venv"
   phases+=$'\n'"CCACHE_DISABLE=1 /root/venv/bin/pip install ./python"
   phases+=$'\n'"/root/venv/bin/zeus --version"
+fi
+if ((tests)); then
+  second=$(grep -m1 '^    ./scripts/install-deps.sh && ./scripts/test.sh' "$repo/README.md" | sed 's/^    //')
+  [[ -n "$second" ]] || { echo "quickstart_bare_debian.sh: README's test command not found" >&2; exit 1; }
+  echo "second command: $second"
+  phases+=$'\n'"$(printf '%s' "$second" | sed 's/ && /\n/g')"
 fi
 : >"$workdir/out.log"
 total_ms=0
