@@ -42,8 +42,8 @@ for target in "${targets[@]}"; do
 done
 
 # -O1 with assertions: compiles faster than -O2 and fuzzes about as well.
-# Line tables (reports name files and lines) and a unity build: 171 s of
-# build on 2 cores where full debug info and one unit per file took 211 s.
+# Line tables (reports still name files and lines) and a unity build keep
+# the instrumented build short (docs/PERFORMANCE.md, "Fuzzing").
 dbg="-O1 -gline-tables-only"
 CC="${CC:-clang-14}" CXX="${CXX:-clang++-14}" cmake -S . -B "$build_dir" \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="$dbg" -DCMAKE_CXX_FLAGS_DEBUG="$dbg" \
